@@ -322,7 +322,7 @@ func (b *Builder) appendLeaf(leaf []byte) {
 
 	// The entry.
 	if b.bund == nil {
-		b.bund = make([]byte, 0, max(4096, 2*TileWidth*(2+len(leaf))))
+		b.bund = make([]byte, 0, max(4096, TileWidth*(2+len(leaf))*5/4))
 	}
 	b.bund = binary.BigEndian.AppendUint16(b.bund, uint16(len(leaf)))
 	b.bund = append(b.bund, leaf...)
