@@ -94,8 +94,9 @@ func parseCosignerKey(skey string) (*Cosigner, error) {
 	if err != nil {
 		return nil, err
 	}
-	i := strings.LastIndexByte(skey, '+')
-	raw, err := base64.StdEncoding.DecodeString(skey[i+1:])
+	// "PRIVATE+KEY+<name>+<hash>+<base64 key>": the key may itself hold "+".
+	parts := strings.SplitN(skey, "+", 5)
+	raw, err := base64.StdEncoding.DecodeString(parts[len(parts)-1])
 	if err != nil || len(raw) != 1+ed25519.SeedSize || raw[0] != sigTypeEd25519 {
 		return nil, fmt.Errorf("parsing cosigner key: not an Ed25519 key: %w", ErrMalformed)
 	}
