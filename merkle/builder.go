@@ -161,8 +161,8 @@ type Builder struct {
 // tree of size s.Size from r, in one ReadTiles call, and checks them against
 // s: every entry must hash to its level-0 hash and the tiles must hash to
 // s.Range, else the error wraps ErrStateMismatch. A missing tile is an error
-// wrapping ErrNotFound. r may be nil if s.Size is a multiple of 256 (no
-// partial tiles).
+// wrapping ErrNotFound. r may be nil for the empty tree (every other size
+// has a partial tile at some level).
 func NewBuilder(ctx context.Context, r TileReader, s State) (*Builder, error) {
 	if err := s.check(); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package merkle
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -168,6 +169,16 @@ func GenerateKey(rand io.Reader, origin string) (skey, vkey string, err error) {
 // isKeyName reports whether name is a valid signed-note key name.
 func isKeyName(name string) bool {
 	return name != "" && utf8.ValidString(name) && strings.IndexFunc(name, unicode.IsSpace) < 0 && !strings.Contains(name, "+")
+}
+
+// VerifierKey returns the verifier key (vkey) of an Ed25519 signer key made
+// by GenerateKey, for commands that hold the signer key and print the vkey.
+func VerifierKey(skey string) (string, error) {
+	name, key, err := ed25519SignerKey(skey)
+	if err != nil {
+		return "", err
+	}
+	return note.NewEd25519VerifierKey(name, key.Public().(ed25519.PublicKey))
 }
 
 // NewSigner returns the checkpoint signer for an Ed25519 signer key made by

@@ -90,19 +90,12 @@ func NewCosigner(skey string, now func() time.Time) (*Cosigner, error) {
 func parseCosignerKey(skey string) (*Cosigner, error) {
 	// The key is checked by note.NewSigner (format, type and key hash); its
 	// seed is then taken from the same string.
-	s, err := NewSigner(skey)
+	name, key, err := ed25519SignerKey(skey)
 	if err != nil {
 		return nil, err
 	}
-	// "PRIVATE+KEY+<name>+<hash>+<base64 key>": the key may itself hold "+".
-	parts := strings.SplitN(skey, "+", 5)
-	raw, err := base64.StdEncoding.DecodeString(parts[len(parts)-1])
-	if err != nil || len(raw) != 1+ed25519.SeedSize || raw[0] != sigTypeEd25519 {
-		return nil, fmt.Errorf("parsing cosigner key: not an Ed25519 key: %w", ErrMalformed)
-	}
-	key := ed25519.NewKeyFromSeed(raw[1:])
 	pub := key.Public().(ed25519.PublicKey)
-	return &Cosigner{name: s.Name(), id: keyID(s.Name(), sigTypeCosignV1, pub), key: key}, nil
+	return &Cosigner{name: name, id: keyID(name, sigTypeCosignV1, pub), key: key}, nil
 }
 
 // Name returns the cosigner's key name.
@@ -251,4 +244,20 @@ func VerifyCosignatures(msg []byte, witnesses []*CosignatureVerifier) ([]Cosigna
 		out = append(out, Cosignature{Name: s.Name, KeyHash: s.Hash, Timestamp: time.Unix(int64(t), 0).UTC()})
 	}
 	return out, nil
+}
+
+// ed25519SignerKey returns the name and private key of a signed-note Ed25519
+// signer key, checked by note.NewSigner (format, type and key hash).
+func ed25519SignerKey(skey string) (string, ed25519.PrivateKey, error) {
+	s, err := NewSigner(skey)
+	if err != nil {
+		return "", nil, err
+	}
+	// "PRIVATE+KEY+<name>+<hash>+<base64 key>": the key may itself hold "+".
+	parts := strings.SplitN(skey, "+", 5)
+	raw, err := base64.StdEncoding.DecodeString(parts[len(parts)-1])
+	if err != nil || len(raw) != 1+ed25519.SeedSize || raw[0] != sigTypeEd25519 {
+		return "", nil, fmt.Errorf("parsing signer key: not an Ed25519 key: %w", ErrMalformed)
+	}
+	return s.Name(), ed25519.NewKeyFromSeed(raw[1:]), nil
 }

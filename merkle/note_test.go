@@ -410,3 +410,19 @@ func TestPolicy(t *testing.T) {
 
 // testNow is the fixed clock of the tests.
 var testNow = time.Date(2026, 11, 30, 10, 37, 31, 0, time.UTC)
+
+func TestVerifierKey(t *testing.T) {
+	for seed := range byte(20) {
+		skey, vkey, err := GenerateKey(testRand(seed), "zarlog.example/log")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := VerifierKey(skey)
+		if err != nil || got != vkey {
+			t.Fatalf("VerifierKey = %q, %v, want %q", got, err, vkey)
+		}
+	}
+	if _, err := VerifierKey("PRIVATE+KEY+x+00000000+AAAA"); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("VerifierKey of a bad key: %v", err)
+	}
+}

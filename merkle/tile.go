@@ -54,8 +54,14 @@ func (t Tile) valid() bool {
 	return t.Level >= EntriesLevel && t.Level <= MaxLevel && t.Width >= 1 && t.Width <= TileWidth
 }
 
-// String returns t's path.
-func (t Tile) String() string { return t.Path() }
+// String returns t's path, or a description of t if its fields are out of
+// range.
+func (t Tile) String() string {
+	if !t.valid() {
+		return fmt.Sprintf("invalid tile (level %d, index %d, width %d)", t.Level, t.Index, t.Width)
+	}
+	return t.Path()
+}
 
 // Path returns the tlog-tiles path of t, relative to the log's prefix:
 // "tile/<L>/<N>[.p/<W>]" or "tile/entries/<N>[.p/<W>]", with N written in
