@@ -26,6 +26,10 @@ type InconsistencyError struct {
 }
 
 func (e *InconsistencyError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("log %q signed inconsistent checkpoints of sizes %d and %d",
+			truncate(e.Old.Checkpoint.Origin), e.Old.Checkpoint.Size, e.New.Checkpoint.Size)
+	}
 	return fmt.Sprintf("log %q signed inconsistent checkpoints of sizes %d and %d: %s",
 		truncate(e.Old.Checkpoint.Origin), e.Old.Checkpoint.Size, e.New.Checkpoint.Size, e.Err.Error())
 }
