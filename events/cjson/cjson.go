@@ -258,7 +258,7 @@ func (d *decoder) literal(s string) bool {
 
 func (d *decoder) object(depth int) (any, error) {
 	d.i++ // {
-	obj := Object{}
+	obj := make(Object, 0, 8)
 	var seen map[string]struct{}
 	d.skipSpace()
 	if d.i < len(d.b) && d.b[d.i] == '}' {
@@ -275,13 +275,26 @@ func (d *decoder) object(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if seen == nil {
-			seen = make(map[string]struct{})
+		// Small objects (every event) are checked for duplicates by a scan;
+		// a map takes over past 16 members.
+		dup := false
+		if seen == nil && len(obj) >= 16 {
+			seen = make(map[string]struct{}, 2*len(obj))
+			for _, m := range obj {
+				seen[m.Key] = struct{}{}
+			}
 		}
-		if _, dup := seen[k]; dup {
+		if seen != nil {
+			_, dup = seen[k]
+			seen[k] = struct{}{}
+		} else {
+			for _, m := range obj {
+				dup = dup || m.Key == k
+			}
+		}
+		if dup {
 			return nil, &SyntaxError{Offset: keyAt, Msg: fmt.Sprintf("duplicate key %q", k), Err: ErrDuplicateKey}
 		}
-		seen[k] = struct{}{}
 		d.skipSpace()
 		if d.i >= len(d.b) || d.b[d.i] != ':' {
 			return nil, d.errf(nil, "expected ':' after object key")
@@ -496,8 +509,11 @@ func Append(dst []byte, v any) []byte {
 		}
 		return append(dst, ']')
 	case Object:
-		ms := slices.Clone(x)
-		slices.SortFunc(ms, func(a, b Member) int { return CompareKeys(a.Key, b.Key) })
+		ms := x
+		if !slices.IsSortedFunc(ms, compareMembers) { // decoded canonical text is already sorted
+			ms = slices.Clone(x)
+			slices.SortFunc(ms, compareMembers)
+		}
 		dst = append(dst, '{')
 		for i, m := range ms {
 			if i > 0 {
@@ -528,6 +544,8 @@ func Append(dst []byte, v any) []byte {
 		panic(fmt.Sprintf("cjson: cannot encode %T", v))
 	}
 }
+
+func compareMembers(a, b Member) int { return CompareKeys(a.Key, b.Key) }
 
 // CompareKeys orders object keys as RFC 8785 does: by their UTF-16 code
 // units. It returns -1, 0 or +1.

@@ -3,6 +3,7 @@ package cjson
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -41,6 +42,17 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// manyKeys returns an object with members k0..k(n-1) and then extra.
+func manyKeys(n int, extra string) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range n {
+		fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+	}
+	fmt.Fprintf(&b, `"%s":0}`, extra)
+	return b.String()
+}
+
 func TestParseRejects(t *testing.T) {
 	tests := []struct {
 		name, in string
@@ -56,6 +68,10 @@ func TestParseRejects(t *testing.T) {
 		{"duplicate", `{"a":1,"a":1}`, ErrDuplicateKey},
 		{"duplicate-escaped", `{"a":1,"\u0061":2}`, ErrDuplicateKey},
 		{"duplicate-nested", `{"x":{"k":1,"k":2}}`, ErrDuplicateKey},
+		// Objects of 16 and more members are checked with a map.
+		{"duplicate-17th", manyKeys(16, "k0"), ErrDuplicateKey},
+		{"duplicate-16th", manyKeys(15, "k3"), ErrDuplicateKey},
+		{"duplicate-40th", manyKeys(39, "k38"), ErrDuplicateKey},
 		{"too-deep", strings.Repeat("[", MaxDepth+2) + strings.Repeat("]", MaxDepth+2), ErrTooDeep},
 		{"leading-zero", `01`, nil},
 		{"plus", `+1`, nil},
@@ -191,5 +207,17 @@ func BenchmarkCheck(b *testing.B) {
 		if err := Check(in); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestLargeObject checks that objects past the duplicate-scan threshold
+// still parse and come out sorted.
+func TestLargeObject(t *testing.T) {
+	c, err := Parse([]byte(manyKeys(40, "a")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(c), `{"a":0,"k0":0,"k1":1,"k10":10,`) {
+		t.Errorf("Parse = %s", c)
 	}
 }
