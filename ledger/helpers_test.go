@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -163,3 +164,19 @@ func parse(t testing.TB, leaf []byte) *events.Event {
 	}
 	return ev
 }
+
+// openRaw opens the test ledger's Pebble store directly, to damage it.
+func openRaw(t testing.TB, e *testEnv) *pebble.DB {
+	t.Helper()
+	db, err := pebble.Open(e.cfg.Dir, &pebble.Options{FS: e.fs, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)         {}
+func (quietLogger) Errorf(string, ...any)        {}
+func (quietLogger) Fatalf(f string, args ...any) { panic(fmt.Sprintf(f, args...)) }

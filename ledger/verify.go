@@ -21,17 +21,25 @@ type TamperError struct {
 	CheckpointSize uint64       // the last signed checkpoint's size, where it matters
 	Want, Got      merkle.Hash  // the expected and the computed hash, where they matter
 	Tile           *merkle.Tile // the tile or entry bundle that differs, if known
-	Index          uint64       // with Tile: the position in it that differs
+	Index          uint64       // with an entry bundle: the entry in it that differs
 	Err            error
 }
 
 func (e *TamperError) Error() string {
 	s := "tampered store: " + e.Check
 	if e.Tile != nil {
-		s += fmt.Sprintf(": %s position %d", e.Tile.Path(), e.Index)
+		s += ": " + e.Tile.Path()
+		if e.Tile.IsEntries() {
+			s += fmt.Sprintf(" entry %d", e.Index)
+		}
 	}
-	if e.Size != 0 || e.CheckpointSize != 0 {
+	switch {
+	case e.Size != 0 && e.CheckpointSize != 0:
 		s += fmt.Sprintf(" (tree size %d, last signed checkpoint size %d)", e.Size, e.CheckpointSize)
+	case e.Size != 0:
+		s += fmt.Sprintf(" (tree size %d)", e.Size)
+	case e.CheckpointSize != 0:
+		s += fmt.Sprintf(" (last signed checkpoint size %d)", e.CheckpointSize)
 	}
 	if e.Want != e.Got {
 		s += fmt.Sprintf(": computed %x, want %x", e.Got, e.Want)

@@ -1,0 +1,802 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/events/dice"
+	"github.com/zarlog/zarlog/merkle"
+)
+
+// mkEvent formats an event built from a header and body, signed (if its type
+// is binding) by s, or by the header's emitter's test key if s is nil.
+func mkEvent(t testing.TB, k *testKeys, h events.Header, body events.Body, s note.Signer) []byte {
+	t.Helper()
+	if h.Time.IsZero() {
+		h.Time = testStart
+	}
+	if s == nil {
+		s = k.emitters[h.Emitter]
+	}
+	var ev *events.Event
+	var err error
+	if body.Type().Binding() {
+		ev, err = events.New(h, body)
+		if err == nil {
+			err = events.Sign(ev, s)
+		}
+	} else {
+		ev, err = events.New(h, body)
+	}
+	if err != nil {
+		t.Fatalf("building %s: %v", body.Type(), err)
+	}
+	b, err := events.Format(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestAppendOutcomes appends, one at a time, inputs that give every kind of
+// outcome and a rejection from every stage of the checks, and checks the
+// outcome, the rejected store's record and the log size after each.
+func TestAppendOutcomes(t *testing.T) {
+	e := newTestEnv(t)
+	e.cfg.Moves = checkerFunc(func(in events.MoveInput) ([]byte, error) {
+		if in.Move.Play == "overflow" {
+			return make([]byte, events.MaxPosition+1), nil // the checker misbehaves
+		}
+		return nil, nil
+	})
+	l := e.open()
+	k := e.k
+	base := k.tavlarenaGame(t, "base", gameOpts{rolls: 2})
+	gid := parse(t, base[0]).Game
+	// Everything up to the game's first move: commit, contributions and
+	// the opening roll(s).
+	m := 0
+	for parse(t, base[m]).Type != events.TypeMove {
+		m++
+	}
+	appendAll(t, l, base[:m], m)
+	move := parse(t, base[m]).Body.(events.Move)
+
+	hdr := func(seq uint64) events.Header {
+		return events.Header{Scheme: events.Tavlarena, Game: gid, Seq: seq, Emitter: emitterA}
+	}
+	other := k.tavlarenaGame(t, "other", gameOpts{rolls: 2})
+	roll0 := base[m]
+	notCanonical := append([]byte("{ "), base[3][1:]...)
+	sameID := mkEvent(t, k, events.Header{ID: parse(t, base[0]).ID, Scheme: events.PerRoll, Game: testUUID("x").String(), Emitter: emitterA},
+		events.PerRollCommit{Settings: []byte(`{}`)}, nil)
+	ghost := mkEvent(t, k, events.Header{Scheme: events.Tavlarena, Game: gid, Seq: 3, Emitter: "ghost"}, events.Contribution{Seat: 0}, nil)
+	forged := mkEvent(t, k, events.Header{Scheme: events.PerRoll, Game: testUUID("forged").String(), Emitter: emitterA},
+		events.PerRollCommit{Settings: []byte(`{}`)}, k.other)
+	badBeacon := func() []byte {
+		g := k.anchoredGame(t, "beacon", gameOpts{rolls: 1})
+		appendAll(t, l, g[:3], 3)
+		ev := parse(t, g[3])
+		b := ev.Body.(events.Beacon)
+		b.Signature = append([]byte(nil), b.Signature...)
+		b.Signature[0] ^= 1
+		b.Randomness = [32]byte{}
+		return mkEvent(t, k, events.Header{Scheme: ev.Scheme, Game: ev.Game, Seq: ev.Seq, Emitter: ev.Emitter}, b, nil)
+	}()
+
+	type want struct {
+		result Result
+		index  uint64 // Appended, Duplicate
+		code   events.Code
+		field  string
+	}
+	size := uint64(m + 3) // base[:m] and the beacon game's first three
+	cases := []struct {
+		name string
+		in   Input
+		want want
+	}{
+		{"internal", Input{Emitter: emitterA, Data: mkEvent(t, k, hdr(uint64(m)), events.Move{N: move.N, Play: "overflow", Seat: 0}, nil)}, want{result: Rejected, code: CodeInternal}},
+		{"appended", Input{Emitter: emitterA, MsgID: parse(t, roll0).ID, Data: roll0}, want{result: Appended, index: size}},
+		{"duplicate", Input{Emitter: emitterA, MsgID: parse(t, roll0).ID, Data: roll0}, want{result: Duplicate, index: size}},
+		{"duplicate without msg id", Input{Emitter: emitterA, Data: base[0]}, want{result: Duplicate, index: 0}},
+		{"too-large", Input{Emitter: emitterA, Data: bytes.Repeat([]byte("x"), events.MaxEventSize+1)}, want{result: Rejected, code: events.CodeTooLarge}},
+		{"not JSON", Input{Emitter: emitterA, Data: []byte("{")}, want{result: Rejected, code: events.CodeMalformed}},
+		{"empty", Input{Emitter: emitterA, Data: nil}, want{result: Rejected, code: events.CodeMalformed}},
+		{"not-canonical", Input{Emitter: emitterA, Data: notCanonical}, want{result: Rejected, code: events.CodeNotCanonical}},
+		{"unknown-emitter", Input{Emitter: "ghost", Data: ghost}, want{result: Rejected, code: events.CodeUnknownEmitter, field: "emitter"}},
+		{"bad-signature", Input{Emitter: emitterA, Data: forged}, want{result: Rejected, code: events.CodeBadSignature}},
+		{"msg id differs", Input{Emitter: emitterA, MsgID: "something-else", Data: base[m+1]}, want{result: Rejected, code: events.CodeMalformed, field: "id"}},
+		{"duplicate-id", Input{Emitter: emitterA, Data: sameID}, want{result: Rejected, code: events.CodeDuplicateID, field: "id"}},
+		{"wrong-emitter", Input{Emitter: emitterB, Data: base[m+1]}, want{result: Rejected, code: events.CodeWrongEmitter}},
+		{"unknown-game", Input{Emitter: emitterA, Data: other[1]}, want{result: Rejected, code: events.CodeUnknownGame}},
+		{"game-exists", Input{Emitter: emitterA, Data: mkEvent(t, k, events.Header{ID: "again", Scheme: events.Tavlarena, Game: gid, Emitter: emitterA}, parse(t, base[0]).Body, nil)},
+			want{result: Rejected, code: events.CodeGameExists}},
+		{"foreign-game", Input{Emitter: emitterB, Data: mkEvent(t, k, events.Header{Scheme: events.Tavlarena, Game: gid, Seq: uint64(m + 1), Emitter: emitterB}, events.Move{N: 0, Play: "x"}, nil)},
+			want{result: Rejected, code: events.CodeForeignGame}},
+		{"out-of-order", Input{Emitter: emitterA, Data: mkEvent(t, k, hdr(uint64(m+9)), events.Move{N: 0, Play: "x"}, nil)}, want{result: Rejected, code: events.CodeOutOfOrder}},
+		{"not-allowed-now", Input{Emitter: emitterA, Data: mkEvent(t, k, hdr(uint64(m+1)), events.Reveal{}, nil)}, want{result: Rejected, code: events.CodeNotAllowedNow}},
+		{"bad-beacon", Input{Emitter: emitterA, Data: badBeacon}, want{result: Rejected, code: events.CodeBadBeacon}},
+		{"appended after rejections", Input{Emitter: emitterA, Data: base[m+1]}, want{result: Appended, index: size + 1}},
+	}
+	var rejected uint64
+	for _, tc := range cases {
+		before, _ := l.Size()
+		out := mustAppend(t, l, []Input{tc.in})[0]
+		after, _ := l.Size()
+		switch {
+		case out.Result != tc.want.result:
+			t.Errorf("%s: %v (%v), want %v", tc.name, out.Result, out.Reject, tc.want.result)
+			continue
+		case out.Result == Rejected:
+			if out.Reject.Code != tc.want.code || (tc.want.field != "" && out.Reject.Field != tc.want.field) {
+				t.Errorf("%s: rejected %s at %q (%s), want %s at %q", tc.name, out.Reject.Code, out.Reject.Field, out.Reject.Msg, tc.want.code, tc.want.field)
+			}
+			if out.Seq != rejected {
+				t.Errorf("%s: rejection record %d, want %d", tc.name, out.Seq, rejected)
+			}
+			rejected++
+			recs, err := l.Rejected(context.Background(), out.Seq, 1)
+			if err != nil || len(recs) != 1 {
+				t.Fatalf("%s: rejected record %d: %v %v", tc.name, out.Seq, recs, err)
+			}
+			r := recs[0]
+			wantData := tc.in.Data[:min(len(tc.in.Data), MaxRejectedData)]
+			if r.Seq != out.Seq || r.Code != out.Reject.Code || r.Field != out.Reject.Field || r.Reason != out.Reject.Msg ||
+				r.Emitter != tc.in.Emitter || r.MsgID != tc.in.MsgID || !bytes.Equal(r.Data, wantData) || r.Size != len(tc.in.Data) || r.Time.IsZero() {
+				t.Errorf("%s: stored rejection %+v does not match the input and outcome %+v", tc.name, r, out.Reject)
+			}
+			if after != before {
+				t.Errorf("%s: rejected, but the log grew from %d to %d", tc.name, before, after)
+			}
+		default:
+			if out.Index != tc.want.index {
+				t.Errorf("%s: index %d, want %d", tc.name, out.Index, tc.want.index)
+			}
+			if grew := after - before; (out.Result == Appended) != (grew == 1) {
+				t.Errorf("%s: %v, but the log grew by %d", tc.name, out.Result, grew)
+			}
+		}
+	}
+	sum, err := l.RejectedSummary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Next != rejected || sum.First != 0 || sum.Dropped != 0 {
+		t.Errorf("rejected summary %+v, want %d records", sum, rejected)
+	}
+	var total uint64
+	for _, n := range sum.Counts {
+		total += n
+	}
+	if total != rejected || sum.Counts[events.CodeMalformed] != 3 {
+		t.Errorf("rejected counts %v: total %d, want %d (3 malformed)", sum.Counts, total, rejected)
+	}
+}
+
+type checkerFunc func(events.MoveInput) ([]byte, error)
+
+func (f checkerFunc) CheckMove(in events.MoveInput) ([]byte, error) { return f(in) }
+
+// TestAppendBatchOrder appends several events of one game in one call, with
+// a repeated event and a refused one in between.
+func TestAppendBatchOrder(t *testing.T) {
+	e := newTestEnv(t)
+	l := e.open()
+	g := e.k.perRollMatch(t, "batch", gameOpts{rolls: 2})
+	in := inputs(t, g[0], g[1], g[1], g[3], g[2], g[3])
+	out := mustAppend(t, l, in)
+	want := []Outcome{
+		{Result: Appended, Index: 0},
+		{Result: Appended, Index: 1},
+		{Result: Duplicate, Index: 1},
+		{Result: Rejected},
+		{Result: Appended, Index: 2},
+		{Result: Appended, Index: 3},
+	}
+	for i := range want {
+		if out[i].Result != want[i].Result || out[i].Index != want[i].Index {
+			t.Errorf("input %d: %v at %d (%v), want %v at %d", i, out[i].Result, out[i].Index, out[i].Reject, want[i].Result, want[i].Index)
+		}
+	}
+	if out[3].Reject == nil || out[3].Reject.Code != events.CodeOutOfOrder {
+		t.Errorf("seq 3 before seq 2: %v", out[3].Reject)
+	}
+}
+
+// TestDedupConcurrent sends the same events from many goroutines at once:
+// each is appended exactly once and every caller learns the same index.
+func TestDedupConcurrent(t *testing.T) {
+	e := newTestEnv(t)
+	e.cfg.MaxBatchEvents = 7 // many groups
+	l := e.open()
+	g := e.k.tavlarenaGame(t, "dedup", gameOpts{rolls: 6})
+	const callers = 8
+	results := make([][]Outcome, callers)
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Go(func() {
+			// Each caller sends the game in order, in calls of 1 to 3.
+			for i := 0; i < len(g); {
+				n := min(1+(i+c)%3, len(g)-i)
+				out, err := l.Append(context.Background(), inputs(t, g[i:i+n]...))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				results[c] = append(results[c], out...)
+				i += n
+			}
+		})
+	}
+	wg.Wait()
+	size, _ := l.Size()
+	if size != uint64(len(g)) {
+		t.Fatalf("log has %d leaves, want %d", size, len(g))
+	}
+	for i := range g {
+		appended := 0
+		for c := range callers {
+			o := results[c][i]
+			// A caller may be refused as out-of-order when another
+			// caller's copy of an earlier event is not yet appended;
+			// an event it sees as appended or duplicate has the one
+			// index it has in the log.
+			if o.Result == Rejected {
+				continue
+			}
+			if o.Result == Appended {
+				appended++
+			}
+			leaves, err := l.LeavesAt(context.Background(), []uint64{o.Index})
+			if err != nil || !bytes.Equal(leaves[0], g[i]) {
+				t.Errorf("caller %d event %d: index %d does not hold it (%v)", c, i, o.Index, err)
+			}
+		}
+		if appended != 1 {
+			t.Errorf("event %d appended %d times", i, appended)
+		}
+	}
+}
+
+// TestFailedReveal appends games whose seed does not match: the reveal is
+// appended and the game marked failed, in the game state, the finished index
+// and the statistics.
+func TestFailedReveal(t *testing.T) {
+	e := newTestEnv(t)
+	l := e.open()
+	good := e.k.anchoredGame(t, "good", gameOpts{rolls: 3})
+	bad := e.k.tavlarenaGame(t, "bad", gameOpts{rolls: 3, badSeed: true})
+	badRoll := e.k.perRollMatch(t, "bad-roll", gameOpts{rolls: 2, badSeed: true})
+	appendAll(t, l, good, 5)
+	appendAll(t, l, bad, 5)
+	appendAll(t, l, badRoll, 5)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		leaves [][]byte
+		status events.Status
+		check  events.FailCheck
+	}{
+		{good, events.StatusVerified, ""},
+		{bad, events.StatusFailed, events.FailCommitment},
+		{badRoll, events.StatusFailed, events.FailCommitment},
+	} {
+		id := parse(t, tc.leaves[0]).Game
+		g, err := l.Game(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Status != tc.status || !g.Closed || len(g.Leaves) != len(tc.leaves) {
+			t.Errorf("game %s: status %s closed %v with %d leaves, want %s, closed, %d", id, g.Status, g.Closed, len(g.Leaves), tc.status, len(tc.leaves))
+		}
+		if tc.check != "" && (g.Failure == nil || g.Failure.Check != tc.check) {
+			t.Errorf("game %s: failure %v, want check %s", id, g.Failure, tc.check)
+		}
+		idx, _, err := l.Lookup(ctx, parse(t, tc.leaves[len(tc.leaves)-1]).ID)
+		if err != nil || idx != g.Leaves[len(g.Leaves)-1] {
+			t.Errorf("game %s: its last event is at %d (%v), the game says %d", id, idx, err, g.Leaves[len(g.Leaves)-1])
+		}
+	}
+	fin, err := l.Finished(ctx, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fin) != 3 || fin[0].Status != events.StatusVerified || fin[1].Status != events.StatusFailed || fin[2].Status != events.StatusFailed {
+		t.Errorf("finished games %+v", fin)
+	}
+	st, _ := l.Stats()
+	if st.Verified() != 1 || st.Failed() != 2 || st.Games != 3 {
+		t.Errorf("stats: %d verified, %d failed of %d games", st.Verified(), st.Failed(), st.Games)
+	}
+}
+
+// TestStatsProjection checks the statistics against counts made here from
+// the leaves.
+func TestStatsProjection(t *testing.T) {
+	e := newTestEnv(t)
+	l := e.open()
+	leaves := newStreamGen(t, e.k, "stats", 7, 6).take(3000)
+	appendAll(t, l, leaves, 64)
+	var want Stats
+	types := map[events.Type]uint64{}
+	for _, leaf := range leaves {
+		ev := parse(t, leaf)
+		types[ev.Type]++
+		var d dice.Dice
+		opening := false
+		switch b := ev.Body.(type) {
+		case events.Roll:
+			d, opening = b.Dice, b.Kind == dice.KindOpening
+		case events.RollReveal:
+			d = b.Dice
+		default:
+			continue
+		}
+		r := &want.Play
+		if opening {
+			r = &want.Opening
+		}
+		r.Rolls++
+		if d[0] == d[1] {
+			r.Doubles++
+		}
+		r.Faces[d[0]-1]++
+		r.Faces[d[1]-1]++
+		r.Matrix[d[0]-1][d[1]-1]++
+	}
+	got, err := l.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Events != uint64(len(leaves)) || got.Games != types[events.TypeCommit] {
+		t.Errorf("events %d games %d, want %d and %d", got.Events, got.Games, len(leaves), types[events.TypeCommit])
+	}
+	for ty, n := range types {
+		if got.Type(ty) != n {
+			t.Errorf("%s: %d, want %d", ty, got.Type(ty), n)
+		}
+	}
+	if got.Opening != want.Opening || got.Play != want.Play {
+		t.Errorf("rolls:\n got %+v\n%+v\nwant %+v\n%+v", got.Opening, got.Play, want.Opening, want.Play)
+	}
+	all := got.Rolls()
+	if all.Rolls != want.Opening.Rolls+want.Play.Rolls || all.Rolls == 0 || want.Opening.Rolls == 0 {
+		t.Errorf("total rolls %d, want %d + %d (both non-zero)", all.Rolls, want.Opening.Rolls, want.Play.Rolls)
+	}
+}
+
+// TestRejectedStoreBounds keeps the rejected store within its bounds: the
+// oldest records go, the counts stay.
+func TestRejectedStoreBounds(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		records int
+		bytes   int64
+	}{
+		{"records", 5, 0},
+		{"bytes", 0, 2000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestEnv(t)
+			e.cfg.RejectedRecords, e.cfg.RejectedBytes = tc.records, tc.bytes
+			l := e.open()
+			const n = 40
+			for i := range n {
+				// Calls of 1 to 3 inputs: some groups evict records
+				// written in the same batch.
+				var in []Input
+				for j := range 1 + i%3 {
+					in = append(in, Input{Emitter: emitterA, MsgID: fmt.Sprint(i, j), Data: bytes.Repeat([]byte{'x'}, 100+i)})
+				}
+				for _, o := range mustAppend(t, l, in) {
+					if o.Result != Rejected {
+						t.Fatalf("%+v", o)
+					}
+				}
+			}
+			sum, err := l.RejectedSummary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, err := l.Rejected(context.Background(), 0, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Counts[events.CodeMalformed] != sum.Next || sum.Next < n {
+				t.Errorf("counts %v, next %d", sum.Counts, sum.Next)
+			}
+			if uint64(len(recs)) != sum.Next-sum.First || recs[0].Seq != sum.First || recs[len(recs)-1].Seq != sum.Next-1 {
+				t.Fatalf("%d records from %d, summary %+v", len(recs), recs[0].Seq, sum)
+			}
+			var size uint64
+			for _, r := range recs {
+				b, _ := r.MarshalBinary()
+				size += uint64(len(b) + 9)
+			}
+			if size != sum.Bytes {
+				t.Errorf("records hold %d bytes, the summary says %d", size, sum.Bytes)
+			}
+			if tc.records > 0 && len(recs) != tc.records {
+				t.Errorf("%d records kept, want %d", len(recs), tc.records)
+			}
+			if tc.bytes > 0 && (sum.Bytes > uint64(tc.bytes) || sum.Bytes+200 < uint64(tc.bytes)) {
+				t.Errorf("%d bytes kept, bound %d", sum.Bytes, tc.bytes)
+			}
+			if sum.Dropped != sum.First || sum.Dropped == 0 {
+				t.Errorf("dropped %d, first %d", sum.Dropped, sum.First)
+			}
+			// The counters survive a restart.
+			l.Close()
+			l = e.open()
+			if again, _ := l.RejectedSummary(); again.Next != sum.Next || again.Bytes != sum.Bytes || again.First != sum.First {
+				t.Errorf("after reopening: %+v, want %+v", again, sum)
+			}
+		})
+	}
+}
+
+// TestRestartContinuity closes and reopens the ledger, with and without an
+// unsigned tail: indices and checkpoints continue, and every checkpoint is
+// consistent with the next.
+func TestRestartContinuity(t *testing.T) {
+	e := newTestEnv(t)
+	gen := newStreamGen(t, e.k, "restart", 3, 5)
+	ctx := context.Background()
+	var cps []merkle.Checkpoint
+	var size uint64
+	for round := range 6 {
+		l := e.open()
+		if got, _ := l.Size(); got != size {
+			t.Fatalf("round %d: reopened with %d leaves, want %d", round, got, size)
+		}
+		if n, cp, _ := l.Latest(); len(cps) > 0 && (n == nil || cp.Size != cps[len(cps)-1].Size || cp.Hash != cps[len(cps)-1].Hash) {
+			t.Fatalf("round %d: latest checkpoint %+v, want %+v", round, cp, cps[len(cps)-1])
+		}
+		n := 100 + 37*round
+		appendAll(t, l, gen.take(n), 9)
+		size += uint64(n)
+		if round%2 == 0 { // odd rounds leave an unsigned tail
+			cps = append(cps, mustSign(t, l))
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := e.open()
+	final := mustSign(t, l)
+	if final.Size != size {
+		t.Fatalf("final size %d, want %d", final.Size, size)
+	}
+	for _, cp := range cps {
+		p, err := l.ConsistencyProof(ctx, cp.Size, final.Size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := merkle.CheckConsistency(cp.Size, final.Size, cp.Hash, final.Hash, p); err != nil {
+			t.Errorf("checkpoint %d is not consistent with %d: %v", cp.Size, final.Size, err)
+		}
+	}
+}
+
+// TestCheckpoints covers Sign, Resign, Latest, WaitCovering and the signer
+// loop.
+func TestCheckpoints(t *testing.T) {
+	e := newTestEnv(t)
+	l := e.open()
+	ctx := context.Background()
+	gen := newStreamGen(t, e.k, "cp", 5, 3)
+	if n, _, _ := l.Latest(); n != nil {
+		t.Fatalf("a new log has a checkpoint: %s", n)
+	}
+	// The empty tree is signed too.
+	if cp := mustSign(t, l); cp.Size != 0 || cp.Hash != merkle.EmptyRoot() {
+		t.Fatalf("empty checkpoint %+v", cp)
+	}
+	_, _, next := l.Latest()
+	appendAll(t, l, gen.take(10), 10)
+	waited := make(chan []byte)
+	go func() {
+		n, err := l.WaitCovering(ctx, 9)
+		if err != nil {
+			t.Error(err)
+		}
+		waited <- n
+	}()
+	cp := mustSign(t, l)
+	<-next // closed by the new checkpoint
+	n := <-waited
+	if got, err := merkle.Open(n, e.k.verifier); err != nil || got.Size != 10 || got.Hash != cp.Hash {
+		t.Fatalf("WaitCovering returned %+v (%v), want %+v", got, err, cp)
+	}
+	// Nothing new: the same note; Resign of an unchanged tree gives the
+	// same bytes (Ed25519 is deterministic) and publishes nothing new.
+	n1, _ := l.Sign(ctx)
+	n2, _ := l.Resign(ctx)
+	if !bytes.Equal(n1, n) || !bytes.Equal(n2, n) {
+		t.Error("re-signing an unchanged tree changed the note")
+	}
+	select {
+	case <-func() <-chan struct{} { _, _, c := l.Latest(); return c }():
+		t.Error("a re-signed identical checkpoint was published again")
+	default:
+	}
+	// WaitCovering returns at once for a covered index, and the context's
+	// error for one that is not covered.
+	if _, err := l.WaitCovering(ctx, 3); err != nil {
+		t.Error(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := l.WaitCovering(cctx, 10); !errors.Is(err, context.Canceled) {
+		t.Errorf("WaitCovering beyond the tree: %v", err)
+	}
+
+	// The signer loop signs on its own.
+	e2 := newTestEnv(t)
+	e2.cfg.CheckpointInterval = time.Millisecond
+	l2 := e2.open()
+	appendAll(t, l2, newStreamGen(t, e2.k, "loop", 1, 2).take(5), 5)
+	if n, err := l2.WaitCovering(ctx, 4); err != nil || !strings.Contains(string(n), "\n5\n") {
+		t.Errorf("signer loop: %q, %v", n, err)
+	}
+	// Close signs a last checkpoint over everything appended.
+	appendAll(t, l2, newStreamGen(t, e2.k, "loop2", 1, 2).take(3), 3)
+	l2.Close()
+	l2 = e2.open()
+	if _, cp, _ := l2.Latest(); cp.Size != 8 {
+		t.Errorf("after Close, the stored checkpoint has size %d, want 8", cp.Size)
+	}
+}
+
+// TestReadAPI reads games, leaves, tiles and proofs back and checks them
+// against a signed checkpoint.
+func TestReadAPI(t *testing.T) {
+	e := newTestEnv(t)
+	l := e.open()
+	ctx := context.Background()
+	leaves := newStreamGen(t, e.k, "read", 11, 4).take(1000)
+	appendAll(t, l, leaves, 50)
+	cp := mustSign(t, l)
+
+	got, err := l.Leaves(ctx, 0, cp.Size)
+	if err != nil || len(got) != len(leaves) {
+		t.Fatalf("Leaves: %d, %v", len(got), err)
+	}
+	for i := range leaves {
+		if !bytes.Equal(got[i], leaves[i]) {
+			t.Fatalf("leaf %d differs", i)
+		}
+	}
+	if _, err := l.Leaves(ctx, 0, cp.Size+1); !errors.Is(err, ErrRange) {
+		t.Errorf("Leaves past the end: %v", err)
+	}
+
+	// Every game: its leaves hold its events in seq order, and their
+	// multi-proof verifies.
+	games := map[string]bool{}
+	for _, leaf := range leaves {
+		games[parse(t, leaf).Game] = true
+	}
+	for id := range games {
+		g, err := l.Game(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := l.LeavesAt(ctx, g.Leaves)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes := make([]merkle.Hash, len(evs))
+		for seq, leaf := range evs {
+			ev := parse(t, leaf)
+			if ev.Game != id || ev.Seq != uint64(seq) {
+				t.Fatalf("game %s: leaf %d is %s seq %d", id, g.Leaves[seq], ev.Game, ev.Seq)
+			}
+			hashes[seq] = merkle.LeafHash(leaf)
+		}
+		table, proofs, err := l.ProveMulti(ctx, g.Leaves, cp.Size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := merkle.CheckMulti(hashes, g.Leaves, table, proofs, cp.Size, cp.Hash); err != nil {
+			t.Errorf("game %s: %v", id, err)
+		}
+	}
+	if _, err := l.Game(ctx, "no-such-game"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown game: %v", err)
+	}
+
+	for _, i := range []uint64{0, 1, 255, 256, 511, 999} {
+		p, err := l.InclusionProof(ctx, i, cp.Size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := merkle.CheckInclusion(merkle.LeafHash(leaves[i]), i, cp.Size, p, cp.Hash); err != nil {
+			t.Errorf("leaf %d: %v", i, err)
+		}
+		at, err := l.AppendTime(ctx, i)
+		if err != nil || at.Before(testStart) {
+			t.Errorf("append time of %d: %v %v", i, at, err)
+		}
+	}
+	if _, err := l.InclusionProof(ctx, 0, cp.Size+1); !errors.Is(err, ErrRange) {
+		t.Errorf("proof in a tree larger than the log: %v", err)
+	}
+
+	// Tiles: each exact width, as a tlog-tiles client asks for it.
+	for _, tile := range merkle.NewTiles(0, cp.Size) {
+		d, err := l.ReadTile(ctx, tile)
+		if err != nil {
+			t.Fatalf("%s: %v", tile.Path(), err)
+		}
+		if tile.IsEntries() {
+			es, err := merkle.ParseBundle(d)
+			if err != nil || len(es) != tile.Width {
+				t.Errorf("%s: %d entries, %v", tile.Path(), len(es), err)
+			}
+		} else if len(d) != tile.Width*merkle.HashSize {
+			t.Errorf("%s: %d bytes", tile.Path(), len(d))
+		}
+	}
+	for _, tile := range []merkle.Tile{
+		{Level: 0, Index: 3, Width: 233},           // 3·256+233 = 1001 > 1000
+		{Level: 0, Index: 4, Width: 1},             // beyond
+		{Level: 1, Index: 0, Width: 4},             // 4·256 > 1000
+		{Level: merkle.EntriesLevel, Index: 9, Width: 1},
+	} {
+		if _, err := l.ReadTile(ctx, tile); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: %v, want ErrNotFound", tile.Path(), err)
+		}
+	}
+	if d, err := l.ReadTile(ctx, merkle.Tile{Level: 0, Index: 3, Width: 232}); err != nil || len(d) != 232*32 {
+		t.Errorf("the last partial tile: %d bytes, %v", len(d), err)
+	}
+
+	// Finished games, by pages.
+	var all []FinishedGame
+	for from := uint64(0); ; {
+		page, err := l.Finished(ctx, from, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		all = append(all, page...)
+		from = page[len(page)-1].Index + 1
+	}
+	st, _ := l.Stats()
+	if uint64(len(all)) != st.Verified()+st.Failed() || len(all) == 0 {
+		t.Errorf("%d finished games listed, stats say %d", len(all), st.Verified()+st.Failed())
+	}
+	for _, f := range all {
+		g, err := l.Game(ctx, f.Game)
+		if err != nil || !g.Closed || g.Leaves[len(g.Leaves)-1] != f.Index || g.Status != f.Status {
+			t.Errorf("finished %+v: game %+v, %v", f, g, err)
+		}
+	}
+}
+
+// TestRebuildIdentity rebuilds the projections of a log with duplicates,
+// rejections and failed reveals and checks that they are byte for byte the
+// same; then it damages the projections and rebuilds them again.
+func TestRebuildIdentity(t *testing.T) {
+	e := newTestEnv(t)
+	l := e.open()
+	ctx := context.Background()
+	gen := newStreamGen(t, e.k, "rebuild", 13, 7)
+	var in []Input
+	for i := range 2500 {
+		leaf := gen.next()
+		in = append(in, inputs(t, leaf)...)
+		if i%97 == 0 {
+			in = append(in, inputs(t, leaf)...) // a duplicate
+			in = append(in, Input{Emitter: emitterB, Data: leaf})
+		}
+	}
+	in = append(in, inputs(t, e.k.tavlarenaGame(t, "rb-bad", gameOpts{rolls: 2, badSeed: true})...)...)
+	in = append(in, inputs(t, e.k.perRollMatch(t, "rb-bad2", gameOpts{rolls: 3, badSeed: true})...)...)
+	for i := 0; i < len(in); i += 100 {
+		mustAppend(t, l, in[i:min(i+100, len(in))])
+	}
+	before := dumpProjections(t, l)
+	if len(before) < 2500 {
+		t.Fatalf("only %d projection records", len(before))
+	}
+	if err := l.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	diffDumps(t, before, dumpProjections(t, l))
+
+	// Damage: delete a game, change another, drop the stats; Rebuild
+	// restores them. Then an interrupted rebuild (the marker left behind)
+	// is finished by Open.
+	l.Close()
+	db := openRaw(t, e)
+	var gameKeys [][]byte
+	for k := range before {
+		if k[0] == prefixGame && len(gameKeys) < 2 {
+			gameKeys = append(gameKeys, []byte(k))
+		}
+	}
+	db.Delete(gameKeys[0], nil)
+	db.Set(gameKeys[1], []byte{1, 2, 3}, nil)
+	db.Delete(keyStats, nil)
+	db.Set(keyRebuild, nil, nil)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = e.open()
+	diffDumps(t, before, dumpProjections(t, l))
+	// And appending continues on the rebuilt projections.
+	appendAll(t, l, gen.take(50), 25)
+}
+
+// TestRebuildRefusedLeaf rebuilds with a configuration that refuses a
+// logged event (the drand chain is no longer pinned): the ledger stops and
+// names the leaf.
+func TestRebuildRefusedLeaf(t *testing.T) {
+	e := newTestEnv(t)
+	l := e.open()
+	appendAll(t, l, e.k.anchoredGame(t, "unpinned", gameOpts{rolls: 1}), 4)
+	l.Close()
+	e.cfg.Beacons = nil
+	l = e.open()
+	err := l.Rebuild(context.Background())
+	if !errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "leaf 0") || !strings.Contains(err.Error(), string(events.CodeUnknownChain)) {
+		t.Fatalf("Rebuild: %v", err)
+	}
+	if _, err := l.Append(context.Background(), nil); !errors.Is(err, ErrStopped) {
+		t.Errorf("Append after a failed rebuild: %v", err)
+	}
+	l.Close()
+	if _, err := Open(context.Background(), e.cfg); err == nil || !strings.Contains(err.Error(), "interrupted rebuild") {
+		t.Errorf("Open after a failed rebuild: %v", err)
+	}
+}
+
+// TestOpenConfig refuses bad configurations and another log's store.
+func TestOpenConfig(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := context.Background()
+	l := e.open()
+	l.Close()
+	if err := l.Close(); !errors.Is(err, ErrClosed) {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := l.Append(ctx, inputs(t, e.k.tavlarenaGame(t, "c", gameOpts{rolls: 1})[0])); !errors.Is(err, ErrClosed) {
+		t.Errorf("Append after Close: %v", err)
+	}
+	if _, err := l.Size(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Size after Close: %v", err)
+	}
+
+	skey, vkey, _ := merkle.GenerateKey(strings.NewReader(strings.Repeat("k", 64)), "another.log")
+	s2, _ := merkle.NewSigner(skey)
+	v2, _ := merkle.NewVerifier(vkey)
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"no dir", func(c *Config) { c.Dir = "" }, "Dir"},
+		{"no signer", func(c *Config) { c.Signer = nil }, "Signer"},
+		{"mismatched keys", func(c *Config) { c.Verifier = v2 }, "differ"},
+		{"another log", func(c *Config) { c.Signer, c.Verifier = s2, v2 }, `holds the log "zarlog.test/log"`},
+	} {
+		cfg := e.cfg
+		tc.edit(&cfg)
+		if _, err := Open(ctx, cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+}
