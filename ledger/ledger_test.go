@@ -648,9 +648,9 @@ func TestReadAPI(t *testing.T) {
 		}
 	}
 	for _, tile := range []merkle.Tile{
-		{Level: 0, Index: 3, Width: 233},           // 3·256+233 = 1001 > 1000
-		{Level: 0, Index: 4, Width: 1},             // beyond
-		{Level: 1, Index: 0, Width: 4},             // 4·256 > 1000
+		{Level: 0, Index: 3, Width: 233}, // 3·256+233 = 1001 > 1000
+		{Level: 0, Index: 4, Width: 1},   // beyond
+		{Level: 1, Index: 0, Width: 4},   // 4·256 > 1000
 		{Level: merkle.EntriesLevel, Index: 9, Width: 1},
 	} {
 		if _, err := l.ReadTile(ctx, tile); !errors.Is(err, ErrNotFound) {
