@@ -349,9 +349,8 @@ func (s *sequencer) commitGroup(group []*request) {
 		return
 	}
 	if !batch.Empty() {
-		if err := commit(batch); err != nil {
-			l.stop(fmt.Errorf("committing a group of %d inputs (leaves %d to %d): %w", n, first, s.b.Size(), err))
-			fail(l.Err())
+		if err := l.commit(batch, fmt.Sprintf("committing a group of %d inputs (leaves %d to %d)", n, first, s.b.Size())); err != nil {
+			fail(err)
 			return
 		}
 	}

@@ -152,11 +152,7 @@ func (l *Ledger) persistCheckpoint(signed []byte, cp merkle.Checkpoint) error {
 	b := l.db.NewBatch()
 	defer b.Close()
 	b.Set(keyCheckpoint, signed, nil)
-	if err := commit(b); err != nil {
-		l.stop(fmt.Errorf("storing the checkpoint of size %d: %w", cp.Size, err))
-		return l.Err()
-	}
-	return nil
+	return l.commit(b, fmt.Sprintf("storing the checkpoint of size %d", cp.Size))
 }
 
 // cosign has the witnesses cosign a checkpoint and checks that what they

@@ -193,6 +193,8 @@ type Ledger struct {
 	snaps    sync.WaitGroup // open view snapshots
 	closedCh chan struct{}
 
+	commitMu sync.Mutex // serializes commits (see commit)
+
 	signMu   sync.Mutex // serializes signing
 	lastSign time.Time  // under signMu
 	latest   atomic.Pointer[published]
@@ -366,10 +368,10 @@ func (l *Ledger) load(ctx context.Context) error {
 		}
 		b := db.NewBatch()
 		b.Set(keyFormat, append([]byte{storeFormat}, l.origin...), nil)
-		err := commit(b)
+		err := l.commit(b, "creating the store")
 		b.Close()
 		if err != nil {
-			return fmt.Errorf("ledger: creating the store: %w", err)
+			return fmt.Errorf("ledger: %w", err)
 		}
 	case err != nil:
 		return fmt.Errorf("ledger: reading the format record: %w", err)

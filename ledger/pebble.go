@@ -59,22 +59,48 @@ func (p pebbleLogger) Errorf(format string, args ...any) {
 }
 
 func (p pebbleLogger) Fatalf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	p.log.Error("pebble: fatal: " + msg)
-	panic(&fatalError{msg})
+	f := &fatalError{msg: fmt.Sprintf(format, args...)}
+	for _, a := range args {
+		if err, ok := a.(error); ok && f.cause == nil {
+			f.cause = err
+		}
+	}
+	p.log.Error("pebble: fatal: " + f.msg)
+	panic(f)
 }
 
-// A fatalError is a Pebble failure reported through Fatalf.
-type fatalError struct{ msg string }
+// A fatalError is a Pebble failure reported through Fatalf. It wraps the
+// first error among Fatalf's arguments (the failed commit's).
+type fatalError struct {
+	msg   string
+	cause error
+}
 
 func (e *fatalError) Error() string { return e.msg }
+func (e *fatalError) Unwrap() error { return e.cause }
 
-// commit commits b with an fsync and returns Pebble's fatal commit error as
-// an error. After an error the database must not be written again: Pebble's
-// commit pipeline is broken and the batch may or may not have reached the
-// WAL (and is visible to new reads of the database, though not to the
-// ledger's snapshots).
-func commit(b *pebble.Batch) (err error) {
+// commit commits b with an fsync. Commits are serialized, and none is
+// attempted once one has failed: Pebble's commit pipeline is broken after a
+// failed WAL write or sync, and touching the WAL again (a rotation) makes
+// Pebble panic. A failed commit stops the ledger and returns an error
+// wrapping ErrStopped. The failed batch may or may not have reached the WAL,
+// and it is visible to new reads of the database (not to the ledger's views).
+func (l *Ledger) commit(b *pebble.Batch, what string) error {
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
+	if err := l.Err(); err != nil {
+		return err
+	}
+	if err := commitSync(b); err != nil {
+		l.stop(fmt.Errorf("%s: %w", what, err))
+		return l.Err()
+	}
+	return nil
+}
+
+// commitSync commits b with an fsync and returns Pebble's fatal commit
+// error (see pebbleLogger) as an error.
+func commitSync(b *pebble.Batch) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			f, ok := r.(*fatalError)

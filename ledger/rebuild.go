@@ -71,7 +71,7 @@ func (s *sequencer) rebuild(ctx context.Context) error {
 		b.DeleteRange([]byte{p}, prefixEnd(p), nil)
 	}
 	b.Delete(keyStats, nil)
-	err := commit(b)
+	err := l.commit(b, "deleting the old projections")
 	b.Close()
 	if err != nil {
 		return fmt.Errorf("deleting the old projections: %w", err)
@@ -181,8 +181,8 @@ func (s *sequencer) flushRebuild(last bool) error {
 	if last {
 		b.Delete(keyRebuild, nil)
 	}
-	if err := commit(b); err != nil {
-		return fmt.Errorf("writing rebuilt projections: %w", err)
+	if err := s.l.commit(b, "writing rebuilt projections"); err != nil {
+		return err
 	}
 	for id, g := range s.pend {
 		s.games.put(id, g)
