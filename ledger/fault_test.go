@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
-	
+
 	"github.com/zarlog/zarlog/merkle"
 )
 
