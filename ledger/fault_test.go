@@ -114,9 +114,12 @@ func (f *faultFile) SyncTo(n int64) (bool, error) {
 	return f.File.SyncTo(n)
 }
 
-// breakWAL arms the fault and rotates the WAL onto a failing file.
+// breakWAL arms the fault and rotates the WAL onto a failing file. It holds
+// the ledger's commit lock so that no commit rotates the WAL in between.
 func breakWAL(t testing.TB, l *Ledger, f *faultFS) {
 	t.Helper()
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
 	f.arm()
 	if err := l.db.Flush(); err != nil {
 		t.Fatalf("rotating the WAL: %v", err)

@@ -189,6 +189,11 @@ type Ledger struct {
 	seqDone chan struct{}
 	seq     *sequencer // owned by the sequencer goroutine
 
+	commits    chan *prepared // sequencer → committer
+	commitDone chan struct{}
+	committed  atomic.Uint64 // the number of the last group committed
+	epoch      atomic.Uint64 // incremented around each Rebuild: dedup hints from another epoch are not used
+
 	view     atomic.Pointer[view]
 	snaps    sync.WaitGroup // open view snapshots
 	closedCh chan struct{}
@@ -291,17 +296,19 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	l := &Ledger{
-		cfg:      cfg,
-		log:      log,
-		now:      cfg.Now,
-		origin:   cfg.Signer.Name(),
-		prepares: make(chan struct{}, max(1, runtime.GOMAXPROCS(0))),
-		reqs:     make(chan *request, 256),
-		seqDone:  make(chan struct{}),
-		closedCh: make(chan struct{}),
-		signStop: make(chan struct{}),
-		signDone: make(chan struct{}),
-		stopped:  make(chan struct{}),
+		cfg:        cfg,
+		log:        log,
+		now:        cfg.Now,
+		origin:     cfg.Signer.Name(),
+		prepares:   make(chan struct{}, max(1, runtime.GOMAXPROCS(0))),
+		reqs:       make(chan *request, 256),
+		seqDone:    make(chan struct{}),
+		commits:    make(chan *prepared),
+		commitDone: make(chan struct{}),
+		closedCh:   make(chan struct{}),
+		signStop:   make(chan struct{}),
+		signDone:   make(chan struct{}),
+		stopped:    make(chan struct{}),
 	}
 	met, err := newMetrics(cfg.Metrics)
 	if err != nil {

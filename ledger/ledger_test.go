@@ -216,9 +216,16 @@ func TestAppendBatchOrder(t *testing.T) {
 // TestDedupConcurrent sends the same events from many goroutines at once:
 // each is appended exactly once and every caller learns the same index.
 func TestDedupConcurrent(t *testing.T) {
+	for _, maxIDs := range []int{maxRecentIDs, 3} {
+		t.Run(fmt.Sprint("recent=", maxIDs), func(t *testing.T) { testDedupConcurrent(t, maxIDs) })
+	}
+}
+
+func testDedupConcurrent(t *testing.T, maxIDs int) {
 	e := newTestEnv(t)
 	e.cfg.MaxBatchEvents = 7 // many groups
 	l := e.open()
+	l.seq.maxIDs = maxIDs // before any Append: the sequencer is idle
 	g := e.k.tavlarenaGame(t, "dedup", gameOpts{rolls: 6})
 	const callers = 8
 	results := make([][]Outcome, callers)

@@ -25,6 +25,7 @@ func pebbleOptions(cfg *Config, log *slog.Logger) *pebble.Options {
 			// rewrites of partial tiles and game states before they
 			// reach an sstable.
 			MemTableSize: 64 << 20,
+			CacheSize:    256 << 20,
 		}
 		for i := range o.Levels {
 			// The dedup and game lookups are point reads of keys

@@ -50,7 +50,12 @@ func (l *Ledger) runRebuild(r *request) {
 		r.finish(err)
 		return
 	}
-	if err := l.seq.rebuild(r.rebuild); err != nil {
+	l.epoch.Add(1)
+	l.seq.forget()
+	err := l.seq.rebuild(r.rebuild)
+	l.seq.forget()
+	l.epoch.Add(1)
+	if err != nil {
 		l.stop(fmt.Errorf("rebuilding the projections: %w", err))
 		r.finish(l.Err())
 		return
@@ -148,9 +153,10 @@ func (s *sequencer) replay(leaf []byte, i uint64, env *events.Env) error {
 	if err != nil {
 		return fmt.Errorf("leaf %d does not parse: %w", i, err)
 	}
-	rec, ok := s.pendIDs[ev.ID]
+	t, ok := s.recent[ev.ID]
+	rec := t.rec
 	if !ok {
-		if rec, ok, err = s.lookupID(ev.ID); err != nil {
+		if rec, ok, err = lookupID(s.l.db, ev.ID); err != nil {
 			return err
 		}
 	}
@@ -187,6 +193,8 @@ func (s *sequencer) flushRebuild(last bool) error {
 	for id, g := range s.pend {
 		s.games.put(id, g)
 	}
+	clear(s.recent) // committed: the index has them
+	s.nRecent = 0
 	s.reset()
 	return nil
 }

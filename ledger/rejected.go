@@ -246,7 +246,8 @@ type rejWriter struct {
 	sum        RejectedSummary
 	maxRecords uint64
 	maxBytes   uint64
-	pending    map[uint64]int // records written in this batch: seq → stored size
+	pending    map[uint64]int // records of groups not yet committed: seq → stored size
+	added      []uint64       // records added by the group being prepared
 	dirty      bool
 }
 
@@ -257,10 +258,8 @@ func (w *rejWriter) add(b *pebble.Batch, r *Rejection) (uint64, error) {
 	if err := b.Set(k, v, nil); err != nil {
 		return 0, err
 	}
-	if w.pending == nil {
-		w.pending = map[uint64]int{}
-	}
 	w.pending[r.Seq] = len(k) + len(v)
+	w.added = append(w.added, r.Seq)
 	w.sum.Next++
 	w.sum.Bytes += uint64(len(k) + len(v))
 	w.sum.Counts[r.Code]++
