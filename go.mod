@@ -2,10 +2,13 @@ module github.com/zarlog/zarlog
 
 go 1.26.8
 
-require github.com/gowebpki/jcs v1.0.2
-
 require (
 	github.com/cloudflare/circl v1.6.5
+	github.com/gowebpki/jcs v1.0.2
+	golang.org/x/mod v0.43.0
+)
+
+require (
 	golang.org/x/crypto v0.54.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 )
