@@ -126,3 +126,30 @@ func TestBinaryUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeCommand runs the zarlog-verify command shown in the README's
+// "Verifying a game" section, as written, from the module root.
+func TestReadmeCommand(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds [][]string
+	for _, line := range strings.Split(string(readme), "\n") {
+		if strings.HasPrefix(line, "./zarlog-verify ") {
+			cmds = append(cmds, strings.Fields(line)[1:])
+		}
+	}
+	if len(cmds) == 0 {
+		t.Fatal("the README shows no ./zarlog-verify command")
+	}
+	for _, args := range cmds {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = filepath.Join("..", "..")
+		out, err := cmd.CombinedOutput()
+		if err != nil { // exit 0: every check passed
+
+			t.Errorf("zarlog-verify %q: %v\n%s", args, err, out)
+		}
+	}
+}
