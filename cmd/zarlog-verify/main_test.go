@@ -148,7 +148,6 @@ func TestReadmeCommand(t *testing.T) {
 		cmd.Dir = filepath.Join("..", "..")
 		out, err := cmd.CombinedOutput()
 		if err != nil { // exit 0: every check passed
-
 			t.Errorf("zarlog-verify %q: %v\n%s", args, err, out)
 		}
 	}
