@@ -40,7 +40,7 @@ func FuzzVerify(f *testing.F) {
 				t.Fatalf("opening %q opponent %q", ev.Opening, ev.Opponent)
 			}
 		}
-		for _, l := range Langs {
+		for _, l := range Langs() {
 			_ = r.Text(l)
 			var j JSONReport
 			if err := json.Unmarshal(r.JSON(l), &j); err != nil {

@@ -23,7 +23,7 @@ func TestGolden(t *testing.T) {
 	} {
 		r := verifyVector(t, vectorNamed(t, name))
 		files := map[string][]byte{name + ".json": r.JSON(English)}
-		for _, l := range Langs {
+		for _, l := range Langs() {
 			files[name+"."+string(l)+".txt"] = []byte(r.Text(l))
 		}
 		for f, got := range files {

@@ -17,12 +17,12 @@ const (
 	Arabic  Lang = "ar"
 )
 
-// Langs lists the supported languages.
-var Langs = []Lang{English, Turkish, Arabic}
+// Langs returns the supported languages.
+func Langs() []Lang { return []Lang{English, Turkish, Arabic} }
 
 // ParseLang returns the Lang named by s ("en", "tr" or "ar").
 func ParseLang(s string) (Lang, bool) {
-	for _, l := range Langs {
+	for _, l := range Langs() {
 		if string(l) == s {
 			return l, true
 		}

@@ -28,10 +28,12 @@ const (
 	CheckLogAgreement = "log-agreement" // the top-level fields agree with the logged leaves
 )
 
-// CheckNames lists every check name in report order.
-var CheckNames = []string{
-	CheckFormat, CheckCommitment, CheckExpected, CheckAnchor, CheckRolls, CheckSequence,
-	CheckLogInclusion, CheckLogSignature, CheckLogOrder, CheckLogAgreement,
+// CheckNames returns every check name in report order.
+func CheckNames() []string {
+	return []string{
+		CheckFormat, CheckCommitment, CheckExpected, CheckAnchor, CheckRolls, CheckSequence,
+		CheckLogInclusion, CheckLogSignature, CheckLogOrder, CheckLogAgreement,
+	}
 }
 
 var checkTitles = map[string]msgID{

@@ -90,7 +90,7 @@ func TestVectors(t *testing.T) {
 // roll checked" exactly when the exit code is 0, and the JSON agrees.
 func checkRendering(t *testing.T, r *Report) {
 	t.Helper()
-	for _, l := range Langs {
+	for _, l := range Langs() {
 		text := r.Text(l)
 		lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 		if last := lines[len(lines)-1]; last != r.Summary().In(l) {
@@ -136,7 +136,7 @@ func TestCheckOrder(t *testing.T) {
 			}
 			continue
 		}
-		want := slices.Clone(CheckNames)
+		want := CheckNames()
 		if r.Scheme != dice.Anchored {
 			want = slices.DeleteFunc(want, func(s string) bool { return s == CheckAnchor })
 		}
@@ -207,7 +207,7 @@ func TestFirstWrongRoll(t *testing.T) {
 		if ref.Index != first || *ref.Claimed != claimed || *ref.Recomputed != recomputed {
 			t.Errorf("%s: first wrong roll %d %v→%v, want %d %v→%v", name, ref.Index, *ref.Claimed, *ref.Recomputed, first, claimed, recomputed)
 		}
-		for _, l := range Langs {
+		for _, l := range Langs() {
 			d := c.Detail.In(l)
 			if !strings.Contains(d, claimed.String()) || !strings.Contains(d, recomputed.String()) {
 				t.Errorf("%s (%s): detail %q does not name the dice %v and %v", name, l, d, claimed, recomputed)
@@ -261,7 +261,7 @@ func TestInputErrorsNameTheField(t *testing.T) {
 			t.Errorf("%s: field %q, want %q (%v)", name, ie.Field, field, err)
 		}
 		c, _ := Verify(b, Options{}).Check(CheckFormat)
-		for _, l := range Langs {
+		for _, l := range Langs() {
 			if d := c.Detail.In(l); !strings.Contains(d, field) {
 				t.Errorf("%s (%s): %q does not name %s", name, l, d, field)
 			}

@@ -89,7 +89,7 @@ func TestBinaryVectors(t *testing.T) {
 				t.Errorf("--json: failed %v (exit %d), want %v (exit %d)", failed, j.Exit, v.Failing, v.Exit)
 			}
 
-			lang := verifier.Langs[i%len(verifier.Langs)]
+			lang := verifier.Langs()[i%len(verifier.Langs())]
 			// The file on standard input for every third vector.
 			args, stdin := append(v.Args(), "--lang", string(lang), v.Path), []byte(nil)
 			if i%3 == 0 {
