@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -297,8 +298,8 @@ var (
 	hex32RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 	hexRE   = regexp.MustCompile(`^(?:[0-9a-f]{2})*$`)
 	uuidRE  = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-	// timeRE is RFC 3339 date-time (upper-case T and Z, as written by zarlog).
-	timeRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$`)
+	// timeRE is RFC 3339 date-time; "T" and "Z" may be lower case (RFC 3339 §5.6).
+	timeRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$`)
 )
 
 func (p *parser) hex32Value(field string, v any) [32]byte {
@@ -477,7 +478,7 @@ func (p *parser) anchored(root obj) *AnchoredEvidence {
 	}
 	if v, ok := p.get(root, "sealedAt"); ok {
 		s, _ := v.(string)
-		t, err := time.Parse(time.RFC3339Nano, s)
+		t, err := time.Parse(time.RFC3339Nano, strings.ToUpper(s))
 		if !timeRE.MatchString(s) || err != nil {
 			p.want("sealedAt", mWantTime, v)
 		}

@@ -257,7 +257,7 @@ def rfc3339(unix_ms, offset_minutes=0):
     return s + "%s%02d:%02d" % (sign, abs(offset_minutes) // 60, abs(offset_minutes) % 60)
 
 
-TIME_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$")
+TIME_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$")
 
 
 def parse_time(s):
@@ -267,7 +267,7 @@ def parse_time(s):
         raise ValueError("not an RFC 3339 time")
     y, mo, d, hh, mi, ss = (int(m.group(i)) for i in range(1, 7))
     frac = m.group(7) or ""
-    tz = m.group(8)
+    tz = m.group(8).upper()
     off = 0
     if tz != "Z":
         oh, om = int(tz[1:3]), int(tz[4:6])

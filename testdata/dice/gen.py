@@ -303,6 +303,9 @@ def build_games(V):
           note="sealedAt is 1 ms before the round's time")
     V.add("valid", "anchored-sealed-at-offset", anc_game("a-offset", turk, 10, r, rt - 60000, offset=180), [],
           note="sealedAt with a +03:00 offset")
+    m = anc_game("a-lower", turk, 10, r, rt - 60000)
+    m["sealedAt"] = m["sealedAt"].lower()
+    V.add("valid", "anchored-sealed-at-lower-case", m, [], note="RFC 3339 allows a lower-case t and z")
     V.add("valid", "anchored-max-token-gameno",
           anc_game("a-max", west, 10, 123, round_time(123) * 1000 - 5000, tokens=["ğ" * 128, "x" * 256],
                    game_no=2**32 - 1), [], note="tokens of 256 bytes, gameNo 2^32−1")
@@ -490,6 +493,8 @@ def build_malformed(V):
     mut("anchored-sealed-at-not-time", a, lambda m: m.update(sealedAt="yesterday"))
     mut("anchored-sealed-at-date-only", a, lambda m: m.update(sealedAt="2023-08-23"))
     mut("anchored-sealed-at-unix-number", a, lambda m: m.update(sealedAt=1692803380))
+    mut("anchored-sealed-at-leap-second", a, lambda m: m.update(sealedAt="2016-12-31T23:59:60Z"))
+    mut("anchored-sealed-at-space", a, lambda m: m.update(sealedAt=m["sealedAt"].replace("T", " ")))
     mut("anchored-missing-fingerprint", a, lambda m: m.pop("fingerprint"))
     mut("per-roll-match-id-not-uuid", p, lambda m: m.update(matchId="match-1"))
     mut("per-roll-second-from-unknown", p, lambda m: m["rolls"][1].update(secondFrom="peer"))
