@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/zarlog/zarlog/verifier"
+)
+
+type cliMsg int
+
+const (
+	mUsage cliMsg = iota
+	mUnknownFlag
+	mNoValue
+	mBadBool
+	mBadLang
+	mNoFile
+	mTooManyFiles
+	mBadExpected
+	mBadLogKey
+	numCLIMsgs
+)
+
+// cliCatalog holds the command line's own messages in English, Turkish and
+// Arabic; the verifier's messages are in package verifier.
+var cliCatalog = [numCLIMsgs][3]string{
+	mUsage: {
+		`usage: zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment HEX|SEALCODE] [--log-key VKEY] FILE|-
+
+Checks a dice-proof-v1 evidence file offline and says what it proves.
+  FILE|-                 the evidence file; - reads standard input
+  --json                 print one JSON object instead of text
+  --lang en|tr|ar        the language of the messages (default en)
+  --expected-commitment  the commitment (64 hex digits) or the seal code you saw before the game
+  --log-key              the verifier key of the log the proof must come from
+Exit code: 0 every check passed, 1 the proof is invalid, 2 bad input.
+`,
+		`kullanım: zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment HEX|MÜHÜRKODU] [--log-key VKEY] DOSYA|-
+
+Bir dice-proof-v1 kanıt dosyasını çevrimdışı kontrol eder ve neyi kanıtladığını söyler.
+  DOSYA|-                kanıt dosyası; - standart girdiyi okur
+  --json                 metin yerine tek bir JSON nesnesi yazdır
+  --lang en|tr|ar        mesajların dili (varsayılan en)
+  --expected-commitment  oyundan önce gördüğün taahhüt (64 onaltılık rakam) ya da mühür kodu
+  --log-key              kanıtın gelmesi gereken kayıt defterinin doğrulama anahtarı
+Çıkış kodu: 0 her kontrol geçti, 1 kanıt geçersiz, 2 hatalı girdi.
+`,
+		`الاستخدام: zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment HEX|SEALCODE] [--log-key VKEY] FILE|-
+
+يتحقق دون اتصال بالشبكة من ملف إثبات dice-proof-v1 ويقول ما يثبته.
+  الملف FILE: ملف الإثبات، والشرطة - تعني القراءة من الدخل القياسي
+  الخيار --json: اطبع كائن JSON واحدًا بدل النص
+  الخيار --lang: لغة الرسائل، en أو tr أو ar (الافتراضية en)
+  الخيار --expected-commitment: الالتزام (64 رقمًا ست عشريًا) أو رمز الختم الذي رأيته قبل اللعبة
+  الخيار --log-key: مفتاح التحقق الخاص بالسجل الذي يجب أن يأتي منه الإثبات
+رمز الخروج: 0 نجحت الفحوص كلها، 1 الإثبات غير صالح، 2 مدخلات خاطئة.
+`},
+	mUnknownFlag:  {"unknown flag %[1]s", "bilinmeyen seçenek %[1]s", "خيار غير معروف %[1]s"},
+	mNoValue:      {"the flag %[1]s needs a value", "%[1]s seçeneği bir değer ister", "الخيار %[1]s يحتاج إلى قيمة"},
+	mBadBool:      {"the flag %[1]s takes only true or false", "%[1]s seçeneği yalnızca true ya da false alır", "الخيار %[1]s لا يقبل إلا true أو false"},
+	mBadLang:      {"unknown language %[1]q: use en, tr or ar", "bilinmeyen dil %[1]q: en, tr ya da ar kullan", "لغة غير معروفة %[1]q: استعمل en أو tr أو ar"},
+	mNoFile:       {"no evidence file given (use - for standard input)", "kanıt dosyası verilmedi (standart girdi için - kullan)", "لم يُعطَ ملف إثبات (استعمل - للدخل القياسي)"},
+	mTooManyFiles: {"one evidence file at a time, got %[1]d", "aynı anda yalnızca bir kanıt dosyası, verilen: %[1]d", "ملف إثبات واحد فقط في كل مرة، وقد أُعطي %[1]d"},
+	mBadExpected: {"--expected-commitment %[1]q is neither 64 hex digits nor an 8-symbol seal code",
+		"--expected-commitment %[1]q ne 64 onaltılık rakam ne de 8 simgeli bir mühür kodu",
+		"قيمة --expected-commitment %[1]q ليست 64 رقمًا ست عشريًا ولا رمز ختم من 8 رموز"},
+	mBadLogKey: {"--log-key %[1]q is not a signed-note verifier key (name+hash+key)",
+		"--log-key %[1]q bir signed-note doğrulama anahtarı (ad+özet+anahtar) değil",
+		"قيمة --log-key %[1]q ليست مفتاح تحقق signed-note (الاسم+التجزئة+المفتاح)"},
+}
+
+func render(l verifier.Lang, id cliMsg, args ...any) string {
+	i := 0
+	switch l {
+	case verifier.Turkish:
+		i = 1
+	case verifier.Arabic:
+		i = 2
+	}
+	return fmt.Sprintf(cliCatalog[id][i], args...)
+}

@@ -1,0 +1,24 @@
+// Package verifier checks dice-proof-v1 evidence files offline: the
+// contract of docs/SCHEMES.md §7–9 (from the shared DICE.md §5–6).
+//
+// Parse reads an evidence file strictly (the whole file under the
+// canonical-JSON value rules, required fields with their types; unknown
+// fields ignored) and returns an *InputError naming the field when it
+// cannot. Verify and VerifyEvidence run the checks of the file's scheme —
+// tavlarena-v1, anchored-v1 or per-roll-v1 — and return a Report: a list
+// of named checks, each pass, fail or skipped with a translatable detail,
+// the first wrong roll when a roll is wrong, and the honest statement of
+// what the evidence proves and does not prove. Report.Exit gives the
+// verifier's exit code (0 valid, 1 invalid, 2 bad input); Report.Text and
+// Report.JSON render it in English, Turkish or Arabic.
+//
+// The check names are stable identifiers, listed by CheckNames: format,
+// commitment, expected-commitment, anchor, rolls, sequence, and the
+// proof-bundle checks log-inclusion, log-signature, log-order and
+// log-agreement, which are skipped until bundle verification exists.
+//
+// The package is pure and small on purpose: it imports only zarlog's
+// events packages (and, for bundles, merkle), the standard library and
+// crypto packages — never NATS, Pebble or the ledger — so that an auditor
+// can build and read the verifier alone. A test enforces it.
+package verifier

@@ -1,0 +1,493 @@
+package verifier
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/zarlog/zarlog/events/dice"
+)
+
+// A Lang is a language the verifier speaks: English, Turkish or Arabic.
+type Lang string
+
+// The languages of the verifier's messages.
+const (
+	English Lang = "en"
+	Turkish Lang = "tr"
+	Arabic  Lang = "ar"
+)
+
+// Langs returns the supported languages.
+func Langs() []Lang { return []Lang{English, Turkish, Arabic} }
+
+// ParseLang returns the Lang named by s ("en", "tr" or "ar").
+func ParseLang(s string) (Lang, bool) {
+	for _, l := range Langs() {
+		if string(l) == s {
+			return l, true
+		}
+	}
+	return "", false
+}
+
+func (l Lang) index() int {
+	switch l {
+	case Turkish:
+		return 1
+	case Arabic:
+		return 2
+	}
+	return 0
+}
+
+// A Message is a translatable text with its arguments. Arguments that are
+// Messages, []Message or dice.Dice are rendered in the same language.
+type Message struct {
+	id   msgID
+	args []any
+}
+
+func msg(id msgID, args ...any) Message { return Message{id, args} }
+
+// In renders the message in language l.
+func (m Message) In(l Lang) string {
+	args := make([]any, len(m.args))
+	for i, a := range m.args {
+		switch x := a.(type) {
+		case Message:
+			args[i] = x.In(l)
+		case []Message:
+			parts := make([]string, len(x))
+			for j, p := range x {
+				parts[j] = p.In(l)
+			}
+			args[i] = strings.Join(parts, listSep[l.index()])
+		case dice.Dice:
+			args[i] = x.String()
+		default:
+			args[i] = a
+		}
+	}
+	return fmt.Sprintf(catalog[m.id][l.index()], args...)
+}
+
+func (m Message) String() string { return m.In(English) }
+
+// listSep joins a list of clauses: the Arabic semicolon is U+061B.
+var listSep = [3]string{"; ", "; ", "؛ "}
+
+type msgID int
+
+const (
+	mStPass msgID = iota
+	mStFail
+	mStSkipped
+
+	mTitleFormat
+	mTitleCommitment
+	mTitleExpected
+	mTitleAnchor
+	mTitleRolls
+	mTitleSequence
+	mTitleLogInclusion
+	mTitleLogSignature
+	mTitleLogOrder
+	mTitleLogAgreement
+
+	mInReadFailed
+	mInTooLarge
+	mInJSON
+	mInJSONDup
+	mInJSONFloat
+	mInJSONUnsafe
+	mInJSONDepth
+	mInNotObject
+	mInMissing
+	mInWant
+
+	mWantObject
+	mWantArray
+	mWantPair
+	mWantString
+	mWantUUID
+	mWantHex32
+	mWantHex
+	mWantDie
+	mWantU32
+	mWantUint
+	mWantKind
+	mWantSecondFrom
+	mWantFormat
+	mWantScheme
+	mWantOpening
+	mWantOpponent
+	mWantToken
+	mWantTime
+
+	mFmtTavlarena
+	mFmtAnchored
+	mFmtPerRoll
+
+	mCmTavPass
+	mCmTavFail
+	mCmAncPass
+	mCmAncFail
+	mCmPerPass
+	mCmPerNone
+	mCmPerFail
+
+	mExSkipTav
+	mExSkipAnc
+	mExSkipPer
+	mExPass
+	mExFail
+	mExAncPass
+	mExAncFail
+	mExPerPass
+	mExPerFail
+
+	mAnPass
+	mAnFail
+	mAnUnknownChain
+	mAnRoundZero
+	mAnBadSig
+	mAnBadRand
+	mAnExisted
+
+	mRoPass
+	mRoNone
+	mRoFail
+	mRoFailPer
+
+	mSqPass
+	mSqWestern
+	mSqTurkishDone
+	mSqTurkishPending
+	mSqOpeningPending
+	mSqNone
+	mSqGap
+	mSqKind
+	mSqWhyFirst
+	mSqWhyTie
+	mSqWhyReroll
+	mSqWhyOneReroll
+	mSqWhyDecided
+	mKindOpening
+	mKindReroll
+	mKindTurn
+	mSqPerPass
+	mSqPerDup
+
+	mLgNoLog
+	mLgNotYet
+	mLgKeyNoLog
+	mLgKeyNotYet
+
+	mSuPass
+	mSuFail
+	mSuInput
+	mSuFailNote
+	mHProves
+	mHNotProves
+
+	mStTavDice
+	mStSealSeen
+	mStSealIf
+	mStTavPlayers
+	mStTavServerKnew
+	mStNoExpected
+	mStNoExpectedAnc
+	mStComputerProves
+	mStComputerPeek
+	mStAncDice
+	mStFpSeen
+	mStAncAnchor
+	mStAncServerKnew
+	mStAncSealTime
+	mStAncAnchorComputer
+	mStComputerPeekAnc
+	mStPerDice
+	mStPerSeen
+	mStPerBefore
+	mStPerServer
+	mStPerClientLabel
+
+	numMsgs
+)
+
+// catalog holds every message in English, Turkish and Arabic, in that
+// order. Arguments use explicit indexes (%[1]s) so that a translation can
+// reorder them. Every Arabic text that can start a line starts with an
+// Arabic word, so that a terminal applying the Unicode bidirectional
+// algorithm lays the line out right to left; no bidi control characters
+// are used (see docs/SCHEMES.md, "Reading the output").
+var catalog = [numMsgs][3]string{
+	mStPass:    {"PASS", "GEÇTİ", "ناجح"},
+	mStFail:    {"FAIL", "BAŞARISIZ", "فاشل"},
+	mStSkipped: {"SKIP", "ATLANDI", "لم يُفحص"},
+
+	mTitleFormat:       {"format", "biçim", "الصيغة"},
+	mTitleCommitment:   {"commitment", "taahhüt", "الالتزام"},
+	mTitleExpected:     {"expected-commitment", "beklenen taahhüt", "الالتزام المنتظر"},
+	mTitleAnchor:       {"anchor", "çıpa", "المرساة"},
+	mTitleRolls:        {"rolls", "atışlar", "الرميات"},
+	mTitleSequence:     {"sequence", "atış sırası", "تسلسل الرميات"},
+	mTitleLogInclusion: {"log-inclusion", "kayıt defterinde yer alma", "الإدراج في السجل"},
+	mTitleLogSignature: {"log-signature", "kayıt defteri imzası", "توقيع السجل"},
+	mTitleLogOrder:     {"log-order", "kayıt defterindeki sıra", "الترتيب في السجل"},
+	mTitleLogAgreement: {"log-agreement", "kayıt defteriyle uyum", "التوافق مع السجل"},
+
+	mInReadFailed: {"cannot read the file: %[1]s", "dosya okunamadı: %[1]s", "تعذّرت قراءة الملف: %[1]s"},
+	mInTooLarge:   {"the file is larger than %[1]d bytes", "dosya %[1]d bayttan büyük", "الملف أكبر من %[1]d بايت"},
+	mInJSON:       {"not valid JSON (at byte %[1]d)", "geçerli JSON değil (%[1]d. bayt)", "ليس JSON صالحًا (عند البايت %[1]d)"},
+	mInJSONDup: {"a key appears twice in the same object (at byte %[1]d)",
+		"aynı nesnede bir anahtar iki kez geçiyor (%[1]d. bayt)",
+		"مفتاح مكرر في الكائن نفسه (عند البايت %[1]d)"},
+	mInJSONFloat: {"a number is not an integer; only integers are allowed (at byte %[1]d)",
+		"bir sayı tam sayı değil; yalnızca tam sayılara izin verilir (%[1]d. bayt)",
+		"عدد ليس صحيحًا، والمسموح به الأعداد الصحيحة وحدها (عند البايت %[1]d)"},
+	mInJSONUnsafe: {"an integer is outside ±(2^53−1) (at byte %[1]d)",
+		"bir tam sayı ±(2^53−1) aralığının dışında (%[1]d. bayt)",
+		"عدد صحيح خارج المدى ±(2^53−1) (عند البايت %[1]d)"},
+	mInJSONDepth: {"values are nested more than 64 levels deep (at byte %[1]d)",
+		"değerler 64 düzeyden daha derin iç içe (%[1]d. bayt)",
+		"القيم متداخلة أعمق من 64 مستوى (عند البايت %[1]d)"},
+	mInNotObject: {"the file is not a JSON object", "dosya bir JSON nesnesi değil", "الملف ليس كائن JSON"},
+	mInMissing:   {"the required field %[1]s is missing", "zorunlu alan %[1]s eksik", "الحقل المطلوب %[1]s مفقود"},
+	mInWant: {"field %[1]s: expected %[2]s, found %[3]s",
+		"%[1]s alanı: %[2]s bekleniyordu, bulunan: %[3]s",
+		"الحقل %[1]s: كان المتوقع %[2]s، والموجود %[3]s"},
+
+	mWantObject: {"a JSON object", "bir JSON nesnesi", "كائن JSON"},
+	mWantArray:  {"an array", "bir dizi", "مصفوفة"},
+	mWantPair:   {"an array of exactly 2 elements", "tam 2 öğeli bir dizi", "مصفوفة من عنصرين بالضبط"},
+	mWantString: {"a string", "bir metin (string)", "نص (string)"},
+	mWantUUID: {"a UUID in lower-case 8-4-4-4-12 form",
+		"küçük harfli 8-4-4-4-12 biçiminde bir UUID",
+		"معرّف UUID بأحرف صغيرة بالصيغة 8-4-4-4-12"},
+	mWantHex32: {"32 bytes as 64 lower-case hex digits",
+		"64 küçük harfli onaltılık rakamla yazılmış 32 bayt",
+		"قيمة من 32 بايت مكتوبة بـ 64 رقمًا ست عشريًا بأحرف صغيرة"},
+	mWantHex: {"bytes as lower-case hex digits (an even number of them)",
+		"küçük harfli onaltılık rakamlarla yazılmış baytlar (çift sayıda rakam)",
+		"بايتات مكتوبة بأرقام ست عشرية بأحرف صغيرة (عدد زوجي منها)"},
+	mWantDie:        {"an integer from 1 to 6", "1 ile 6 arasında bir tam sayı", "عدد صحيح من 1 إلى 6"},
+	mWantU32:        {"an integer from 0 to 4294967295", "0 ile 4294967295 arasında bir tam sayı", "عدد صحيح من 0 إلى 4294967295"},
+	mWantUint:       {"a non-negative integer", "negatif olmayan bir tam sayı", "عدد صحيح غير سالب"},
+	mWantKind:       {`"opening", "reroll" or "turn"`, `"opening", "reroll" ya da "turn"`, `إحدى القيم "opening" أو "reroll" أو "turn"`},
+	mWantSecondFrom: {`"client" or "server"`, `"client" ya da "server"`, `إحدى القيمتين "client" أو "server"`},
+	mWantFormat:     {`the value "dice-proof-v1"`, `"dice-proof-v1" değeri`, `القيمة "dice-proof-v1"`},
+	mWantScheme: {`one of "tavlarena-v1", "anchored-v1", "per-roll-v1"`,
+		`"tavlarena-v1", "anchored-v1" ya da "per-roll-v1"`,
+		`إحدى القيم "tavlarena-v1" أو "anchored-v1" أو "per-roll-v1"`},
+	mWantOpening:  {`"western" or "turkish-reroll"`, `"western" ya da "turkish-reroll"`, `إحدى القيمتين "western" أو "turkish-reroll"`},
+	mWantOpponent: {`"human" or "computer"`, `"human" ya da "computer"`, `إحدى القيمتين "human" أو "computer"`},
+	mWantToken: {"a string of 1 to 256 bytes of UTF-8",
+		"1 ile 256 bayt arası UTF-8 bir metin",
+		"نص UTF-8 طوله من 1 إلى 256 بايت"},
+	mWantTime: {"an RFC 3339 time such as 2026-11-30T10:37:31.123Z",
+		"2026-11-30T10:37:31.123Z gibi bir RFC 3339 zamanı",
+		"وقت بصيغة RFC 3339 مثل 2026-11-30T10:37:31.123Z"},
+
+	mFmtTavlarena: {"a dice-proof-v1 evidence file, scheme tavlarena-v1, game %[1]s, %[2]d rolls",
+		"dice-proof-v1 kanıt dosyası, tavlarena-v1 yöntemi, oyun %[1]s, %[2]d atış",
+		"ملف إثبات dice-proof-v1 بالطريقة tavlarena-v1، اللعبة %[1]s، عدد الرميات %[2]d"},
+	mFmtAnchored: {"a dice-proof-v1 evidence file, scheme anchored-v1, match %[1]q game %[2]d, %[3]d rolls",
+		"dice-proof-v1 kanıt dosyası, anchored-v1 yöntemi, maç %[1]q oyun %[2]d, %[3]d atış",
+		"ملف إثبات dice-proof-v1 بالطريقة anchored-v1، المباراة %[1]q اللعبة رقم %[2]d، عدد الرميات %[3]d"},
+	mFmtPerRoll: {"a dice-proof-v1 evidence file, scheme per-roll-v1, match %[1]s, %[2]d rolls",
+		"dice-proof-v1 kanıt dosyası, per-roll-v1 yöntemi, maç %[1]s, %[2]d atış",
+		"ملف إثبات dice-proof-v1 بالطريقة per-roll-v1، المباراة %[1]s، عدد الرميات %[2]d"},
+
+	mCmTavPass: {"the revealed seed, with the game id, the settings and the seats, gives the commitment %[1]s (seal code %[2]s)",
+		"açıklanan tohum; oyun kimliği, ayarlar ve koltuklarla birlikte %[1]s taahhüdünü veriyor (mühür kodu %[2]s)",
+		"البذرة المكشوفة، مع معرّف اللعبة والإعدادات والمقعدين، تعطي الالتزام %[1]s (رمز الختم %[2]s)"},
+	mCmTavFail: {"the revealed seed, with the game id, the settings and the seats, gives %[1]s (seal code %[2]s), but the file's commitment is %[3]s (seal code %[4]s)",
+		"açıklanan tohum; oyun kimliği, ayarlar ve koltuklarla birlikte %[1]s veriyor (mühür kodu %[2]s), ama dosyadaki taahhüt %[3]s (mühür kodu %[4]s)",
+		"البذرة المكشوفة، مع معرّف اللعبة والإعدادات والمقعدين، تعطي %[1]s (رمز الختم %[2]s)، لكن الالتزام في الملف هو %[3]s (رمز الختم %[4]s)"},
+	mCmAncPass: {"SHA-256 of the revealed seed is the fingerprint %[1]s",
+		"açıklanan tohumun SHA-256 özeti, parmak izi %[1]s ile aynı",
+		"تجزئة SHA-256 للبذرة المكشوفة هي البصمة %[1]s"},
+	mCmAncFail: {"SHA-256 of the revealed seed is %[1]s, but the fingerprint is %[2]s",
+		"açıklanan tohumun SHA-256 özeti %[1]s, ama parmak izi %[2]s",
+		"تجزئة SHA-256 للبذرة المكشوفة هي %[1]s، لكن البصمة هي %[2]s"},
+	mCmPerPass: {"each of the %[1]d revealed seeds matches its commitment",
+		"açıklanan %[1]d tohumun her biri kendi taahhüdüne uyuyor",
+		"كل بذرة من البذور المكشوفة (وعددها %[1]d) تطابق التزامها"},
+	mCmPerNone: {"there are no rolls, so no commitments to check",
+		"atış yok, dolayısıyla kontrol edilecek taahhüt de yok",
+		"لا توجد رميات، فلا التزامات للتحقق منها"},
+	mCmPerFail: {"%[1]d of %[2]d seeds do not match their commitment; the first is rolls[%[3]d] (rollId %[4]s): SHA-256 of its seed is %[5]s, but its commitment is %[6]s",
+		"%[2]d tohumdan %[1]d tanesi taahhüdüne uymuyor; ilki rolls[%[3]d] (rollId %[4]s): tohumunun SHA-256 özeti %[5]s, ama taahhüdü %[6]s",
+		"عدد البذور التي لا تطابق التزامها %[1]d من %[2]d؛ أولها الرمية rolls[%[3]d] (rollId %[4]s): تجزئة SHA-256 لبذرتها هي %[5]s، لكن التزامها هو %[6]s"},
+
+	mExSkipTav: {"no --expected-commitment given: compare the seal code %[1]s with the one you saw before the game",
+		"--expected-commitment verilmedi: %[1]s mühür kodunu oyundan önce gördüğün kodla karşılaştır",
+		"لم يُعطَ الخيار --expected-commitment: قارن رمز الختم %[1]s بالرمز الذي رأيته قبل اللعبة"},
+	mExSkipAnc: {"no --expected-commitment given: compare the fingerprint (seal code %[1]s) with the one you saw before the game",
+		"--expected-commitment verilmedi: parmak izini (mühür kodu %[1]s) oyundan önce gördüğünle karşılaştır",
+		"لم يُعطَ الخيار --expected-commitment: قارن البصمة (رمز الختم %[1]s) بالتي رأيتها قبل اللعبة"},
+	mExSkipPer: {"no --expected-commitment given", "--expected-commitment verilmedi", "لم يُعطَ الخيار --expected-commitment"},
+	mExPass: {"the commitment %[1]s matches the one you gave (%[2]s)",
+		"%[1]s taahhüdü verdiğin değerle (%[2]s) eşleşiyor",
+		"الالتزام %[1]s يطابق ما أعطيته (%[2]s)"},
+	mExFail: {"you gave %[1]s, but the file's commitment is %[2]s (seal code %[3]s)",
+		"verdiğin değer %[1]s, ama dosyadaki taahhüt %[2]s (mühür kodu %[3]s)",
+		"أعطيت %[1]s، لكن الالتزام في الملف هو %[2]s (رمز الختم %[3]s)"},
+	mExAncPass: {"the fingerprint %[1]s matches the one you gave (%[2]s)",
+		"%[1]s parmak izi verdiğin değerle (%[2]s) eşleşiyor",
+		"البصمة %[1]s تطابق ما أعطيته (%[2]s)"},
+	mExAncFail: {"you gave %[1]s, but the fingerprint is %[2]s (seal code %[3]s)",
+		"verdiğin değer %[1]s, ama parmak izi %[2]s (mühür kodu %[3]s)",
+		"أعطيت %[1]s، لكن البصمة هي %[2]s (رمز الختم %[3]s)"},
+	mExPerPass: {"rolls[%[1]d] (rollId %[2]s) has the commitment you gave (%[3]s)",
+		"rolls[%[1]d] (rollId %[2]s) verdiğin taahhüde (%[3]s) sahip",
+		"الرمية rolls[%[1]d] (rollId %[2]s) لها الالتزام الذي أعطيته (%[3]s)"},
+	mExPerFail: {"no roll of this match has the commitment you gave (%[1]s)",
+		"bu maçın hiçbir atışı verdiğin taahhüde (%[1]s) sahip değil",
+		"لا توجد في هذه المباراة رمية لها الالتزام الذي أعطيته (%[1]s)"},
+
+	mAnPass: {"drand quicknet round %[1]d: the signature verifies, the randomness is SHA-256 of the signature, and the round was published at %[2]s, after the game was sealed at %[3]s",
+		"drand quicknet turu %[1]d: imza doğrulandı, rastgelelik imzanın SHA-256 özeti, ve tur oyunun mühürlendiği %[3]s anından sonra, %[2]s anında yayımlandı",
+		"جولة drand quicknet رقم %[1]d: التوقيع صحيح، والعشوائية هي تجزئة SHA-256 للتوقيع، ونُشرت الجولة في %[2]s بعد ختم اللعبة في %[3]s"},
+	mAnFail: {"drand round %[1]d: %[2]s", "drand turu %[1]d: %[2]s", "جولة drand رقم %[1]d: %[2]s"},
+	mAnUnknownChain: {"the chain %[1]s is not a known drand chain (only quicknet, %[2]s, is accepted)",
+		"%[1]s zinciri bilinen bir drand zinciri değil (yalnızca quicknet, %[2]s, kabul edilir)",
+		"السلسلة %[1]s ليست سلسلة drand معروفة (لا تُقبل إلا quicknet، %[2]s)"},
+	mAnRoundZero: {"round 0 does not exist (rounds start at 1)", "0 numaralı tur yoktur (turlar 1'den başlar)", "الجولة 0 غير موجودة (تبدأ الجولات من 1)"},
+	mAnBadSig: {"the signature is not the chain's signature of this round",
+		"imza, zincirin bu tur için attığı imza değil",
+		"التوقيع ليس توقيع السلسلة لهذه الجولة"},
+	mAnBadRand: {"the randomness %[1]s is not SHA-256 of the signature (%[2]s)",
+		"%[1]s rastgeleliği imzanın SHA-256 özeti (%[2]s) değil",
+		"العشوائية %[1]s ليست تجزئة SHA-256 للتوقيع (%[2]s)"},
+	mAnExisted: {"the round was published at %[1]s, not after the game was sealed at %[2]s",
+		"tur %[1]s anında yayımlandı, oyunun mühürlendiği %[2]s anından sonra değil",
+		"نُشرت الجولة في %[1]s، أي ليس بعد ختم اللعبة في %[2]s"},
+
+	mRoPass: {"all %[1]d rolls recomputed from the seed match the dice played",
+		"tohumdan yeniden hesaplanan %[1]d atışın hepsi oynanan zarlarla aynı",
+		"أُعيد حساب الرميات كلها من البذرة (وعددها %[1]d) وكلها تطابق النرد الذي لُعب"},
+	mRoNone: {"there are no rolls to recompute", "yeniden hesaplanacak atış yok", "لا توجد رميات لإعادة حسابها"},
+	mRoFail: {"%[1]d of %[2]d rolls do not match; the first is roll n=%[3]d: the file says %[4]s, the seed gives %[5]s",
+		"%[2]d atıştan %[1]d tanesi tutmuyor; ilki n=%[3]d atışı: dosyada %[4]s yazıyor, tohum %[5]s veriyor",
+		"عدد الرميات التي لا تطابق %[1]d من %[2]d؛ أولها الرمية n=%[3]d: في الملف %[4]s، والبذرة تعطي %[5]s"},
+	mRoFailPer: {"%[1]d of %[2]d rolls do not match; the first is rolls[%[3]d] (rollId %[4]s): the file says %[5]s, the seed gives %[6]s",
+		"%[2]d atıştan %[1]d tanesi tutmuyor; ilki rolls[%[3]d] (rollId %[4]s): dosyada %[5]s yazıyor, tohum %[6]s veriyor",
+		"عدد الرميات التي لا تطابق %[1]d من %[2]d؛ أولها الرمية rolls[%[3]d] (rollId %[4]s): في الملف %[5]s، والبذرة تعطي %[6]s"},
+
+	mSqPass: {"%[1]d rolls numbered 0 to %[2]d without gaps, opening ties rolled again; %[3]s",
+		"%[1]d atış 0 ile %[2]d arasında boşluksuz numaralanmış, açılıştaki beraberlikler yeniden atılmış; %[3]s",
+		"الرميات (وعددها %[1]d) مرقّمة من 0 إلى %[2]d بلا فجوات، وأُعيد رمي كل تعادل في الافتتاح؛ %[3]s"},
+	mSqWestern:        {"western opening, no re-roll", "batı usulü açılış, yeniden atış yok", "افتتاح على الطريقة الغربية بلا إعادة رمي"},
+	mSqTurkishDone:    {"exactly one re-roll by the starter (turkish-reroll)", "başlayan oyuncunun tam bir yeniden atışı var (turkish-reroll)", "إعادة رمي واحدة بالضبط من اللاعب البادئ (turkish-reroll)"},
+	mSqTurkishPending: {"the game ended before the re-roll (turkish-reroll)", "oyun yeniden atıştan önce bitti (turkish-reroll)", "انتهت اللعبة قبل إعادة الرمي (turkish-reroll)"},
+	mSqOpeningPending: {"the game ended during the opening", "oyun açılış sırasında bitti", "انتهت اللعبة أثناء الافتتاح"},
+	mSqNone:           {"there are no rolls", "hiç atış yok", "لا توجد رميات"},
+	mSqGap: {"rolls[%[1]d] has n=%[2]d, but n=%[3]d is due: n must run from 0 without gaps",
+		"rolls[%[1]d] için n=%[2]d, ama sıradaki n=%[3]d: n 0'dan başlayıp boşluksuz ilerlemeli",
+		"الرمية rolls[%[1]d] رقمها n=%[2]d، والمنتظر n=%[3]d: يجب أن يتسلسل n من 0 بلا فجوات"},
+	mSqKind: {"roll n=%[1]d is marked %[2]s, but %[3]s is due: %[4]s",
+		"n=%[1]d atışı %[2]s olarak işaretlenmiş, ama sırada %[3]s var: %[4]s",
+		"الرمية n=%[1]d موسومة %[2]s، والمنتظر %[3]s: %[4]s"},
+	mSqWhyFirst:     {"a game starts with an opening roll", "oyun bir açılış atışıyla başlar", "تبدأ اللعبة برمية افتتاح"},
+	mSqWhyTie:       {"the opening was a tie, so it is rolled again", "açılış berabere bitti, bu yüzden yeniden atılır", "انتهى الافتتاح بالتعادل، فيُعاد رميه"},
+	mSqWhyReroll:    {"under turkish-reroll the starter rolls again after the opening", "turkish-reroll kuralında başlayan oyuncu açılıştan sonra yeniden atar", "في قاعدة turkish-reroll يرمي اللاعب البادئ مرة أخرى بعد الافتتاح"},
+	mSqWhyOneReroll: {"there is exactly one re-roll, and only under turkish-reroll", "yeniden atış yalnızca turkish-reroll kuralında ve tam bir kez yapılır", "إعادة الرمي مرة واحدة بالضبط، وفي قاعدة turkish-reroll وحدها"},
+	mSqWhyDecided:   {"the opening was already decided", "açılış zaten belli olmuştu", "كان الافتتاح قد حُسم"},
+	mKindOpening:    {`"opening"`, `"opening" (açılış)`, `"opening" (افتتاح)`},
+	mKindReroll:     {`"reroll"`, `"reroll" (yeniden atış)`, `"reroll" (إعادة رمي)`},
+	mKindTurn:       {`"turn"`, `"turn" (sıra atışı)`, `"turn" (رمية دور)`},
+	mSqPerPass: {"the %[1]d roll ids are all different",
+		"%[1]d atış kimliğinin hepsi birbirinden farklı",
+		"معرّفات الرميات (وعددها %[1]d) كلها مختلفة"},
+	mSqPerDup: {"rolls[%[1]d] repeats the rollId %[2]s of rolls[%[3]d]",
+		"rolls[%[1]d], rolls[%[3]d] atışının rollId değerini (%[2]s) tekrarlıyor",
+		"الرمية rolls[%[1]d] تكرر المعرّف rollId %[2]s الخاص بالرمية rolls[%[3]d]"},
+
+	mLgNoLog: {"the file has no log member: it is an evidence file, not a proof bundle from the log",
+		"dosyada log üyesi yok: bu bir kanıt dosyası, kayıt defterinden gelen bir kanıt paketi değil",
+		"لا يحوي الملف العضو log: إنه ملف إثبات، لا حزمة إثبات من السجل"},
+	mLgNotYet: {"this version of zarlog-verify does not check proof bundles yet",
+		"zarlog-verify'ın bu sürümü kanıt paketlerini henüz kontrol etmiyor",
+		"هذا الإصدار من zarlog-verify لا يتحقق من حزم الإثبات بعد"},
+	mLgKeyNoLog: {"--log-key was given, but the file has no log member: nothing ties this game to that log",
+		"--log-key verildi, ama dosyada log üyesi yok: bu oyunu o kayıt defterine bağlayan hiçbir şey yok",
+		"أُعطي الخيار --log-key، لكن الملف لا يحوي العضو log: لا شيء يربط هذه اللعبة بذلك السجل"},
+	mLgKeyNotYet: {"--log-key was given, but this version of zarlog-verify cannot check proof bundles yet",
+		"--log-key verildi, ama zarlog-verify'ın bu sürümü kanıt paketlerini henüz kontrol edemiyor",
+		"أُعطي الخيار --log-key، لكن هذا الإصدار من zarlog-verify لا يستطيع التحقق من حزم الإثبات بعد"},
+
+	mSuPass:  {"Every roll checked", "Her atış kontrol edildi", "تم التحقق من كل رمية"},
+	mSuFail:  {"The proof is INVALID; failed: %[1]s", "Kanıt GEÇERSİZ; başarısız olan: %[1]s", "الإثبات غير صالح؛ فشل: %[1]s"},
+	mSuInput: {"Bad input: this is not a dice-proof-v1 evidence file that can be checked", "Hatalı girdi: bu, kontrol edilebilecek bir dice-proof-v1 kanıt dosyası değil", "مدخلات خاطئة: هذا ليس ملف إثبات dice-proof-v1 يمكن التحقق منه"},
+	mSuFailNote: {"Because a check failed, this file does not show that the dice were fair.",
+		"Bir kontrol başarısız olduğu için bu dosya zarların adil olduğunu göstermez.",
+		"لأن أحد الفحوص فشل، فهذا الملف لا يبيّن أن النرد كان عادلًا."},
+	mHProves:    {"What this proves:", "Neyi kanıtlar:", "ما يثبته هذا الملف:"},
+	mHNotProves: {"What this does not prove:", "Neyi kanıtlamaz:", "ما لا يثبته:"},
+
+	mStTavDice: {"Every roll of this game is the one that the revealed seed and the two players' contributions give: no die was changed.",
+		"Bu oyunun her atışı, açıklanan tohumun ve iki oyuncunun katkılarının verdiği atıştır: hiçbir zar değiştirilmemiştir.",
+		"كل رمية في هذه اللعبة هي الرمية التي تعطيها البذرة المكشوفة ومساهمتا اللاعبين: لم يُغيَّر أي نرد."},
+	mStSealSeen: {"The commitment is the one you gave, so the seed was fixed before the first roll and could not be changed during the game.",
+		"Taahhüt verdiğin değerle aynı; demek ki tohum ilk atıştan önce belirlenmişti ve oyun sırasında değiştirilemezdi.",
+		"الالتزام هو الذي أعطيته، إذن ثُبّتت البذرة قبل الرمية الأولى ولم يكن ممكنًا تغييرها أثناء اللعبة."},
+	mStSealIf: {"If the seal code %[1]s is the one you saw before the game, the seed was fixed before the first roll and could not be changed during the game.",
+		"%[1]s mühür kodu oyundan önce gördüğün kodsa, tohum ilk atıştan önce belirlenmişti ve oyun sırasında değiştirilemezdi.",
+		"إن كان رمز الختم %[1]s هو الذي رأيته قبل اللعبة، فقد ثُبّتت البذرة قبل الرمية الأولى ولم يكن ممكنًا تغييرها أثناء اللعبة."},
+	mStTavPlayers: {"Each player's contribution went into every roll, so no player could steer the dice, and the server alone could not choose them.",
+		"Her oyuncunun katkısı her atışa girdi; bu yüzden hiçbir oyuncu zarları yönlendiremezdi, sunucu da tek başına seçemezdi.",
+		"دخلت مساهمة كل لاعب في كل رمية، فلم يكن بوسع أي لاعب توجيه النرد، ولا بوسع الخادم وحده اختياره."},
+	mStTavServerKnew: {"That nobody could look at the dice in advance: the server knew the secret seed during the game. It could not change the dice, but in principle it could have known them.",
+		"Kimsenin zarlara önceden bakamayacağını: sunucu oyun sırasında gizli tohumu biliyordu. Zarları değiştiremezdi ama ilke olarak bilebilirdi.",
+		"أن أحدًا لم يكن يستطيع رؤية النرد مسبقًا: كان الخادم يعرف البذرة السرية أثناء اللعبة. لم يكن يستطيع تغيير النرد، لكنه كان يستطيع من حيث المبدأ أن يعرفه."},
+	mStNoExpected: {"That the commitment was published before the game: this run was not given the seal code you saw (--expected-commitment), and the file alone cannot show when the commitment was published.",
+		"Taahhüdün oyundan önce yayımlandığını: bu çalıştırmaya gördüğün mühür kodu verilmedi (--expected-commitment) ve dosya tek başına taahhüdün ne zaman yayımlandığını gösteremez.",
+		"أن الالتزام نُشر قبل اللعبة: لم يُعطَ هذا الفحص رمز الختم الذي رأيته (--expected-commitment)، والملف وحده لا يبيّن متى نُشر الالتزام."},
+	mStNoExpectedAnc: {"That the fingerprint was published before the game: this run was not given the fingerprint you saw (--expected-commitment), and the file alone cannot show when it was published.",
+		"Parmak izinin oyundan önce yayımlandığını: bu çalıştırmaya gördüğün parmak izi verilmedi (--expected-commitment) ve dosya tek başına onun ne zaman yayımlandığını gösteremez.",
+		"أن البصمة نُشرت قبل اللعبة: لم يُعطَ هذا الفحص البصمة التي رأيتها (--expected-commitment)، والملف وحده لا يبيّن متى نُشرت."},
+	mStComputerProves: {"This was a game against the computer: the dice were rolled the same way, on the player's own device.",
+		"Bu, bilgisayara karşı bir oyundu: zarlar aynı yöntemle, oyuncunun kendi cihazında atıldı.",
+		"كانت هذه لعبة ضد الحاسوب: رُمي النرد بالطريقة نفسها على جهاز اللاعب نفسه."},
+	mStComputerPeek: {"That the dice were hidden from the player: the secret seed was on the player's device, so whoever held the device could have looked at the dice in advance.",
+		"Zarların oyuncudan gizli kaldığını: gizli tohum oyuncunun cihazındaydı; bu yüzden cihazı elinde tutan zarlara önceden bakabilirdi.",
+		"أن النرد كان مخفيًا عن اللاعب: كانت البذرة السرية على جهاز اللاعب، فكان بوسع من يحمل الجهاز أن يطّلع على النرد مسبقًا."},
+	mStAncDice: {"The revealed seed matches the fingerprint, and every roll of this game is the one that the seed, both players' tokens and drand round %[1]d give: no die was changed.",
+		"Açıklanan tohum parmak iziyle eşleşiyor ve bu oyunun her atışı; tohumun, iki oyuncunun tanıtıcılarının ve drand'ın %[1]d numaralı turunun verdiği atıştır: hiçbir zar değiştirilmemiştir.",
+		"البذرة المكشوفة تطابق البصمة، وكل رمية في هذه اللعبة هي التي تعطيها البذرة ورمزا اللاعبين وجولة drand رقم %[1]d: لم يُغيَّر أي نرد."},
+	mStFpSeen: {"The fingerprint is the one you gave, so the seed was already fixed when you saw it before the game.",
+		"Parmak izi verdiğin değerle aynı; demek ki tohum, sen onu oyundan önce gördüğünde zaten belirlenmişti.",
+		"البصمة هي التي أعطيتها، إذن كانت البذرة ثابتة حين رأيتها قبل اللعبة."},
+	mStAncAnchor: {"drand round %[1]d was published at %[2]s by independent operators, after the sealing time the record gives (%[3]s). Nobody could know it at sealing, so nobody, not the server, not a player, not the server and both players together, could choose the dice in advance.",
+		"drand'ın %[1]d numaralı turu, kaydın verdiği mühürleme zamanından (%[3]s) sonra, %[2]s anında bağımsız işletmecilerce yayımlandı. Mühürleme anında kimse onu bilemezdi; bu yüzden ne sunucu, ne bir oyuncu, ne de sunucu ile iki oyuncu el ele verse zarları önceden seçebilirdi.",
+		"نُشرت جولة drand رقم %[1]d في %[2]s على يد مشغّلين مستقلين، بعد وقت الختم الذي يذكره السجل (%[3]s). لم يكن أحد يعرفها لحظة الختم، فلم يكن بوسع أحد أن يختار النرد مسبقًا: لا الخادم، ولا أحد اللاعبين، ولا الخادم واللاعبان معًا."},
+	mStAncServerKnew: {"That nobody knew the dice in advance: once round %[1]d was public, the server, which held the seed, could compute every die of the game before it was rolled.",
+		"Kimsenin zarları önceden bilmediğini: %[1]d numaralı tur yayımlandıktan sonra, tohumu elinde tutan sunucu oyunun her zarını atılmadan önce hesaplayabilirdi.",
+		"أن أحدًا لم يعرف النرد مسبقًا: بعد أن صارت الجولة %[1]d علنية، كان بوسع الخادم، وهو يحمل البذرة، أن يحسب كل نرد في اللعبة قبل رميه."},
+	mStAncSealTime: {"When the game was sealed: the sealing time (sealedAt), and that the fingerprint and the tokens were fixed by then, are the record's statements; this file alone cannot show them.",
+		"Oyunun ne zaman mühürlendiğini: mühürleme zamanı (sealedAt) ve parmak izi ile tanıtıcıların o zamana kadar belirlenmiş olması kaydın beyanıdır; bu dosya tek başına bunları gösteremez.",
+		"متى خُتمت اللعبة: وقت الختم (sealedAt)، وكون البصمة ورمزي اللاعبين ثابتة عندئذ، هي أقوال السجل؛ والملف وحده لا يستطيع أن يبيّنها."},
+	mStAncAnchorComputer: {"drand round %[1]d was published at %[2]s, after the sealing time the record gives (%[3]s), so the dice could not be chosen in advance, not even on the player's device.",
+		"drand'ın %[1]d numaralı turu, kaydın verdiği mühürleme zamanından (%[3]s) sonra, %[2]s anında yayımlandı; bu yüzden zarlar önceden seçilemezdi, oyuncunun cihazında bile.",
+		"نُشرت جولة drand رقم %[1]d في %[2]s، بعد وقت الختم الذي يذكره السجل (%[3]s)، فلم يكن ممكنًا اختيار النرد مسبقًا، ولا حتى على جهاز اللاعب."},
+	mStComputerPeekAnc: {"That the dice were hidden from the player: the seed was on the player's own device, so once round %[1]d was public, whoever held the device could have looked at the dice in advance.",
+		"Zarların oyuncudan gizli kaldığını: tohum oyuncunun kendi cihazındaydı; bu yüzden %[1]d numaralı tur yayımlandıktan sonra cihazı elinde tutan zarlara önceden bakabilirdi.",
+		"أن النرد كان مخفيًا عن اللاعب: كانت البذرة على جهاز اللاعب نفسه، فبعد أن صارت الجولة %[1]d علنية كان بوسع من يحمل الجهاز أن يطّلع على النرد مسبقًا."},
+	mStPerDice: {"Each revealed seed matches its commitment, and each roll's dice are computed from the numbers in the record (the seed, the second number, the match and roll ids): no roll was changed after it was recorded.",
+		"Açıklanan her tohum kendi taahhüdüne uyuyor ve her atışın zarları kayıttaki sayılardan (tohum, ikinci sayı, maç ve atış kimlikleri) hesaplanıyor: hiçbir atış kaydedildikten sonra değiştirilmemiş.",
+		"كل بذرة مكشوفة تطابق التزامها، ونرد كل رمية محسوب من الأرقام المدوّنة في السجل (البذرة والرقم الثاني ومعرّفا المباراة والرمية): لم تُغيَّر أي رمية بعد تسجيلها."},
+	mStPerSeen: {"The commitment you gave is that of rolls[%[1]d], so that roll's seed was already fixed when you saw its commitment.",
+		"Verdiğin taahhüt rolls[%[1]d] atışına ait; demek ki o atışın tohumu, sen taahhüdü gördüğünde zaten belirlenmişti.",
+		"الالتزام الذي أعطيته هو التزام الرمية rolls[%[1]d]، إذن كانت بذرة تلك الرمية ثابتة حين رأيت التزامها."},
+	mStPerBefore: {"That each seed was fixed before its roll: the record alone cannot show it. Your app can, for the rolls you rolled yourself, because it received the commitment before the roll.",
+		"Her tohumun kendi atışından önce belirlendiğini: kayıt tek başına bunu gösteremez. Senin uygulaman, kendi attığın atışlar için bunu görebilir, çünkü taahhüt ona atıştan önce ulaştı.",
+		"أن كل بذرة ثُبّتت قبل رميتها: لا يبيّن السجل ذلك وحده. لكن تطبيقك يستطيع أن يتبيّنه في الرميات التي رميتها أنت، لأن الالتزام وصله قبل الرمية."},
+	mStPerServer: {`For the %[1]d of %[2]d rolls whose second number came from the server ("secondFrom": "server"), the record still shows that the roll was not changed after it was recorded, but it cannot show that the server did not know the roll in advance, or did not choose it.`,
+		`%[2]d atıştan, ikinci sayısını sunucunun verdiği %[1]d atış için ("secondFrom": "server") kayıt, atışın kaydedildikten sonra değiştirilmediğini yine gösterir; ama sunucunun atışı önceden bilmediğini ya da seçmediğini gösteremez.`,
+		`في الرميات التي أتى الخادم برقمها الثاني ("secondFrom": "server")، وعددها %[1]d من %[2]d، يظل السجل يبيّن أن الرمية لم تُغيَّر بعد تسجيلها، لكنه لا يستطيع أن يبيّن أن الخادم لم يكن يعرف الرمية سلفًا، ولا أنه لم يخترها.`},
+	mStPerClientLabel: {`That a second number really came from the player's app: "secondFrom" is the record's statement and is not bound by any hash.`,
+		`İkinci sayının gerçekten oyuncunun uygulamasından geldiğini: "secondFrom" kaydın beyanıdır ve hiçbir özete bağlı değildir.`,
+		`أن الرقم الثاني أتى فعلًا من تطبيق اللاعب: الحقل "secondFrom" قول السجل، ولا تربطه أي تجزئة.`},
+}
