@@ -290,7 +290,9 @@ func Apply(g *Game, ev *Event, env Env) (*Game, error) {
 	case Contribution:
 		err = ng.contribute(b.Seat, func() { ng.Contributions[b.Seat] = b.Contribution })
 	case TokenContribution:
-		err = ng.contribute(b.Seat, func() { ng.Tokens[b.Seat] = b.Token })
+		if err = tokenInTime(&ng, env); err == nil {
+			err = ng.contribute(b.Seat, func() { ng.Tokens[b.Seat] = b.Token })
+		}
 	case Beacon:
 		err = ng.beacon(b, env)
 	case Roll:
@@ -372,6 +374,34 @@ func checkAnchor(b AnchoredCommit, env Env) error {
 	if c.ExistedAt(b.Anchor.Round, limit) {
 		return reject(CodeRoundAlreadyExisted, "body.anchor.round", "round %d (at %s) already existed when the commit was appended at %s (+ %v margin)",
 			b.Anchor.Round, c.RoundTime(b.Anchor.Round).UTC().Format(TimeLayout), env.Now.UTC().Format(TimeLayout), max(env.ClockSkew, 0))
+	}
+	return nil
+}
+
+// tokenInTime refuses an anchored-v1 token appended when the anchor round
+// already existed (at Now+ClockSkew). A token chosen after the beacon is
+// public would let a player who works with the server pick the dice: the
+// server knows the seed, so the pair could try tokens until the rolls suit
+// them. Logging both tokens before the round exists closes that gap.
+func tokenInTime(g *Game, env Env) error {
+	if env.SkipClockChecks {
+		return nil
+	}
+	if env.Now.IsZero() {
+		return errors.New("apply anchored-v1 token: Env.Now is zero")
+	}
+	var c BeaconVerifier
+	ok := false
+	if env.Beacons != nil {
+		c, ok = env.Beacons(g.Anchor.Chain)
+	}
+	if !ok {
+		return reject(CodeUnknownChain, "body.token", "drand chain %x of the commit is not pinned by this log", g.Anchor.Chain)
+	}
+	limit := env.Now.Add(max(env.ClockSkew, 0))
+	if c.ExistedAt(g.Anchor.Round, limit) {
+		return reject(CodeRoundAlreadyExisted, "body.token", "token appended at %s, but anchor round %d (at %s) was already public (+ %v margin): tokens must be logged before the beacon exists",
+			env.Now.UTC().Format(TimeLayout), g.Anchor.Round, c.RoundTime(g.Anchor.Round).UTC().Format(TimeLayout), max(env.ClockSkew, 0))
 	}
 	return nil
 }
