@@ -176,10 +176,13 @@ func pointName(q int) string {
 	return fmt.Sprintf("point %d", q)
 }
 
-// diagnose names the rule that makes the play leading to end illegal: first
-// the rule of the number of dice, then each movement rule switched off in
-// turn (cumulatively) until end becomes reachable. best is the number of
-// dice the legal plays use.
+// diagnose names the rule that makes the play leading to end illegal. If
+// single-die moves that the rules allow reach end, the play breaks a rule of
+// the number of dice (or of the larger die). Otherwise the movement rules
+// are switched off one after the other, in diagnosisOrder, until end becomes
+// reachable, and the first of them that must stay switched off is named. If
+// end is out of reach even then, the play does not fit the dice. best is the
+// number of dice the legal plays use.
 func diagnose(v Variant, p Position, seat int, d Dice, end Position, best int) (Rule, string) {
 	g := newGen(v, seat, d, 0, true)
 	g.run(p)
@@ -195,14 +198,25 @@ func diagnose(v Variant, p Position, seat int, d Dice, end Position, best int) (
 			return RuleBothDice, "both dice can be played"
 		}
 	}
-	var relax relaxation
-	for _, r := range diagnosisOrder {
-		relax |= r.r
+	reaches := func(relax relaxation) bool {
 		g := newGen(v, seat, d, relax, true)
 		g.run(p)
-		if g.nodes[end] != nil {
-			return r.rule, ruleDetail(r.rule)
+		return g.nodes[end] != nil
+	}
+	// Switch rules off in order until the play becomes possible; then name
+	// the first of those rules that it still needs switched off.
+	var relax relaxation
+	for k, r := range diagnosisOrder {
+		relax |= r.r
+		if !reaches(relax) {
+			continue
 		}
+		for _, s := range diagnosisOrder[:k+1] {
+			if !reaches(relax &^ s.r) {
+				return s.rule, ruleDetail(s.rule)
+			}
+		}
+		return r.rule, ruleDetail(r.rule)
 	}
 	return RuleDice, fmt.Sprintf("the play cannot be made with %s", d)
 }
