@@ -106,6 +106,15 @@ func (g *gen) relaxed(r relaxation) bool { return g.relax&r != 0 }
 // run enumerates every sequence of steps from p.
 func (g *gen) run(p Position) {
 	g.dfs(p, 0, 0, 0)
+	if len(g.nodes) == 0 && g.rs.fevga && g.relax&(relaxStartQuarter|relaxPrimeTrap) == 0 {
+		// No play, not even the empty one, ends where fevga allows (this
+		// only happens in positions that play cannot reach): the rules
+		// about where a play ends do not apply.
+		g.relax |= relaxStartQuarter | relaxPrimeTrap
+		clear(g.seen)
+		g.best = -1
+		g.dfs(p, 0, 0, 0)
+	}
 	if g.every || g.double || g.best != 1 {
 		return
 	}

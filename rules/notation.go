@@ -267,7 +267,7 @@ func notate(steps []step, hits uint32) Play {
 	for _, s := range ss {
 		joined := false
 		for i := range ps {
-			if ps[i].to == int(s.from) && s.from != Off {
+			if ps[i].to == int(s.from) {
 				ps[i].lands |= 1 << s.from
 				ps[i].to = int(s.to)
 				joined = true

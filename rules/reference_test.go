@@ -31,6 +31,7 @@ type refRules struct {
 	pinning bool       // blots are pinned (plakoto)
 	running bool       // one checker holds a point (fevga)
 	noRunIn bool       // a checker that hits in its home board stops (tavla)
+	anyEnd  bool       // ignore the rules about where a play ends
 }
 
 func newRefRules(v Variant) refRules {
@@ -268,7 +269,7 @@ type refLeaf struct {
 }
 
 func refSearch(r refRules, b refBoard, frozen [25]int8, s int, dice []int, used, first int, out map[refLeaf]bool) {
-	if refEndOK(r, &b, s) {
+	if r.anyEnd || refEndOK(r, &b, s) {
 		out[refLeaf{b, used, first}] = true
 	}
 	for i, d := range dice {
@@ -297,6 +298,11 @@ func refPlays(v Variant, p Position, s int, d Dice) map[Position]bool {
 	leaves := make(map[refLeaf]bool)
 	var frozen [25]int8
 	refSearch(r, refFromPosition(r, p), frozen, s, dice, 0, 0, leaves)
+	if len(leaves) == 0 {
+		// Nothing ends where fevga allows: those rules do not apply.
+		r.anyEnd = true
+		refSearch(r, refFromPosition(r, p), frozen, s, dice, 0, 0, leaves)
+	}
 	most := 0
 	for l := range leaves {
 		most = max(most, l.used)

@@ -122,3 +122,29 @@ func TestRuleCodes(t *testing.T) {
 		})
 	}
 }
+
+// TestFevgaUnavoidableEnd: in a position play cannot reach, where no play,
+// not even the empty one, ends where fevga allows, the end-of-play rules
+// give way and there are legal plays.
+func TestFevgaUnavoidableEnd(t *testing.T) {
+	// Seat 0 holds its whole starting quarter, and the opponent's home
+	// board (seat 0's points 13-18) is full: with fives and sixes nothing
+	// moves (and the first-checker rule holds the 24-point).
+	p := mkpos(t, Fevga, "24:5 23:2 22:2 21:2 20:2 19:2", "1:3 2:3 3:3 4:2 5:2 6:2")
+	g := newGen(Fevga, 0, Dice{6, 6}, 0, false)
+	if g.validEnd(&p) {
+		t.Fatal("the position is not one that fevga forbids to end in")
+	}
+	for _, d := range AllRolls() {
+		ps := LegalPlays(Fevga, p, 0, d)
+		if len(ps) == 0 {
+			t.Fatalf("%s: no legal plays", d)
+		}
+		if ref := refPlays(Fevga, p, 0, d); len(ref) != len(ps) {
+			t.Fatalf("%s: %d plays, reference %d", d, len(ps), len(ref))
+		}
+		if d[1] >= 5 && (len(ps) != 1 || ps[0].String() != EmptyPlay) {
+			t.Fatalf("%s: plays %v, want only the empty play", d, ps)
+		}
+	}
+}
