@@ -120,14 +120,14 @@ func (g *gen) run(p Position) {
 	}
 	// Only one die can be played: the larger one if it can.
 	hi := max(g.dice[0], g.dice[1])
-	any := false
+	canHi := false
 	for _, n := range g.nodes {
 		if n.dieMask&(1<<hi) != 0 {
-			any = true
+			canHi = true
 			break
 		}
 	}
-	if any {
+	if canHi {
 		for k, n := range g.nodes {
 			if n.dieMask&(1<<hi) == 0 {
 				delete(g.nodes, k)
