@@ -165,8 +165,11 @@ type cosigned struct {
 	note       []byte // the checkpoint, the log's verified signatures and the cosignature
 }
 
-// New opens the witness's state in cfg.Dir and returns the Witness. Close it
-// to release the directory.
+// New opens the witness's state in cfg.Dir (creating it if needed), loads
+// the latest cosigned checkpoint of each configured log, and returns the
+// Witness. It fails if another Witness holds the directory or a stored
+// checkpoint does not parse. Shut down by stopping the HTTP server first,
+// then calling Close, which releases the directory.
 func New(ctx context.Context, cfg Config) (*Witness, error) {
 	if cfg.Dir == "" {
 		return nil, errors.New("witness: no data directory")
