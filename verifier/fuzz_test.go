@@ -1,11 +1,14 @@
 package verifier
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"testing"
 
+	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/cjson"
+	"github.com/zarlog/zarlog/merkle"
 )
 
 // FuzzVerify: the evidence parser and every check never panic on any
@@ -20,9 +23,14 @@ func FuzzVerify(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(`{"format":"dice-proof-v1","scheme":"per-roll-v1","matchId":"00112233-4455-6677-8899-aabbccddeeff","rolls":[]}`))
+	f.Add([]byte("c2sp.org/tlog-proof@v1\nindex 0\n\no\n1\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n\n— o AAAAAAA=\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ev, perr := Parse(data)
 		r := Verify(data, Options{})
+		if IsTlogProof(data) {
+			checkTlogReport(t, data, r)
+			return
+		}
+		ev, perr := Parse(data)
 		exit := r.Exit()
 		switch {
 		case perr != nil && exit != 2:
@@ -39,6 +47,19 @@ func FuzzVerify(f *testing.F) {
 			if ev.Opening == "" || ev.Opponent == "" {
 				t.Fatalf("opening %q opponent %q", ev.Opening, ev.Opponent)
 			}
+			// A parsed file formats canonically and parses back to the
+			// same canonical bytes.
+			b, err := Format(ev)
+			if err != nil {
+				t.Fatalf("Format of a parsed file: %v", err)
+			}
+			ev2, err := Parse(b)
+			if err != nil {
+				t.Fatalf("Format's output does not parse: %v", err)
+			}
+			if b2, err := Format(ev2); err != nil || !bytes.Equal(b, b2) {
+				t.Fatalf("Format(Parse(Format(ev))) differs: %v", err)
+			}
 		}
 		for _, l := range Langs() {
 			_ = r.Text(l)
@@ -48,4 +69,21 @@ func FuzzVerify(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkTlogReport: a tlog-proof's report is bad input exactly when the file
+// does not parse or holds no event, and otherwise has the event.
+func checkTlogReport(t *testing.T, data []byte, r *Report) {
+	p, err := merkle.ParseTlogProof(data)
+	parsed := err == nil && len(p.Extra) > 0
+	if parsed {
+		_, err := events.Parse(p.Extra)
+		parsed = err == nil
+	}
+	if parsed != (r.Exit() != 2) || parsed != (r.Event != nil) {
+		t.Fatalf("tlog-proof parsed %v, exit %d, event %v", parsed, r.Exit(), r.Event != nil)
+	}
+	if parsed && r.Exit() == 0 {
+		t.Fatal("a tlog-proof verified without a log key")
+	}
 }

@@ -39,6 +39,22 @@ func logKey(t *testing.T) string {
 	return ""
 }
 
+// emitterKey returns an emitter key of the vectors.
+func emitterKey(t *testing.T) string {
+	t.Helper()
+	vs, err := dicevectors.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		if len(v.EmitterKeys) > 0 {
+			return v.EmitterKeys[0]
+		}
+	}
+	t.Fatal("no vector has an emitter key")
+	return ""
+}
+
 func TestParseArgs(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -78,6 +94,11 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"--expected-commitment", "xyz", "f"}, mBadExpected},
 		{[]string{"f", "--expected-commitment"}, mNoValue},
 		{[]string{"--log-key", "not-a-key", "f"}, mBadLogKey},
+		{[]string{"--emitter-key", "not-a-key", "f"}, mBadEmitterKey},
+		{[]string{"--emitter-key", logKey(t), "--emitter-key", logKey(t), "f"}, mBadEmitterKey}, // a log's name is not an emitter id
+		{[]string{"f", "--emitter-key"}, mNoValue},
+		{[]string{"f", "--witness-policy"}, mNoValue},
+		{[]string{"--witness-policy=", "f"}, mNoValue},
 	}
 	for _, tt := range bad {
 		_, err := ParseArgs(tt.args)
@@ -85,6 +106,14 @@ func TestParseArgs(t *testing.T) {
 		if !errors.As(err, &ue) || ue.id != tt.id {
 			t.Errorf("ParseArgs(%q) = %v, want usage error %d", tt.args, err, tt.id)
 		}
+	}
+	ek := emitterKey(t)
+	if _, err := ParseArgs([]string{"--emitter-key", ek, "--emitter-key", ek, "f"}); err == nil || err.(*UsageError).id != mBadEmitterKeys {
+		t.Errorf("the same --emitter-key twice: %v", err)
+	}
+	cfg, err = ParseArgs([]string{"--emitter-key", ek, "f", "--witness-policy", "p.txt"})
+	if err != nil || cfg.Options.EmitterKeys == nil || cfg.PolicyFile != "p.txt" {
+		t.Errorf("ParseArgs with emitter key and policy: %+v, %v", cfg, err)
 	}
 	// A usage error speaks the language asked for, wherever --lang is.
 	_, err = ParseArgs([]string{"--nope", "f", "--lang", "tr"})
@@ -130,6 +159,9 @@ func TestRunExitCodes(t *testing.T) {
 		{"no-file", data, nil, 2, "", "no evidence file"},
 		{"help", nil, []string{"--help"}, 0, "usage: zarlog-verify", ""},
 		{"help-arabic", nil, []string{"--lang", "ar", "-h"}, 0, "الاستخدام", ""},
+		{"policy-missing", data, []string{"--witness-policy", filepath.Join(dir, "nope.txt"), "-"}, 2, "", "cannot read the --witness-policy file"},
+		{"policy-malformed", data, []string{"--witness-policy", worked(t), "-"}, 2, "", "is not a C2SP tlog-policy"},
+		{"policy-without-log", data, []string{"--witness-policy", policyFile(t), "-"}, 1, "FAIL  log-witnesses", ""},
 	}
 	for _, tt := range tests {
 		code, out, errOut := run(t, tt.stdin, tt.args...)
@@ -137,6 +169,22 @@ func TestRunExitCodes(t *testing.T) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %d, %q, %q", tt.name, code, out, errOut, tt.code, tt.out, tt.err)
 		}
 	}
+}
+
+// policyFile returns a witness policy file of the vectors.
+func policyFile(t *testing.T) string {
+	t.Helper()
+	vs, err := dicevectors.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		if v.WitnessPolicy != nil {
+			return v.PolicyPath
+		}
+	}
+	t.Fatal("no vector has a witness policy")
+	return ""
 }
 
 func TestRunJSON(t *testing.T) {
