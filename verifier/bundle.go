@@ -149,7 +149,9 @@ func checkBundle(ev *Evidence, opt Options) bundleResult {
 		}
 	}
 	wit, cosigs := witnessCheck(l.Checkpoint, opt)
-	res.cosigs = cosigs
+	if wit.Status == Pass {
+		res.cosigs = cosigs
+	}
 	emi := emitterCheck(evs, func(i int) string { return fmt.Sprintf("log.entries[%d]", i) }, opt)
 	res.emitter = emi.Status
 	res.checks = []Check{inclusionCheck(l), sig, order, agree, wit, emi}

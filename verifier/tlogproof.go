@@ -57,7 +57,7 @@ func VerifyTlogProof(data []byte, opt Options) *Report {
 	r.Checks = append(r.Checks, inc, sig, wit, emi)
 
 	r.proves = []Message{msg(mStTlogIn, p.Index, cp.Size, signer)}
-	if cosigs > 0 {
+	if wit.Status == Pass && cosigs > 0 {
 		r.proves = append(r.proves, msg(mStBundleWitnessed, cosigs))
 	} else {
 		r.notProves = append(r.notProves, msg(mStBundleNoWitness))

@@ -68,6 +68,18 @@ func TestBinaryVectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	bundles, tlogProofs := 0, 0
+	for _, v := range vs {
+		if v.IsBundle() {
+			bundles++
+		}
+		if v.IsTlogProof() {
+			tlogProofs++
+		}
+	}
+	if bundles == 0 || tlogProofs == 0 {
+		t.Errorf("%d proof-bundle and %d tlog-proof vectors, want some of each", bundles, tlogProofs)
+	}
 	for i, v := range vs {
 		t.Run(v.Name, func(t *testing.T) {
 			code, out, errOut := runBin(t, nil, append(v.Args(), "--json", v.Path)...)

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -227,4 +229,25 @@ func FuzzRun(f *testing.F) {
 			t.Fatalf("--json printed %q", out)
 		}
 	})
+}
+
+// TestCLICatalogTranslated: every command-line message exists in the three
+// languages, translated, with the same arguments.
+func TestCLICatalogTranslated(t *testing.T) {
+	args := regexp.MustCompile(`%\[\d+\][sdq]`)
+	for id := cliMsg(0); id < numCLIMsgs; id++ {
+		en, tr, ar := cliCatalog[id][0], cliCatalog[id][1], cliCatalog[id][2]
+		if en == "" || tr == "" || ar == "" || tr == en || ar == en {
+			t.Errorf("message %d is not translated: %q %q %q", id, en, tr, ar)
+		}
+		want := args.FindAllString(en, -1)
+		slices.Sort(want)
+		for _, x := range []string{tr, ar} {
+			got := args.FindAllString(x, -1)
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("message %d: arguments %v, want %v", id, got, want)
+			}
+		}
+	}
 }
