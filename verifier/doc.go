@@ -1,5 +1,6 @@
-// Package verifier checks dice-proof-v1 evidence files offline: the
-// contract of docs/SCHEMES.md §7–9 (from the shared DICE.md §5–6).
+// Package verifier checks dice-proof-v1 evidence files and proof bundles
+// offline: the contract of docs/SCHEMES.md §7–9 (from the shared DICE.md
+// §5–6) and docs/FORMATS.md §3.
 //
 // Parse reads an evidence file strictly (the whole file under the
 // canonical-JSON value rules, required fields with their types; unknown
@@ -14,8 +15,18 @@
 //
 // The check names are stable identifiers, listed by CheckNames: format,
 // commitment, expected-commitment, anchor, rolls, sequence, and the
-// proof-bundle checks log-inclusion, log-signature, log-order and
-// log-agreement, which are skipped until bundle verification exists.
+// proof-bundle checks log-inclusion, log-signature, log-order,
+// log-agreement, log-witnesses and log-emitter-signatures.
+//
+// A proof bundle is an evidence file with a "log" member (Log): every event
+// leaf of the game, their inclusion proofs in one shared table of hashes and
+// the signed checkpoint. For a bundle, the leaves are replayed through the
+// per-game state machine of package events, the evidence is derived from
+// the game they give (EvidenceOf), and the dice checks run on those values;
+// the top-level fields need only agree with them. Format writes an Evidence
+// (with its Log) as canonical JSON, so that a publisher and the verifier
+// share one definition of the file. VerifyTlogProof checks a C2SP
+// tlog-proof of a single event.
 //
 // The package is pure and small on purpose: it imports only zarlog's
 // events packages (and, for bundles, merkle), the standard library and

@@ -18,7 +18,8 @@ import (
 const FormatName = "dice-proof-v1"
 
 // MaxEvidenceSize is the largest evidence file Parse reads (64 MiB); a
-// finished game's proof bundle is a few hundred kilobytes.
+// finished game's proof bundle is a few hundred kilobytes at most
+// (docs/FORMATS.md §3).
 const MaxEvidenceSize = 64 << 20
 
 // Opponent values of a game's settings ("opponent" member).
@@ -43,8 +44,8 @@ type Evidence struct {
 	PerRoll   *PerRollEvidence
 
 	// Log is the "log" member of a proof bundle, nil in a plain evidence
-	// file. Bundle checks are not implemented yet; it is kept as decoded.
-	Log cjson.Object
+	// file.
+	Log *Log
 }
 
 // TavlarenaEvidence holds the fields of a tavlarena-v1 game.
@@ -354,12 +355,8 @@ func (p *parser) evidence(root obj) *Evidence {
 	} else {
 		ev.Opening, ev.Opponent = dice.OpeningWestern, OpponentHuman
 	}
-	if v, ok := root.o.Get("log"); ok {
-		if l, ok := v.(cjson.Object); ok {
-			ev.Log = l
-		} else {
-			p.want("log", mWantObject, v)
-		}
+	if _, ok := root.o.Get("log"); ok {
+		ev.Log = p.log(p.object(root, "log"))
 	}
 	switch ev.Scheme {
 	case dice.Tavlarena:

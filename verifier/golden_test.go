@@ -20,6 +20,8 @@ func TestGolden(t *testing.T) {
 	for _, name := range []string{
 		"tavlarena-worked-example-seal-code", "tavlarena-flipped-die", "die-seven",
 		"anchored-quicknet-657413-60-rolls", "per-roll-server-60-rolls", "tavlarena-against-computer",
+		"bundle-tavlarena-10-rolls", "bundle-tavlarena-no-keys", "bundle-top-level-disagrees", "bundle-commit-after-roll",
+		"tlog-proof-commit",
 	} {
 		r := verifyVector(t, vectorNamed(t, name))
 		files := map[string][]byte{name + ".json": r.JSON(English)}

@@ -93,6 +93,8 @@ const (
 	mTitleLogSignature
 	mTitleLogOrder
 	mTitleLogAgreement
+	mTitleLogWitnesses
+	mTitleLogEmitter
 
 	mInReadFailed
 	mInTooLarge
@@ -123,10 +125,23 @@ const (
 	mWantOpponent
 	mWantToken
 	mWantTime
+	mWantCheckpoint
+	mWantEntries
+	mWantLeaf
+	mWantProof
+	mWantHashRef
+	mInDupHash
+	mInUnusedHash
+	mInTlogProof
+	mInTlogNoExtra
+	mInTlogNotEvent
 
 	mFmtTavlarena
 	mFmtAnchored
 	mFmtPerRoll
+	mFmtBundle
+	mFmtTlog
+	mSkNoValues
 
 	mCmTavPass
 	mCmTavFail
@@ -179,14 +194,57 @@ const (
 	mSqPerDup
 
 	mLgNoLog
-	mLgNotYet
 	mLgKeyNoLog
-	mLgKeyNotYet
+	mLgPolicyNoLog
+	mLgEmitterNoLog
+
+	mLiPass
+	mLiBeyond
+	mLiLength
+	mLiFail
+	mLiTlogPass
+	mLsOrigin
+	mLsBad
+	mLsPass
+	mLsPolicyPass
+	mLsPolicyFail
+	mLsNoKey
+	mLsTlogNoKey
+	mLwNone
+	mLwBadCosig
+	mLwQuorum
+	mLwPass
+	mLoIndex
+	mLoNotEvent
+	mLoNoCommit
+	mLoForeign
+	mLoBeforeCommit
+	mLoSeq
+	mLoTokenAfterBeacon
+	mLoNotFinal
+	mLoPass
+	mLaNotOrdered
+	mLaRefused
+	mLaPass
+	mLaDiffer
+	mLaMissing
+	mLaExtra
+	mEoNotClosed
+	mEoSettings
+	mEoNoBeacon
+	mLeNone
+	mLeUnknown
+	mLeBad
+	mLePass
 
 	mSuPass
 	mSuFail
 	mSuInput
 	mSuFailNote
+	mSuPassNoKey
+	mSuTlogPass
+	mSuInputTlog
+	mEvLine
 	mHProves
 	mHNotProves
 
@@ -211,6 +269,18 @@ const (
 	mStPerBefore
 	mStPerServer
 	mStPerClientLabel
+	mStBundle
+	mStBundleSigned
+	mStBundleNoKey
+	mStBundleWitnessed
+	mStBundleNoWitness
+	mStEmitterSigned
+	mStEmitterUnchecked
+	mStTlogIn
+	mStTlogSigned
+	mStTlogOnly
+	mStNoExpectedLog
+	mStNoExpectedAncLog
 
 	numMsgs
 )
@@ -236,6 +306,8 @@ var catalog = [numMsgs][3]string{
 	mTitleLogSignature: {"log-signature", "kayıt defteri imzası", "توقيع السجل"},
 	mTitleLogOrder:     {"log-order", "kayıt defterindeki sıra", "الترتيب في السجل"},
 	mTitleLogAgreement: {"log-agreement", "kayıt defteriyle uyum", "التوافق مع السجل"},
+	mTitleLogWitnesses: {"log-witnesses", "tanıkların ortak imzaları", "تواقيع الشهود"},
+	mTitleLogEmitter:   {"log-emitter-signatures", "oyun sunucusunun imzaları", "تواقيع خادم اللعبة"},
 
 	mInReadFailed: {"cannot read the file: %[1]s", "dosya okunamadı: %[1]s", "تعذّرت قراءة الملف: %[1]s"},
 	mInTooLarge:   {"the file is larger than %[1]d bytes", "dosya %[1]d bayttan büyük", "الملف أكبر من %[1]d بايت"},
@@ -288,6 +360,32 @@ var catalog = [numMsgs][3]string{
 	mWantTime: {"an RFC 3339 time such as 2026-11-30T10:37:31.123Z",
 		"2026-11-30T10:37:31.123Z gibi bir RFC 3339 zamanı",
 		"وقت بصيغة RFC 3339 مثل 2026-11-30T10:37:31.123Z"},
+	mWantCheckpoint: {"a signed checkpoint note (C2SP tlog-checkpoint)",
+		"imzalı bir kontrol noktası notu (C2SP tlog-checkpoint)",
+		"ملاحظة نقطة تحقق موقّعة (C2SP tlog-checkpoint)"},
+	mWantEntries: {"an array of at least one entry", "en az bir girdi içeren bir dizi", "مصفوفة فيها مُدخل واحد على الأقل"},
+	mWantLeaf: {"the leaf as a string of 1 to 65535 bytes",
+		"1 ile 65535 bayt arası bir metin olarak yaprak",
+		"الورقة نصًا طوله من 1 إلى 65535 بايت"},
+	mWantProof: {"an array of at most 64 positions in log.hashes",
+		"log.hashes içinde en çok 64 konumdan oluşan bir dizi",
+		"مصفوفة من 64 موضعًا على الأكثر في log.hashes"},
+	mWantHashRef: {"a position in log.hashes", "log.hashes içinde bir konum", "موضع في log.hashes"},
+	mInDupHash: {"field %[1]s repeats log.hashes[%[2]d]: each hash is listed once",
+		"%[1]s alanı log.hashes[%[2]d] değerini tekrarlıyor: her özet bir kez listelenir",
+		"الحقل %[1]s يكرر log.hashes[%[2]d]: تُدرج كل تجزئة مرة واحدة"},
+	mInUnusedHash: {"field %[1]s is used by no inclusion proof: the table lists only the hashes the proofs use",
+		"%[1]s alanını hiçbir dahil olma kanıtı kullanmıyor: tablo yalnızca kanıtların kullandığı özetleri içerir",
+		"الحقل %[1]s لا يستعمله أي إثبات إدراج: لا يضم الجدول إلا التجزئات التي تستعملها الإثباتات"},
+	mInTlogProof: {"not a well-formed C2SP tlog-proof@v1 file",
+		"düzgün biçimli bir C2SP tlog-proof@v1 dosyası değil",
+		"ليس ملف C2SP tlog-proof@v1 سليم الصيغة"},
+	mInTlogNoExtra: {"the tlog-proof has no extra line: zarlog puts the event's leaf there",
+		"tlog-proof dosyasında extra satırı yok: zarlog olayın yaprağını oraya koyar",
+		"لا يحوي ملف tlog-proof السطر extra: يضع zarlog ورقة الحدث فيه"},
+	mInTlogNotEvent: {"the extra line of the tlog-proof is not a zarlog event (%[1]s %[2]s)",
+		"tlog-proof dosyasının extra satırı bir zarlog olayı değil (%[1]s %[2]s)",
+		"السطر extra في ملف tlog-proof ليس حدثًا من zarlog (%[1]s %[2]s)"},
 
 	mFmtTavlarena: {"a dice-proof-v1 evidence file, scheme tavlarena-v1, game %[1]s, %[2]d rolls",
 		"dice-proof-v1 kanıt dosyası, tavlarena-v1 yöntemi, oyun %[1]s, %[2]d atış",
@@ -298,6 +396,15 @@ var catalog = [numMsgs][3]string{
 	mFmtPerRoll: {"a dice-proof-v1 evidence file, scheme per-roll-v1, match %[1]s, %[2]d rolls",
 		"dice-proof-v1 kanıt dosyası, per-roll-v1 yöntemi, maç %[1]s, %[2]d atış",
 		"ملف إثبات dice-proof-v1 بالطريقة per-roll-v1، المباراة %[1]s، عدد الرميات %[2]d"},
+	mFmtBundle: {"%[1]s; a proof bundle with %[2]d log entries",
+		"%[1]s; %[2]d kayıt defteri girdisi içeren bir kanıt paketi",
+		"حزمة إثبات فيها %[2]d من مُدخلات السجل: %[1]s"},
+	mFmtTlog: {"a C2SP tlog-proof of one event: %[1]s of game %[2]s, seq %[3]d",
+		"tek bir olayın C2SP tlog-proof kanıtı: %[2]s oyununun %[1]s olayı, seq %[3]d",
+		"إثبات C2SP tlog-proof لحدث واحد: الحدث %[1]s من اللعبة %[2]s، رقمه seq %[3]d"},
+	mSkNoValues: {"not checked: the values could not be taken from the logged events (see log-order and log-agreement)",
+		"kontrol edilmedi: değerler kayıt defterindeki olaylardan alınamadı (bkz. log-order ve log-agreement)",
+		"لم يُفحص: تعذّر أخذ القيم من الأحداث المسجلة (انظر log-order و log-agreement)"},
 
 	mCmTavPass: {"the revealed seed, with the game id, the settings and the seats, gives the commitment %[1]s (seal code %[2]s)",
 		"açıklanan tohum; oyun kimliği, ayarlar ve koltuklarla birlikte %[1]s taahhüdünü veriyor (mühür kodu %[2]s)",
@@ -408,15 +515,128 @@ var catalog = [numMsgs][3]string{
 	mLgNoLog: {"the file has no log member: it is an evidence file, not a proof bundle from the log",
 		"dosyada log üyesi yok: bu bir kanıt dosyası, kayıt defterinden gelen bir kanıt paketi değil",
 		"لا يحوي الملف العضو log: إنه ملف إثبات، لا حزمة إثبات من السجل"},
-	mLgNotYet: {"this version of zarlog-verify does not check proof bundles yet",
-		"zarlog-verify'ın bu sürümü kanıt paketlerini henüz kontrol etmiyor",
-		"هذا الإصدار من zarlog-verify لا يتحقق من حزم الإثبات بعد"},
 	mLgKeyNoLog: {"--log-key was given, but the file has no log member: nothing ties this game to that log",
 		"--log-key verildi, ama dosyada log üyesi yok: bu oyunu o kayıt defterine bağlayan hiçbir şey yok",
 		"أُعطي الخيار --log-key، لكن الملف لا يحوي العضو log: لا شيء يربط هذه اللعبة بذلك السجل"},
-	mLgKeyNotYet: {"--log-key was given, but this version of zarlog-verify cannot check proof bundles yet",
-		"--log-key verildi, ama zarlog-verify'ın bu sürümü kanıt paketlerini henüz kontrol edemiyor",
-		"أُعطي الخيار --log-key، لكن هذا الإصدار من zarlog-verify لا يستطيع التحقق من حزم الإثبات بعد"},
+	mLgPolicyNoLog: {"--witness-policy was given, but the file has no log member: there is no checkpoint for witnesses to have cosigned",
+		"--witness-policy verildi, ama dosyada log üyesi yok: tanıkların ortak imzalamış olabileceği bir kontrol noktası yok",
+		"أُعطي الخيار --witness-policy، لكن الملف لا يحوي العضو log: لا توجد نقطة تحقق يمكن أن يكون الشهود قد وقّعوها"},
+	mLgEmitterNoLog: {"--emitter-key was given, but the file has no log member: it holds no signed events",
+		"--emitter-key verildi, ama dosyada log üyesi yok: dosyada imzalı olay yok",
+		"أُعطي الخيار --emitter-key، لكن الملف لا يحوي العضو log: ليس فيه أحداث موقّعة"},
+
+	mLiPass: {"all %[1]d entries are in the checkpoint's tree of %[2]d leaves (root %[3]s)",
+		"%[1]d girdinin hepsi kontrol noktasının %[2]d yapraklı ağacında (kök %[3]s)",
+		"المُدخلات كلها (وعددها %[1]d) موجودة في شجرة نقطة التحقق ذات %[2]d ورقة (الجذر %[3]s)"},
+	mLiBeyond: {"%[1]s has index %[2]d, but the checkpoint's tree has only %[3]d leaves",
+		"%[1]s girdisinin indeksi %[2]d, ama kontrol noktasının ağacında yalnızca %[3]d yaprak var",
+		"المُدخل %[1]s فهرسه %[2]d، لكن شجرة نقطة التحقق فيها %[3]d ورقة فقط"},
+	mLiLength: {"%[1]s (index %[2]d) has an inclusion proof of %[3]d hashes, but a leaf at that index in a tree of %[5]d leaves needs %[4]d",
+		"%[1]s girdisinin (indeks %[2]d) dahil olma kanıtında %[3]d özet var, ama %[5]d yapraklı bir ağaçta o indeksteki yaprak %[4]d özet gerektirir",
+		"إثبات إدراج المُدخل %[1]s (الفهرس %[2]d) فيه %[3]d تجزئة، لكن ورقة في هذا الفهرس من شجرة ذات %[5]d ورقة تحتاج إلى %[4]d"},
+	mLiFail: {"%[1]s (index %[2]d): its inclusion proof does not lead to the checkpoint's root (tree of %[3]d leaves): the leaf or the proof was changed, or the checkpoint is not the one the proofs were made for",
+		"%[1]s (indeks %[2]d): dahil olma kanıtı kontrol noktasının köküne varmıyor (%[3]d yapraklı ağaç): yaprak ya da kanıt değiştirilmiş, ya da kontrol noktası kanıtların yapıldığı nokta değil",
+		"المُدخل %[1]s (الفهرس %[2]d): إثبات إدراجه لا يوصل إلى جذر نقطة التحقق (شجرة ذات %[3]d ورقة): غُيّرت الورقة أو الإثبات، أو أن نقطة التحقق ليست التي صُنعت لها الإثباتات"},
+	mLiTlogPass: {"the leaf of the extra line is at index %[1]d of the checkpoint's tree of %[2]d leaves (root %[3]s)",
+		"extra satırındaki yaprak, kontrol noktasının %[2]d yapraklı ağacında %[1]d indeksinde (kök %[3]s)",
+		"ورقة السطر extra موجودة في الفهرس %[1]d من شجرة نقطة التحقق ذات %[2]d ورقة (الجذر %[3]s)"},
+	mLsOrigin: {"the checkpoint is of the log %[1]q, not of the log %[2]q of --log-key",
+		"kontrol noktası %[1]q kayıt defterine ait, --log-key ile verilen %[2]q kayıt defterine değil",
+		"نقطة التحقق من السجل %[1]q، لا من السجل %[2]q الذي يعطيه --log-key"},
+	mLsBad: {"the checkpoint has no valid signature by the log key %[1]s",
+		"kontrol noktasında %[1]s kayıt defteri anahtarının geçerli bir imzası yok",
+		"لا تحمل نقطة التحقق توقيعًا صحيحًا بمفتاح السجل %[1]s"},
+	mLsPass: {"the checkpoint (tree of %[2]d leaves) is signed by the log key %[1]s",
+		"kontrol noktası (%[2]d yapraklı ağaç) %[1]s kayıt defteri anahtarıyla imzalı",
+		"نقطة التحقق (شجرة ذات %[2]d ورقة) موقّعة بمفتاح السجل %[1]s"},
+	mLsPolicyPass: {"the checkpoint (tree of %[2]d leaves) is signed by the log %[1]s of --witness-policy",
+		"kontrol noktası (%[2]d yapraklı ağaç) --witness-policy içindeki %[1]s kayıt defterince imzalı",
+		"نقطة التحقق (شجرة ذات %[2]d ورقة) موقّعة من السجل %[1]s المذكور في --witness-policy"},
+	mLsPolicyFail: {"the checkpoint of the log %[1]q is signed by none of the %[2]d logs of --witness-policy",
+		"%[1]q kayıt defterinin kontrol noktası, --witness-policy içindeki %[2]d kayıt defterinin hiçbirince imzalanmamış",
+		"نقطة التحقق الخاصة بالسجل %[1]q غير موقّعة من أي من سجلات --witness-policy (وعددها %[2]d)"},
+	mLsNoKey: {"not checked: no --log-key was given, so nothing shows that the log signed this checkpoint; the inclusion proofs were checked against its root as written",
+		"kontrol edilmedi: --log-key verilmedi, dolayısıyla bu kontrol noktasını kayıt defterinin imzaladığını gösteren bir şey yok; dahil olma kanıtları, yazılı olan köke göre kontrol edildi",
+		"لم يُفحص: لم يُعطَ الخيار --log-key، فلا شيء يبيّن أن السجل وقّع نقطة التحقق هذه؛ وقد فُحصت إثباتات الإدراج مقابل جذرها كما هو مكتوب"},
+	mLsTlogNoKey: {"no --log-key was given: an inclusion proof proves nothing without the log's signature",
+		"--log-key verilmedi: dahil olma kanıtı, kayıt defterinin imzası olmadan hiçbir şey kanıtlamaz",
+		"لم يُعطَ الخيار --log-key: إثبات الإدراج لا يثبت شيئًا دون توقيع السجل"},
+	mLwNone: {"not checked: no --witness-policy given", "kontrol edilmedi: --witness-policy verilmedi", "لم يُفحص: لم يُعطَ الخيار --witness-policy"},
+	mLwBadCosig: {"a witness of --witness-policy has an invalid cosignature on the checkpoint",
+		"--witness-policy içindeki bir tanığın kontrol noktası üzerindeki ortak imzası geçersiz",
+		"أحد شهود --witness-policy له توقيع مشترك غير صحيح على نقطة التحقق"},
+	mLwQuorum: {"the policy's quorum is not met: %[1]d of its %[2]d witnesses cosigned the checkpoint",
+		"politikanın yeter sayısı sağlanmadı: %[2]d tanıktan %[1]d tanesi kontrol noktasını ortak imzaladı",
+		"لم يتحقق النصاب الذي تطلبه السياسة: وقّع نقطة التحقق %[1]d من شهودها البالغ عددهم %[2]d"},
+	mLwPass: {"%[1]d of the policy's %[2]d witnesses cosigned the checkpoint: the quorum is met",
+		"politikanın %[2]d tanığından %[1]d tanesi kontrol noktasını ortak imzaladı: yeter sayı sağlandı",
+		"وقّع نقطة التحقق %[1]d من شهود السياسة البالغ عددهم %[2]d: تحقق النصاب"},
+	mLoIndex: {"log.entries[%[1]d] (index %[2]d) does not come after log.entries[%[3]d] (index %[4]d): the entries must be in log order, each leaf once",
+		"log.entries[%[1]d] (indeks %[2]d), log.entries[%[3]d] (indeks %[4]d) girdisinden sonra gelmiyor: girdiler kayıt defterindeki sırada olmalı, her yaprak bir kez",
+		"المُدخل log.entries[%[1]d] (الفهرس %[2]d) لا يأتي بعد log.entries[%[3]d] (الفهرس %[4]d): يجب أن تكون المُدخلات بترتيب السجل، وكل ورقة مرة واحدة"},
+	mLoNotEvent: {"log.entries[%[1]d].leaf is not a zarlog event (%[2]s %[3]s)",
+		"log.entries[%[1]d].leaf bir zarlog olayı değil (%[2]s %[3]s)",
+		"الورقة log.entries[%[1]d].leaf ليست حدثًا من zarlog (%[2]s %[3]s)"},
+	mLoNoCommit: {"no entry is a commit: the bundle does not hold the game from its start",
+		"hiçbir girdi bir commit değil: paket oyunu başından itibaren içermiyor",
+		"لا يوجد بين المُدخلات حدث commit: لا تحوي الحزمة اللعبة من بدايتها"},
+	mLoForeign: {"log.entries[%[1]d] is an event of game %[2]q, not of this game (%[3]q)",
+		"log.entries[%[1]d] bu oyunun (%[3]q) değil, %[2]q oyununun olayı",
+		"المُدخل log.entries[%[1]d] حدث من اللعبة %[2]q، لا من هذه اللعبة (%[3]q)"},
+	mLoBeforeCommit: {"log.entries[%[1]d] (%[2]s, seq %[3]d, index %[4]d) comes before the game's commit (index %[5]d) in the log: the commitment must be logged before every contribution and roll",
+		"log.entries[%[1]d] (%[2]s, seq %[3]d, indeks %[4]d) kayıt defterinde oyunun commit olayından (indeks %[5]d) önce geliyor: taahhüt her katkıdan ve her atıştan önce kaydedilmeli",
+		"المُدخل log.entries[%[1]d] (%[2]s، seq %[3]d، الفهرس %[4]d) يأتي في السجل قبل حدث commit الخاص باللعبة (الفهرس %[5]d): يجب تسجيل الالتزام قبل كل مساهمة وكل رمية"},
+	mLoSeq: {"log.entries[%[1]d] is seq %[2]d, but seq %[3]d is due: the entries must be every event of the game from seq 0, each once",
+		"log.entries[%[1]d] için seq %[2]d, ama sıradaki seq %[3]d: girdiler oyunun seq 0'dan itibaren bütün olayları olmalı, her biri bir kez",
+		"المُدخل log.entries[%[1]d] رقمه seq %[2]d، والمنتظر seq %[3]d: يجب أن تكون المُدخلات كل أحداث اللعبة بدءًا من seq 0، كلًا منها مرة واحدة"},
+	mLoTokenAfterBeacon: {"log.entries[%[1]d] (a token, index %[2]d) comes after the drand beacon (index %[3]d): both tokens must be logged before the beacon",
+		"log.entries[%[1]d] (bir oyuncu tanıtıcısı, indeks %[2]d) drand işaretinden (indeks %[3]d) sonra geliyor: iki tanıtıcı da işaretten önce kaydedilmeli",
+		"المُدخل log.entries[%[1]d] (رمز لاعب، الفهرس %[2]d) يأتي بعد إشارة drand (الفهرس %[3]d): يجب تسجيل الرمزين كليهما قبل الإشارة"},
+	mLoNotFinal: {"the last entry is seq %[1]d (%[2]s), not the game's final event (%[3]s): the bundle does not hold the whole game",
+		"son girdi seq %[1]d (%[2]s), oyunun son olayı (%[3]s) değil: paket oyunun tamamını içermiyor",
+		"المُدخل الأخير رقمه seq %[1]d (%[2]s)، وليس الحدث الختامي للعبة (%[3]s): لا تحوي الحزمة اللعبة كلها"},
+	mLoPass: {"the %[1]d entries are the events of game %[2]q, seq 0 to %[3]d, in log order; the commit (index %[4]d) comes first",
+		"%[1]d girdi, %[2]q oyununun seq 0 ile %[3]d arasındaki olayları, kayıt defteri sırasında; commit (indeks %[4]d) ilk sırada",
+		"المُدخلات (وعددها %[1]d) هي أحداث اللعبة %[2]q من seq 0 إلى %[3]d بترتيب السجل؛ وحدث commit (الفهرس %[4]d) أولها"},
+	mLaNotOrdered: {"not checked: the entries are not the game's events in order (see log-order)",
+		"kontrol edilmedi: girdiler oyunun sıralı olayları değil (bkz. log-order)",
+		"لم يُفحص: المُدخلات ليست أحداث اللعبة بترتيبها (انظر log-order)"},
+	mLaRefused: {"log.entries[%[1]d] (seq %[2]d, %[3]s) breaks the game's rules (%[4]s %[5]s): the logged events do not make a valid game",
+		"log.entries[%[1]d] (seq %[2]d, %[3]s) oyunun kurallarını çiğniyor (%[4]s %[5]s): kayıtlı olaylar geçerli bir oyun oluşturmuyor",
+		"المُدخل log.entries[%[1]d] (seq %[2]d، %[3]s) يخالف قواعد اللعبة (%[4]s %[5]s): لا تشكّل الأحداث المسجلة لعبة صحيحة"},
+	mLaPass: {"the %[1]d logged events replay to a valid game, and the top-level fields agree with them; every check above used the values from the events",
+		"kayıtlı %[1]d olay yeniden oynatıldığında geçerli bir oyun çıkıyor ve üst düzey alanlar onlarla uyuşuyor; yukarıdaki her kontrol olaylardaki değerleri kullandı",
+		"الأحداث المسجلة (وعددها %[1]d) تُعاد فتعطي لعبة صحيحة، والحقول العليا توافقها؛ وقد استعمل كل فحص أعلاه القيم المأخوذة من الأحداث"},
+	mLaDiffer: {"the top-level field %[1]s is %[2]s, but the logged events give %[3]s",
+		"üst düzey %[1]s alanı %[2]s, ama kayıtlı olaylar %[3]s veriyor",
+		"الحقل العلوي %[1]s قيمته %[2]s، لكن الأحداث المسجلة تعطي %[3]s"},
+	mLaMissing: {"the top-level field %[1]s is missing, but the logged events give %[2]s",
+		"üst düzey %[1]s alanı eksik, ama kayıtlı olaylar %[2]s veriyor",
+		"الحقل العلوي %[1]s مفقود، لكن الأحداث المسجلة تعطي %[2]s"},
+	mLaExtra: {"the top-level field %[1]s is %[2]s, but the logged events have no such value",
+		"üst düzey %[1]s alanı %[2]s, ama kayıtlı olaylarda böyle bir değer yok",
+		"الحقل العلوي %[1]s قيمته %[2]s، لكن الأحداث المسجلة ليس فيها قيمة كهذه"},
+	mEoNotClosed: {"game %[1]q is not over: its final event (reveal; per-roll-v1: end) is not logged",
+		"%[1]q oyunu bitmemiş: son olayı (reveal; per-roll-v1 için end) kaydedilmemiş",
+		"اللعبة %[1]q لم تنتهِ: حدثها الختامي (reveal، وفي per-roll-v1 الحدث end) غير مسجل"},
+	mEoSettings: {"the logged settings cannot be written in an evidence file: %[1]s is not a value SCHEMES.md §7 allows",
+		"kayıtlı ayarlar bir kanıt dosyasına yazılamaz: %[1]s, SCHEMES.md §7'nin izin verdiği bir değer değil",
+		"لا يمكن كتابة الإعدادات المسجلة في ملف إثبات: %[1]s ليست قيمة يسمح بها SCHEMES.md §7"},
+	mEoNoBeacon: {"anchored-v1 game %[1]q ended without its drand beacon: its dice cannot be proved",
+		"anchored-v1 oyunu %[1]q drand işareti olmadan bitti: zarları kanıtlanamaz",
+		"انتهت لعبة anchored-v1 %[1]q دون إشارة drand: لا يمكن إثبات نردها"},
+	mLeNone: {"not checked: no --emitter-key given, so the signatures of the game's binding events (commit, end, reveal, roll-commit, roll-reveal) were not checked",
+		"kontrol edilmedi: --emitter-key verilmedi, dolayısıyla oyunun bağlayıcı olaylarının (commit, end, reveal, roll-commit, roll-reveal) imzaları kontrol edilmedi",
+		"لم يُفحص: لم يُعطَ الخيار --emitter-key، فلم تُفحص تواقيع الأحداث المُلزِمة في اللعبة (commit و end و reveal و roll-commit و roll-reveal)"},
+	mLeUnknown: {"none of the --emitter-key keys is a key of this game's emitter %[1]q",
+		"verilen --emitter-key anahtarlarından hiçbiri bu oyunun sunucusu %[1]q için değil",
+		"لا ينتمي أي من مفاتيح --emitter-key إلى خادم هذه اللعبة %[1]q"},
+	mLeBad: {"%[1]s (seq %[2]d, %[3]s) does not carry a valid signature by a key of %[4]q",
+		"%[1]s (seq %[2]d, %[3]s) %[4]q anahtarlarından birinin geçerli imzasını taşımıyor",
+		"المُدخل %[1]s (seq %[2]d، %[3]s) لا يحمل توقيعًا صحيحًا بأحد مفاتيح %[4]q"},
+	mLePass: {"the %[1]d binding events carry valid signatures by a key of the emitter %[2]q",
+		"bağlayıcı %[1]d olayın hepsi %[2]q sunucusunun bir anahtarıyla geçerli biçimde imzalı",
+		"الأحداث المُلزِمة (وعددها %[1]d) تحمل تواقيع صحيحة بأحد مفاتيح الخادم %[2]q"},
 
 	mSuPass:  {"Every roll checked", "Her atış kontrol edildi", "تم التحقق من كل رمية"},
 	mSuFail:  {"The proof is INVALID; failed: %[1]s", "Kanıt GEÇERSİZ; başarısız olan: %[1]s", "الإثبات غير صالح؛ فشل: %[1]s"},
@@ -424,6 +644,14 @@ var catalog = [numMsgs][3]string{
 	mSuFailNote: {"Because a check failed, this file does not show that the dice were fair.",
 		"Bir kontrol başarısız olduğu için bu dosya zarların adil olduğunu göstermez.",
 		"لأن أحد الفحوص فشل، فهذا الملف لا يبيّن أن النرد كان عادلًا."},
+	mSuPassNoKey: {"Every roll checked, but not the log's signature: no --log-key was given",
+		"Her atış kontrol edildi, ama kayıt defterinin imzası değil: --log-key verilmedi",
+		"تم التحقق من كل رمية، لكن لم يُتحقق من توقيع السجل: لم يُعطَ الخيار --log-key"},
+	mSuTlogPass: {"The event is in the log", "Olay kayıt defterinde", "الحدث مدرج في السجل"},
+	mSuInputTlog: {"Bad input: this is not a tlog-proof of a zarlog event that can be checked",
+		"Hatalı girdi: bu, kontrol edilebilecek bir zarlog olayının tlog-proof dosyası değil",
+		"مدخلات خاطئة: هذا ليس ملف tlog-proof لحدث من zarlog يمكن التحقق منه"},
+	mEvLine:     {"Event at index %[1]d: %[2]s", "%[1]d indeksindeki olay: %[2]s", "الحدث في الفهرس %[1]d: %[2]s"},
 	mHProves:    {"What this proves:", "Neyi kanıtlar:", "ما يثبته هذا الملف:"},
 	mHNotProves: {"What this does not prove:", "Neyi kanıtlamaz:", "ما لا يثبته:"},
 
@@ -490,4 +718,40 @@ var catalog = [numMsgs][3]string{
 	mStPerClientLabel: {`That a second number really came from the player's app: "secondFrom" is the record's statement and is not bound by any hash.`,
 		`İkinci sayının gerçekten oyuncunun uygulamasından geldiğini: "secondFrom" kaydın beyanıdır ve hiçbir özete bağlı değildir.`,
 		`أن الرقم الثاني أتى فعلًا من تطبيق اللاعب: الحقل "secondFrom" قول السجل، ولا تربطه أي تجزئة.`},
+	mStBundle: {"Every value checked above was taken from this game's %[1]d events in the log (seq 0 to %[2]d), each included in the checkpoint's tree of %[3]d leaves, the commit before every other event.",
+		"Yukarıda kontrol edilen her değer, bu oyunun kayıt defterindeki %[1]d olayından (seq 0 ile %[2]d arası) alındı; her biri kontrol noktasının %[3]d yapraklı ağacında yer alıyor ve commit diğer bütün olaylardan önce geliyor.",
+		"أُخذت كل قيمة فُحصت أعلاه من أحداث هذه اللعبة في السجل (وعددها %[1]d، من seq 0 إلى %[2]d)، وكل منها مُدرج في شجرة نقطة التحقق ذات %[3]d ورقة، وحدث commit قبل سائر الأحداث."},
+	mStBundleSigned: {"The checkpoint is signed by the log key %[1]s: the log vouches for these events and their order, in which the commitment was logged before the contributions and the rolls.",
+		"Kontrol noktası %[1]s kayıt defteri anahtarıyla imzalı: kayıt defteri bu olaylara ve sıralarına kefil; bu sırada taahhüt, katkılardan ve atışlardan önce kaydedilmiş.",
+		"نقطة التحقق موقّعة بمفتاح السجل %[1]s: يشهد السجل بهذه الأحداث وبترتيبها، وفيه سُجّل الالتزام قبل المساهمات والرميات."},
+	mStBundleNoKey: {"That the log published these events: no --log-key was given, so the checkpoint's signature was not checked, and anyone could have built this tree.",
+		"Bu olayları kayıt defterinin yayımladığını: --log-key verilmedi, dolayısıyla kontrol noktasının imzası kontrol edilmedi; bu ağacı herkes kurmuş olabilir.",
+		"أن السجل نشر هذه الأحداث: لم يُعطَ الخيار --log-key، فلم يُفحص توقيع نقطة التحقق، وكان بوسع أي أحد أن يبني هذه الشجرة."},
+	mStBundleWitnessed: {"%[1]d witnesses of your policy cosigned this checkpoint, so the log showed them this same tree.",
+		"Politikandaki %[1]d tanık bu kontrol noktasını ortak imzaladı; demek ki kayıt defteri onlara da aynı ağacı gösterdi.",
+		"وقّع نقطة التحقق هذه %[1]d من شهود سياستك، فقد أراهم السجل الشجرة نفسها."},
+	mStBundleNoWitness: {"That the log shows everyone the same history: no --witness-policy was given, so no witness cosignature was checked.",
+		"Kayıt defterinin herkese aynı geçmişi gösterdiğini: --witness-policy verilmedi, dolayısıyla hiçbir tanık imzası kontrol edilmedi.",
+		"أن السجل يُري الجميع التاريخ نفسه: لم يُعطَ الخيار --witness-policy، فلم يُفحص أي توقيع مشترك من الشهود."},
+	mStEmitterSigned: {"The game's binding events (its commitments, its end and its reveals) are signed by the key you gave for %[1]q, so that operator cannot deny them.",
+		"Oyunun bağlayıcı olayları (taahhütleri, sonu ve açıklamaları) %[1]q için verdiğin anahtarla imzalı; bu yüzden o işletmeci onları inkâr edemez.",
+		"الأحداث المُلزِمة في اللعبة (التزاماتها ونهايتها وكشوفها) موقّعة بالمفتاح الذي أعطيته للخادم %[1]q، فلا يستطيع مشغّله إنكارها."},
+	mStEmitterUnchecked: {"That the operator %[1]q signed its events: no --emitter-key was given, so their signatures were not checked.",
+		"%[1]q işletmecisinin olaylarını imzaladığını: --emitter-key verilmedi, dolayısıyla imzaları kontrol edilmedi.",
+		"أن المشغّل %[1]q وقّع أحداثه: لم يُعطَ الخيار --emitter-key، فلم تُفحص تواقيعها."},
+	mStTlogIn: {"This event is at index %[1]d of the log %[3]s, in the tree of %[2]d leaves that the log's key signed.",
+		"Bu olay %[3]s kayıt defterinde %[1]d indeksinde, kayıt defteri anahtarının imzaladığı %[2]d yapraklı ağaçta yer alıyor.",
+		"هذا الحدث في الفهرس %[1]d من السجل %[3]s، ضمن الشجرة ذات %[2]d ورقة التي وقّعها مفتاح السجل."},
+	mStTlogSigned: {"The event is signed by the key you gave for %[1]q.",
+		"Olay, %[1]q için verdiğin anahtarla imzalı.",
+		"الحدث موقّع بالمفتاح الذي أعطيته للخادم %[1]q."},
+	mStTlogOnly: {"Anything about the dice of its game: one event is not the game. Verify the game's proof bundle for that.",
+		"Oyununun zarları hakkında herhangi bir şeyi: tek bir olay oyunun tamamı değildir. Bunun için oyunun kanıt paketini doğrula.",
+		"أي شيء عن نرد لعبته: حدث واحد ليس اللعبة كلها. تحقّق من حزمة إثبات اللعبة لذلك."},
+	mStNoExpectedLog: {"That the commitment is the one you saw before the game: this run was not given the seal code you saw (--expected-commitment). The log shows only that the commitment was logged before the players' contributions and the first roll.",
+		"Taahhüdün oyundan önce gördüğün taahhüt olduğunu: bu çalıştırmaya gördüğün mühür kodu verilmedi (--expected-commitment). Kayıt defteri yalnızca taahhüdün oyuncuların katkılarından ve ilk atıştan önce kaydedildiğini gösterir.",
+		"أن الالتزام هو الذي رأيته قبل اللعبة: لم يُعطَ هذا الفحص رمز الختم الذي رأيته (--expected-commitment). ولا يبيّن السجل إلا أن الالتزام سُجّل قبل مساهمتي اللاعبين وقبل الرمية الأولى."},
+	mStNoExpectedAncLog: {"That the fingerprint is the one you saw before the game: this run was not given it (--expected-commitment). The log shows only that the fingerprint was logged before the players' tokens and the drand beacon.",
+		"Parmak izinin oyundan önce gördüğün parmak izi olduğunu: bu çalıştırmaya o verilmedi (--expected-commitment). Kayıt defteri yalnızca parmak izinin oyuncuların tanıtıcılarından ve drand işaretinden önce kaydedildiğini gösterir.",
+		"أن البصمة هي التي رأيتها قبل اللعبة: لم تُعطَ لهذا الفحص (--expected-commitment). ولا يبيّن السجل إلا أن البصمة سُجّلت قبل رمزي اللاعبين وقبل إشارة drand."},
 }

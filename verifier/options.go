@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
+	"github.com/zarlog/zarlog/merkle"
 	"golang.org/x/mod/sumdb/note"
 )
 
@@ -20,6 +22,14 @@ type Options struct {
 	// when none was given. Given a key, the log-signature check must pass
 	// for the file to be valid.
 	LogKey note.Verifier
+	// WitnessPolicy is the C2SP tlog-policy the checkpoint's cosignatures
+	// must satisfy (the log-witnesses check); nil when none was given. Its
+	// logs, if it lists any, check the log signature when LogKey is nil.
+	WitnessPolicy *merkle.Policy
+	// EmitterKeys are the keys of the game operators (emitters) whose
+	// signatures the binding events must carry (the log-emitter-signatures
+	// check); nil when none were given.
+	EmitterKeys *events.Keyring
 }
 
 // ErrBadFlag is wrapped by ParseExpected and ParseLogKey errors.
@@ -79,4 +89,28 @@ func ParseLogKey(s string) (note.Verifier, error) {
 		return nil, fmt.Errorf("%w: --log-key: %w", ErrBadFlag, err)
 	}
 	return v, nil
+}
+
+// ParseWitnessPolicy parses the file given with --witness-policy: a C2SP
+// tlog-policy (https://c2sp.org/tlog-policy).
+func ParseWitnessPolicy(text []byte) (*merkle.Policy, error) {
+	p, err := merkle.ParsePolicy(text)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --witness-policy: %w", ErrBadFlag, err)
+	}
+	return p, nil
+}
+
+// ParseEmitterKeys parses the values of --emitter-key: C2SP signed-note
+// verifier keys whose names are emitter ids (docs/FORMATS.md §1.3).
+func ParseEmitterKeys(vkeys ...string) (*events.Keyring, error) {
+	trimmed := make([]string, len(vkeys))
+	for i, v := range vkeys {
+		trimmed[i] = strings.TrimSpace(v)
+	}
+	k, err := events.NewKeyring(trimmed...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --emitter-key: %w", ErrBadFlag, err)
+	}
+	return k, nil
 }

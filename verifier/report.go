@@ -22,17 +22,19 @@ const (
 	CheckSequence   = "sequence"            // the roll-sequence rules
 	// Proof-bundle checks (the "log" member; see docs/FORMATS.md §3). They
 	// are "skipped" for plain evidence files.
-	CheckLogInclusion = "log-inclusion" // every leaf's inclusion proof against the checkpoint
-	CheckLogSignature = "log-signature" // the checkpoint's signature against --log-key
-	CheckLogOrder     = "log-order"     // the commit leaf precedes every contribution and roll
-	CheckLogAgreement = "log-agreement" // the top-level fields agree with the logged leaves
+	CheckLogInclusion = "log-inclusion"          // every leaf's inclusion proof against the checkpoint
+	CheckLogSignature = "log-signature"          // the checkpoint's signature against --log-key
+	CheckLogOrder     = "log-order"              // the entries are the game's events, in log order, the commit first
+	CheckLogAgreement = "log-agreement"          // the leaves replay to the game, and the top-level fields agree with it
+	CheckLogWitnesses = "log-witnesses"          // the checkpoint's cosignatures satisfy --witness-policy
+	CheckLogEmitter   = "log-emitter-signatures" // the binding events are signed by an --emitter-key
 )
 
 // CheckNames returns every check name in report order.
 func CheckNames() []string {
 	return []string{
 		CheckFormat, CheckCommitment, CheckExpected, CheckAnchor, CheckRolls, CheckSequence,
-		CheckLogInclusion, CheckLogSignature, CheckLogOrder, CheckLogAgreement,
+		CheckLogInclusion, CheckLogSignature, CheckLogOrder, CheckLogAgreement, CheckLogWitnesses, CheckLogEmitter,
 	}
 }
 
@@ -47,6 +49,8 @@ var checkTitles = map[string]msgID{
 	CheckLogSignature: mTitleLogSignature,
 	CheckLogOrder:     mTitleLogOrder,
 	CheckLogAgreement: mTitleLogAgreement,
+	CheckLogWitnesses: mTitleLogWitnesses,
+	CheckLogEmitter:   mTitleLogEmitter,
 }
 
 // A Status is the outcome of one check.
@@ -79,15 +83,24 @@ type RollRef struct {
 	Recomputed *dice.Dice `json:"recomputed,omitempty"` // the dice the seed gives
 }
 
-// A Report is the outcome of verifying one evidence file: the checks in
-// the order of CheckNames (checks that do not apply to the scheme are left
-// out; after an input error only the failed format check is present) and
-// the honest statement of what the evidence proves.
+// A Report is the outcome of verifying one evidence file (or one
+// tlog-proof): the checks in the order of CheckNames (checks that do not
+// apply are left out; after an input error only the failed format check is
+// present) and the honest statement of what the evidence proves.
 type Report struct {
 	Scheme    string // "" if the file could not be parsed
 	Checks    []Check
+	Event     *LoggedEvent // the event of a tlog-proof; nil for evidence files
 	proves    []Message
 	notProves []Message
+	noLogKey  bool // a proof bundle whose checkpoint signature was not checked
+	tlogProof bool // the report of a tlog-proof file
+}
+
+// A LoggedEvent is the event a tlog-proof file proves is in the log.
+type LoggedEvent struct {
+	Index uint64 `json:"index"` // its index in the log
+	Leaf  []byte `json:"-"`     // the leaf: the event's canonical JSON
 }
 
 // Exit returns the verifier's exit code: 2 if the file is not a
@@ -145,13 +158,21 @@ func (r *Report) DoesNotProve() []Message {
 }
 
 // Summary returns the report's last line: "Every roll checked" only when
-// every check that applies passed.
+// every check that applies passed — for a proof bundle whose checkpoint
+// signature was not checked (no --log-key), followed by that fact — and for a
+// tlog-proof "The event is in the log".
 func (r *Report) Summary() Message {
-	switch r.Exit() {
-	case 0:
+	switch {
+	case r.Exit() == 0 && r.tlogProof:
+		return msg(mSuTlogPass)
+	case r.Exit() == 0 && r.noLogKey:
+		return msg(mSuPassNoKey)
+	case r.Exit() == 0:
 		return msg(mSuPass)
-	case 1:
+	case r.Exit() == 1:
 		return msg(mSuFail, strings.Join(r.Failed(), ", "))
+	case r.tlogProof:
+		return msg(mSuInputTlog)
 	}
 	return msg(mSuInput)
 }
@@ -176,6 +197,9 @@ func (r *Report) Text(l Lang) string {
 			title += " (" + c.Name + ")"
 		}
 		fmt.Fprintf(&b, "%s  %s: %s\n", st, title, c.Detail.In(l))
+	}
+	if r.Event != nil {
+		b.WriteString("\n" + msg(mEvLine, r.Event.Index, string(r.Event.Leaf)).In(l) + "\n")
 	}
 	switch r.Exit() {
 	case 0:
@@ -208,12 +232,19 @@ type JSONCheck struct {
 	Roll   *RollRef `json:"roll,omitempty"`
 }
 
+// JSONEvent is the event of a tlog-proof in the --json output.
+type JSONEvent struct {
+	Index uint64          `json:"index"`
+	Leaf  json.RawMessage `json:"leaf"` // the leaf itself: canonical JSON
+}
+
 // JSONReport is the --json output: one object.
 type JSONReport struct {
 	Scheme       string      `json:"scheme,omitempty"`
 	Lang         Lang        `json:"lang"`
 	Exit         int         `json:"exit"`   // 0, 1 or 2, as the process exit code
 	Result       string      `json:"result"` // "valid", "invalid" or "bad-input"
+	Event        *JSONEvent  `json:"event,omitempty"`
 	Checks       []JSONCheck `json:"checks"`
 	Proves       []string    `json:"proves"`
 	DoesNotProve []string    `json:"doesNotProve"`
@@ -226,6 +257,9 @@ func (r *Report) JSON(l Lang) []byte {
 	out := JSONReport{Scheme: r.Scheme, Lang: l, Exit: r.Exit(), Summary: r.Summary().In(l),
 		Checks: []JSONCheck{}, Proves: []string{}, DoesNotProve: []string{}}
 	out.Result = [...]string{"valid", "invalid", "bad-input"}[out.Exit]
+	if r.Event != nil {
+		out.Event = &JSONEvent{Index: r.Event.Index, Leaf: json.RawMessage(r.Event.Leaf)}
+	}
 	for _, c := range r.Checks {
 		out.Checks = append(out.Checks, JSONCheck{c.Name, c.Status, c.Detail.In(l), c.Field, c.Roll})
 	}

@@ -9,10 +9,14 @@ import (
 	"github.com/zarlog/zarlog/events/drand"
 )
 
-// Verify parses an evidence file and runs every check on it. It never
+// Verify parses an evidence file (or, for data that IsTlogProof, a C2SP
+// tlog-proof: see VerifyTlogProof) and runs every check on it. It never
 // fails: a file that cannot be parsed gives a Report whose format check
 // failed (Exit 2).
 func Verify(data []byte, opt Options) *Report {
+	if IsTlogProof(data) {
+		return VerifyTlogProof(data, opt)
+	}
 	ev, err := Parse(data)
 	if err != nil {
 		return InputErrorReport(err)
@@ -34,9 +38,33 @@ func InputErrorReport(err error) *Report {
 	return &Report{Checks: []Check{c}}
 }
 
-// VerifyEvidence runs every check of the evidence's scheme.
+// VerifyEvidence runs every check of the evidence's scheme. For a proof
+// bundle (ev.Log set) it first runs the log checks, and the dice checks then
+// run on the values taken from the logged events, not on the top-level
+// fields, which need only agree with them (log-agreement).
 func VerifyEvidence(ev *Evidence, opt Options) *Report {
 	r := &Report{Scheme: ev.Scheme}
+	if ev.Log == nil {
+		verifyScheme(r, ev, opt)
+		r.Checks = append(r.Checks, noLogChecks(opt)...)
+		return r
+	}
+	b := checkBundle(ev, opt)
+	if b.derived != nil {
+		verifyScheme(r, b.derived, opt)
+		r.Checks[0].Detail = msg(mFmtBundle, r.Checks[0].Detail, len(ev.Log.Entries))
+	} else {
+		r.Checks = append(r.Checks, pass(CheckFormat, msg(mFmtBundle, formatMsg(ev), len(ev.Log.Entries))))
+		for _, name := range diceChecks(ev.Scheme) {
+			r.Checks = append(r.Checks, skipped(name, msg(mSkNoValues)))
+		}
+	}
+	r.Checks = append(r.Checks, b.checks...)
+	bundleStatements(r, ev.Log, b)
+	return r
+}
+
+func verifyScheme(r *Report, ev *Evidence, opt Options) {
 	switch ev.Scheme {
 	case dice.Tavlarena:
 		verifyTavlarena(r, ev, opt)
@@ -45,8 +73,62 @@ func VerifyEvidence(ev *Evidence, opt Options) *Report {
 	case dice.PerRoll:
 		verifyPerRoll(r, ev, opt)
 	}
-	r.Checks = append(r.Checks, logChecks(ev, opt)...)
-	return r
+}
+
+// diceChecks returns the names of the checks after format that a scheme's
+// dice get.
+func diceChecks(scheme string) []string {
+	if scheme == dice.Anchored {
+		return []string{CheckCommitment, CheckExpected, CheckAnchor, CheckRolls, CheckSequence}
+	}
+	return []string{CheckCommitment, CheckExpected, CheckRolls, CheckSequence}
+}
+
+// formatMsg describes a parsed evidence file.
+func formatMsg(ev *Evidence) Message {
+	switch {
+	case ev.Tavlarena != nil:
+		return msg(mFmtTavlarena, ev.Tavlarena.GameID.String(), len(ev.Tavlarena.Rolls))
+	case ev.Anchored != nil:
+		return msg(mFmtAnchored, ev.Anchored.MatchID, ev.Anchored.GameNo, len(ev.Anchored.Rolls))
+	}
+	return msg(mFmtPerRoll, ev.PerRoll.MatchID.String(), len(ev.PerRoll.Rolls))
+}
+
+// bundleStatements adds what a proof bundle's log checks prove and do not
+// prove to the statements of its scheme.
+func bundleStatements(r *Report, l *Log, b bundleResult) {
+	r.noLogKey = b.noKey
+	if b.game == nil {
+		return // some log check failed: no statements are shown
+	}
+	last := b.game.NextSeq() - 1
+	r.proves = append(r.proves, msg(mStBundle, len(l.Entries), last, l.Tree.Size))
+	if b.signed {
+		r.proves = append(r.proves, msg(mStBundleSigned, b.signer))
+		// The log's order shows when the commitment was logged, relative
+		// to the game: say so instead of "the file alone cannot show".
+		for i, m := range r.notProves {
+			switch m.id {
+			case mStNoExpected:
+				r.notProves[i] = msg(mStNoExpectedLog)
+			case mStNoExpectedAnc:
+				r.notProves[i] = msg(mStNoExpectedAncLog)
+			}
+		}
+	} else {
+		r.notProves = append(r.notProves, msg(mStBundleNoKey))
+	}
+	if b.cosigs > 0 {
+		r.proves = append(r.proves, msg(mStBundleWitnessed, b.cosigs))
+	} else if b.signed {
+		r.notProves = append(r.notProves, msg(mStBundleNoWitness))
+	}
+	if b.emitter == Pass {
+		r.proves = append(r.proves, msg(mStEmitterSigned, b.game.Emitter))
+	} else {
+		r.notProves = append(r.notProves, msg(mStEmitterUnchecked, b.game.Emitter))
+	}
 }
 
 func hexs(b []byte) string { return hex.EncodeToString(b) }
@@ -57,7 +139,7 @@ func skipped(name string, d Message) Check { return Check{Name: name, Status: Sk
 
 func verifyTavlarena(r *Report, ev *Evidence, opt Options) {
 	t := ev.Tavlarena
-	r.Checks = append(r.Checks, pass(CheckFormat, msg(mFmtTavlarena, t.GameID.String(), len(t.Rolls))))
+	r.Checks = append(r.Checks, pass(CheckFormat, formatMsg(ev)))
 
 	sh, err := dice.SettingsHash(ev.Settings)
 	if err != nil { // Settings is canonical JSON from Parse
@@ -96,7 +178,7 @@ func verifyTavlarena(r *Report, ev *Evidence, opt Options) {
 
 func verifyAnchored(r *Report, ev *Evidence, opt Options) {
 	a := ev.Anchored
-	r.Checks = append(r.Checks, pass(CheckFormat, msg(mFmtAnchored, a.MatchID, a.GameNo, len(a.Rolls))))
+	r.Checks = append(r.Checks, pass(CheckFormat, formatMsg(ev)))
 
 	fp := dice.Fingerprint(a.Seed)
 	if fp == a.Fingerprint {
@@ -158,7 +240,7 @@ func verifyAnchored(r *Report, ev *Evidence, opt Options) {
 
 func verifyPerRoll(r *Report, ev *Evidence, opt Options) {
 	p := ev.PerRoll
-	r.Checks = append(r.Checks, pass(CheckFormat, msg(mFmtPerRoll, p.MatchID.String(), len(p.Rolls))))
+	r.Checks = append(r.Checks, pass(CheckFormat, formatMsg(ev)))
 
 	var badC, badR, fromServer int
 	var firstC, firstR *RollRef
@@ -353,22 +435,28 @@ func sequenceCheck(o dice.Opening, rolls []dice.Roll) Check {
 	return pass(CheckSequence, msg(mSqPass, len(rolls), len(rolls)-1, msg(how)))
 }
 
-// logChecks are the proof-bundle checks. Bundle verification (the "log"
-// member) is not implemented yet: without a log they are skipped, and a
-// --log-key that cannot be honoured fails the log-signature check.
-func logChecks(ev *Evidence, opt Options) []Check {
-	why, keyWhy := mLgNoLog, mLgKeyNoLog
-	if ev.Log != nil {
-		why, keyWhy = mLgNotYet, mLgKeyNotYet
-	}
-	sig := skipped(CheckLogSignature, msg(why))
+// noLogChecks are the proof-bundle checks of a file without a log: skipped,
+// except that a flag asking for a tie to a log, to witnesses or to an
+// emitter fails, since the file cannot show it.
+func noLogChecks(opt Options) []Check {
+	sig := skipped(CheckLogSignature, msg(mLgNoLog))
 	if opt.LogKey != nil {
-		sig = fail(CheckLogSignature, msg(keyWhy))
+		sig = fail(CheckLogSignature, msg(mLgKeyNoLog))
+	}
+	wit := skipped(CheckLogWitnesses, msg(mLgNoLog))
+	if opt.WitnessPolicy != nil {
+		wit = fail(CheckLogWitnesses, msg(mLgPolicyNoLog))
+	}
+	emi := skipped(CheckLogEmitter, msg(mLgNoLog))
+	if opt.EmitterKeys != nil {
+		emi = fail(CheckLogEmitter, msg(mLgEmitterNoLog))
 	}
 	return []Check{
-		skipped(CheckLogInclusion, msg(why)),
+		skipped(CheckLogInclusion, msg(mLgNoLog)),
 		sig,
-		skipped(CheckLogOrder, msg(why)),
-		skipped(CheckLogAgreement, msg(why)),
+		skipped(CheckLogOrder, msg(mLgNoLog)),
+		skipped(CheckLogAgreement, msg(mLgNoLog)),
+		wit,
+		emi,
 	}
 }

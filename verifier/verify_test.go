@@ -38,6 +38,24 @@ func optionsOf(t testing.TB, v dicevectors.Vector) Options {
 		}
 		o.LogKey = k
 	}
+	if v.EmitterKeys != nil {
+		k, err := ParseEmitterKeys(v.EmitterKeys...)
+		if err != nil {
+			t.Fatalf("%s: %v", v.Name, err)
+		}
+		o.EmitterKeys = k
+	}
+	if v.WitnessPolicy != nil {
+		text, err := os.ReadFile(v.PolicyPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := ParseWitnessPolicy(text)
+		if err != nil {
+			t.Fatalf("%s: %v", v.Name, err)
+		}
+		o.WitnessPolicy = p
+	}
 	return o
 }
 
@@ -51,6 +69,14 @@ func verifyVector(t testing.TB, v dicevectors.Vector) *Report {
 }
 
 var everyRollChecked = map[Lang]string{English: "Every roll checked", Turkish: "Her atış kontrol edildi", Arabic: "تم التحقق من كل رمية"}
+
+// validSummary is what the last line of a valid report starts with.
+func validSummary(r *Report, l Lang) string {
+	if r.Event != nil {
+		return msg(mSuTlogPass).In(l)
+	}
+	return everyRollChecked[l]
+}
 
 // TestVectors runs every vector of testdata/dice through the library: the
 // exit code, the exact set of failing checks, and the rendering in every
@@ -84,6 +110,21 @@ func TestVectors(t *testing.T) {
 	if schemes[""][2] == 0 {
 		t.Error("no malformed vectors")
 	}
+	// The proof-bundle and tlog-proof vectors: some of each outcome.
+	kinds := map[string]map[int]int{"bundle": {}, "tlog-proof": {}}
+	for _, v := range vs {
+		switch {
+		case v.IsBundle():
+			kinds["bundle"][v.Exit]++
+		case v.IsTlogProof():
+			kinds["tlog-proof"][v.Exit]++
+		}
+	}
+	for k, n := range kinds {
+		if n[0] == 0 || n[1] == 0 || n[2] == 0 {
+			t.Errorf("%s vectors: %d valid, %d invalid, %d malformed; want some of each", k, n[0], n[1], n[2])
+		}
+	}
 }
 
 // checkRendering: one line per check, the last line is the summary, "Every
@@ -96,8 +137,8 @@ func checkRendering(t *testing.T, r *Report) {
 		if last := lines[len(lines)-1]; last != r.Summary().In(l) {
 			t.Errorf("%s: last line %q, want the summary", l, last)
 		}
-		if got, want := strings.Contains(text, everyRollChecked[l]), r.Exit() == 0; got != want {
-			t.Errorf("%s: says %q: %v, exit %d", l, everyRollChecked[l], got, r.Exit())
+		if got, want := strings.HasPrefix(lines[len(lines)-1], validSummary(r, l)), r.Exit() == 0; got != want {
+			t.Errorf("%s: summary says %q: %v, exit %d", l, validSummary(r, l), got, r.Exit())
 		}
 		for i, c := range r.Checks {
 			st := msg(statusMsg[c.Status]).In(l)
@@ -139,6 +180,9 @@ func TestCheckOrder(t *testing.T) {
 		want := CheckNames()
 		if r.Scheme != dice.Anchored {
 			want = slices.DeleteFunc(want, func(s string) bool { return s == CheckAnchor })
+		}
+		if v.IsTlogProof() {
+			want = []string{CheckFormat, CheckLogInclusion, CheckLogSignature, CheckLogWitnesses, CheckLogEmitter}
 		}
 		if !slices.Equal(names, want) {
 			t.Errorf("%s: checks %v, want %v", v.Name, names, want)
@@ -247,6 +291,17 @@ func TestInputErrorsNameTheField(t *testing.T) {
 		"anchored-randomness-short":      "anchor.randomness",
 		"per-roll-commitment-short":      "rolls[0].commitment",
 		"anchored-sealed-at-unix-number": "sealedAt",
+		"bundle-checkpoint-missing":      "log.checkpoint",
+		"bundle-checkpoint-not-a-note":   "log.checkpoint",
+		"bundle-hashes-missing":          "log.hashes",
+		"bundle-entries-empty":           "log.entries",
+		"bundle-index-negative":          "log.entries[1].index",
+		"bundle-index-string":            "log.entries[1].index",
+		"bundle-leaf-not-string":         "log.entries[2].leaf",
+		"bundle-leaf-empty":              "log.entries[2].leaf",
+		"bundle-proof-ref-out-of-range":  "log.entries[3].proof[2]",
+		"bundle-proof-ref-negative":      "log.entries[3].proof[0]",
+		"bundle-proof-too-long":          "log.entries[0].proof",
 	}
 	for name, field := range tests {
 		v := vectorNamed(t, name)

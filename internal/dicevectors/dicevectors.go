@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // A Vector is one evidence file and what the verifier must say about it.
@@ -19,8 +20,11 @@ type Vector struct {
 	Note               string   `json:"note"`
 	ExpectedCommitment *string  `json:"expectedCommitment"`
 	LogKey             *string  `json:"logKey"`
+	EmitterKeys        []string `json:"emitterKeys"`   // --emitter-key, each
+	WitnessPolicy      *string  `json:"witnessPolicy"` // --witness-policy, relative to testdata/dice
 
-	Path string `json:"-"` // absolute path of the file
+	Path       string `json:"-"` // absolute path of the file
+	PolicyPath string `json:"-"` // absolute path of the witness policy, if any
 }
 
 // Args returns the command-line flags the vector is run with.
@@ -32,8 +36,21 @@ func (v Vector) Args() []string {
 	if v.LogKey != nil {
 		a = append(a, "--log-key", *v.LogKey)
 	}
+	for _, k := range v.EmitterKeys {
+		a = append(a, "--emitter-key", k)
+	}
+	if v.WitnessPolicy != nil {
+		a = append(a, "--witness-policy", v.PolicyPath)
+	}
 	return a
 }
+
+// IsBundle reports whether the vector is a proof bundle (an evidence file
+// with a log member), judged by its name.
+func (v Vector) IsBundle() bool { return strings.HasPrefix(v.Name, "bundle-") }
+
+// IsTlogProof reports whether the vector is a C2SP tlog-proof file.
+func (v Vector) IsTlogProof() bool { return strings.HasSuffix(v.File, ".tlog-proof") }
 
 // Dir returns the absolute path of testdata/dice, found by walking up from
 // the working directory to the module root.
@@ -73,6 +90,9 @@ func Load() ([]Vector, error) {
 	for i := range m.Vectors {
 		v := &m.Vectors[i]
 		v.Path = filepath.Join(dir, filepath.FromSlash(v.File))
+		if v.WitnessPolicy != nil {
+			v.PolicyPath = filepath.Join(dir, filepath.FromSlash(*v.WitnessPolicy))
+		}
 		if v.Failing == nil {
 			v.Failing = []string{}
 		}

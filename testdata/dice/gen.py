@@ -35,6 +35,8 @@ import sys
 
 sys.dont_write_bytecode = True  # keep testdata free of __pycache__
 from dice_ref import *  # noqa: E402,F401,F403 (the reference implementation)
+from bundle_ref import verify_file  # noqa: E402 (proof bundles and tlog-proofs)
+from gen_bundles import build_bundles  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -133,15 +135,25 @@ class Vectors:
     def __init__(self):
         self.files = {}   # relative path -> bytes
         self.manifest = []
+        self.policies = {}  # name -> relative path
 
-    def add(self, group, name, ev, want_fail=None, expected=None, log_key=None, raw=None, note=""):
-        """Add an evidence file. want_fail: the checks the vector is meant to
-        fail ([] for a valid one); asserted against the independent verifier."""
+    def policy(self, name, text):
+        """Add a C2SP tlog-policy file for --witness-policy."""
+        path = "policies/%s.txt" % name
+        self.files[path] = text.encode("utf-8")
+        self.policies[name] = path
+
+    def add(self, group, name, ev, want_fail=None, expected=None, log_key=None, raw=None, note="",
+            emitter_keys=None, policy=None, ext="json"):
+        """Add an evidence file (a proof bundle, a tlog-proof). want_fail:
+        the checks the vector is meant to fail ([] for a valid one);
+        asserted against the independent verifiers."""
         if raw is None:
             raw = pretty(ev).encode("utf-8")
-        path = "evidence/%s/%s.json" % (group, name)
+        path = "evidence/%s/%s.%s" % (group, name, ext)
         assert path not in self.files, path
-        code, fails = verify(raw, expected, log_key)
+        policy_text = self.files[self.policies[policy]].decode() if policy is not None else None
+        code, fails = verify_file(raw, expected, log_key, emitter_keys, policy_text)
         if want_fail is not None:
             assert fails == sorted(want_fail), (name, fails, want_fail)
         assert {"valid": 0, "invalid": 1, "malformed": 2}[group] == code, (name, code, fails)
@@ -151,6 +163,10 @@ class Vectors:
             entry["expectedCommitment"] = expected
         if log_key is not None:
             entry["logKey"] = log_key
+        if emitter_keys is not None:
+            entry["emitterKeys"] = emitter_keys
+        if policy is not None:
+            entry["witnessPolicy"] = self.policies[policy]
         self.manifest.append(entry)
 
 
@@ -650,6 +666,7 @@ def main():
     V = Vectors()
     build_games(V)
     build_malformed(V)
+    build_bundles(V)
     out = dict(V.files)
     out["manifest.json"] = (json.dumps({"vectors": V.manifest}, ensure_ascii=False, indent=1) + "\n").encode()
     out["primitives.json"] = (json.dumps(build_primitives(), ensure_ascii=False, indent=1) + "\n").encode()
@@ -666,8 +683,8 @@ def main():
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 with open(path, "wb") as f:
                     f.write(data)
-    # Files under evidence/ that the generator no longer writes.
-    for root, _, files in os.walk(os.path.join(HERE, "evidence")):
+    # Files under evidence/ and policies/ that the generator no longer writes.
+    for root, _, files in [w for d in ("evidence", "policies") for w in os.walk(os.path.join(HERE, d))]:
         for fn in files:
             rel = os.path.relpath(os.path.join(root, fn), HERE)
             if rel not in out:

@@ -1,7 +1,9 @@
 // Package cli is the command line of zarlog-verify, the offline verifier of
-// dice-proof-v1 evidence files (docs/SCHEMES.md, "The verifier"):
+// dice-proof-v1 evidence files and proof bundles, and of C2SP tlog-proof
+// files of single events (docs/SCHEMES.md, "The verifier"):
 //
-//	zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment HEX|SEALCODE] [--log-key VKEY] FILE|-
+//	zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment HEX|SEALCODE]
+//	    [--log-key VKEY] [--witness-policy FILE] [--emitter-key VKEY]... FILE|-
 //
 // Run parses the arguments into a Config and calls Execute; cmd/zarlog-verify
 // only wires the process to Run. Exit codes: 0 every check that applies
@@ -17,6 +19,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/verifier"
 )
 
@@ -25,7 +28,10 @@ type Config struct {
 	File    string           // the evidence file; "-" is standard input
 	JSON    bool             // print one JSON object instead of text
 	Lang    verifier.Lang    // language of every message; English if not given
-	Options verifier.Options // --expected-commitment and --log-key
+	Options verifier.Options // --expected-commitment, --log-key, --emitter-key; the policy once loaded
+	// PolicyFile is the file of --witness-policy, "" if not given. Run
+	// reads it into Options.WitnessPolicy.
+	PolicyFile string
 }
 
 // A UsageError is a bad command line; its message is translatable.
@@ -67,7 +73,7 @@ func ParseArgs(args []string) (Config, error) {
 	bad := func(id cliMsg, a ...any) (Config, error) {
 		return Config{}, &UsageError{Lang: cfg.Lang, id: id, args: a}
 	}
-	var files []string
+	var files, emitterKeys []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -131,9 +137,31 @@ func ParseArgs(args []string) (Config, error) {
 				return bad(mBadLogKey, v)
 			}
 			cfg.Options.LogKey = k
+		case "emitter-key":
+			v, ok := value()
+			if !ok {
+				return bad(mNoValue, a)
+			}
+			if _, err := verifier.ParseEmitterKeys(v); err != nil {
+				return bad(mBadEmitterKey, v)
+			}
+			emitterKeys = append(emitterKeys, v)
+		case "witness-policy":
+			v, ok := value()
+			if !ok || v == "" {
+				return bad(mNoValue, a)
+			}
+			cfg.PolicyFile = v
 		default:
 			return bad(mUnknownFlag, a)
 		}
+	}
+	if len(emitterKeys) > 0 {
+		k, err := verifier.ParseEmitterKeys(emitterKeys...)
+		if err != nil { // each key parsed alone: the same key twice
+			return bad(mBadEmitterKeys)
+		}
+		cfg.Options.EmitterKeys = k
 	}
 	switch len(files) {
 	case 0:
@@ -169,6 +197,9 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		io.WriteString(stdout, render(h.lang, mUsage))
 		return 0
 	}
+	if err == nil && cfg.PolicyFile != "" {
+		cfg.Options.WitnessPolicy, err = loadPolicy(cfg)
+	}
 	if err != nil {
 		ue := err.(*UsageError)
 		fmt.Fprintf(stderr, "zarlog-verify: %s\n\n%s", ue.In(ue.Lang), render(ue.Lang, mUsage))
@@ -177,8 +208,30 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return Execute(ctx, cfg, stdin, stdout)
 }
 
-// Execute verifies the file named by cfg and writes the report to stdout,
-// as text or as one JSON object. It returns the report's exit code; a file
+// maxPolicySize bounds the --witness-policy file read.
+const maxPolicySize = 1 << 20
+
+// loadPolicy reads and parses the --witness-policy file.
+func loadPolicy(cfg Config) (*merkle.Policy, error) {
+	f, err := os.Open(cfg.PolicyFile)
+	if err != nil {
+		return nil, &UsageError{Lang: cfg.Lang, id: mPolicyUnreadable, args: []any{cfg.PolicyFile, err.Error()}}
+	}
+	defer f.Close()
+	text, err := io.ReadAll(io.LimitReader(f, maxPolicySize+1))
+	if err != nil {
+		return nil, &UsageError{Lang: cfg.Lang, id: mPolicyUnreadable, args: []any{cfg.PolicyFile, err.Error()}}
+	}
+	p, err := verifier.ParseWitnessPolicy(text)
+	if err != nil {
+		return nil, &UsageError{Lang: cfg.Lang, id: mBadPolicy, args: []any{cfg.PolicyFile, err.Error()}}
+	}
+	return p, nil
+}
+
+// Execute verifies the file named by cfg — an evidence file, a proof
+// bundle, or a C2SP tlog-proof of one event (verifier.Verify tells them
+// apart) — and writes the report to stdout, as text or as one JSON object. It returns the report's exit code; a file
 // that cannot be read is bad input (2) and is reported like any other.
 func Execute(ctx context.Context, cfg Config, stdin io.Reader, stdout io.Writer) int {
 	var rep *verifier.Report

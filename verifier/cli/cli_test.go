@@ -7,6 +7,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -36,6 +38,22 @@ func logKey(t *testing.T) string {
 		}
 	}
 	t.Fatal("no vector has a log key")
+	return ""
+}
+
+// emitterKey returns an emitter key of the vectors.
+func emitterKey(t *testing.T) string {
+	t.Helper()
+	vs, err := dicevectors.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		if len(v.EmitterKeys) > 0 {
+			return v.EmitterKeys[0]
+		}
+	}
+	t.Fatal("no vector has an emitter key")
 	return ""
 }
 
@@ -78,6 +96,11 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"--expected-commitment", "xyz", "f"}, mBadExpected},
 		{[]string{"f", "--expected-commitment"}, mNoValue},
 		{[]string{"--log-key", "not-a-key", "f"}, mBadLogKey},
+		{[]string{"--emitter-key", "not-a-key", "f"}, mBadEmitterKey},
+		{[]string{"--emitter-key", logKey(t), "--emitter-key", logKey(t), "f"}, mBadEmitterKey}, // a log's name is not an emitter id
+		{[]string{"f", "--emitter-key"}, mNoValue},
+		{[]string{"f", "--witness-policy"}, mNoValue},
+		{[]string{"--witness-policy=", "f"}, mNoValue},
 	}
 	for _, tt := range bad {
 		_, err := ParseArgs(tt.args)
@@ -85,6 +108,14 @@ func TestParseArgs(t *testing.T) {
 		if !errors.As(err, &ue) || ue.id != tt.id {
 			t.Errorf("ParseArgs(%q) = %v, want usage error %d", tt.args, err, tt.id)
 		}
+	}
+	ek := emitterKey(t)
+	if _, err := ParseArgs([]string{"--emitter-key", ek, "--emitter-key", ek, "f"}); err == nil || err.(*UsageError).id != mBadEmitterKeys {
+		t.Errorf("the same --emitter-key twice: %v", err)
+	}
+	cfg, err = ParseArgs([]string{"--emitter-key", ek, "f", "--witness-policy", "p.txt"})
+	if err != nil || cfg.Options.EmitterKeys == nil || cfg.PolicyFile != "p.txt" {
+		t.Errorf("ParseArgs with emitter key and policy: %+v, %v", cfg, err)
 	}
 	// A usage error speaks the language asked for, wherever --lang is.
 	_, err = ParseArgs([]string{"--nope", "f", "--lang", "tr"})
@@ -130,6 +161,9 @@ func TestRunExitCodes(t *testing.T) {
 		{"no-file", data, nil, 2, "", "no evidence file"},
 		{"help", nil, []string{"--help"}, 0, "usage: zarlog-verify", ""},
 		{"help-arabic", nil, []string{"--lang", "ar", "-h"}, 0, "الاستخدام", ""},
+		{"policy-missing", data, []string{"--witness-policy", filepath.Join(dir, "nope.txt"), "-"}, 2, "", "cannot read the --witness-policy file"},
+		{"policy-malformed", data, []string{"--witness-policy", worked(t), "-"}, 2, "", "is not a C2SP tlog-policy"},
+		{"policy-without-log", data, []string{"--witness-policy", policyFile(t), "-"}, 1, "FAIL  log-witnesses", ""},
 	}
 	for _, tt := range tests {
 		code, out, errOut := run(t, tt.stdin, tt.args...)
@@ -137,6 +171,22 @@ func TestRunExitCodes(t *testing.T) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %d, %q, %q", tt.name, code, out, errOut, tt.code, tt.out, tt.err)
 		}
 	}
+}
+
+// policyFile returns a witness policy file of the vectors.
+func policyFile(t *testing.T) string {
+	t.Helper()
+	vs, err := dicevectors.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		if v.WitnessPolicy != nil {
+			return v.PolicyPath
+		}
+	}
+	t.Fatal("no vector has a witness policy")
+	return ""
 }
 
 func TestRunJSON(t *testing.T) {
@@ -179,4 +229,25 @@ func FuzzRun(f *testing.F) {
 			t.Fatalf("--json printed %q", out)
 		}
 	})
+}
+
+// TestCLICatalogTranslated: every command-line message exists in the three
+// languages, translated, with the same arguments.
+func TestCLICatalogTranslated(t *testing.T) {
+	args := regexp.MustCompile(`%\[\d+\][sdq]`)
+	for id := cliMsg(0); id < numCLIMsgs; id++ {
+		en, tr, ar := cliCatalog[id][0], cliCatalog[id][1], cliCatalog[id][2]
+		if en == "" || tr == "" || ar == "" || tr == en || ar == en {
+			t.Errorf("message %d is not translated: %q %q %q", id, en, tr, ar)
+		}
+		want := args.FindAllString(en, -1)
+		slices.Sort(want)
+		for _, x := range []string{tr, ar} {
+			got := args.FindAllString(x, -1)
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("message %d: arguments %v, want %v", id, got, want)
+			}
+		}
+	}
 }
