@@ -597,9 +597,7 @@ func (g *Game) move(b Move, env Env) error {
 			return err
 		}
 	}
-	if g.flow(env) != nil {
-		g.MoveOwed = false
-	}
+	g.MoveOwed = false
 	g.Moves = appendClip(g.Moves, b)
 	return nil
 }
