@@ -24,7 +24,7 @@ func TestDependencies(t *testing.T) {
 	allowed := []string{
 		"github.com/zarlog/zarlog/events", "github.com/zarlog/zarlog/merkle", "github.com/zarlog/zarlog/verifier",
 		"github.com/zarlog/zarlog/cmd/zarlog-verify",
-		"github.com/zarlog/zarlog/rules", // the rules engine (pure, standard library only) and its adapter, for the moves check
+		"github.com/zarlog/zarlog/rules",            // the rules engine (pure, standard library only) and its adapter, for the moves check
 		"github.com/cloudflare/circl/",              // BLS for the drand anchor
 		"golang.org/x/crypto/", "golang.org/x/sys/", // used by circl
 		"golang.org/x/mod/sumdb/note",        // signed-note verifier keys (--log-key)
