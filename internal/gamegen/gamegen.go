@@ -147,22 +147,44 @@ func Env(ev *events.Event, i uint64, moves events.MoveChecker) events.Env {
 }
 
 // player builds the game event by event, applying each through the state
-// machine with the rules engine.
+// machine with the rules engine. It follows the flow of play itself too,
+// with settings that log the moves, so that it can play a game whose
+// settings do not.
 type player struct {
-	c   Config
-	p   *Played
-	g   *events.Game
-	rng *rand.Rand
+	c      Config
+	p      *Played
+	g      *events.Game
+	rng    *rand.Rand
+	logged []byte // the settings with "moves": "logged"
+	st     []byte // the rules engine's state
 }
 
 func (pl *player) add(b events.Body) error {
+	fail := func(err error) error {
+		return fmt.Errorf("gamegen: event %d (%s): %w", len(pl.p.Bodies), b.Type(), err)
+	}
 	ev, err := events.New(pl.c.Header(uint64(len(pl.p.Bodies))), b)
 	if err != nil {
-		return fmt.Errorf("gamegen: event %d (%s): %w", len(pl.p.Bodies), b.Type(), err)
+		return fail(err)
 	}
 	g, err := events.Apply(pl.g, ev, Env(ev, uint64(len(pl.p.Bodies)), movecheck.Checker{}))
 	if err != nil {
-		return fmt.Errorf("gamegen: event %d (%s): %w", len(pl.p.Bodies), b.Type(), err)
+		return fail(err)
+	}
+	in := events.MoveInput{Scheme: pl.c.Scheme, Settings: pl.logged, Position: pl.st}
+	switch x := b.(type) {
+	case events.Roll:
+		in.Roll = dice.Roll{N: x.N, Dice: x.Dice, Kind: x.Kind}
+		pl.st, _, err = movecheck.Checker{}.CheckRoll(in)
+	case events.RollReveal:
+		in.Roll = dice.Roll{N: uint32(len(g.RollRecords) - 1), Dice: x.Dice}
+		pl.st, _, err = movecheck.Checker{}.CheckRoll(in)
+	case events.Move:
+		in.Move = x
+		pl.st, err = movecheck.Checker{}.CheckMove(in)
+	}
+	if err != nil {
+		return fail(err)
 	}
 	pl.g = g
 	pl.p.Bodies = append(pl.p.Bodies, b)
@@ -171,7 +193,7 @@ func (pl *player) add(b events.Body) error {
 
 // state returns the rules engine's state of the game.
 func (pl *player) state() (movecheck.State, error) {
-	return movecheck.ParseState(pl.g.Position)
+	return movecheck.ParseState(pl.st)
 }
 
 // afterRoll logs the move of the roll just logged, if it is played.
@@ -234,7 +256,9 @@ func Play(c Config) (*Played, error) {
 		return nil, fmt.Errorf("gamegen: variant %q", c.Variant)
 	}
 	seed := Label32(c.Label + "/strategy")
-	pl := &player{c: c, p: &Played{Config: c}, rng: rand.New(rand.NewChaCha8(seed))}
+	logged := c
+	logged.Unlogged = false
+	pl := &player{c: c, p: &Played{Config: c}, rng: rand.New(rand.NewChaCha8(seed)), logged: logged.settings()}
 	var err error
 	switch c.Scheme {
 	case events.Tavlarena:
