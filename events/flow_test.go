@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zarlog/zarlog/events/cjson"
 	"github.com/zarlog/zarlog/events/dice"
 )
 
@@ -414,4 +415,36 @@ func TestFlowOnlyForLoggedGames(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzParseSettings: never a panic; an error is a malformed *RejectError
+// naming a member of the settings; and a commit carrying settings that
+// parse is accepted by Parse, one carrying settings that do not is not.
+func FuzzParseSettings(f *testing.F) {
+	for _, s := range []string{`{}`, exSettings, `{"moves":"logged","variant":"backgammon","doublingCube":true}`,
+		`{"moves":"logged"}`, `{"variant":"nard"}`, `{"opponent":"computer","opening":"western"}`, `[1]`, `{"doublingCube":1}`} {
+		f.Add([]byte(s))
+	}
+	fx := newFixture(f)
+	commit := mustFormat(f, perRollMatch(f, fx)[0])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		gs, err := ParseSettings(b)
+		if err != nil {
+			var re *RejectError
+			if !errors.As(err, &re) || re.Code != CodeMalformed || !strings.HasPrefix(re.Field, "body.settings") {
+				t.Fatalf("ParseSettings(%q) = %v", b, err)
+			}
+		}
+		v, derr := cjson.Decode(b)
+		if derr != nil {
+			return
+		}
+		_, perr := Parse(mutate(t, commit, "body.settings", v))
+		if (err == nil) != (perr == nil) {
+			t.Fatalf("settings %q: ParseSettings %v, Parse of a commit %v", b, err, perr)
+		}
+		if err == nil && gs.MovesLogged && gs.Variant == "" {
+			t.Fatalf("settings %q: moves logged without a variant", b)
+		}
+	})
 }

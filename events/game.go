@@ -47,13 +47,14 @@ func BeaconsOf[C BeaconVerifier](lookup func(chainHash [32]byte) (C, bool)) func
 }
 
 // A MoveInput is what a MoveChecker is asked about: a move event and the
-// game it belongs to.
+// game it belongs to (a FlowChecker is also asked about rolls and ends with
+// the same input, Move zero).
 type MoveInput struct {
 	Scheme   Scheme
 	Settings []byte    // canonical JSON of the commit's settings
-	Position []byte    // the checker's position after the game's previous move; nil before the first
-	Starter  int       // per-game schemes: the seat that won the opening; -1 under per-roll-v1
-	Roll     dice.Roll // the roll the move plays (per-roll-v1: N is the roll's index in the match, Kind is "")
+	Position []byte    // the checker's position after the game's previous move (with a FlowChecker: roll or move); nil before the first
+	Starter  int       // per-game schemes: the seat that won the opening, or -1 before (for a roll: by the rolls before it); -1 under per-roll-v1
+	Roll     dice.Roll // the roll the move plays, or the roll checked (per-roll-v1: N is the roll's index in the match, Kind is "")
 	Move     Move
 }
 
