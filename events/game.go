@@ -412,7 +412,7 @@ func (g *Game) checkRoll(r dice.Roll, env Env) error {
 	in := MoveInput{Scheme: g.Scheme, Settings: g.Settings, Position: g.Position, Starter: g.Starter(), Roll: r}
 	pos, played, err := fc.CheckRoll(in)
 	if err != nil {
-		return &RejectError{Code: CodeNotAllowedNow, Field: "type", Msg: fmt.Sprintf("roll %d: %v", r.N, err), Err: err}
+		return &RejectError{Code: CodeNotAllowedNow, Field: "type", Msg: fmt.Sprintf("roll %d: %s", r.N, err.Error()), Err: err}
 	}
 	if err := g.setPosition(pos); err != nil {
 		return err

@@ -2,7 +2,6 @@ package verifier
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
@@ -160,7 +159,7 @@ func moveFailure(i int, ev *events.Event, g *events.Game, err error) Check {
 			code = "error"
 			ref.Code = string(code)
 		}
-		c = fail(CheckMoves, msg(mMvRefused, i, ev.Seq, string(ev.Type), string(code), fmt.Sprint(err)))
+		c = fail(CheckMoves, msg(mMvRefused, i, ev.Seq, string(ev.Type), string(code), err.Error()))
 	}
 	c.Move = ref
 	return c

@@ -1,6 +1,6 @@
 // Package gamegen plays deterministic games whose moves are logged, for the
 // tests, benchmarks and test vectors of the rules engine's adapter (package
-// rules/movecheck), the verifier and the publisher. The dice are the real
+// rules/movecheck) and the verifier (testdata/moves). The dice are the real
 // dice of each scheme (seeds, contributions and ids derived from a label),
 // and every move is chosen by rules.Choose with a seeded random source, so
 // the same Config always gives the same events.

@@ -133,7 +133,7 @@ func TestAgreesWithRulesGame(t *testing.T) {
 	for _, s := range schemes {
 		for _, v := range rules.AllVariants() {
 			for _, o := range openings {
-				c := gamegen.Config{Scheme: s, Variant: v, Opening: o, Label: "agree/" + string(v), Games: 3}
+				c := gamegen.Config{Scheme: s, Variant: v, Opening: o, Label: "agree/" + string(v), Games: 2}
 				_, evs := play(t, c)
 				states := applyAll(t, evs)
 				var rg *rules.Game

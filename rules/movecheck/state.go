@@ -95,14 +95,13 @@ func ParseState(b []byte) (State, error) {
 	}
 	var s State
 	var err error
-	if s.Variant, err = rules.ParseVariant(parts[0]); err != nil {
-		return fail("%v", err)
+	if s.Variant, err = rules.ParseVariant(parts[0]); err == nil {
+		if s.Opening, err = rules.ParseOpening(parts[1]); err == nil {
+			s.Position, err = rules.ParsePosition(s.Variant, parts[3])
+		}
 	}
-	if s.Opening, err = rules.ParseOpening(parts[1]); err != nil {
-		return fail("%v", err)
-	}
-	if s.Position, err = rules.ParsePosition(s.Variant, parts[3]); err != nil {
-		return fail("%v", err)
+	if err != nil {
+		return State{}, fmt.Errorf("%w: %w", ErrState, err)
 	}
 	f := parts[2]
 	if f == "" {
@@ -149,8 +148,10 @@ func ParseState(b []byte) (State, error) {
 		return fail("phase %c, but the position is not the start", s.Phase)
 	case s.Phase == PhaseReroll && s.Opening != rules.OpeningTurkishReroll:
 		return fail("a re-roll under the %s opening", s.Opening)
-	case over != (s.Phase == PhaseOver):
-		return fail("phase %c, but the game over on the board is %v", s.Phase, over)
+	case over && s.Phase != PhaseOver:
+		return fail("phase %c, but the game is over on the board", s.Phase)
+	case !over && s.Phase == PhaseOver:
+		return fail("phase x, but the game is not over on the board")
 	}
 	return s, nil
 }
