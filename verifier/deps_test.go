@@ -8,7 +8,8 @@ import (
 
 // TestDependencies keeps the verifier buildable on its own, small and
 // readable: neither it nor zarlog-verify may depend on NATS, Pebble (or
-// anything else from cockroachdb) or the ledger. Non-standard modules
+// anything else from cockroachdb) or the ledger. Of zarlog's own packages
+// it uses events, merkle and the rules engine (rules, rules/movecheck). Non-standard modules
 // outside the allow list fail too, so a new dependency is a decision.
 func TestDependencies(t *testing.T) {
 	if testing.Short() {
@@ -23,6 +24,7 @@ func TestDependencies(t *testing.T) {
 	allowed := []string{
 		"github.com/zarlog/zarlog/events", "github.com/zarlog/zarlog/merkle", "github.com/zarlog/zarlog/verifier",
 		"github.com/zarlog/zarlog/cmd/zarlog-verify",
+		"github.com/zarlog/zarlog/rules",            // the rules engine (pure, standard library only) and its adapter, for the moves check
 		"github.com/cloudflare/circl/",              // BLS for the drand anchor
 		"golang.org/x/crypto/", "golang.org/x/sys/", // used by circl
 		"golang.org/x/mod/sumdb/note",        // signed-note verifier keys (--log-key)

@@ -16,7 +16,10 @@
 // The check names are stable identifiers, listed by CheckNames: format,
 // commitment, expected-commitment, anchor, rolls, sequence, and the
 // proof-bundle checks log-inclusion, log-signature, log-order,
-// log-agreement, log-witnesses and log-emitter-signatures.
+// log-agreement, log-witnesses and log-emitter-signatures, and moves: a
+// bundle's game whose settings declare its moves logged is replayed through
+// the rules engine (package rules/movecheck), and the first illegal move,
+// missing move or wrong result is named, with the rule it breaks.
 //
 // A proof bundle is an evidence file with a "log" member (Log): every event
 // leaf of the game, their inclusion proofs in one shared table of hashes and
@@ -29,7 +32,7 @@
 // tlog-proof of a single event.
 //
 // The package is pure and small on purpose: it imports only zarlog's
-// events packages (and, for bundles, merkle), the standard library and
-// crypto packages — never NATS, Pebble or the ledger — so that an auditor
+// events packages (and, for bundles, merkle and the pure rules engine), the
+// standard library and crypto packages — never NATS, Pebble or the ledger — so that an auditor
 // can build and read the verifier alone. A test enforces it.
 package verifier

@@ -21,7 +21,7 @@ func TestGolden(t *testing.T) {
 		"tavlarena-worked-example-seal-code", "tavlarena-flipped-die", "die-seven",
 		"anchored-quicknet-657413-60-rolls", "per-roll-server-60-rolls", "tavlarena-against-computer",
 		"bundle-tavlarena-10-rolls", "bundle-tavlarena-no-keys", "bundle-top-level-disagrees", "bundle-commit-after-roll",
-		"tlog-proof-commit",
+		"tlog-proof-commit", "moves-tavla-anchored-turkish-reroll", "moves-illegal-move", "moves-missing-move",
 	} {
 		r := verifyVector(t, vectorNamed(t, name))
 		files := map[string][]byte{name + ".json": r.JSON(English)}

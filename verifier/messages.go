@@ -282,6 +282,55 @@ const (
 	mStNoExpectedLog
 	mStNoExpectedAncLog
 
+	mTitleMoves
+	mMvNoLog
+	mMvNoGame
+	mMvNotLogged
+	mMvPass
+	mMvPassNone
+	mMvPassFinished
+	mMvPassResigned
+	mMvIllegal
+	mMvOwed
+	mMvNotOver
+	mMvWrongResult
+	mMvRollRefused
+	mMvRefused
+	mMvDraw
+	mMvWins
+	mMvWinsCube
+	mMvSingle
+	mMvDouble
+	mMvTriple
+	mMvEnd
+	mMvEndDraw
+	mRuNotation
+	mRuNonCanonical
+	mRuNoChecker
+	mRuBlocked
+	mRuHitMark
+	mRuBarFirst
+	mRuPinned
+	mRuHitAndRun
+	mRuFirstChecker
+	mRuBearOffNotHome
+	mRuBearOffHigher
+	mRuStartQuarter
+	mRuPrimeTrap
+	mRuMustMove
+	mRuBothDice
+	mRuMaxDice
+	mRuLargerDie
+	mRuDice
+	mRuGameOver
+	mRuNotOnTurn
+	mRuRollMismatch
+	mRuUnknown
+	mStMoves
+	mStMovesCube
+	mStMovesEnd
+	mStMovesNotLogged
+
 	numMsgs
 )
 
@@ -754,4 +803,97 @@ var catalog = [numMsgs][3]string{
 	mStNoExpectedAncLog: {"That the fingerprint is the one you saw before the game: this run was not given it (--expected-commitment). The log shows only that the fingerprint was logged before the players' tokens and the drand beacon.",
 		"Parmak izinin oyundan önce gördüğün parmak izi olduğunu: bu çalıştırmaya o verilmedi (--expected-commitment). Kayıt defteri yalnızca parmak izinin oyuncuların tanıtıcılarından ve drand işaretinden önce kaydedildiğini gösterir.",
 		"أن البصمة هي التي رأيتها قبل اللعبة: لم تُعطَ لهذا الفحص (--expected-commitment). ولا يبيّن السجل إلا أن البصمة سُجّلت قبل رمزي اللاعبين وقبل إشارة drand."},
+
+	mTitleMoves: {"moves", "hamleler", "النقلات"},
+	mMvNoLog: {"not checked: a plain evidence file carries no moves; the game's proof bundle from the log does",
+		"kontrol edilmedi: düz bir kanıt dosyası hamle içermez; oyunun kayıt defterinden alınan kanıt paketi içerir",
+		"لم يُفحص: ملف الإثبات العادي لا يحوي النقلات؛ تحويها حزمة إثبات اللعبة المأخوذة من السجل"},
+	mMvNoGame: {"not checked: the logged events do not replay to a game (see log-order and log-agreement)",
+		"kontrol edilmedi: kayıtlı olaylar yeniden oynatıldığında bir oyun çıkmıyor (bkz. log-order ve log-agreement)",
+		"لم يُفحص: الأحداث المسجلة لا تُعاد فتعطي لعبة (انظر log-order و log-agreement)"},
+	mMvNotLogged: {`not checked: the game's settings do not declare its moves logged ("moves": "logged"), so its %[1]d move events were not checked against the rules`,
+		`kontrol edilmedi: oyunun ayarları hamlelerin kaydedildiğini bildirmiyor ("moves": "logged"); bu yüzden %[1]d hamle olayı kurallara göre kontrol edilmedi`,
+		`لم يُفحص: إعدادات اللعبة لا تعلن أن نقلاتها مسجلة ("moves": "logged")، فلم تُفحص أحداث النقلات (وعددها %[1]d) وفق القواعد`},
+	mMvPass: {"%[1]d moves for %[2]d played rolls replayed under the rules of %[3]s: each is a legal play of the seat on turn with its roll's logged dice, in canonical notation, and every played roll has its move",
+		"%[2]d oynanan atışın %[1]d hamlesi %[3]s kurallarına göre yeniden oynatıldı: her biri sırası gelen koltuğun, atışın kayıtlı zarlarıyla yaptığı kurallara uygun bir hamle, standart gösterimde; oynanan her atışın hamlesi var",
+		"أُعيدت النقلات (وعددها %[1]d) للرميات الملعوبة (وعددها %[2]d) وفق قواعد %[3]s: كل منها لعبة مشروعة للمقعد صاحب الدور بنرد رميتها المسجل، بالتدوين القانوني، ولكل رمية ملعوبة نقلتها"},
+	mMvPassNone: {"no roll was played (%[1]s): there are no moves to check",
+		"hiç atış oynanmadı (%[1]s): kontrol edilecek hamle yok",
+		"لم تُلعب أي رمية (%[1]s): لا نقلات لفحصها"},
+	mMvPassFinished: {"%[1]s; the end (%[2]s) agrees with the final position: %[3]s",
+		"%[1]s; bitiş (%[2]s) son konumla uyuşuyor: %[3]s",
+		"تمّ الفحص: %[1]s؛ والنهاية (%[2]s) توافق الوضع الأخير على الرقعة: %[3]s"},
+	mMvPassResigned: {"%[1]s; the end (%[2]s) is not a result on the board, and the rules do not check it",
+		"%[1]s; bitiş (%[2]s) tahtadaki bir sonuç değil ve kurallar onu kontrol etmez",
+		"تمّ الفحص: %[1]s؛ أما النهاية (%[2]s) فليست نتيجة على الرقعة، ولا تفحصها القواعد"},
+	mMvIllegal: {"log.entries[%[1]d] (seq %[2]d): the move of roll %[3]d by seat %[4]d, %[5]q, breaks the rule %[6]s: %[7]s",
+		"log.entries[%[1]d] (seq %[2]d): %[4]d numaralı koltuğun %[3]d numaralı atış için yaptığı %[5]q hamlesi %[6]s kuralını çiğniyor: %[7]s",
+		"المُدخل log.entries[%[1]d] (seq %[2]d): نقلة المقعد %[4]d للرمية %[3]d، وهي %[5]q، تخالف القاعدة %[6]s: %[7]s"},
+	mMvOwed: {"log.entries[%[1]d] (seq %[2]d, %[3]s) comes before the move of roll %[4]d (%[5]s), which seat %[6]d had to play: each played roll needs its move event before the next roll and before a finished end",
+		"log.entries[%[1]d] (seq %[2]d, %[3]s), %[6]d numaralı koltuğun oynaması gereken %[4]d numaralı atışın (%[5]s) hamlesinden önce geliyor: oynanan her atışın hamle olayı sonraki atıştan ve finished bitişinden önce kaydedilmeli",
+		"المُدخل log.entries[%[1]d] (seq %[2]d، %[3]s) يأتي قبل نقلة الرمية %[4]d (%[5]s) التي كان على المقعد %[6]d لعبها: لكل رمية ملعوبة حدث نقلة يجب أن يُسجَّل قبل الرمية التالية وقبل نهاية finished"},
+	mMvNotOver: {"log.entries[%[1]d] (seq %[2]d): the end says the game was finished (%[3]s), but it is not over on the board",
+		"log.entries[%[1]d] (seq %[2]d): bitiş oyunun tamamlandığını söylüyor (%[3]s), ama oyun tahtada bitmemiş",
+		"المُدخل log.entries[%[1]d] (seq %[2]d): تقول النهاية إن اللعبة اكتملت (%[3]s)، لكنها لم تنتهِ على الرقعة"},
+	mMvWrongResult: {"log.entries[%[1]d] (seq %[2]d): the end says %[3]s, but the final position gives %[4]s",
+		"log.entries[%[1]d] (seq %[2]d): bitiş %[3]s diyor, ama son konum %[4]s veriyor",
+		"المُدخل log.entries[%[1]d] (seq %[2]d): تقول النهاية %[3]s، لكن الوضع الأخير يعطي %[4]s"},
+	mMvRollRefused: {"log.entries[%[1]d] (seq %[2]d): roll %[3]d (%[4]s) is refused by the rule %[5]s: %[6]s",
+		"log.entries[%[1]d] (seq %[2]d): %[3]d numaralı atış (%[4]s) %[5]s kuralına takılıyor: %[6]s",
+		"المُدخل log.entries[%[1]d] (seq %[2]d): الرمية %[3]d (%[4]s) مرفوضة بالقاعدة %[5]s: %[6]s"},
+	mMvRefused: {"log.entries[%[1]d] (seq %[2]d, %[3]s) is refused by the rules engine (%[4]s): %[5]s",
+		"log.entries[%[1]d] (seq %[2]d, %[3]s) kural motoru tarafından reddediliyor (%[4]s): %[5]s",
+		"المُدخل log.entries[%[1]d] (seq %[2]d، %[3]s) يرفضه محرك القواعد (%[4]s): %[5]s"},
+	mMvDraw: {"a draw (both mother checkers pinned)", "beraberlik (iki ana pul da kıstırılmış)", "تعادلًا (الحجران الأمّان محبوسان كلاهما)"},
+	mMvWins: {"seat %[1]d winning %[2]s (points: %[3]d)",
+		"%[1]d numaralı koltuğun %[2]s kazanması (puan: %[3]d)",
+		"فوز المقعد %[1]d %[2]s (النقاط: %[3]d)"},
+	mMvWinsCube: {"seat %[1]d winning %[2]s (points: %[3]d times the doubling cube's value, a power of two; the cube is not logged)",
+		"%[1]d numaralı koltuğun %[2]s kazanması (puan: %[3]d çarpı katlama küpünün değeri, ikinin bir kuvveti; küp kaydedilmiyor)",
+		"فوز المقعد %[1]d %[2]s (النقاط: %[3]d مضروبة في قيمة مكعب المضاعفة، وهي قوة من قوى اثنين؛ لا يُسجَّل المكعب)"},
+	mMvSingle:  {"a single game", "tek oyun", "بلعبة مفردة"},
+	mMvDouble:  {"a double game (gammon, mars)", "çifte oyun (mars)", "بلعبة مضاعفة (غامون، مارس)"},
+	mMvTriple:  {"a triple game (backgammon)", "üçlü oyun (backgammon)", "بلعبة ثلاثية (باكغامون)"},
+	mMvEnd:     {"%[1]s, winner seat %[2]d, points %[3]d", "%[1]s, kazanan koltuk %[2]d, puan %[3]d", "النتيجة %[1]s، الفائز المقعد %[2]d، النقاط %[3]d"},
+	mMvEndDraw: {"%[1]s, no winner", "%[1]s, kazanan yok", "النتيجة %[1]s، بلا فائز"},
+
+	mRuNotation:     {"the play is not valid notation", "hamle geçerli bir gösterim değil", "النقلة ليست تدوينًا صحيحًا"},
+	mRuNonCanonical: {"the play is legal but not written in its canonical form", "hamle kurallara uygun ama standart (kanonik) biçimde yazılmamış", "النقلة مشروعة لكنها غير مكتوبة بصيغتها القانونية"},
+	mRuNoChecker:    {"it moves from a point (or the bar) where the mover has no checker", "oyuncunun pulu olmayan bir haneden (ya da bardan) pul oynatıyor", "تحرّك حجرًا من نقطة (أو من البار) ليس فيها حجر للاعب"},
+	mRuBlocked:      {"it lands on a point the opponent holds", "rakibin tuttuğu bir haneye iniyor", "تنزل على نقطة يملكها الخصم"},
+	mRuHitMark:      {"it marks a hit (*) where no single opposing checker stands", "tek bir rakip pulun durmadığı yerde vuruş (*) işaretliyor", "تعلّم ضربة (*) حيث لا يقف حجر منفرد للخصم"},
+	mRuBarFirst:     {"it moves another checker while one is on the bar", "barda pul varken başka bir pul oynatıyor", "تحرّك حجرًا آخر وفي البار حجر"},
+	mRuPinned:       {"it moves a pinned checker (plakoto)", "kıstırılmış (mahbus) bir pulu oynatıyor (plakoto)", "تحرّك حجرًا محبوسًا (بلاكوتو)"},
+	mRuHitAndRun:    {"it moves on with a checker that hit in its home board (tavla)", "kendi iç alanında vuruş yapan pulla yoluna devam ediyor (tavla)", "تتابع بحجر ضرب في منطقته الداخلية (طاولة)"},
+	mRuFirstChecker: {"it starts a second checker before the first passed the opponent's starting point (fevga)", "ilk pul rakibin başlangıç hanesini geçmeden ikinci bir pulu çıkarıyor (fevga)", "تُخرج حجرًا ثانيًا قبل أن يتجاوز الأول نقطة بداية الخصم (فيفغا)"},
+	mRuBearOffNotHome: {"it bears off while a checker is outside the home board, on the bar, or pinned",
+		"bir pul iç alanın dışında, barda ya da kıstırılmışken pul topluyor",
+		"تُخرج حجرًا من الرقعة وحجرٌ خارج المنطقة الداخلية أو في البار أو محبوس"},
+	mRuBearOffHigher: {"it bears off with a larger die while a checker stands on a higher point",
+		"daha yüksek bir hanede pul varken büyük zarla pul topluyor",
+		"تُخرج حجرًا بزهر أكبر وحجرٌ على نقطة أعلى"},
+	mRuStartQuarter: {"it ends holding all six points of the starting quarter (fevga)", "başlangıç çeyreğinin altı hanesinin hepsini tutarak bitiyor (fevga)", "تنتهي وهي تملك نقاط ربع البداية الست كلها (فيفغا)"},
+	mRuPrimeTrap:    {"it ends with a prime that every opposing checker is behind (fevga)", "bütün rakip pulların gerisinde kaldığı bir kapıyla (prime) bitiyor (fevga)", "تنتهي بسدّ تقع خلفه كل أحجار الخصم (فيفغا)"},
+	mRuMustMove:     {"it is empty although a checker can move", "bir pul oynayabildiği halde boş", "فارغة مع أن حجرًا يستطيع الحركة"},
+	mRuBothDice:     {"it uses one die although both can be used", "iki zar da kullanılabilirken yalnızca birini kullanıyor", "تستعمل زهرًا واحدًا مع إمكان استعمال الزهرين"},
+	mRuMaxDice:      {"it uses fewer numbers of a double than can be used", "çiftin kullanılabilecek sayısından azını kullanıyor", "تستعمل من أرقام الدُّبل أقل مما يمكن"},
+	mRuLargerDie:    {"it uses the smaller die when only one can be used and the larger can", "yalnızca bir zar kullanılabilirken ve büyüğü oynanabilirken küçüğünü kullanıyor", "تستعمل الزهر الأصغر حين لا يمكن إلا زهر واحد والأكبر ممكن"},
+	mRuDice:         {"it cannot be made with these dice at all", "bu zarlarla hiç yapılamaz", "لا يمكن لعبها بهذا النرد أصلًا"},
+	mRuGameOver:     {"it comes after the game ended on the board", "oyun tahtada bittikten sonra geliyor", "تأتي بعد انتهاء اللعبة على الرقعة"},
+	mRuNotOnTurn:    {"it is not by the seat to play, or no roll waits for a move", "sırası gelen koltuktan değil, ya da hamle bekleyen bir atış yok", "ليست من المقعد صاحب الدور، أو لا رمية تنتظر نقلة"},
+	mRuRollMismatch: {"it names another roll than the one waiting for a move", "hamle bekleyen atıştan başka bir atışı belirtiyor", "تسمّي رمية غير التي تنتظر النقلة"},
+	mRuUnknown:      {"rule %[1]s", "%[1]s kuralı", "القاعدة %[1]s"},
+
+	mStMoves: {"Every move of this game is a legal %[1]s play, by the seat on turn, of the dice logged for its roll, and every played roll has its move: the game replays from the log under the rules.",
+		"Bu oyunun her hamlesi, sırası gelen koltuğun, atışı için kaydedilen zarlarla yaptığı kurallara uygun bir %[1]s hamlesi ve oynanan her atışın hamlesi var: oyun, kayıt defterinden kurallara göre yeniden oynanabiliyor.",
+		"كل نقلة في هذه اللعبة لعبة %[1]s مشروعة، من المقعد صاحب الدور، بالنرد المسجل لرميتها، ولكل رمية ملعوبة نقلتها: تُعاد اللعبة من السجل وفق القواعد."},
+	mStMovesCube: {"The doubling cube's value: doubling is not logged, so the points of the end were checked only as the result times a power of two.",
+		"Katlama küpünün değerini: katlamalar kaydedilmiyor; bu yüzden bitişteki puan yalnızca sonucun ikinin bir kuvvetiyle çarpımı olarak kontrol edildi.",
+		"قيمة مكعب المضاعفة: لا تُسجَّل المضاعفات، فلم تُفحص نقاط النهاية إلا على أنها النتيجة مضروبة في قوة من قوى العدد اثنين."},
+	mStMovesEnd: {"Why the game ended: it ended as %[1]s, which the rules of the board do not check.",
+		"Oyunun neden bittiğini: oyun %[1]s olarak bitti ve tahtanın kuralları bunu kontrol etmez.",
+		"سبب انتهاء اللعبة: انتهت بالحالة %[1]s، ولا تفحصها قواعد الرقعة."},
+	mStMovesNotLogged: {"That the moves were legal: this game's settings do not declare its moves logged, so they were not checked against the rules.",
+		"Hamlelerin kurallara uygun olduğunu: bu oyunun ayarları hamlelerin kaydedildiğini bildirmiyor, dolayısıyla kurallara göre kontrol edilmediler.",
+		"أن النقلات كانت مشروعة: إعدادات هذه اللعبة لا تعلن أن نقلاتها مسجلة، فلم تُفحص وفق القواعد."},
 }

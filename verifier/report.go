@@ -28,6 +28,10 @@ const (
 	CheckLogAgreement = "log-agreement"          // the leaves replay to the game, and the top-level fields agree with it
 	CheckLogWitnesses = "log-witnesses"          // the checkpoint's cosignatures satisfy --witness-policy
 	CheckLogEmitter   = "log-emitter-signatures" // the binding events are signed by an --emitter-key
+	// CheckMoves replays the moves of a proof bundle's game through the
+	// rules engine (docs/RULES.md): skipped for plain evidence files and for
+	// games whose settings do not declare their moves logged.
+	CheckMoves = "moves"
 )
 
 // CheckNames returns every check name in report order.
@@ -35,6 +39,7 @@ func CheckNames() []string {
 	return []string{
 		CheckFormat, CheckCommitment, CheckExpected, CheckAnchor, CheckRolls, CheckSequence,
 		CheckLogInclusion, CheckLogSignature, CheckLogOrder, CheckLogAgreement, CheckLogWitnesses, CheckLogEmitter,
+		CheckMoves,
 	}
 }
 
@@ -51,6 +56,7 @@ var checkTitles = map[string]msgID{
 	CheckLogAgreement: mTitleLogAgreement,
 	CheckLogWitnesses: mTitleLogWitnesses,
 	CheckLogEmitter:   mTitleLogEmitter,
+	CheckMoves:        mTitleMoves,
 }
 
 // A Status is the outcome of one check.
@@ -72,6 +78,7 @@ type Check struct {
 	Detail Message // what was found, translatable
 	Field  string  // for a failed format check: the JSON path of the bad field, if any
 	Roll   *RollRef
+	Move   *MoveRef // for a failed moves check: the event the rules engine refused
 }
 
 // A RollRef identifies the first wrong roll of a failed check.
@@ -230,6 +237,7 @@ type JSONCheck struct {
 	Detail string   `json:"detail"`
 	Field  string   `json:"field,omitempty"`
 	Roll   *RollRef `json:"roll,omitempty"`
+	Move   *MoveRef `json:"move,omitempty"`
 }
 
 // JSONEvent is the event of a tlog-proof in the --json output.
@@ -261,7 +269,7 @@ func (r *Report) JSON(l Lang) []byte {
 		out.Event = &JSONEvent{Index: r.Event.Index, Leaf: json.RawMessage(r.Event.Leaf)}
 	}
 	for _, c := range r.Checks {
-		out.Checks = append(out.Checks, JSONCheck{c.Name, c.Status, c.Detail.In(l), c.Field, c.Roll})
+		out.Checks = append(out.Checks, JSONCheck{c.Name, c.Status, c.Detail.In(l), c.Field, c.Roll, c.Move})
 	}
 	for _, m := range r.Proves() {
 		out.Proves = append(out.Proves, m.In(l))

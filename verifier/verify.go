@@ -47,6 +47,7 @@ func VerifyEvidence(ev *Evidence, opt Options) *Report {
 	if ev.Log == nil {
 		verifyScheme(r, ev, opt)
 		r.Checks = append(r.Checks, noLogChecks(opt)...)
+		r.Checks = append(r.Checks, skipped(CheckMoves, msg(mMvNoLog)))
 		return r
 	}
 	b := checkBundle(ev, opt)
@@ -60,7 +61,9 @@ func VerifyEvidence(ev *Evidence, opt Options) *Report {
 		}
 	}
 	r.Checks = append(r.Checks, b.checks...)
+	r.Checks = append(r.Checks, b.moves)
 	bundleStatements(r, ev.Log, b)
+	movesStatements(r, b.movesRes, true)
 	return r
 }
 

@@ -12,9 +12,10 @@ import (
 	"github.com/zarlog/zarlog/internal/dicevectors"
 )
 
+// loadVectors returns the vectors of testdata/dice and testdata/moves.
 func loadVectors(t testing.TB) []dicevectors.Vector {
 	t.Helper()
-	vs, err := dicevectors.Load()
+	vs, err := dicevectors.LoadAll()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,25 +60,29 @@ var summaries = map[verifier.Lang]string{verifier.English: "Every roll checked",
 // tlogSummaries are the last lines of a valid tlog-proof's report.
 var tlogSummaries = map[verifier.Lang]string{verifier.English: "The event is in the log", verifier.Turkish: "Olay kayıt defterinde", verifier.Arabic: "الحدث مدرج في السجل"}
 
-// TestBinaryVectors runs every vector of testdata/dice through the built
-// binary: --json (exit code and the exact failing checks), and the text
+// TestBinaryVectors runs every vector of testdata/dice and testdata/moves
+// through the built binary: --json (exit code, the exact failing checks,
+// and for a failing moves check the code and rule it names), and the text
 // output in one of the three languages (the last line).
 func TestBinaryVectors(t *testing.T) {
-	vs, err := dicevectors.Load()
+	vs, err := dicevectors.LoadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
-	bundles, tlogProofs := 0, 0
+	bundles, tlogProofs, moves := 0, 0, 0
 	for _, v := range vs {
 		if v.IsBundle() {
 			bundles++
+		}
+		if slices.Contains(v.Failing, verifier.CheckMoves) {
+			moves++
 		}
 		if v.IsTlogProof() {
 			tlogProofs++
 		}
 	}
-	if bundles == 0 || tlogProofs == 0 {
-		t.Errorf("%d proof-bundle and %d tlog-proof vectors, want some of each", bundles, tlogProofs)
+	if bundles == 0 || tlogProofs == 0 || moves == 0 {
+		t.Errorf("%d proof-bundle, %d tlog-proof and %d illegal-move vectors, want some of each", bundles, tlogProofs, moves)
 	}
 	for i, v := range vs {
 		t.Run(v.Name, func(t *testing.T) {
@@ -99,6 +103,11 @@ func TestBinaryVectors(t *testing.T) {
 			slices.Sort(failed)
 			if failed == nil {
 				failed = []string{}
+			}
+			for _, c := range j.Checks {
+				if c.Name == verifier.CheckMoves && c.Status == verifier.Fail && (c.Move == nil || c.Move.Code != v.MoveCode || c.Move.Rule != v.MoveRule) {
+					t.Errorf("--json: moves names %+v, want code %s rule %q", c.Move, v.MoveCode, v.MoveRule)
+				}
 			}
 			if !slices.Equal(failed, v.Failing) || j.Exit != v.Exit {
 				t.Errorf("--json: failed %v (exit %d), want %v (exit %d)", failed, j.Exit, v.Failing, v.Exit)

@@ -68,7 +68,7 @@ def anc_game(key, label, nrolls, token_after_beacon=False):
     seed = label_bytes(label + "/seed")
     sealed = round_time(rnd) * 1000 - 60000
     from bundle_ref import iso_ms
-    settings = {"opening": "western", "variant": "nard"}
+    settings = {"opening": "western", "variant": "plakoto"}
     binding = anchored_binding(match_id, game_no, tokens, QUICKNET, rnd, bytes.fromhex(rand))
     bodies = [("commit", {"anchor": {"chain": h(QUICKNET), "round": rnd}, "fingerprint": h(sha256(seed)),
                           "gameNo": game_no, "matchId": match_id, "sealedAt": iso_ms(sealed), "settings": settings}),
