@@ -51,6 +51,7 @@ type fakeSink struct {
 	rejIndex map[string]Refusal
 	submits  []Submission // every submission, in order (Event not kept)
 	calls    int
+	sizes    []int         // events per successful Submit
 	changed  chan struct{} // closed and replaced on every change
 
 	// failBefore fails the next n Submits with nothing applied;
@@ -128,6 +129,7 @@ func (f *fakeSink) Submit(ctx context.Context, subs []Submission) ([]Outcome, er
 			return nil, err
 		}
 	}
+	f.sizes = append(f.sizes, len(subs))
 	close(f.changed)
 	f.changed = make(chan struct{})
 	if f.failAfter > 0 {
@@ -357,6 +359,20 @@ func newIngester(t testing.TB, nc *nats.Conn, cfg Config) *Ingester {
 		t.Fatal(err)
 	}
 	return in
+}
+
+// ensureStream creates the events stream, as a running ingest would.
+func ensureStream(t testing.TB, nc *nats.Conn, cfg StreamConfig) {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := EnsureStream(ctx, js, wire.Subjects{}, cfg); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // streamState returns the events stream's state.

@@ -128,8 +128,10 @@ type Ingester struct {
 	// gap-filling path, which is what older servers get).
 	noReset bool
 	// afterSubmit, if set, is called after each successful Submit, before
-	// anything is acknowledged (tests use it to stop the ingest there).
-	afterSubmit func()
+	// anything is acknowledged; if it returns an error, the batch is left
+	// unacknowledged and the session ends with it (tests use it to simulate
+	// a crash between the durable commit and the acks).
+	afterSubmit func() error
 	// syncAck makes the final acknowledgement of each batch wait for the
 	// server's confirmation, and afterAck is then called with its stream
 	// sequence (tests use them to observe the server's state exactly).
@@ -391,7 +393,9 @@ func (in *Ingester) process(ctx context.Context, st *sessionState, batch []jetst
 			return err
 		}
 		if in.afterSubmit != nil {
-			in.afterSubmit()
+			if err := in.afterSubmit(); err != nil {
+				return err
+			}
 		}
 	}
 	in.acknowledge(ctx, items, outs)
