@@ -33,7 +33,9 @@ func TestPermissions(t *testing.T) {
 	}})
 	sink := newFakeSink()
 	sink.publishCheckpoint(1 << 40)
-	runIngest(t, newIngester(t, connect(t, s), Config{Sink: sink, Locator: sink, Checkpoints: sink}))
+	in := newIngester(t, connect(t, s), Config{Sink: sink, Locator: sink, Checkpoints: sink})
+	acks := watchAcks(in) // the ledger's user may acknowledge
+	runIngest(t, in)
 
 	asyncErrs := make(chan error, 10)
 	alphaNC, err := sdk.Dial(s.ClientURL(), "alpha", nats.UserInfo("alpha", "alpha-secret"),
@@ -98,11 +100,15 @@ func TestPermissions(t *testing.T) {
 	t.Cleanup(betaNC.Close)
 	betaClient := newClient(t, betaNC, sdk.Config{Emitter: "beta"})
 	bid, bdata := makeEvent("beta", "b", 0)
-	if _, err := betaClient.Publish(ctx, sdk.Event{ID: bid, Data: bdata}); err != nil {
+	ack, err := betaClient.Publish(ctx, sdk.Event{ID: bid, Data: bdata})
+	if err != nil {
 		t.Fatal(err)
 	}
-	sink.waitLen(t, ctx, 2)
+	acks.wait(t, ctx, ack.Seq)
 	sink.checkExactlyOnce(t, []string{id, bid})
+	if st := streamState(t, connect(t, s), "ZARLOG_EVENTS"); st.Msgs != 0 {
+		t.Errorf("stream holds %d messages", st.Msgs)
+	}
 
 	// Strangers and wrong passwords are refused.
 	for _, opt := range []nats.Option{nats.UserInfo("alpha", "wrong"), nats.UserInfo("zarlog-ledger", "guess"), func(*nats.Options) error { return nil }} {

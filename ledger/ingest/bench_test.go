@@ -293,3 +293,22 @@ func benchEndToEnd(b *testing.B, emitters, pack, window, rate int) {
 	b.ReportMetric(float64(percentile(sink.lat, 0.5).Microseconds())/1000, "durable-p50-ms")
 	b.ReportMetric(float64(percentile(sink.lat, 0.99).Microseconds())/1000, "durable-p99-ms")
 }
+
+// BenchmarkDiskFsync measures this machine's disk: one 400-byte append and
+// fsync per operation (what SyncAlways costs per message, at least).
+func BenchmarkDiskFsync(b *testing.B) {
+	f, err := os.Create(filepath.Join(b.TempDir(), "f"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	buf := bytes.Repeat([]byte("x"), 400)
+	for b.Loop() {
+		if _, err := f.Write(buf); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -59,9 +59,12 @@ type ServerConfig struct {
 	// replies, ask for its own receipts). If empty, anyone who can reach the
 	// address may publish as any emitter: use it only on a private host.
 	Emitters []EmitterAccess
-	// Subjects is the subject scheme the permissions are written for. Zero
-	// means root "zarlog".
-	Subjects wire.Subjects
+	// Subjects, StreamName and ConsumerName are what the permissions are
+	// written for; they must match the Ingester's Config. Zero means root
+	// "zarlog", "ZARLOG_EVENTS" and "zarlog-ledger".
+	Subjects     wire.Subjects
+	StreamName   string
+	ConsumerName string
 
 	// TLS, if not nil, is the listener's TLS configuration.
 	TLS *tls.Config
@@ -102,6 +105,32 @@ func EmitterPermissions(subjects wire.Subjects, emitter string) *server.Permissi
 			subjects.Rejected(emitter),
 			"_INBOX." + emitter + ".>",
 		}},
+	}
+}
+
+// LedgerPermissions returns the NATS permissions docs/NATS.md prescribes
+// for the ledger's own user: manage and read the events stream and its
+// consumer, acknowledge, announce rejections, serve receipts.
+func LedgerPermissions(subjects wire.Subjects, stream, consumer string) *server.Permissions {
+	api := "$JS.API."
+	return &server.Permissions{
+		Publish: &server.SubjectPermission{Allow: []string{
+			api + "STREAM.CREATE." + stream,
+			api + "STREAM.UPDATE." + stream,
+			api + "STREAM.INFO." + stream,
+			api + "STREAM.MSG.GET." + stream,
+			api + "CONSUMER.CREATE." + stream + "." + consumer + ".>",
+			api + "CONSUMER.INFO." + stream + "." + consumer,
+			api + "CONSUMER.RESET." + stream + "." + consumer,
+			api + "CONSUMER.MSG.NEXT." + stream + "." + consumer,
+			"$JS.ACK." + stream + "." + consumer + ".>",
+			subjects.Rejected("*"),
+		}},
+		Subscribe: &server.SubjectPermission{Allow: []string{
+			subjects.ReceiptsWildcard(),
+			"_INBOX.>",
+		}},
+		Response: &server.ResponsePermission{MaxMsgs: 1, Expires: time.Minute},
 	}
 }
 
@@ -166,7 +195,15 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 			return nil, fmt.Errorf("embedded nats: drawing the ledger user's password: %w", err)
 		}
 		s.user, s.password = ledgerUser, hex.EncodeToString(pw[:])
-		opts.Users = []*server.User{{Username: s.user, Password: s.password}}
+		stream, consumer := cfg.StreamName, cfg.ConsumerName
+		if stream == "" {
+			stream = StreamConfig{}.withDefaults().Name
+		}
+		if consumer == "" {
+			consumer = ConsumerConfig{}.withDefaults().Name
+		}
+		opts.Users = []*server.User{{Username: s.user, Password: s.password,
+			Permissions: LedgerPermissions(cfg.Subjects, stream, consumer)}}
 		for _, e := range cfg.Emitters {
 			if err := wire.CheckEmitter(e.Emitter); err != nil {
 				return nil, fmt.Errorf("embedded nats: %w", err)
