@@ -35,7 +35,9 @@ type Config struct {
 	// Subjects is the subject scheme. Zero means root "zarlog".
 	Subjects wire.Subjects
 	// Window is how many NATS messages may await their JetStream ack at
-	// once. Zero means 256.
+	// once. Zero means 32. A small window makes events queue, and be packed
+	// (MaxBatchEvents), sooner: fewer, larger messages cost the server much
+	// less per event (docs/NATS.md §9).
 	Window int
 	// MaxBatchEvents is the most events packed into one NATS message when
 	// events queue up faster than the window drains; 1 sends every event
@@ -61,7 +63,7 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	if c.Window == 0 {
-		c.Window = 256
+		c.Window = 32
 	}
 	if c.MaxBatchEvents == 0 {
 		c.MaxBatchEvents = 64

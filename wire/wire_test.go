@@ -210,3 +210,24 @@ func FuzzSplitBatch(f *testing.F) {
 		}
 	})
 }
+
+func FuzzEmitterOf(f *testing.F) {
+	f.Add("zarlog.events.e1")
+	f.Add("zarlog.events.")
+	f.Add("zarlog.receipts.a.b")
+	f.Fuzz(func(t *testing.T, subject string) {
+		for _, kind := range []string{"events", "receipts"} {
+			e, err := Subjects{}.EmitterOf(kind, subject)
+			if err != nil {
+				continue
+			}
+			back := Subjects{}.Events(e)
+			if kind == "receipts" {
+				back = Subjects{}.Receipts(e)
+			}
+			if back != subject {
+				t.Fatalf("EmitterOf(%q, %q) = %q, which gives back %q", kind, subject, e, back)
+			}
+		}
+	})
+}
