@@ -6,10 +6,16 @@
 // retries until JetStream acknowledges (also across a NATS server restart),
 // keeps a bounded window of messages in flight, packs events that queue up
 // into multi-event messages (package wire), and waits for receipts. It
-// neither builds nor checks events: the per-scheme game API (create a game,
-// contributions, roll, reveal, end) is built on top of it, with
-// Event.OrderKey set to the game id so that a game's events reach the stream
-// in order. docs/NATS.md says what each acknowledgement promises.
+// neither builds nor checks events. docs/NATS.md says what each
+// acknowledgement promises.
+//
+// The per-scheme game API (create a game and emit its commit, take the
+// contributions, record the beacon, roll, reveal, end) goes in this package
+// on top of Client, once package events exists: it builds and signs each
+// event with the events package, publishes it with Event.OrderKey set to the
+// game id (so a game's events reach the stream in order while games travel
+// concurrently), and waits for Client.Receipt of the commit before the
+// first roll.
 //
 // The package must not import the ledger or Pebble: backends link it.
 package sdk

@@ -2,10 +2,13 @@ package ingest
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 
@@ -119,4 +122,59 @@ func TestPermissions(t *testing.T) {
 			t.Errorf("connecting: %v, want an authorization error", err)
 		}
 	}
+}
+
+// TestDialNKey runs the ingest in external mode as a user authenticated by
+// an nkey seed file, with the ledger permissions of docs/NATS.md.
+func TestDialNKey(t *testing.T) {
+	ctx := testContext(t)
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := kp.PublicKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, err := kp.Seed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedFile := filepath.Join(t.TempDir(), "ledger.nk")
+	if err := os.WriteFile(seedFile, seed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, ServerConfig{
+		Emitters: []EmitterAccess{{Emitter: "alpha", Password: "pw"}},
+		Configure: func(o *server.Options) {
+			o.Nkeys = append(o.Nkeys, &server.NkeyUser{Nkey: pub,
+				Permissions: LedgerPermissions(wire.Subjects{}, "ZARLOG_EVENTS", "zarlog-ledger")})
+		},
+	})
+	if _, err := Dial(DialConfig{URL: s.ClientURL()}); err == nil {
+		t.Fatal("connected without credentials")
+	}
+	nc, err := Dial(DialConfig{URL: s.ClientURL(), NKeySeedFile: seedFile, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	sink := newFakeSink()
+	in := newIngester(t, nc, Config{Sink: sink})
+	acks := watchAcks(in)
+	runIngest(t, in)
+
+	anc, err := sdk.Dial(s.ClientURL(), "alpha", nats.UserInfo("alpha", "pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(anc.Close)
+	c := newClient(t, anc, sdk.Config{Emitter: "alpha"})
+	id, data := makeEvent("alpha", "g", 0)
+	ack, err := c.Publish(ctx, sdk.Event{ID: id, Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acks.wait(t, ctx, ack.Seq)
+	sink.checkExactlyOnce(t, []string{id})
 }

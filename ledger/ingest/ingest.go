@@ -171,10 +171,14 @@ func New(nc *nats.Conn, cfg Config) (*Ingester, error) {
 // Run consumes until ctx ends, then returns ctx's error (after the Submit in
 // progress, if any, has returned). Errors from NATS or the sink are logged
 // and retried with backoff; Run returns early only if the receipts
-// subscription cannot be made. Messages fetched but not acknowledged when
-// Run returns are redelivered to the next Run. Run must not be called
-// concurrently with itself on one Ingester, nor on two Ingesters sharing a
-// consumer.
+// subscription cannot be made or the connection is closed for good.
+// Messages fetched but not acknowledged when Run returns are delivered
+// again to the next Run. Run must not be called concurrently with itself on
+// one Ingester, nor on two Ingesters sharing a consumer.
+//
+// Shutdown order: cancel Run's ctx and wait for Run to return, then close
+// the connection, then (embedded mode) shut the server down, then close the
+// ledger.
 func (in *Ingester) Run(ctx context.Context) error {
 	sub, err := in.serveReceipts(ctx)
 	if err != nil {
@@ -188,6 +192,9 @@ func (in *Ingester) Run(ctx context.Context) error {
 		err := in.session(ctx)
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if in.nc.IsClosed() {
+			return fmt.Errorf("ingest: the NATS connection is closed: %w", err)
 		}
 		if time.Since(start) > in.cfg.RetryMax {
 			backoff = in.cfg.RetryMin
