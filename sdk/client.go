@@ -260,15 +260,15 @@ func (c *Client) Publish(ctx context.Context, ev Event) (Ack, error) {
 	if err != nil {
 		return Ack{}, err
 	}
-	<-p.done // resolved at the latest when ctx ends
-	return p.ack, p.err
+	return p.Wait(ctx)
 }
 
 // PublishAsync accepts ev for publication and returns at once, unless
 // MaxQueued events are already unacknowledged: then it waits for room or
 // the end of ctx. The event is retried until JetStream acknowledges it,
-// until ctx ends (then the Pending fails with ctx's error and the outcome is
-// unknown) or the Client is closed.
+// the Client is closed, or ctx ends: then the Pending fails with ctx's
+// error (once the Client notices: before the event is sent, or after the
+// attempt in flight, within AckTimeout) and the outcome is unknown.
 func (c *Client) PublishAsync(ctx context.Context, ev Event) (*Pending, error) {
 	if err := wire.CheckEventID(ev.ID); err != nil {
 		return nil, fmt.Errorf("sdk: %w: %w", ErrInvalidEvent, err)
@@ -401,9 +401,10 @@ func (c *Client) sender() {
 		}
 		first := carry
 		carry = nil
-		if first == nil {
+		for first == nil {
 			select {
 			case first = <-c.queue:
+				first = c.live(first)
 			case <-c.closed:
 				return
 			}
@@ -414,6 +415,9 @@ func (c *Client) sender() {
 		for len(items) < c.cfg.MaxBatchEvents {
 			select {
 			case e := <-c.queue:
+				if e = c.live(e); e == nil {
+					continue
+				}
 				if size+1+len(e.ev.Data) > c.cfg.MaxBatchBytes {
 					carry = e
 					break pack
@@ -430,6 +434,16 @@ func (c *Client) sender() {
 			c.fly(msg, items)
 		})
 	}
+}
+
+// live returns e, or nil after failing it if its ctx has ended before it
+// was sent.
+func (c *Client) live(e *entry) *entry {
+	if err := e.ctx.Err(); err != nil {
+		c.resolve(e, Ack{}, err)
+		return nil
+	}
+	return e
 }
 
 // message builds the NATS message carrying items.
