@@ -407,7 +407,7 @@ func (in *Ingester) process(ctx context.Context, st *sessionState, batch []jetst
 	}
 	in.acknowledge(ctx, items, outs)
 	st.next = next
-	in.report(subs, outs)
+	in.report(len(items), subs, outs)
 	return nil
 }
 
@@ -562,7 +562,8 @@ func allRejected(outs []Outcome) bool {
 }
 
 // report counts outcomes, announces rejections and wakes receipt waiters.
-func (in *Ingester) report(subs []Submission, outs []Outcome) {
+func (in *Ingester) report(messages int, subs []Submission, outs []Outcome) {
+	in.m.batchMessages.Observe(float64(messages))
 	in.m.batchEvents.Observe(float64(len(subs)))
 	var n [4]int
 	for i, o := range outs {
