@@ -274,10 +274,9 @@ func (f *fakeSink) checkExactlyOnce(t testing.TB, ids []string) {
 	}
 }
 
-// checkStreamOrder checks that the sink saw submissions in strictly
-// increasing (Seq, Part) order within each run of one Ingester, restarting
-// at most from an earlier Seq between runs (it returns the number of such
-// restarts).
+// restarts returns how many times the sink saw (Seq, Part) go back instead
+// of strictly increasing: once per consumer session that started over from
+// the ack floor, never within one.
 func (f *fakeSink) restarts() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()

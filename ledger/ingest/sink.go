@@ -28,8 +28,9 @@ type Submission struct {
 	Event []byte
 	// Seq is the JetStream stream sequence of the message that carried the
 	// event, and Part its position in a multi-event message (0 otherwise).
-	// (Seq, Part) increases strictly in the order the ingest submits, within
-	// one Ingester's life; a restart may submit again from an earlier Seq.
+	// (Seq, Part) increases strictly in the order the ingest submits within
+	// one consumer session; a new session (after a restart or a NATS error)
+	// may submit again from an earlier Seq (everything not yet acknowledged).
 	Seq  uint64
 	Part int
 	// Refused, if not nil, is the ingest's own refusal of these bytes (for
