@@ -245,7 +245,16 @@ func TestParseRejects(t *testing.T) {
 		{"n too big", mutate(t, roll, "body.n", int64(1)<<32), CodeMalformed, "body.n"},
 		{"play too long", mutate(t, move, "body.play", str(MaxPlay+1)), CodeMalformed, "body.play"},
 		{"result", mutate(t, end, "body.result", "draw"), CodeMalformed, "body.result"},
-		{"finished without winner", mutate(t, end, "body.winner", nil), CodeMalformed, "body.winner"},
+		{"resigned without winner", mutate(t, end, "body.winner", nil), CodeMalformed, "body.winner"},
+		{"finished draw with points", mutate(t, mutate(t, end, "body.result", "finished"), "body.winner", nil), CodeMalformed, "body.points"},
+		{"unknown variant", mutate(t, commit, "body.settings.variant", "nard"), CodeMalformed, "body.settings.variant"},
+		{"per-roll unknown variant", mutate(t, pcommit, "body.settings.variant", "nard"), CodeMalformed, "body.settings.variant"},
+		{"per-roll unknown opening", mutate(t, pcommit, "body.settings.opening", "greek"), CodeMalformed, "body.settings.opening"},
+		{"unknown opponent", mutate(t, acommit, "body.settings.opponent", "bot"), CodeMalformed, "body.settings.opponent"},
+		{"moves not logged", mutate(t, commit, "body.settings.moves", "unlogged"), CodeMalformed, "body.settings.moves"},
+		{"moves without variant", mutate(t, mutate(t, pcommit, "body.settings.variant", deleteMember), "body.settings.moves", "logged"), CodeMalformed, "body.settings.variant"},
+		{"doublingCube not boolean", mutate(t, commit, "body.settings.doublingCube", int64(1)), CodeMalformed, "body.settings.doublingCube"},
+		{"cube in a move-logged portes game", mutate(t, mutate(t, commit, "body.settings.doublingCube", true), "body.settings.moves", "logged"), CodeMalformed, "body.settings.doublingCube"},
 		{"points without winner", mutate(t, mutate(t, end, "body.result", "abandoned"), "body.winner", nil), CodeMalformed, "body.points"},
 		{"winner 2", mutate(t, end, "body.winner", int64(2)), CodeMalformed, "body.winner"},
 		{"points negative", mutate(t, end, "body.points", int64(-1)), CodeMalformed, "body.points"},
@@ -285,6 +294,7 @@ func TestParseAccepts(t *testing.T) {
 		mutate(t, roll, "time", "9999-12-31T23:59:59.999Z"),
 		mutate(t, roll, "body.n", int64(1)<<32-1),
 		mutate(t, mutate(t, mutate(t, end, "body.result", "abandoned"), "body.winner", nil), "body.points", int64(0)),
+		mutate(t, mutate(t, mutate(t, end, "body.result", "finished"), "body.winner", nil), "body.points", int64(0)), // a plakoto draw
 	} {
 		ev, err := Parse(b)
 		if err != nil {

@@ -47,13 +47,14 @@ func BeaconsOf[C BeaconVerifier](lookup func(chainHash [32]byte) (C, bool)) func
 }
 
 // A MoveInput is what a MoveChecker is asked about: a move event and the
-// game it belongs to.
+// game it belongs to (a FlowChecker is also asked about rolls and ends with
+// the same input, Move zero).
 type MoveInput struct {
 	Scheme   Scheme
 	Settings []byte    // canonical JSON of the commit's settings
-	Position []byte    // the checker's position after the game's previous move; nil before the first
-	Starter  int       // per-game schemes: the seat that won the opening; -1 under per-roll-v1
-	Roll     dice.Roll // the roll the move plays (per-roll-v1: N is the roll's index in the match, Kind is "")
+	Position []byte    // the checker's position after the game's previous move (with a FlowChecker: roll or move); nil before the first
+	Starter  int       // per-game schemes: the seat that won the opening, or -1 before (for a roll: by the rolls before it); -1 under per-roll-v1
+	Roll     dice.Roll // the roll the move plays, or the roll checked (per-roll-v1: N is the roll's index in the match, Kind is "")
 	Move     Move
 }
 
@@ -68,6 +69,27 @@ type MoveChecker interface {
 	// which rule the move breaks. The position is stored in the game's
 	// state (at most MaxPosition bytes) and passed back with the next move.
 	CheckMove(in MoveInput) (position []byte, err error)
+}
+
+// A FlowChecker is a MoveChecker that also follows the rolls and the end of
+// games whose moves are logged (GameSettings.MovesLogged), so that Apply
+// can require each played roll's move event before the next roll and
+// before a finished end, and check the result against the final position.
+// The rules engine's adapter (package rules/movecheck) is one. Like a
+// MoveChecker it must be pure and deterministic. Apply calls its methods
+// only for games whose moves are logged, and CheckMove for every move.
+type FlowChecker interface {
+	MoveChecker
+	// CheckRoll returns the position after in.Roll (in.Move is zero;
+	// per-roll-v1: at the roll's reveal) and whether the roll is played:
+	// then its move event is owed (Game.MoveOwed) until it is logged. An
+	// error refuses the roll with CodeNotAllowedNow (the game is already
+	// over on the board).
+	CheckRoll(in MoveInput) (position []byte, played bool, err error)
+	// CheckEnd checks an end whose result is finished against the game's
+	// position (in.Roll and in.Move are zero). An error refuses the end
+	// with CodeWrongResult.
+	CheckEnd(in MoveInput, end End) error
 }
 
 // An Env is what the ledger knows about an event beyond its bytes.
@@ -100,6 +122,9 @@ type Env struct {
 	// checked only structurally: the move names a logged roll (per-roll-v1:
 	// a revealed one) that is played (not an opening tie, nor the opening
 	// roll under turkish-reroll), and moves come one per roll in roll order.
+	// If it is a FlowChecker, games whose moves are logged also get their
+	// rolls and their end checked, and a played roll's move is required
+	// before the next roll and a finished end (FORMATS.md §1.4).
 	Moves MoveChecker
 }
 
@@ -202,8 +227,14 @@ type Game struct {
 	RollRecords []RollRecord // the revealed rolls, in order
 	Pending     *RollRecord  // the roll committed but not yet revealed
 
-	Moves    []Move
-	Position []byte // the MoveChecker's position after the last move
+	// MovesLogged is GameSettings.MovesLogged of the commit's settings.
+	MovesLogged bool
+	Moves       []Move
+	Position    []byte // the MoveChecker's position after the last move (with a FlowChecker: or roll)
+	// MoveOwed reports whether the game's last roll is played and its move
+	// event is not logged yet (games whose moves are logged, with a
+	// FlowChecker only). No roll, and no finished end, may come until it is.
+	MoveOwed bool
 
 	End     *End
 	Seed    *[32]byte // per-game schemes, once revealed
@@ -290,15 +321,17 @@ func Apply(g *Game, ev *Event, env Env) (*Game, error) {
 	case Contribution:
 		err = ng.contribute(b.Seat, func() { ng.Contributions[b.Seat] = b.Contribution })
 	case TokenContribution:
-		err = ng.contribute(b.Seat, func() { ng.Tokens[b.Seat] = b.Token })
+		if err = tokenInTime(&ng, env); err == nil {
+			err = ng.contribute(b.Seat, func() { ng.Tokens[b.Seat] = b.Token })
+		}
 	case Beacon:
 		err = ng.beacon(b, env)
 	case Roll:
-		err = ng.roll(b)
+		err = ng.roll(b, env)
 	case Move:
 		err = ng.move(b, env)
 	case End:
-		err = ng.end(b)
+		err = ng.end(b, env)
 	case Reveal:
 		err = ng.reveal(b, ev.Seq)
 	case RollCommit:
@@ -306,7 +339,7 @@ func Apply(g *Game, ev *Event, env Env) (*Game, error) {
 	case RollSecond:
 		err = ng.rollSecond(b)
 	case RollReveal:
-		err = ng.rollReveal(b, ev.Seq)
+		err = ng.rollReveal(b, ev.Seq, env)
 	default:
 		err = fmt.Errorf("apply: unexpected body %T", ev.Body)
 	}
@@ -335,14 +368,75 @@ func commit(ev *Event, env Env) (*Game, error) {
 		g.MatchID, g.GameNo, g.Fingerprint, g.SealedAt, g.Anchor, g.Settings = b.MatchID, b.GameNo, b.Fingerprint, b.SealedAt, b.Anchor, b.Settings
 	case PerRollCommit:
 		g.Settings = b.Settings
-		return g, nil
 	}
-	o, err := dice.OpeningOf(g.Settings)
+	gs, err := ParseSettings(g.Settings)
 	if err != nil {
-		return nil, &RejectError{Code: CodeMalformed, Field: "body.settings.opening", Msg: err.Error(), Err: err}
+		return nil, err
 	}
-	g.Opening = o
+	g.MovesLogged = gs.MovesLogged
+	if g.Scheme.PerGame() {
+		g.Opening = gs.Opening
+	}
 	return g, nil
+}
+
+// flow returns the FlowChecker that follows g, or nil: g's moves are not
+// logged, or env has none.
+func (g *Game) flow(env Env) FlowChecker {
+	if !g.MovesLogged {
+		return nil
+	}
+	fc, _ := env.Moves.(FlowChecker)
+	return fc
+}
+
+// setPosition stores a checker's position.
+func (g *Game) setPosition(pos []byte) error {
+	if len(pos) > MaxPosition {
+		return fmt.Errorf("apply: the move checker returned a %d-byte position, the limit is %d", len(pos), MaxPosition)
+	}
+	g.Position = nil
+	if len(pos) > 0 {
+		g.Position = slices.Clone(pos)
+	}
+	return nil
+}
+
+// checkRoll asks g's FlowChecker, if any, about roll r, which the game's
+// history allows: the position after it, and whether its move is owed.
+func (g *Game) checkRoll(r dice.Roll, env Env) error {
+	fc := g.flow(env)
+	if fc == nil {
+		return nil
+	}
+	in := MoveInput{Scheme: g.Scheme, Settings: g.Settings, Position: g.Position, Starter: g.Starter(), Roll: r}
+	pos, played, err := fc.CheckRoll(in)
+	if err != nil {
+		return &RejectError{Code: CodeNotAllowedNow, Field: "type", Msg: fmt.Sprintf("roll %d: %s", r.N, err.Error()), Err: err}
+	}
+	if err := g.setPosition(pos); err != nil {
+		return err
+	}
+	g.MoveOwed = played
+	return nil
+}
+
+// owed refuses what may not come while a played roll waits for its move.
+func (g *Game) owed(what string) error {
+	if !g.MoveOwed {
+		return nil
+	}
+	return reject(CodeMoveOwed, "type", "%s, but roll %d is played and its move event is not logged yet: the moves of this game are logged (settings \"moves\": %q)",
+		what, g.lastRoll(), MovesLogged)
+}
+
+// lastRoll returns the number of the game's last roll (per-roll-v1: its
+// index in the match).
+func (g *Game) lastRoll() uint32 {
+	if g.Scheme.PerGame() {
+		return g.Rolls[len(g.Rolls)-1].N
+	}
+	return uint32(len(g.RollRecords) - 1)
 }
 
 func checkAnchor(b AnchoredCommit, env Env) error {
@@ -372,6 +466,34 @@ func checkAnchor(b AnchoredCommit, env Env) error {
 	if c.ExistedAt(b.Anchor.Round, limit) {
 		return reject(CodeRoundAlreadyExisted, "body.anchor.round", "round %d (at %s) already existed when the commit was appended at %s (+ %v margin)",
 			b.Anchor.Round, c.RoundTime(b.Anchor.Round).UTC().Format(TimeLayout), env.Now.UTC().Format(TimeLayout), max(env.ClockSkew, 0))
+	}
+	return nil
+}
+
+// tokenInTime refuses an anchored-v1 token appended when the anchor round
+// already existed (at Now+ClockSkew). A token chosen after the beacon is
+// public would let a player who works with the server pick the dice: the
+// server knows the seed, so the pair could try tokens until the rolls suit
+// them. Logging both tokens before the round exists closes that gap.
+func tokenInTime(g *Game, env Env) error {
+	if env.SkipClockChecks {
+		return nil
+	}
+	if env.Now.IsZero() {
+		return errors.New("apply anchored-v1 token: Env.Now is zero")
+	}
+	var c BeaconVerifier
+	ok := false
+	if env.Beacons != nil {
+		c, ok = env.Beacons(g.Anchor.Chain)
+	}
+	if !ok {
+		return reject(CodeUnknownChain, "body.token", "drand chain %x of the commit is not pinned by this log", g.Anchor.Chain)
+	}
+	limit := env.Now.Add(max(env.ClockSkew, 0))
+	if c.ExistedAt(g.Anchor.Round, limit) {
+		return reject(CodeRoundAlreadyExisted, "body.token", "token appended at %s, but anchor round %d (at %s) was already public (+ %v margin): tokens must be logged before the beacon exists",
+			env.Now.UTC().Format(TimeLayout), g.Anchor.Round, c.RoundTime(g.Anchor.Round).UTC().Format(TimeLayout), max(env.ClockSkew, 0))
 	}
 	return nil
 }
@@ -421,7 +543,7 @@ func (g *Game) beacon(b Beacon, env Env) error {
 	return nil
 }
 
-func (g *Game) roll(b Roll) error {
+func (g *Game) roll(b Roll, env Env) error {
 	for seat, ok := range g.Contributed {
 		if !ok {
 			return reject(CodeNotAllowedNow, "type", "roll before both contributions (seat %d has not contributed)", seat)
@@ -430,9 +552,15 @@ func (g *Game) roll(b Roll) error {
 	if g.Scheme == Anchored && g.Beacon == nil {
 		return reject(CodeNotAllowedNow, "type", "roll before the beacon of round %d", g.Anchor.Round)
 	}
+	if err := g.owed(fmt.Sprintf("roll %d", b.N)); err != nil {
+		return err
+	}
 	r := dice.Roll{N: b.N, Dice: b.Dice, Kind: b.Kind}
 	if err := g.sequence().Next(r); err != nil {
 		return &RejectError{Code: CodeBadSequence, Field: "body", Msg: err.Error(), Err: err}
+	}
+	if err := g.checkRoll(r, env); err != nil {
+		return err
 	}
 	g.Rolls = appendClip(g.Rolls, r)
 	return nil
@@ -466,25 +594,33 @@ func (g *Game) move(b Move, env Env) error {
 		if err != nil {
 			return &RejectError{Code: CodeIllegalMove, Field: "body.play", Msg: err.Error(), Err: err}
 		}
-		if len(pos) > MaxPosition {
-			return fmt.Errorf("apply move: the move checker returned a %d-byte position, the limit is %d", len(pos), MaxPosition)
-		}
-		g.Position = nil
-		if len(pos) > 0 {
-			g.Position = slices.Clone(pos)
+		if err := g.setPosition(pos); err != nil {
+			return err
 		}
 	}
+	g.MoveOwed = false
 	g.Moves = appendClip(g.Moves, b)
 	return nil
 }
 
-func (g *Game) end(b End) error {
+func (g *Game) end(b End, env Env) error {
+	if !g.Scheme.PerGame() && g.Pending != nil {
+		return reject(CodeNotAllowedNow, "type", "end while roll %s is pending", g.Pending.RollID)
+	}
+	if b.Result == Finished {
+		if err := g.owed("a finished end"); err != nil {
+			return err
+		}
+		if fc := g.flow(env); fc != nil {
+			in := MoveInput{Scheme: g.Scheme, Settings: g.Settings, Position: g.Position, Starter: g.Starter()}
+			if err := fc.CheckEnd(in, b); err != nil {
+				return &RejectError{Code: CodeWrongResult, Field: "body", Msg: err.Error(), Err: err}
+			}
+		}
+	}
 	if g.Scheme.PerGame() {
 		g.Status = StatusEnded
 	} else {
-		if g.Pending != nil {
-			return reject(CodeNotAllowedNow, "type", "end while roll %s is pending", g.Pending.RollID)
-		}
 		g.Closed = true
 		if g.Status != StatusFailed {
 			g.Status = StatusVerified
@@ -546,6 +682,9 @@ func (g *Game) rollCommit(b RollCommit) error {
 	if g.Pending != nil {
 		return reject(CodeNotAllowedNow, "type", "roll-commit while roll %s is pending", g.Pending.RollID)
 	}
+	if err := g.owed(fmt.Sprintf("roll-commit of roll %d", len(g.RollRecords))); err != nil {
+		return err
+	}
 	for i, r := range g.RollRecords {
 		if r.RollID == b.RollID {
 			return reject(CodeDuplicateRollID, "body.rollId", "%s is already roll %d of this match", b.RollID, i)
@@ -586,13 +725,16 @@ func (g *Game) rollSecond(b RollSecond) error {
 	return nil
 }
 
-func (g *Game) rollReveal(b RollReveal, seq uint64) error {
+func (g *Game) rollReveal(b RollReveal, seq uint64, env Env) error {
 	r, err := g.pending(TypeRollReveal, b.RollID, RollSeconded)
 	if err != nil {
 		return err
 	}
 	r.Seed, r.Dice, r.Stage = b.Seed, b.Dice, RollRevealed
 	n := uint32(len(g.RollRecords))
+	if err := g.checkRoll(dice.Roll{N: n, Dice: r.Dice}, env); err != nil {
+		return err
+	}
 	g.RollRecords = appendClip(g.RollRecords, r)
 	g.Pending = nil
 	if f := RecheckRoll(g.ID, n, r); f != nil && g.Failure == nil {

@@ -233,7 +233,7 @@ func anchoredGame(t testing.TB, f *fixture) []*Event {
 	b := f.builder(t, Anchored, "nard-7.game-3")
 	seed := seq32(0x90)
 	anchor := AnchorRef{Chain: h32(t, quicknetHash), Round: beaconRound}
-	c, err := NewAnchoredCommit("nard-7", 3, anchor, f.start.Add(-time.Second), []byte(`{"opening":"western","variant":"nard"}`), seed)
+	c, err := NewAnchoredCommit("nard-7", 3, anchor, f.start.Add(-time.Second), []byte(`{"opening":"western","variant":"plakoto"}`), seed)
 	if err != nil {
 		t.Fatal(err)
 	}

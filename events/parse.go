@@ -301,10 +301,9 @@ func (p *parser) dice(v any, field string) dice.Dice {
 	}
 }
 
-// settings checks a settings object and returns its canonical bytes. Under a
-// per-game scheme its "opening" member, if present, must name a known
-// opening style.
-func (p *parser) settings(v any, field string, perGame bool) []byte {
+// settings checks a settings object and returns its canonical bytes: the
+// members zarlog reads must be valid (ParseSettings).
+func (p *parser) settings(v any, field string) []byte {
 	if p.err != nil {
 		return nil
 	}
@@ -313,11 +312,9 @@ func (p *parser) settings(v any, field string, perGame bool) []byte {
 		p.fail(field, "is %s, want an object", typeName(v))
 		return nil
 	}
-	if perGame {
-		if op, ok := o.Get("opening"); ok && op != string(dice.OpeningWestern) && op != string(dice.OpeningTurkishReroll) {
-			p.fail(field+".opening", "is %s, want \"western\" or \"turkish-reroll\"", string(cjson.Append(nil, op)))
-			return nil
-		}
+	if _, member, why := settingsOf(o); member != "" {
+		p.fail(field+"."+member, "%s", why)
+		return nil
 	}
 	return cjson.Append(nil, o)
 }
@@ -480,7 +477,7 @@ func (p *parser) body(scheme Scheme, typ Type, v any) Body {
 					p.fail(f+".seats", "both seats are %s", b.Seats[0])
 				}
 			}
-			b.Settings = p.settings(m[2].Value, f+".settings", true)
+			b.Settings = p.settings(m[2].Value, f+".settings")
 			return b
 		case Anchored:
 			m := p.object(v, f, "anchor", "fingerprint", "gameNo", "matchId", "sealedAt", "settings")
@@ -496,14 +493,14 @@ func (p *parser) body(scheme Scheme, typ Type, v any) Body {
 			b.GameNo = uint32(p.integer(m[2].Value, f+".gameNo", 0, maxU32))
 			b.MatchID = p.utf8Len(m[3].Value, f+".matchId", 1, 256)
 			b.SealedAt = p.time(m[4].Value, f+".sealedAt")
-			b.Settings = p.settings(m[5].Value, f+".settings", true)
+			b.Settings = p.settings(m[5].Value, f+".settings")
 			return b
 		default:
 			m := p.object(v, f, "settings")
 			if m == nil {
 				return nil
 			}
-			return PerRollCommit{Settings: p.settings(m[0].Value, f+".settings", false)}
+			return PerRollCommit{Settings: p.settings(m[0].Value, f+".settings")}
 		}
 	case TypeContribution:
 		if scheme == Tavlarena {
@@ -563,8 +560,8 @@ func (p *parser) body(scheme Scheme, typ Type, v any) Body {
 		if m[2].Value != nil {
 			b.Winner = p.seat(m[2].Value, f+".winner")
 		}
-		if p.err == nil && b.Winner == NoWinner && b.Result != Abandoned {
-			p.fail(f+".winner", "null, but a %s game has a winner", b.Result)
+		if p.err == nil && b.Winner == NoWinner && b.Result == Resigned {
+			p.fail(f+".winner", "null, but a resigned game has a winner")
 		}
 		if p.err == nil && b.Winner == NoWinner && b.Points != 0 {
 			p.fail(f+".points", "%d points without a winner", b.Points)

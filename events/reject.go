@@ -48,6 +48,8 @@ const (
 	CodeDuplicateRollID     Code = "duplicate-roll-id"     // a roll-commit reuses a rollId of its match
 	CodeWrongRoll           Code = "wrong-roll"            // roll-second/roll-reveal names a roll that is not the pending one
 	CodeIllegalMove         Code = "illegal-move"          // a move breaks the rules (or plays a roll twice, or one that is not played)
+	CodeMoveOwed            Code = "move-owed"             // a roll or a finished end while a played roll's move is not logged (games whose moves are logged)
+	CodeWrongResult         Code = "wrong-result"          // a finished end whose winner or points the final position does not give (games whose moves are logged)
 )
 
 // Codes returns every rejection code, in check order.
@@ -59,7 +61,7 @@ func Codes() []Code {
 		CodeWrongEmitter, CodeUnknownGame, CodeGameExists, CodeForeignGame, CodeWrongScheme,
 		CodeGameClosed, CodeOutOfOrder, CodeNotAllowedNow, CodeBadSequence,
 		CodeUnknownChain, CodeRoundAlreadyExisted, CodeSealedInFuture, CodeBadBeacon,
-		CodeDuplicateRollID, CodeWrongRoll, CodeIllegalMove,
+		CodeDuplicateRollID, CodeWrongRoll, CodeIllegalMove, CodeMoveOwed, CodeWrongResult,
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 // The binary encoding of a Game (the ledger's projection). It is canonical:
 // UnmarshalBinary accepts only what MarshalBinary writes (minimal varints,
 // known enumerations, no trailing bytes), so UnmarshalBinary(b) succeeding
-// means MarshalBinary returns exactly b. Layout, version 1:
+// means MarshalBinary returns exactly b. Layout, version 2 (version 1 had no move flags):
 //
 //	u8 version=1, str id, u8 scheme, str emitter, u8 status, bool closed,
 //	uvarint #leaves, uvarint leaf..., time committedAt, bytes settings,
@@ -25,6 +25,7 @@ import (
 //	  per-roll:  uvarint #records, record..., opt record (pending)
 //	per-game: uvarint #rolls, roll{uvarint n, u8 die, u8 die, u8 kind}...
 //	uvarint #moves, move{uvarint n, str play, u8 seat}..., bytes position,
+//	u8 move flags (bit 0 MovesLogged, bit 1 MoveOwed; MoveOwed needs MovesLogged),
 //	opt end{uvarint points, u8 result, u8 winner(0,1,2=none)},
 //	opt [32] seed, opt failure{uvarint seq, u8 check, uvarint n, [16] rollId,
 //	[32] committed, [32] recomputed, u8 u8 logged, u8 u8 rolled}
@@ -34,7 +35,7 @@ import (
 // value, and record is [16] rollId, [32] commitment, [32] second,
 // u8 secondFrom(0 none, 1 client, 2 server), [32] seed, u8 die, u8 die,
 // u8 stage.
-const stateVersion = 1
+const stateVersion = 2
 
 // MaxStateSize bounds the encoded state UnmarshalBinary accepts.
 const MaxStateSize = 1 << 24
@@ -208,6 +209,14 @@ func (g *Game) MarshalBinary() ([]byte, error) {
 		w.code("move seat", byte(m.Seat), m.Seat == 0 || m.Seat == 1)
 	}
 	w.bytes(g.Position)
+	var flags byte
+	if g.MovesLogged {
+		flags |= 1
+	}
+	if g.MoveOwed {
+		flags |= 2
+	}
+	w.code("move flags", flags, flags != 2)
 	w.bool(g.End != nil)
 	if e := g.End; e != nil {
 		w.uvarint(uint64(e.Points))
@@ -493,6 +502,12 @@ func (g *Game) UnmarshalBinary(b []byte) error {
 		}
 	}
 	s.Position = r.bytes()
+	switch flags := r.u8(); {
+	case flags > 3 || flags == 2:
+		r.fail("move flags %#x", flags)
+	default:
+		s.MovesLogged, s.MoveOwed = flags&1 != 0, flags&2 != 0
+	}
 	if r.bool() {
 		var e End
 		e.Points = uint32(r.uvarintMax(maxU32, "points"))

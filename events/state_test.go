@@ -22,6 +22,9 @@ func allStates(t testing.TB, f *fixture) []*Game {
 	P := perRollMatch(t, f)
 	rr := P[3].Body.(RollReveal)
 	out = append(out, applyAll(t, f, corrupt(t, f, P, 3, RollReveal{Dice: dice.Dice{rr.Dice[0]%6 + 1, rr.Dice[1]}, RollID: rr.RollID, Seed: rr.Seed}))...)
+	for _, s := range []Scheme{Tavlarena, Anchored, PerRoll} { // with moves owed
+		out = append(out, applyFlow(t, f, loggedGames(t, f)[s], &toyFlow{overAt: 1 << 31})...)
+	}
 	g := *out[len(out)-1]
 	g.Position = []byte("position")
 	g.CommittedAt = time.Date(2026, 1, 2, 3, 4, 5, 999_999_999, time.UTC)
@@ -55,9 +58,21 @@ func TestStateRejects(t *testing.T) {
 	b := mustMarshal(t, states[len(states)-1])
 	bad := map[string][]byte{
 		"empty":       nil,
-		"version 2":   append([]byte{2}, b[1:]...),
+		"version 1":   append([]byte{1}, b[1:]...),
+		"version 3":   append([]byte{3}, b[1:]...),
 		"trailing":    append(bytes.Clone(b), 0),
-		"long varint": append([]byte{1, 0x80 | b[1], 0x00}, b[2:]...), // id length as a two-byte varint
+		"long varint": append([]byte{stateVersion, 0x80 | b[1], 0x00}, b[2:]...), // id length as a two-byte varint
+	}
+	// The move flags byte follows the position: make it 2 (owed without
+	// logged) and 4 (an unknown bit).
+	g := *states[len(states)-1]
+	g.Position = []byte("position")
+	pb := mustMarshal(t, &g)
+	at := bytes.Index(pb, []byte("\x08position")) + len("\x08position")
+	for _, flags := range []byte{2, 4} {
+		x := bytes.Clone(pb)
+		x[at] = flags
+		bad["move flags "+string(rune('0'+flags))] = x
 	}
 	for i := range b {
 		bad["truncated"+string(rune('0'+i%10))] = b[:i] // every prefix
@@ -84,6 +99,7 @@ func TestStateRejects(t *testing.T) {
 		"seat":    func(g *Game) { g.Moves = []Move{{Seat: 2}} },
 		"winner":  func(g *Game) { g.End = &End{Result: Finished, Winner: 5} },
 		"year -1": func(g *Game) { g.CommittedAt = time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC) },
+		"owed":    func(g *Game) { g.MovesLogged, g.MoveOwed = false, true },
 	} {
 		g := *states[5]
 		mod(&g)

@@ -22,6 +22,11 @@ type Input struct {
 	// Data is the event's leaf bytes. Append neither modifies nor keeps it
 	// after it returns; the caller must not modify it during the call.
 	Data []byte
+	// Refuse, if not nil, is the transport's own refusal of Data (a
+	// multi-event message whose framing is broken, say): the input is not
+	// checked but recorded in the rejected store with this code, field and
+	// message, and comes back Rejected.
+	Refuse *events.RejectError
 }
 
 // A Result says what became of an input.
@@ -56,6 +61,7 @@ func (r Result) String() string {
 // Pebble has synced.
 type Outcome struct {
 	Result Result
+	ID     string              // the event's id, if the input parsed (always for Appended and Duplicate)
 	Index  uint64              // Appended, Duplicate: the event's leaf index
 	Reject *events.RejectError // Rejected: the code, the member and the reason
 	Seq    uint64              // Rejected: the record's number in the rejected store
@@ -143,6 +149,7 @@ func (r *request) finish(err error) {
 // Verify, and a first look at the dedup index (the hint).
 type item struct {
 	in   Input
+	id   string        // the event's id, if it parsed
 	ev   *events.Event // nil if rej is set
 	hash merkle.Hash
 	rej  *events.RejectError
@@ -190,15 +197,21 @@ func (l *Ledger) checkAll(inputs []Input) []item {
 // Parse, Verify, the message id, and a first dedup lookup (the hint).
 func (l *Ledger) check(in Input) item {
 	it := item{in: in}
+	if in.Refuse != nil {
+		it.rej = in.Refuse
+		return it
+	}
 	ev, err := events.Parse(in.Data)
 	if err != nil {
 		it.rej = asReject(err)
 		return it
 	}
+	it.id = ev.ID
 	if l.cfg.Emitters == nil || !l.cfg.Emitters.Has(ev.Emitter) {
 		it.rej = &events.RejectError{Code: events.CodeUnknownEmitter, Field: "emitter", Msg: fmt.Sprintf("no key is configured for emitter %q", ev.Emitter)}
 		return it
 	}
+	it.id = ev.ID
 	if err := events.Verify(ev, l.cfg.Emitters); err != nil {
 		it.rej = asReject(err)
 		return it

@@ -32,11 +32,11 @@ func FuzzStats(f *testing.F) {
 }
 
 func FuzzRejection(f *testing.F) {
-	r := newRejection(testStart, Input{Emitter: "e", MsgID: "m", Data: []byte(`{"v":1}`)},
+	r := newRejection(testStart, Input{Emitter: "e", MsgID: "m", Data: []byte(`{"v":1}`)}, "g:1",
 		&events.RejectError{Code: events.CodeMalformed, Field: "type", Msg: "missing"})
 	b, _ := r.MarshalBinary()
 	f.Add(b)
-	big := newRejection(time.Unix(0, -1), Input{Data: bytes.Repeat([]byte{'x'}, MaxRejectedData+10)},
+	big := newRejection(time.Unix(0, -1), Input{Data: bytes.Repeat([]byte{'x'}, MaxRejectedData+10)}, "",
 		&events.RejectError{Code: events.CodeTooLarge})
 	b, _ = big.MarshalBinary()
 	f.Add(b)

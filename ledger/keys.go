@@ -28,16 +28,18 @@ import (
 //	  'm' "rebuild"         present while a Rebuild is unfinished
 //	operator data (not derived from the log):
 //	  'r' S:u64             rejected input S (Rejection, MarshalBinary)
+//	  'x' id 0x00 S:u64     by-id index of the rejected store (empty value)
 //	  'm' "rejected"        the rejected store's counters
 const (
-	prefixBundle   = 'e'
-	prefixTile     = 't'
-	prefixTime     = 'a'
-	prefixMeta     = 'm'
-	prefixDedup    = 'i'
-	prefixGame     = 'g'
-	prefixFinished = 'f'
-	prefixRejected = 'r'
+	prefixBundle     = 'e'
+	prefixTile       = 't'
+	prefixTime       = 'a'
+	prefixMeta       = 'm'
+	prefixDedup      = 'i'
+	prefixGame       = 'g'
+	prefixFinished   = 'f'
+	prefixRejected   = 'r'
+	prefixRejectedID = 'x'
 )
 
 var (

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/events/drand"
 	"github.com/zarlog/zarlog/merkle"
 )
 
@@ -98,8 +99,8 @@ type Config struct {
 	// none: every event is refused as unknown-emitter.
 	Emitters *events.Keyring
 	// Beacons returns the pinned drand chain of a chain hash, for the
-	// anchored-v1 scheme (events.BeaconsOf(drand.ChainByHash)). Nil means
-	// no chain is pinned: anchored-v1 commits are refused.
+	// anchored-v1 scheme. Nil means the chains package events/drand pins
+	// (drand quicknet): events.BeaconsOf(drand.ChainByHash).
 	Beacons func(chainHash [32]byte) (events.BeaconVerifier, bool)
 	// Moves checks move events against the rules. Nil means moves are
 	// checked only structurally (events.Env.Moves).
@@ -360,6 +361,9 @@ func setDefaults(cfg *Config) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Beacons == nil {
+		cfg.Beacons = events.BeaconsOf(drand.ChainByHash)
 	}
 }
 

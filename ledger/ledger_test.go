@@ -3,6 +3,8 @@ package ledger
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -126,6 +128,10 @@ func TestAppendOutcomes(t *testing.T) {
 		{"out-of-order", Input{Emitter: emitterA, Data: mkEvent(t, k, hdr(uint64(m+9)), events.Move{N: 0, Play: "x"}, nil)}, want{result: Rejected, code: events.CodeOutOfOrder}},
 		{"not-allowed-now", Input{Emitter: emitterA, Data: mkEvent(t, k, hdr(uint64(m+1)), events.Reveal{}, nil)}, want{result: Rejected, code: events.CodeNotAllowedNow}},
 		{"bad-beacon", Input{Emitter: emitterA, Data: badBeacon}, want{result: Rejected, code: events.CodeBadBeacon}},
+		{"refused by the transport", Input{Emitter: emitterA, MsgID: "batch-7", Data: []byte("\x00broken"), Refuse: &events.RejectError{Code: "bad-batch", Msg: "framing"}},
+			want{result: Rejected, code: "bad-batch"}},
+		{"refused by the transport, a valid event", Input{Emitter: emitterA, Data: base[m+1], Refuse: &events.RejectError{Code: "bad-batch", Msg: "framing"}},
+			want{result: Rejected, code: "bad-batch"}},
 		{"appended after rejections", Input{Emitter: emitterA, Data: base[m+1]}, want{result: Appended, index: size + 1}},
 	}
 	var rejected uint64
@@ -150,6 +156,14 @@ func TestAppendOutcomes(t *testing.T) {
 				t.Fatalf("%s: rejected record %d: %v %v", tc.name, out.Seq, recs, err)
 			}
 			r := recs[0]
+			if wantID := idOf(tc.in); out.ID != wantID || r.ID != cmpOr(wantID, tc.in.MsgID) {
+				t.Errorf("%s: outcome id %q, record id %q; the event's id is %q", tc.name, out.ID, r.ID, wantID)
+			}
+			if r.ID != "" {
+				if byID, err := l.RejectedByID(context.Background(), r.ID); err != nil || byID.Seq != r.Seq {
+					t.Errorf("%s: RejectedByID(%q): record %d, %v; want %d", tc.name, r.ID, byID.Seq, err, r.Seq)
+				}
+			}
 			wantData := tc.in.Data[:min(len(tc.in.Data), MaxRejectedData)]
 			if r.Seq != out.Seq || r.Code != out.Reject.Code || r.Field != out.Reject.Field || r.Reason != out.Reject.Msg ||
 				r.Emitter != tc.in.Emitter || r.MsgID != tc.in.MsgID || !bytes.Equal(r.Data, wantData) || r.Size != len(tc.in.Data) || r.Time.IsZero() {
@@ -159,6 +173,9 @@ func TestAppendOutcomes(t *testing.T) {
 				t.Errorf("%s: rejected, but the log grew from %d to %d", tc.name, before, after)
 			}
 		default:
+			if out.ID != idOf(tc.in) {
+				t.Errorf("%s: outcome id %q", tc.name, out.ID)
+			}
 			if out.Index != tc.want.index {
 				t.Errorf("%s: index %d, want %d", tc.name, out.Index, tc.want.index)
 			}
@@ -181,6 +198,25 @@ func TestAppendOutcomes(t *testing.T) {
 	if total != rejected || sum.Counts[events.CodeMalformed] != 3 {
 		t.Errorf("rejected counts %v: total %d, want %d (3 malformed)", sum.Counts, total, rejected)
 	}
+}
+
+// idOf returns the id of the event in an input, or "" if it does not parse.
+func idOf(in Input) string {
+	if in.Refuse != nil {
+		return ""
+	}
+	ev, err := events.Parse(in.Data)
+	if err != nil {
+		return ""
+	}
+	return ev.ID
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 type checkerFunc func(events.MoveInput) ([]byte, error)
@@ -440,6 +476,21 @@ func TestRejectedStoreBounds(t *testing.T) {
 			}
 			if sum.Dropped != sum.First || sum.Dropped == 0 {
 				t.Errorf("dropped %d, first %d", sum.Dropped, sum.First)
+			}
+			// The by-id index follows the records: the kept ones are
+			// found by their message id, the dropped ones are not.
+			for i := range n {
+				for j := range 1 + i%3 {
+					id := fmt.Sprint(i, j)
+					r, err := l.RejectedByID(context.Background(), id)
+					kept := false
+					for _, k := range recs {
+						kept = kept || k.MsgID == id
+					}
+					if kept && (err != nil || r.MsgID != id) || !kept && !errors.Is(err, ErrNotFound) {
+						t.Errorf("RejectedByID(%q): %+v, %v (kept: %v)", id, r.Seq, err, kept)
+					}
+				}
 			}
 			// The counters survive a restart.
 			l.Close()
@@ -805,5 +856,52 @@ func TestOpenConfig(t *testing.T) {
 		if _, err := Open(ctx, cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestDrandQuicknet runs an anchored-v1 game anchored to a real drand
+// quicknet beacon through a ledger with the default Config.Beacons (the
+// chains package events/drand pins).
+func TestDrandQuicknet(t *testing.T) {
+	const (
+		quicknet = "52db9ba70e0cc0f6eaf7803dd07447a1f5477735fd3f661792ba94600c84e971"
+		round    = 657413
+		sigHex   = "b713718a38ae728dfd477991af2822e08d2f305e47718cef9f7848ce4050e7be41076862b98fad56e91a6b85b89cd97b"
+	)
+	chain, _ := hex.DecodeString(quicknet)
+	sig, _ := hex.DecodeString(sigHex)
+	roundTime := time.Unix(1692803367+3*(round-1), 0).UTC()
+	e := newTestEnv(t)
+	e.cfg.Beacons = nil
+	e.clock.t = roundTime.Add(-time.Minute) // the commit is appended before the round exists
+	l := e.open()
+	k := e.k
+	seed := seed32("quicknet")
+	anchor := events.AnchorRef{Chain: [32]byte(chain), Round: round}
+	c, err := events.NewAnchoredCommit("m", 1, anchor, roundTime.Add(-2*time.Minute), []byte(`{"opening":"western"}`), seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := func(seq uint64) events.Header {
+		return events.Header{Scheme: events.Anchored, Game: "quicknet-game", Seq: seq, Emitter: emitterA}
+	}
+	rnd := sha256.Sum256(sig)
+	evs := [][]byte{
+		mkEvent(t, k, h(0), c, nil),
+		mkEvent(t, k, h(1), events.TokenContribution{Seat: 0, Token: "a"}, nil),
+		mkEvent(t, k, h(2), events.TokenContribution{Seat: 1, Token: "b"}, nil),
+		mkEvent(t, k, h(3), events.Beacon{Chain: anchor.Chain, Randomness: rnd, Round: round, Signature: sig}, nil),
+	}
+	bad := append([]byte(nil), sig...)
+	bad[5] ^= 1
+	badBeacon := mkEvent(t, k, h(3), events.Beacon{Chain: anchor.Chain, Randomness: sha256.Sum256(bad), Round: round, Signature: bad}, nil)
+	appendAll(t, l, evs[:3], 3)
+	if out := mustAppend(t, l, inputs(t, badBeacon))[0]; out.Result != Rejected || out.Reject.Code != events.CodeBadBeacon {
+		t.Fatalf("a beacon with a broken signature: %+v %v", out, out.Reject)
+	}
+	appendAll(t, l, evs[3:], 1)
+	g, err := l.Game(context.Background(), "quicknet-game")
+	if err != nil || g.Beacon == nil || g.Beacon.Randomness != rnd {
+		t.Fatalf("game %+v, %v", g, err)
 	}
 }

@@ -124,16 +124,6 @@ func get(r pebble.Reader, key []byte) ([]byte, error) {
 	return out, c.Close()
 }
 
-// getLen returns the length of a key's value.
-func getLen(r pebble.Reader, key []byte) (int, error) {
-	v, c, err := r.Get(key)
-	if err != nil {
-		return 0, err
-	}
-	n := len(v)
-	return n, c.Close()
-}
-
 // A tileReader reads tiles from a Pebble snapshot or database: one key per
 // (level, index), returned as stored (at least as wide as asked for, by the
 // writer's protocol; package merkle trims it).

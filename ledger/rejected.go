@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -20,6 +21,7 @@ import (
 // what, when, and why it was refused.
 type Rejection struct {
 	Seq     uint64      // its number in the rejected store, from 0, never reused
+	ID      string      // the event's id if the input parsed, else MsgID (RejectedByID finds it by this)
 	Time    time.Time   // the ledger's clock when it refused the input
 	Emitter string      // the authenticated emitter (Input.Emitter), at most MaxRejectedField bytes
 	MsgID   string      // the transport message id (Input.MsgID), at most MaxRejectedField bytes
@@ -66,8 +68,12 @@ func cut(s string, n int) string {
 }
 
 // newRejection builds the record of a refused input.
-func newRejection(now time.Time, in Input, rej *events.RejectError) Rejection {
+func newRejection(now time.Time, in Input, id string, rej *events.RejectError) Rejection {
+	if id == "" {
+		id = in.MsgID
+	}
 	r := Rejection{
+		ID:      cut(id, MaxRejectedField),
 		Time:    now,
 		Emitter: cut(in.Emitter, MaxRejectedField),
 		MsgID:   cut(in.MsgID, MaxRejectedField),
@@ -82,12 +88,13 @@ func newRejection(now time.Time, in Input, rej *events.RejectError) Rejection {
 }
 
 // MarshalBinary encodes r without its Seq (the record's key): the byte 1,
-// the time (Unix ns, i64 big-endian), then uvarint-prefixed emitter, msg id,
-// the size as a uvarint, the hash, the data, code, field and reason.
+// the time (Unix ns, i64 big-endian), then uvarint-prefixed id, emitter,
+// msg id, the size as a uvarint, the hash, the data, code, field and reason.
 func (r *Rejection) MarshalBinary() ([]byte, error) {
-	b := make([]byte, 0, 64+len(r.Emitter)+len(r.MsgID)+len(r.Data)+len(r.Field)+len(r.Reason))
+	b := make([]byte, 0, 64+len(r.ID)+len(r.Emitter)+len(r.MsgID)+len(r.Data)+len(r.Field)+len(r.Reason))
 	b = append(b, rejectionVersion)
 	b = binary.BigEndian.AppendUint64(b, uint64(r.Time.UnixNano()))
+	b = appendStr(b, r.ID)
 	b = appendStr(b, r.Emitter)
 	b = appendStr(b, r.MsgID)
 	b = binary.AppendUvarint(b, uint64(r.Size))
@@ -114,6 +121,7 @@ func (r *Rejection) UnmarshalBinary(b []byte) error {
 	}
 	t := Rejection{Seq: r.Seq}
 	t.Time = time.Unix(0, int64(d.u64())).UTC()
+	t.ID = d.str(MaxRejectedField)
 	t.Emitter = d.str(MaxRejectedField)
 	t.MsgID = d.str(MaxRejectedField)
 	size := d.uvarint()
@@ -246,9 +254,24 @@ type rejWriter struct {
 	sum        RejectedSummary
 	maxRecords uint64
 	maxBytes   uint64
-	pending    map[uint64]int // records of groups not yet committed: seq → stored size
-	added      []uint64       // records added by the group being prepared
+	pending    map[uint64]pendingRej // records of groups not yet committed
+	added      []uint64              // records added by the group being prepared
 	dirty      bool
+}
+
+type pendingRej struct {
+	size int
+	id   string
+}
+
+// rejIDKey is the by-id index entry of rejection seq: 'x' id 0x00 seq.
+// Ids holding a 0x00 byte (a transport's message id can) are not indexed.
+func rejIDKey(id string, seq uint64) []byte {
+	if id == "" || strings.IndexByte(id, 0) >= 0 {
+		return nil
+	}
+	k := append([]byte{prefixRejectedID}, id...)
+	return binary.BigEndian.AppendUint64(append(k, 0), seq)
 }
 
 func (w *rejWriter) add(b *pebble.Batch, r *Rejection) (uint64, error) {
@@ -258,7 +281,12 @@ func (w *rejWriter) add(b *pebble.Batch, r *Rejection) (uint64, error) {
 	if err := b.Set(k, v, nil); err != nil {
 		return 0, err
 	}
-	w.pending[r.Seq] = len(k) + len(v)
+	if ik := rejIDKey(r.ID, r.Seq); ik != nil {
+		if err := b.Set(ik, nil, nil); err != nil {
+			return 0, err
+		}
+	}
+	w.pending[r.Seq] = pendingRej{len(k) + len(v), r.ID}
 	w.added = append(w.added, r.Seq)
 	w.sum.Next++
 	w.sum.Bytes += uint64(len(k) + len(v))
@@ -267,27 +295,38 @@ func (w *rejWriter) add(b *pebble.Batch, r *Rejection) (uint64, error) {
 	return r.Seq, nil
 }
 
-// evict deletes the oldest records while the store is over a bound,
-// keeping at least the newest one. get reads a stored record.
-func (w *rejWriter) evict(b *pebble.Batch, get func(key []byte) (int, error)) (int, error) {
+// evict deletes the oldest records (and their by-id entries) while the
+// store is over a bound, keeping at least the newest one. get reads a
+// stored record.
+func (w *rejWriter) evict(b *pebble.Batch, get func(key []byte) ([]byte, error)) (int, error) {
 	n := 0
 	for w.sum.Next-w.sum.First > 1 && (w.sum.Next-w.sum.First > w.maxRecords || w.sum.Bytes > w.maxBytes) {
-		k := u64Key(prefixRejected, w.sum.First)
-		size, ok := w.pending[w.sum.First]
+		seq := w.sum.First
+		k := u64Key(prefixRejected, seq)
+		p, ok := w.pending[seq]
 		if !ok {
-			vlen, err := get(k)
+			v, err := get(k)
 			if errors.Is(err, pebble.ErrNotFound) {
-				return n, fmt.Errorf("evicting rejected record %d: missing: %w", w.sum.First, ErrCorrupt)
+				return n, fmt.Errorf("evicting rejected record %d: missing: %w", seq, ErrCorrupt)
 			}
 			if err != nil {
-				return n, fmt.Errorf("evicting rejected record %d: %w", w.sum.First, err)
+				return n, fmt.Errorf("evicting rejected record %d: %w", seq, err)
 			}
-			size = len(k) + vlen
+			r := Rejection{Seq: seq}
+			if err := r.UnmarshalBinary(v); err != nil {
+				return n, fmt.Errorf("evicting rejected record %d: %w", seq, err)
+			}
+			p = pendingRej{len(k) + len(v), r.ID}
 		}
 		if err := b.Delete(k, nil); err != nil {
 			return n, err
 		}
-		w.sum.Bytes -= min(w.sum.Bytes, uint64(size))
+		if ik := rejIDKey(p.id, seq); ik != nil {
+			if err := b.Delete(ik, nil); err != nil {
+				return n, err
+			}
+		}
+		w.sum.Bytes -= min(w.sum.Bytes, uint64(p.size))
 		w.sum.First++
 		w.sum.Dropped++
 		w.dirty = true
@@ -319,6 +358,41 @@ func (l *Ledger) Rejected(ctx context.Context, from uint64, limit int) ([]Reject
 		out = append(out, r)
 	}
 	return out, it.Error()
+}
+
+// RejectedByID returns the latest stored rejection of the input with the
+// given id (the event's id, or the transport's message id of an input that
+// did not parse), or ErrNotFound. The ingest's receipts use it with Lookup.
+func (l *Ledger) RejectedByID(ctx context.Context, id string) (Rejection, error) {
+	lo := rejIDKey(id, 0)
+	if lo == nil {
+		return Rejection{}, fmt.Errorf("rejection of %q: %w", id, ErrNotFound)
+	}
+	v, err := l.acquire()
+	if err != nil {
+		return Rejection{}, err
+	}
+	defer v.release()
+	hi := append(lo[:len(lo)-8:len(lo)-8], 0xff)
+	it, err := v.snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return Rejection{}, err
+	}
+	defer it.Close()
+	if !it.Last() {
+		return Rejection{}, errors.Join(fmt.Errorf("rejection of %q: %w", id, ErrNotFound), it.Error())
+	}
+	key := it.Key()
+	seq := binary.BigEndian.Uint64(key[len(key)-8:])
+	d, err := get(v.snap, u64Key(prefixRejected, seq))
+	if err != nil {
+		return Rejection{}, errNotFound(err, fmt.Sprintf("rejected record %d", seq))
+	}
+	r := Rejection{Seq: seq}
+	if err := r.UnmarshalBinary(d); err != nil {
+		return Rejection{}, fmt.Errorf("rejected record %d: %w", seq, err)
+	}
+	return r, nil
 }
 
 // RejectedSummary returns the rejected store's counters as of the last

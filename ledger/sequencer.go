@@ -98,7 +98,7 @@ func newSequencer(l *Ledger, b *merkle.Builder, stats Stats, rej RejectedSummary
 		b:        b,
 		games:    newLRU[*events.Game](l.cfg.GameCache),
 		stats:    stats,
-		rej:      rejWriter{sum: rej, maxRecords: uint64(l.cfg.RejectedRecords), maxBytes: uint64(l.cfg.RejectedBytes), pending: map[uint64]int{}},
+		rej:      rejWriter{sum: rej, maxRecords: uint64(l.cfg.RejectedRecords), maxBytes: uint64(l.cfg.RejectedBytes), pending: map[uint64]pendingRej{}},
 		inflight: map[string]taggedGame{},
 		recent:   map[string]taggedID{},
 		pend:     map[string]*events.Game{},
@@ -290,7 +290,7 @@ func (s *sequencer) prepareGroup(group []*request) {
 			it := &r.items[i]
 			var err error
 			if it.rej != nil {
-				r.out[i], err = s.reject(batch, now, it.in, it.rej)
+				r.out[i], err = s.reject(batch, now, it, it.rej)
 			} else {
 				env.Emitter = it.in.Emitter
 				env.Index = first + uint64(len(s.leaves))
@@ -339,14 +339,14 @@ func (s *sequencer) prepareGroup(group []*request) {
 }
 
 // reject records a refused input in the rejected store.
-func (s *sequencer) reject(batch *pebble.Batch, now time.Time, in Input, rej *events.RejectError) (Outcome, error) {
-	r := newRejection(now, in, rej)
+func (s *sequencer) reject(batch *pebble.Batch, now time.Time, it *item, rej *events.RejectError) (Outcome, error) {
+	r := newRejection(now, it.in, it.id, rej)
 	seq, err := s.rej.add(batch, &r)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("storing a rejection: %w", err)
 	}
 	s.counts.rejected = append(s.counts.rejected, rej.Code)
-	return Outcome{Result: Rejected, Reject: rej, Seq: seq}, nil
+	return Outcome{Result: Rejected, ID: it.id, Reject: rej, Seq: seq}, nil
 }
 
 // accept checks an event's id and history and, if it may follow, adds it
@@ -361,9 +361,9 @@ func (s *sequencer) accept(batch *pebble.Batch, it *item, env *events.Env) (Outc
 	if ok {
 		if rec.LeafHash == it.hash {
 			s.counts.duplicates++
-			return Outcome{Result: Duplicate, Index: rec.Index}, nil
+			return Outcome{Result: Duplicate, ID: ev.ID, Index: rec.Index}, nil
 		}
-		return s.reject(batch, env.Now, it.in, &events.RejectError{Code: events.CodeDuplicateID, Field: "id",
+		return s.reject(batch, env.Now, it, &events.RejectError{Code: events.CodeDuplicateID, Field: "id",
 			Msg: fmt.Sprintf("%q is leaf %d of the log, with other bytes (leaf hash %x…, these hash to %x…)", ev.ID, rec.Index, rec.LeafHash[:8], it.hash[:8])})
 	}
 	g, err := s.game(ev.Game)
@@ -377,11 +377,11 @@ func (s *sequencer) accept(batch *pebble.Batch, it *item, env *events.Env) (Outc
 			s.l.log.Error("the state machine failed on an event; it is rejected as internal", "id", ev.ID, "game", ev.Game, "err", err)
 			re = &events.RejectError{Code: CodeInternal, Msg: err.Error(), Err: err}
 		}
-		return s.reject(batch, env.Now, it.in, re)
+		return s.reject(batch, env.Now, it, re)
 	}
 	s.add(ev, it.in.Data, it.hash, g, ng, env.Index)
 	s.counts.appended++
-	return Outcome{Result: Appended, Index: env.Index}, nil
+	return Outcome{Result: Appended, ID: ev.ID, Index: env.Index}, nil
 }
 
 // dedup returns the dedup record of an event's id, if the id is in the log
@@ -479,7 +479,7 @@ func (s *sequencer) write(batch *pebble.Batch, first uint64, now time.Time) erro
 		}
 	}
 	if s.rej.dirty {
-		if _, err := s.rej.evict(batch, func(k []byte) (int, error) { return getLen(s.l.db, k) }); err != nil {
+		if _, err := s.rej.evict(batch, func(k []byte) ([]byte, error) { return get(s.l.db, k) }); err != nil {
 			return err
 		}
 		batch.Set(keyRejMeta, s.rej.sum.marshal(), nil)

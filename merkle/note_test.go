@@ -365,6 +365,13 @@ func TestPolicy(t *testing.T) {
 	if _, err := p.CheckWitnesses(cosign(0, 2, 4)); err != nil {
 		t.Errorf("CheckWitnesses: %v", err)
 	}
+	urls, err := ParsePolicy([]byte("witness A " + ws[0].VerifierKey() + " https://a.example/w\nwitness B " + ws[1].VerifierKey() + "\nquorum A\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := urls.WitnessURLs(); len(got) != 2 || got[0] != "https://a.example/w" || got[1] != "" || urls.Witnesses()[0].Name() != ws[0].Name() {
+		t.Errorf("WitnessURLs = %q", got)
+	}
 	_ = logV
 
 	none, err := ParsePolicy([]byte("quorum none"))

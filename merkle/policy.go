@@ -19,13 +19,15 @@ const (
 // whose checkpoints are accepted and the quorum of witnesses that must have
 // cosigned them, possibly in nested k-of-n groups. Log keys are Ed25519
 // checkpoint keys (type 0x01) and witness keys cosignature/v1 keys (type
-// 0x04); ML-DSA-44 witnesses are not supported. URLs on log and witness lines
-// are accepted and ignored. A Policy is immutable and safe for concurrent
-// use.
+// 0x04); ML-DSA-44 witnesses are not supported. URLs on log lines are
+// accepted and ignored; a witness's URL, its tlog-witness submission prefix,
+// is kept for the log that asks it to cosign (WitnessURLs). A Policy is
+// immutable and safe for concurrent use.
 type Policy struct {
-	logs      []note.Verifier
-	witnesses []*CosignatureVerifier
-	quorum    *policyNode // nil: "quorum none"
+	logs        []note.Verifier
+	witnesses   []*CosignatureVerifier
+	witnessURLs []string    // parallel to witnesses; "" if the line has none
+	quorum      *policyNode // nil: "quorum none"
 }
 
 // A policyNode is a witness or a group in the quorum rule.
@@ -103,6 +105,11 @@ func ParsePolicy(text []byte) (*Policy, error) {
 				return nil, fail("more than %d witnesses", maxPolicyItems)
 			}
 			p.witnesses = append(p.witnesses, w)
+			url := ""
+			if len(f) == 4 {
+				url = f[3]
+			}
+			p.witnessURLs = append(p.witnessURLs, url)
 			names[f[1]] = &policyNode{witness: w}
 		case "group":
 			if len(f) < 4 {
@@ -183,6 +190,12 @@ func (p *Policy) Logs() []note.Verifier { return append([]note.Verifier(nil), p.
 func (p *Policy) Witnesses() []*CosignatureVerifier {
 	return append([]*CosignatureVerifier(nil), p.witnesses...)
 }
+
+// WitnessURLs returns the URL of each witness, in the order of Witnesses:
+// the optional last item of its policy line, which C2SP tlog-policy
+// recommends be the witness's tlog-witness submission prefix, or "" if the
+// line has none.
+func (p *Policy) WitnessURLs() []string { return append([]string(nil), p.witnessURLs...) }
 
 // Open verifies a signed checkpoint against the policy: signed by one of its
 // logs (the log key's name being the origin, as in Open) and cosigned by a

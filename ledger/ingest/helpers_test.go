@@ -1,0 +1,413 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zarlog/zarlog/wire"
+)
+
+// testEvent is the event format of these tests: JSON with an id, the
+// emitter, a game and a per-game sequence number. The fake sink rejects
+// events with "bad": true.
+type testEvent struct {
+	Bad     bool   `json:"bad,omitempty"`
+	Emitter string `json:"emitter"`
+	Game    string `json:"game"`
+	ID      string `json:"id"`
+	Seq     int    `json:"seq"`
+}
+
+func makeEvent(emitter, game string, seq int) (id string, data []byte) {
+	id = game + ":" + strconv.Itoa(seq)
+	b, err := json.Marshal(testEvent{Emitter: emitter, Game: game, ID: id, Seq: seq})
+	if err != nil {
+		panic(err)
+	}
+	return id, b
+}
+
+// fakeSink is an in-memory ledger with the Sink, Locator and
+// CheckpointWaiter contracts. Its state outlives the Ingesters that use it,
+// as the ledger's outlives a restart of the ingest.
+type fakeSink struct {
+	mu       sync.Mutex
+	log      [][]byte
+	index    map[string]uint64
+	rejected []rejection
+	rejIndex map[string]Refusal
+	submits  []Submission // every submission, in order (Event not kept)
+	calls    int
+	sizes    []int         // events per successful Submit
+	changed  chan struct{} // closed and replaced on every change
+
+	// failBefore fails the next n Submits with nothing applied;
+	// failAfter fails the next n Submits after applying them (an ambiguous
+	// failure: "failed but persisted").
+	failBefore, failAfter int
+	// gate, if not nil, makes Submit wait for a value (or ctx) first;
+	// entered receives a value each time a Submit is waiting on it.
+	gate    chan struct{}
+	entered chan struct{}
+	// file, if not nil, receives every appended event, with one fsync per
+	// Submit (the benchmark's durable fake).
+	file *os.File
+
+	// checkpoint size published so far (CheckpointWaiter).
+	size    uint64
+	sizeCh  chan struct{}
+	outcome map[OutcomeKind]int
+}
+
+type rejection struct {
+	Submission
+	Refusal
+}
+
+func newFakeSink() *fakeSink {
+	return &fakeSink{
+		index:    map[string]uint64{},
+		rejIndex: map[string]Refusal{},
+		changed:  make(chan struct{}),
+		sizeCh:   make(chan struct{}),
+		outcome:  map[OutcomeKind]int{},
+	}
+}
+
+func (f *fakeSink) Submit(ctx context.Context, subs []Submission) ([]Outcome, error) {
+	f.mu.Lock()
+	gate := f.gate
+	f.mu.Unlock()
+	if gate != nil {
+		select {
+		case f.entered <- struct{}{}:
+		default:
+		}
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	if f.failBefore > 0 {
+		f.failBefore--
+		return nil, errors.New("injected failure before commit")
+	}
+	outs := make([]Outcome, len(subs))
+	var buf bytes.Buffer
+	for i, s := range subs {
+		s.Event = nil
+		f.submits = append(f.submits, s)
+		outs[i] = f.decide(subs[i])
+		if outs[i].Kind == Appended && f.file != nil {
+			buf.Write(subs[i].Event)
+			buf.WriteByte('\n')
+		}
+		f.outcome[outs[i].Kind]++
+	}
+	if f.file != nil {
+		if _, err := f.file.Write(buf.Bytes()); err != nil {
+			return nil, err
+		}
+		if err := f.file.Sync(); err != nil {
+			return nil, err
+		}
+	}
+	f.sizes = append(f.sizes, len(subs))
+	close(f.changed)
+	f.changed = make(chan struct{})
+	if f.failAfter > 0 {
+		f.failAfter--
+		return nil, errors.New("injected failure after commit")
+	}
+	return outs, nil
+}
+
+// decide is the fake ledger's judgement of one submission (f.mu held).
+func (f *fakeSink) decide(s Submission) Outcome {
+	reject := func(id, code, reason string) Outcome {
+		r := Refusal{Code: code, Reason: reason}
+		f.rejected = append(f.rejected, rejection{Submission: Submission{Emitter: s.Emitter, MsgID: s.MsgID, Seq: s.Seq, Part: s.Part}, Refusal: r})
+		if id != "" {
+			f.rejIndex[id] = r
+		}
+		return Outcome{Kind: Rejected, EventID: id, Refusal: r}
+	}
+	if s.Refused != nil {
+		return reject("", s.Refused.Code, s.Refused.Reason)
+	}
+	var e testEvent
+	dec := json.NewDecoder(bytes.NewReader(s.Event))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil {
+		return reject("", "malformed", err.Error())
+	}
+	if wire.CheckEventID(e.ID) != nil {
+		return reject("", "bad-id", fmt.Sprintf("id %q", e.ID))
+	}
+	if s.MsgID != "" && s.MsgID != e.ID {
+		return reject(e.ID, "msg-id-mismatch", fmt.Sprintf("Nats-Msg-Id %q is not the event id %q", s.MsgID, e.ID))
+	}
+	if e.Emitter != s.Emitter {
+		return reject(e.ID, "emitter-mismatch", fmt.Sprintf("event of %q published by %q", e.Emitter, s.Emitter))
+	}
+	if i, ok := f.index[e.ID]; ok {
+		if bytes.Equal(f.log[i], s.Event) {
+			return Outcome{Kind: Duplicate, Index: i, EventID: e.ID}
+		}
+		return reject(e.ID, "id-reused", fmt.Sprintf("id %s is at index %d with other bytes", e.ID, i))
+	}
+	if e.Bad {
+		return reject(e.ID, "bad-event", "the event says it is bad")
+	}
+	i := uint64(len(f.log))
+	f.log = append(f.log, bytes.Clone(s.Event))
+	f.index[e.ID] = i
+	return Outcome{Kind: Appended, Index: i, EventID: e.ID}
+}
+
+// waitLen waits until the log holds at least n events.
+func (f *fakeSink) waitLen(t testing.TB, ctx context.Context, n int) {
+	t.Helper()
+	f.waitUntil(t, ctx, func() bool { return len(f.log) >= n }, fmt.Sprintf("%d events in the log", n))
+}
+
+// waitUntil waits until cond (called with f.mu held) holds.
+func (f *fakeSink) waitUntil(t testing.TB, ctx context.Context, cond func() bool, what string) {
+	t.Helper()
+	for {
+		f.mu.Lock()
+		ok, ch := cond(), f.changed
+		n := len(f.log)
+		f.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("waiting for %s: %v (log has %d)", what, ctx.Err(), n)
+		}
+	}
+}
+
+func (f *fakeSink) Locate(ctx context.Context, id string) (Outcome, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if i, ok := f.index[id]; ok {
+		return Outcome{Kind: Appended, Index: i, EventID: id}, nil
+	}
+	if r, ok := f.rejIndex[id]; ok {
+		return Outcome{Kind: Rejected, EventID: id, Refusal: r}, nil
+	}
+	return Outcome{}, fmt.Errorf("locating %s: %w", id, ErrNotFound)
+}
+
+// publishCheckpoint makes checkpoints of size n available.
+func (f *fakeSink) publishCheckpoint(n uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.size = n
+	close(f.sizeCh)
+	f.sizeCh = make(chan struct{})
+}
+
+func (f *fakeSink) WaitCovering(ctx context.Context, index uint64) ([]byte, error) {
+	for {
+		f.mu.Lock()
+		size, ch := f.size, f.sizeCh
+		f.mu.Unlock()
+		if size > index {
+			return fmt.Appendf(nil, "test.example/log\n%d\nAAAA\n\n— test sig\n", size), nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// checkExactlyOnce checks that the log holds exactly the events with ids,
+// once each, and that each game's events are in order.
+func (f *fakeSink) checkExactlyOnce(t testing.TB, ids []string) {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.log) != len(ids) {
+		t.Errorf("log has %d events, want %d", len(f.log), len(ids))
+	}
+	for _, id := range ids {
+		if _, ok := f.index[id]; !ok {
+			t.Errorf("event %s is not in the log", id)
+		}
+	}
+	last := map[string]int{}
+	for i, b := range f.log {
+		var e testEvent
+		if err := json.Unmarshal(b, &e); err != nil {
+			t.Fatalf("log entry %d: %v", i, err)
+		}
+		if f.index[e.ID] != uint64(i) {
+			t.Errorf("event %s at %d but indexed at %d", e.ID, i, f.index[e.ID])
+		}
+		if p, ok := last[e.Game]; ok && e.Seq != p+1 || !ok && e.Seq != 0 {
+			t.Errorf("game %s: seq %d at index %d follows %d", e.Game, e.Seq, i, p)
+		}
+		last[e.Game] = e.Seq
+	}
+}
+
+// restarts returns how many times the sink saw (Seq, Part) go back instead
+// of strictly increasing: once per consumer session that started over from
+// the ack floor, never within one.
+func (f *fakeSink) restarts() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for i := 1; i < len(f.submits); i++ {
+		a, b := f.submits[i-1], f.submits[i]
+		if b.Seq < a.Seq || b.Seq == a.Seq && b.Part <= a.Part {
+			n++
+		}
+	}
+	return n
+}
+
+// startServer starts an embedded server on a random port in a temporary
+// directory, shut down at the end of the test.
+func startServer(t testing.TB, cfg ServerConfig) *Server {
+	t.Helper()
+	if cfg.StoreDir == "" {
+		cfg.StoreDir = t.TempDir()
+	}
+	if cfg.Port == 0 {
+		cfg.Port = -1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := StartServer(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+func connect(t testing.TB, s *Server) *nats.Conn {
+	t.Helper()
+	nc, err := s.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// runIngest runs an Ingester until the test ends (or the returned stop is
+// called), and fails the test if Run returns anything but the end of its
+// context.
+func runIngest(t testing.TB, in *Ingester) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- in.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Errorf("Run returned %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func newIngester(t testing.TB, nc *nats.Conn, cfg Config) *Ingester {
+	t.Helper()
+	if cfg.RetryMin == 0 {
+		cfg.RetryMin = time.Millisecond
+		cfg.RetryMax = 50 * time.Millisecond
+	}
+	if cfg.InfoInterval == 0 {
+		cfg.InfoInterval = -1
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = testLogger(t)
+	}
+	in, err := New(nc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// ensureStream creates the events stream, as a running ingest would.
+func ensureStream(t testing.TB, nc *nats.Conn, cfg StreamConfig) {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := EnsureStream(ctx, js, wire.Subjects{}, cfg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// streamState returns the events stream's state.
+func streamState(t testing.TB, nc *nats.Conn, name string) jetstream.StreamState {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State
+}
+
+// testLogger logs through t.Log.
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+type tWriter struct{ t testing.TB }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}
+
+func testContext(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}

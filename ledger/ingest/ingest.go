@@ -1,0 +1,637 @@
+// Package ingest moves zarlog events from NATS JetStream into the ledger.
+//
+// Game backends (emitters) publish events on wire.Subjects.Events (see
+// package wire and docs/NATS.md). A JetStream work-queue stream captures
+// them; an Ingester reads them with a durable pull consumer, hands them in
+// batches to a Sink (the ledger), and acknowledges a message only after the
+// Sink has made the outcome of every event in it durable: appended at a leaf
+// index, a duplicate of one, or rejected with a reason. Rejections are
+// terminated on the stream with their reason and announced on
+// wire.Subjects.Rejected. Emitters ask for receipts (leaf index and a signed
+// checkpoint covering it) on wire.Subjects.Receipts.
+//
+// The Ingester submits events strictly in stream order, also across
+// restarts, redeliveries and messages lost in transit: at the start of each
+// consumer session it resets the consumer to its ack floor, so every
+// unacknowledged message is delivered again in order, and when the consumer
+// delivers a message while earlier ones are still outstanding it reads those
+// directly from the stream first. Because the Sink is idempotent per event,
+// everything it has already decided is answered as a duplicate, and an
+// acknowledged event is in the ledger exactly once.
+//
+// The package also runs the embedded nats-server (StartServer) and connects
+// to an external NATS deployment (Dial).
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/zarlog/zarlog/wire"
+)
+
+// Config configures an Ingester. Every field's zero value is documented.
+type Config struct {
+	// Sink receives the events. Required.
+	Sink Sink
+	// Locator and Checkpoints serve receipts. If either is nil, receipt
+	// requests are answered with status "error", code "unavailable".
+	Locator     Locator
+	Checkpoints CheckpointWaiter
+
+	// Subjects is the subject scheme. Zero means root "zarlog".
+	Subjects wire.Subjects
+	// Stream and Consumer configure JetStream; see their fields.
+	Stream   StreamConfig
+	Consumer ConsumerConfig
+
+	// MaxBatch is the most events handed to one Submit (whole messages are
+	// never split, so a batch may exceed it by one message's events). Zero
+	// means 8192. The Ingester takes whatever has arrived, up to MaxBatch,
+	// while the previous Submit runs: batches grow when the sink is slow.
+	MaxBatch int
+	// Prefetch is how many messages the consumer asks the server for ahead
+	// of need. Zero means 2048. It must not exceed Consumer.MaxAckPending.
+	Prefetch int
+
+	// RetryMin and RetryMax bound the backoff between failed Submit calls
+	// and between consumer sessions. Zero means 50 ms and 5 s.
+	RetryMin, RetryMax time.Duration
+	// ReceiptMaxWait caps how long a receipt request may wait. Zero means
+	// 30 s.
+	ReceiptMaxWait time.Duration
+	// MaxReceiptRequests bounds receipt requests served at once; more are
+	// answered "busy". Zero means 4096.
+	MaxReceiptRequests int
+	// InfoInterval is how often the consumer's state is read for the lag
+	// metrics. Zero means 5 s; negative disables it.
+	InfoInterval time.Duration
+
+	// Logger receives the Ingester's logs. Nil means discard.
+	Logger *slog.Logger
+	// Registerer receives the Ingester's metrics. Nil means none.
+	Registerer prometheus.Registerer
+}
+
+func (c Config) withDefaults() Config {
+	c.Stream = c.Stream.withDefaults()
+	c.Consumer = c.Consumer.withDefaults()
+	if c.MaxBatch == 0 {
+		c.MaxBatch = 8192
+	}
+	if c.Prefetch == 0 {
+		c.Prefetch = min(2048, c.Consumer.MaxAckPending)
+	}
+	if c.RetryMin == 0 {
+		c.RetryMin = 50 * time.Millisecond
+	}
+	if c.RetryMax == 0 {
+		c.RetryMax = 5 * time.Second
+	}
+	if c.ReceiptMaxWait == 0 {
+		c.ReceiptMaxWait = 30 * time.Second
+	}
+	if c.MaxReceiptRequests == 0 {
+		c.MaxReceiptRequests = 4096
+	}
+	if c.InfoInterval == 0 {
+		c.InfoInterval = 5 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// An Ingester consumes the events stream into a Sink. Create it with New and
+// run it with Run.
+type Ingester struct {
+	cfg     Config
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	log     *slog.Logger
+	m       *metrics
+	waiters waiters
+
+	// noReset skips the consumer reset at session start (tests of the
+	// gap-filling path, which is what older servers get).
+	noReset bool
+	// afterSubmit, if set, is called after each successful Submit, before
+	// anything is acknowledged; if it returns an error, the batch is left
+	// unacknowledged and the session ends with it (tests use it to simulate
+	// a crash between the durable commit and the acks).
+	afterSubmit func() error
+	// syncAck makes the final acknowledgement of each batch wait for the
+	// server's confirmation, and afterAck is then called with its stream
+	// sequence (tests use them to observe the server's state exactly).
+	syncAck  bool
+	afterAck func(seq uint64)
+}
+
+// New returns an Ingester that uses nc, which must stay open while Run
+// runs. Use a connection that reconnects forever (Dial and Server.Connect
+// return one). New does not touch the network.
+func New(nc *nats.Conn, cfg Config) (*Ingester, error) {
+	if cfg.Sink == nil {
+		return nil, errors.New("ingest: Config.Sink is nil")
+	}
+	if err := cfg.Subjects.Check(); err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	cfg = cfg.withDefaults()
+	if cfg.MaxBatch < 1 || cfg.Prefetch < 1 || cfg.Consumer.MaxAckPending < 1 {
+		return nil, fmt.Errorf("ingest: MaxBatch %d, Prefetch %d and MaxAckPending %d must be positive",
+			cfg.MaxBatch, cfg.Prefetch, cfg.Consumer.MaxAckPending)
+	}
+	if cfg.Prefetch > cfg.Consumer.MaxAckPending {
+		return nil, fmt.Errorf("ingest: Prefetch %d exceeds MaxAckPending %d", cfg.Prefetch, cfg.Consumer.MaxAckPending)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	return &Ingester{cfg: cfg, nc: nc, js: js, log: cfg.Logger, m: m, waiters: waiters{m: map[string][]chan Outcome{}}}, nil
+}
+
+// Run consumes until ctx ends, then returns ctx's error (after the Submit in
+// progress, if any, has returned). Errors from NATS or the sink are logged
+// and retried with backoff; Run returns early only if the receipts
+// subscription cannot be made or the connection is closed for good.
+// Messages fetched but not acknowledged when Run returns are delivered
+// again to the next Run. Run must not be called concurrently with itself on
+// one Ingester, nor on two Ingesters sharing a consumer.
+//
+// Shutdown order: cancel Run's ctx and wait for Run to return, then close
+// the connection, then (embedded mode) shut the server down, then close the
+// ledger.
+func (in *Ingester) Run(ctx context.Context) error {
+	sub, err := in.serveReceipts(ctx)
+	if err != nil {
+		return err
+	}
+	defer sub.Unsubscribe()
+
+	backoff := in.cfg.RetryMin
+	for {
+		start := time.Now()
+		err := in.session(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if in.nc.IsClosed() {
+			return fmt.Errorf("ingest: the NATS connection is closed: %w", err)
+		}
+		if time.Since(start) > in.cfg.RetryMax {
+			backoff = in.cfg.RetryMin
+		}
+		in.log.Warn("ingest session ended; restarting", "err", err, "backoff", backoff)
+		if !wait(ctx, backoff) {
+			return ctx.Err()
+		}
+		backoff = min(2*backoff, in.cfg.RetryMax)
+	}
+}
+
+// session sets up the stream and consumer, resets the consumer to its ack
+// floor and consumes until an error or the end of ctx.
+func (in *Ingester) session(ctx context.Context) error {
+	in.m.sessions.Inc()
+	stream, err := EnsureStream(ctx, in.js, in.cfg.Subjects, in.cfg.Stream)
+	if err != nil {
+		return err
+	}
+	cons, err := ensureConsumer(ctx, stream, in.cfg.Subjects, in.cfg.Consumer)
+	if err != nil {
+		return err
+	}
+	next, err := in.startSeq(ctx, stream, cons)
+	if err != nil {
+		return err
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(in.cfg.Prefetch))
+	if err != nil {
+		return fmt.Errorf("starting to pull from consumer %s: %w", in.cfg.Consumer.Name, err)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		it.Stop()
+		wg.Wait()
+	}()
+
+	msgs := make(chan jetstream.Msg, in.cfg.Prefetch)
+	errc := make(chan error, 1)
+	wg.Go(func() {
+		for {
+			m, err := it.Next(jetstream.NextContext(sctx))
+			if err != nil {
+				errc <- err
+				return
+			}
+			select {
+			case msgs <- m:
+			case <-sctx.Done():
+				return
+			}
+		}
+	})
+	if in.cfg.InfoInterval > 0 {
+		wg.Go(func() { in.pollInfo(sctx, cons) })
+	}
+	in.log.Info("ingest session started", "stream", in.cfg.Stream.Name, "consumer", in.cfg.Consumer.Name, "next", next)
+
+	st := &sessionState{stream: stream, next: next}
+	for {
+		var first jetstream.Msg
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-errc:
+			return fmt.Errorf("pulling from consumer %s: %w", in.cfg.Consumer.Name, err)
+		case first = <-msgs:
+		}
+		batch := []jetstream.Msg{first}
+		events := eventCount(first)
+	drain:
+		for events < in.cfg.MaxBatch {
+			select {
+			case m := <-msgs:
+				batch = append(batch, m)
+				events += eventCount(m)
+			default:
+				break drain
+			}
+		}
+		in.m.inflight.Set(float64(len(batch) + len(msgs)))
+		if err := in.process(ctx, st, batch); err != nil {
+			return err
+		}
+	}
+}
+
+// eventCount is the number of events a message claims to carry (1 unless
+// it has a valid wire.HeaderEvents).
+func eventCount(m jetstream.Msg) int {
+	if c := m.Headers().Get(wire.HeaderEvents); c != "" {
+		if n, err := wire.ParseCount(c); err == nil {
+			return n
+		}
+	}
+	return 1
+}
+
+// startSeq resets the consumer to its ack floor (so that everything not yet
+// acknowledged is delivered again, in order) and returns the first stream
+// sequence the session expects.
+func (in *Ingester) startSeq(ctx context.Context, stream jetstream.Stream, cons jetstream.Consumer) (uint64, error) {
+	var next uint64
+	if !in.noReset {
+		resp, err := in.js.ResetConsumer(ctx, in.cfg.Stream.Name, in.cfg.Consumer.Name)
+		if err != nil {
+			in.log.Warn("consumer reset failed (server older than 2.14?); unacknowledged messages will be read from the stream",
+				"consumer", in.cfg.Consumer.Name, "err", err)
+		} else {
+			next = resp.ResetSeq
+		}
+	}
+	if next == 0 {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("reading consumer %s: %w", in.cfg.Consumer.Name, err)
+		}
+		next = info.AckFloor.Stream + 1
+	}
+	info, err := stream.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("reading stream %s: %w", in.cfg.Stream.Name, err)
+	}
+	return max(next, info.State.FirstSeq), nil
+}
+
+func (in *Ingester) pollInfo(ctx context.Context, cons jetstream.Consumer) {
+	t := time.NewTicker(in.cfg.InfoInterval)
+	defer t.Stop()
+	for {
+		if info, err := cons.Info(ctx); err == nil {
+			in.m.streamPending.Set(float64(info.NumPending))
+			in.m.ackPending.Set(float64(info.NumAckPending))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// sessionState is what one consumer session knows.
+type sessionState struct {
+	stream jetstream.Stream
+	// next is the lowest stream sequence not yet decided: every message
+	// below it is durably decided by the sink (or gone from the stream).
+	next uint64
+}
+
+// An item is one NATS message of a batch.
+type item struct {
+	msg     jetstream.Msg // nil if read directly from the stream
+	seq     uint64        // stream sequence
+	first   int           // its submissions are subs[first : first+n]
+	n       int
+	ackOnly bool // already decided: acknowledge, do not submit
+}
+
+// process submits one batch of messages and acknowledges them. It returns
+// an error only if the session must restart (nothing of the batch is then
+// acknowledged, and everything is delivered again in order).
+func (in *Ingester) process(ctx context.Context, st *sessionState, batch []jetstream.Msg) error {
+	next := st.next
+	var subs []Submission
+	items := make([]item, 0, len(batch))
+	for _, m := range batch {
+		meta, err := m.Metadata()
+		if err != nil {
+			// Not a JetStream delivery; cannot happen on a pull consumer.
+			in.log.Error("ignoring a message without JetStream metadata", "subject", m.Subject(), "err", err)
+			continue
+		}
+		s := meta.Sequence.Stream
+		in.m.streamPending.Set(float64(meta.NumPending))
+		if s < next {
+			in.m.redelivered.Inc()
+			items = append(items, item{msg: m, seq: s, ackOnly: true})
+			continue
+		}
+		for q := next; q < s; q++ {
+			raw, err := st.stream.GetMsg(ctx, q)
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				continue // acknowledged and removed earlier
+			}
+			if err != nil {
+				return fmt.Errorf("reading stream message %d to fill the gap before %d: %w", q, s, err)
+			}
+			in.m.gapFilled.Inc()
+			items = append(items, in.split(&subs, raw.Subject, raw.Header, raw.Data, q, nil))
+		}
+		items = append(items, in.split(&subs, m.Subject(), m.Headers(), m.Data(), s, m))
+		next = s + 1
+	}
+
+	var outs []Outcome
+	if len(subs) > 0 {
+		var err error
+		if outs, err = in.submit(ctx, subs, items); err != nil {
+			return err
+		}
+		if in.afterSubmit != nil {
+			if err := in.afterSubmit(); err != nil {
+				return err
+			}
+		}
+	}
+	in.acknowledge(ctx, items, outs)
+	st.next = next
+	in.report(len(items), subs, outs)
+	return nil
+}
+
+// split appends the submissions of one message to subs.
+func (in *Ingester) split(subs *[]Submission, subject string, h nats.Header, data []byte, seq uint64, m jetstream.Msg) item {
+	it := item{msg: m, seq: seq, first: len(*subs)}
+	emitter, err := in.cfg.Subjects.EmitterOf("events", subject)
+	var refused *Refusal
+	if err != nil {
+		refused = &Refusal{Code: "bad-subject", Reason: err.Error()}
+	}
+	if c := h.Get(wire.HeaderEvents); c != "" && refused == nil {
+		parts, err := wire.SplitBatch(c, data)
+		if err != nil {
+			refused = &Refusal{Code: CodeBadBatch, Reason: err.Error()}
+		} else {
+			for i, p := range parts {
+				*subs = append(*subs, Submission{Emitter: emitter, Event: p, Seq: seq, Part: i})
+			}
+			it.n = len(parts)
+			return it
+		}
+	}
+	*subs = append(*subs, Submission{Emitter: emitter, MsgID: h.Get(wire.HeaderMsgID), Event: data, Seq: seq, Refused: refused})
+	it.n = 1
+	return it
+}
+
+// submit calls the sink until it succeeds or ctx ends, keeping the
+// messages' acknowledgement deadlines alive meanwhile.
+func (in *Ingester) submit(ctx context.Context, subs []Submission, items []item) ([]Outcome, error) {
+	stop := in.keepAlive(items)
+	defer stop()
+	backoff := in.cfg.RetryMin
+	for attempt := 1; ; attempt++ {
+		start := time.Now()
+		outs, err := in.cfg.Sink.Submit(ctx, subs)
+		if err == nil {
+			err = checkOutcomes(subs, outs)
+		}
+		if err == nil {
+			in.m.submitSeconds.Observe(time.Since(start).Seconds())
+			return outs, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		in.m.submitErrors.Inc()
+		in.log.Warn("sink submit failed; retrying the batch", "attempt", attempt, "events", len(subs),
+			"first_seq", subs[0].Seq, "err", err, "backoff", backoff)
+		if !wait(ctx, backoff) {
+			return nil, ctx.Err()
+		}
+		backoff = min(2*backoff, in.cfg.RetryMax)
+	}
+}
+
+func checkOutcomes(subs []Submission, outs []Outcome) error {
+	if len(outs) != len(subs) {
+		return fmt.Errorf("sink returned %d outcomes for %d submissions", len(outs), len(subs))
+	}
+	for i, o := range outs {
+		switch o.Kind {
+		case Appended, Duplicate, Rejected:
+		default:
+			return fmt.Errorf("sink returned outcome kind %d for submission %d", o.Kind, i)
+		}
+	}
+	return nil
+}
+
+// keepAlive tells the server, every third of AckWait, that the batch's
+// messages are still being worked on, until the returned stop is called.
+func (in *Ingester) keepAlive(items []item) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(in.cfg.Consumer.AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				for _, it := range items {
+					if it.msg != nil {
+						_ = it.msg.InProgress()
+					}
+				}
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+// acknowledge acknowledges every delivered message of the batch, or
+// terminates it with the reason if all its events were rejected. Messages
+// read directly from the stream (gap fills) have no acknowledgement
+// subject: they are delivered again after AckWait and then acknowledged
+// without being resubmitted. Lost acknowledgements are harmless the same
+// way, and after a restart the sink answers the resubmitted events as
+// duplicates.
+func (in *Ingester) acknowledge(ctx context.Context, items []item, outs []Outcome) {
+	var last *item
+	for i := range items {
+		if it := &items[i]; it.msg != nil && (last == nil || it.seq > last.seq) {
+			last = it
+		}
+	}
+	for i := range items {
+		it := &items[i]
+		if it.msg == nil {
+			continue
+		}
+		body := "+ACK"
+		if !it.ackOnly && it.n > 0 && allRejected(outs[it.first:it.first+it.n]) {
+			r := outs[it.first].Refusal
+			reason := r.Code + ": " + r.Reason
+			if it.n > 1 {
+				reason = fmt.Sprintf("all %d events rejected; first: %s", it.n, reason)
+			}
+			body = "+TERM " + truncate(reason, 1024)
+		}
+		var err error
+		switch {
+		case in.syncAck && it == last:
+			// Wait for the server: acks are processed in order, so every
+			// earlier one has been processed too.
+			_, err = in.nc.RequestWithContext(ctx, it.msg.Reply(), []byte(body))
+		case body == "+ACK":
+			err = it.msg.Ack()
+		default:
+			err = it.msg.TermWithReason(strings.TrimPrefix(body, "+TERM "))
+		}
+		if err != nil {
+			in.log.Warn("acknowledging failed; the message will be delivered again", "seq", it.seq, "err", err)
+			continue
+		}
+		if in.afterAck != nil && it == last {
+			in.afterAck(last.seq)
+		}
+	}
+}
+
+func allRejected(outs []Outcome) bool {
+	for _, o := range outs {
+		if o.Kind != Rejected {
+			return false
+		}
+	}
+	return true
+}
+
+// report counts outcomes, announces rejections and wakes receipt waiters.
+func (in *Ingester) report(messages int, subs []Submission, outs []Outcome) {
+	in.m.batchMessages.Observe(float64(messages))
+	in.m.batchEvents.Observe(float64(len(subs)))
+	var n [4]int
+	for i, o := range outs {
+		n[o.Kind]++
+		if o.Kind == Rejected {
+			in.announce(subs[i], o)
+		}
+		if o.EventID != "" {
+			in.waiters.notify(o.EventID, o)
+		}
+	}
+	for _, k := range []OutcomeKind{Appended, Duplicate, Rejected} {
+		if n[k] > 0 {
+			in.m.outcomes.WithLabelValues(k.String()).Add(float64(n[k]))
+		}
+	}
+}
+
+// announce publishes a rejection on the emitter's rejected subject. It is
+// best effort: the durable record is the ledger's rejected store, which
+// receipts also consult.
+func (in *Ingester) announce(s Submission, o Outcome) {
+	if wire.CheckEmitter(s.Emitter) != nil {
+		return // no subject to announce on
+	}
+	sum := sha256.Sum256(s.Event)
+	r := wire.Rejection{
+		Code:   o.Refusal.Code,
+		ID:     o.EventID,
+		MsgID:  s.MsgID,
+		Part:   s.Part,
+		Reason: truncate(o.Refusal.Reason, wire.MaxReasonLength),
+		Seq:    s.Seq,
+		SHA256: hex.EncodeToString(sum[:]),
+	}
+	if wire.CheckEventID(r.ID) != nil {
+		r.ID = ""
+	}
+	if len(r.MsgID) > 256 {
+		r.MsgID = ""
+	}
+	b, err := wire.MarshalRejection(r)
+	if err == nil {
+		err = in.nc.Publish(in.cfg.Subjects.Rejected(s.Emitter), b)
+	}
+	if err != nil {
+		in.m.announceErrors.Inc()
+		in.log.Warn("announcing a rejection failed", "emitter", s.Emitter, "seq", s.Seq, "code", o.Refusal.Code, "err", err)
+	}
+}
+
+// truncate cuts s to at most n bytes without leaving a split UTF-8
+// sequence.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "")
+}
+
+// wait waits for d or the end of ctx, and reports whether d passed.
+func wait(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

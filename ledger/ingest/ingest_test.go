@@ -1,0 +1,386 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/zarlog/zarlog/sdk"
+	"github.com/zarlog/zarlog/wire"
+)
+
+// newClient returns an SDK client for emitter on its own connection.
+func newClient(t testing.TB, nc *nats.Conn, cfg sdk.Config) *sdk.Client {
+	t.Helper()
+	if cfg.RetryMin == 0 {
+		cfg.RetryMin = 1e6 // 1 ms
+		cfg.RetryMax = 50e6
+	}
+	c, err := sdk.New(nc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func clientConn(t testing.TB, s *Server, emitter string) *nats.Conn {
+	t.Helper()
+	nc, err := s.Connect(nats.CustomInboxPrefix("_INBOX." + emitter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// publishGames publishes games×perGame events of emitter asynchronously,
+// each game's in order (OrderKey), and waits for every ack. It returns the
+// ids in publication order and the highest stream sequence acknowledged.
+func publishGames(t testing.TB, ctx context.Context, c *sdk.Client, emitter, prefix string, games, perGame int) ([]string, uint64) {
+	t.Helper()
+	var ids []string
+	var pending []*sdk.Pending
+	for s := 0; s < perGame; s++ {
+		for g := 0; g < games; g++ {
+			game := fmt.Sprintf("%s%d", prefix, g)
+			id, data := makeEvent(emitter, game, s)
+			p, err := c.PublishAsync(ctx, sdk.Event{ID: id, Data: data, OrderKey: game})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+			pending = append(pending, p)
+		}
+	}
+	var maxSeq uint64
+	for i, p := range pending {
+		ack, err := p.Wait(ctx)
+		if err != nil {
+			t.Fatalf("event %s: %v", ids[i], err)
+		}
+		maxSeq = max(maxSeq, ack.Seq)
+	}
+	return ids, maxSeq
+}
+
+// ackWatcher records the highest stream sequence the ingest has
+// acknowledged (with syncAck, so the server has processed it).
+type ackWatcher struct {
+	mu      sync.Mutex
+	seq     uint64
+	changed chan struct{}
+}
+
+func watchAcks(in *Ingester) *ackWatcher {
+	w := &ackWatcher{changed: make(chan struct{})}
+	in.syncAck = true
+	in.afterAck = func(seq uint64) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.seq = max(w.seq, seq)
+		close(w.changed)
+		w.changed = make(chan struct{})
+	}
+	return w
+}
+
+func (w *ackWatcher) wait(t testing.TB, ctx context.Context, seq uint64) {
+	t.Helper()
+	for {
+		w.mu.Lock()
+		got, ch := w.seq, w.changed
+		w.mu.Unlock()
+		if got >= seq {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("waiting for the ack of stream seq %d (have %d): %v", seq, got, ctx.Err())
+		}
+	}
+}
+
+func TestEndToEnd(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t, ServerConfig{})
+	sink := newFakeSink()
+	reg := prometheus.NewRegistry()
+	in := newIngester(t, connect(t, s), Config{Sink: sink, Locator: sink, Checkpoints: sink, Registerer: reg})
+	acks := watchAcks(in)
+	runIngest(t, in)
+
+	c := newClient(t, clientConn(t, s, "e1"), sdk.Config{Emitter: "e1"})
+	ids, last := publishGames(t, ctx, c, "e1", "g", 20, 50)
+	sink.waitLen(t, ctx, len(ids))
+	sink.checkExactlyOnce(t, ids)
+	if n := sink.restarts(); n != 0 {
+		t.Errorf("submissions went back in stream order %d times", n)
+	}
+	acks.wait(t, ctx, last)
+	if st := streamState(t, connect(t, s), "ZARLOG_EVENTS"); st.Msgs != 0 {
+		t.Errorf("stream still holds %d messages after every one was acknowledged", st.Msgs)
+	}
+	if got := testutil.ToFloat64(in.m.outcomes.WithLabelValues("appended")); got != float64(len(ids)) {
+		t.Errorf("appended metric = %v, want %d", got, len(ids))
+	}
+	if n, err := testutil.GatherAndCount(reg); err != nil || n == 0 {
+		t.Errorf("registry gathers %d metrics, %v", n, err)
+	}
+
+	// Receipts: pending until a checkpoint covers the event, then ok.
+	id := ids[len(ids)-1]
+	want, err := sink.Locate(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink.publishCheckpoint(want.Index) // does not cover it yet
+	done := make(chan error, 1)
+	var got sdk.Receipt
+	go func() {
+		var err error
+		got, err = c.Receipt(ctx, id)
+		done <- err
+	}()
+	sink.publishCheckpoint(want.Index + 1)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got.Index != want.Index || got.EventID != id || !bytes.Contains(got.Checkpoint, fmt.Appendf(nil, "\n%d\n", want.Index+1)) {
+		t.Errorf("receipt %+v, want index %d under a checkpoint of size %d", got, want.Index, want.Index+1)
+	}
+}
+
+// TestReceiptWaitsForDecision asks for a receipt before the event is
+// published; the request is answered once the ingest has decided it.
+func TestReceiptWaitsForDecision(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t, ServerConfig{})
+	sink := newFakeSink()
+	sink.publishCheckpoint(1 << 40)
+	runIngest(t, newIngester(t, connect(t, s), Config{Sink: sink, Locator: sink, Checkpoints: sink}))
+	c := newClient(t, clientConn(t, s, "e1"), sdk.Config{Emitter: "e1"})
+
+	id, data := makeEvent("e1", "late", 0)
+	done := make(chan error, 1)
+	go func() {
+		r, err := c.Receipt(ctx, id)
+		if err == nil && r.Index != 0 {
+			err = fmt.Errorf("index %d, want 0", r.Index)
+		}
+		done <- err
+	}()
+	if _, err := c.Publish(ctx, sdk.Event{ID: id, Data: data}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	// A receipt for an event nobody publishes stays pending until ctx ends.
+	short, cancel := context.WithTimeout(ctx, 200e6)
+	defer cancel()
+	if _, err := c.Receipt(short, "never:0"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("receipt of an unknown event: %v, want deadline exceeded", err)
+	}
+}
+
+// TestReceiptsUnavailable: an ingest without Locator answers "unavailable",
+// which the SDK retries until its ctx ends; a bad request is answered
+// "bad-request".
+func TestReceiptsUnavailable(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t, ServerConfig{})
+	runIngest(t, newIngester(t, connect(t, s), Config{Sink: newFakeSink()}))
+	nc := clientConn(t, s, "e1")
+	for _, tc := range []struct {
+		req, status, code string
+	}{
+		{`{"id":"g:0"}`, wire.StatusError, "unavailable"},
+		{`{"id":"g/0"}`, wire.StatusError, "bad-request"},
+		{`not json`, wire.StatusError, "bad-request"},
+	} {
+		m, err := nc.RequestWithContext(ctx, wire.Subjects{}.Receipts("e1"), []byte(tc.req))
+		for errors.Is(err, nats.ErrNoResponders) { // Run has not subscribed yet
+			m, err = nc.RequestWithContext(ctx, wire.Subjects{}.Receipts("e1"), []byte(tc.req))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := wire.ParseReceiptReply(m.Data)
+		if err != nil || rep.Status != tc.status || rep.Code != tc.code {
+			t.Errorf("request %s: reply %+v, %v; want %s/%s", tc.req, rep, err, tc.status, tc.code)
+		}
+	}
+}
+
+// TestDuplicates: a message resent with the same Nats-Msg-Id within the
+// duplicate window is dropped by JetStream; the same event arriving again in
+// another message (a multi-event message, or without the header) is
+// answered as a duplicate by the sink; the log holds it once.
+func TestDuplicates(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t, ServerConfig{})
+	sink := newFakeSink()
+	in := newIngester(t, connect(t, s), Config{Sink: sink})
+	acks := watchAcks(in)
+	runIngest(t, in)
+	js, err := jetstream.New(clientConn(t, s, "e1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	subj := wire.Subjects{}.Events("e1")
+	idA, a := makeEvent("e1", "g", 0)
+	idB, b := makeEvent("e1", "g", 1)
+
+	pub := func(data []byte, hdr map[string]string) *jetstream.PubAck {
+		t.Helper()
+		m := nats.NewMsg(subj)
+		m.Data = data
+		for k, v := range hdr {
+			m.Header.Set(k, v)
+		}
+		ack, err := js.PublishMsg(ctx, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ack
+	}
+	first := pub(a, map[string]string{wire.HeaderMsgID: idA})
+	again := pub(a, map[string]string{wire.HeaderMsgID: idA})
+	if first.Duplicate || !again.Duplicate || again.Sequence != first.Sequence {
+		t.Errorf("resend within the window: acks %+v then %+v, want the second a duplicate of the first", first, again)
+	}
+	batch, err := wire.AppendBatch(nil, [][]byte{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub(batch, map[string]string{wire.HeaderMsgID: wire.BatchID(batch), wire.HeaderEvents: "2"})
+	last := pub(b, nil) // no Nats-Msg-Id: JetStream cannot deduplicate it
+	acks.wait(t, ctx, last.Sequence)
+
+	sink.checkExactlyOnce(t, []string{idA, idB})
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if sink.outcome[Appended] != 2 || sink.outcome[Duplicate] != 2 || sink.outcome[Rejected] != 0 {
+		t.Errorf("outcomes %v, want 2 appended and 2 duplicates", sink.outcome)
+	}
+}
+
+// TestRejected: a rejected event is terminated on the stream with its
+// reason, announced on the rejected subject, recorded by the sink, and
+// reported by a receipt request; in a multi-event message the other events
+// are appended and the message is acknowledged.
+func TestRejected(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t, ServerConfig{})
+	sink := newFakeSink()
+	sink.publishCheckpoint(1 << 40)
+	in := newIngester(t, connect(t, s), Config{Sink: sink, Locator: sink, Checkpoints: sink})
+	acks := watchAcks(in)
+
+	// Watch termination advisories and rejection announcements.
+	nc := connect(t, s)
+	terms := make(chan string, 10)
+	if _, err := nc.Subscribe("$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.ZARLOG_EVENTS.zarlog-ledger", func(m *nats.Msg) {
+		terms <- string(m.Data)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cnc := clientConn(t, s, "e1")
+	c := newClient(t, cnc, sdk.Config{Emitter: "e1", MaxBatchEvents: 1})
+	rejections := make(chan wire.Rejection, 10)
+	if _, err := c.Rejections(func(r wire.Rejection) { rejections <- r }); err != nil {
+		t.Fatal(err)
+	}
+	if err := cnc.Flush(); err != nil { // the subscription is in place
+		t.Fatal(err)
+	}
+	runIngest(t, in)
+
+	// A single bad event.
+	badID := "g:0"
+	bad := []byte(`{"bad":true,"emitter":"e1","game":"g","id":"g:0","seq":0}`)
+	if _, err := c.Publish(ctx, sdk.Event{ID: badID, Data: bad}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-rejections
+	if r.Code != "bad-event" || r.ID != badID || r.MsgID != badID || r.Part != 0 || r.Seq == 0 {
+		t.Errorf("announced %+v", r)
+	}
+	if adv := <-terms; !strings.Contains(adv, "bad-event") {
+		t.Errorf("termination advisory %s does not carry the reason", adv)
+	}
+	if _, err := c.Receipt(ctx, badID); !isRejected(err, "bad-event") {
+		t.Errorf("receipt of a rejected event: %v", err)
+	}
+
+	// A multi-event message with one bad event and a malformed one.
+	js, err := jetstream.New(clientConn(t, s, "e1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	okID, good := makeEvent("e1", "h", 0)
+	other := []byte(`{"emitter":"e2","game":"x","id":"x:0","seq":0}`)
+	batch, err := wire.AppendBatch(nil, [][]byte{good, []byte("{not json"), other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nats.NewMsg(wire.Subjects{}.Events("e1"))
+	m.Data = batch
+	m.Header.Set(wire.HeaderMsgID, wire.BatchID(batch))
+	m.Header.Set(wire.HeaderEvents, "3")
+	ack, err := js.PublishMsg(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]string{}
+	for range 2 {
+		r := <-rejections
+		if r.Seq != ack.Sequence || r.MsgID != "" {
+			t.Errorf("announced %+v for message %d", r, ack.Sequence)
+		}
+		got[r.Part] = r.Code
+	}
+	if got[1] != "malformed" || got[2] != "emitter-mismatch" {
+		t.Errorf("rejections by part: %v", got)
+	}
+	acks.wait(t, ctx, ack.Sequence) // acknowledged, not terminated
+
+	// Broken framing: the whole payload is refused by the ingest.
+	m = nats.NewMsg(wire.Subjects{}.Events("e1"))
+	m.Data = []byte("a\nb")
+	m.Header.Set(wire.HeaderEvents, "3")
+	if _, err := js.PublishMsg(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-rejections; r.Code != CodeBadBatch || !strings.Contains(r.Reason, "header says 3 events, payload has 2") {
+		t.Errorf("announced %+v", r)
+	}
+
+	sink.checkExactlyOnce(t, []string{okID})
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	var codes []string
+	for _, r := range sink.rejected {
+		codes = append(codes, r.Code)
+	}
+	if strings.Join(codes, ",") != "bad-event,malformed,emitter-mismatch,bad-batch" {
+		t.Errorf("rejected store holds %v", codes)
+	}
+}
+
+func isRejected(err error, code string) bool {
+	var r *sdk.RejectedError
+	return errors.As(err, &r) && r.Code == code
+}

@@ -1,0 +1,98 @@
+package ingest
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the ingest's Prometheus metrics. They are registered on the
+// Registerer given in Config (never the default registry).
+type metrics struct {
+	batchEvents    prometheus.Histogram
+	batchMessages  prometheus.Histogram
+	submitSeconds  prometheus.Histogram
+	submitErrors   prometheus.Counter
+	outcomes       *prometheus.CounterVec
+	gapFilled      prometheus.Counter
+	redelivered    prometheus.Counter
+	streamPending  prometheus.Gauge
+	ackPending     prometheus.Gauge
+	inflight       prometheus.Gauge
+	sessions       prometheus.Counter
+	announceErrors prometheus.Counter
+	receipts       *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		batchEvents: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "zarlog_ingest_batch_events",
+			Help:    "Events per Sink.Submit call.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 14),
+		}),
+		batchMessages: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "zarlog_ingest_batch_messages",
+			Help:    "NATS messages per Sink.Submit call.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 14),
+		}),
+		submitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "zarlog_ingest_submit_seconds",
+			Help:    "Latency of successful Sink.Submit calls (durable when they return).",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+		}),
+		submitErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "zarlog_ingest_submit_errors_total",
+			Help: "Sink.Submit calls that failed (the batch is retried).",
+		}),
+		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "zarlog_ingest_outcomes_total",
+			Help: "Durable outcomes of submitted events by kind (appended, duplicate, rejected).",
+		}, []string{"kind"}),
+		gapFilled: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "zarlog_ingest_gap_filled_total",
+			Help: "Messages read directly from the stream because the consumer delivered a later one first.",
+		}),
+		redelivered: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "zarlog_ingest_redelivered_total",
+			Help: "Messages delivered again after the ingest had already decided them (acknowledged without resubmitting).",
+		}),
+		streamPending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "zarlog_ingest_stream_pending_messages",
+			Help: "Messages in the stream not yet delivered to the ingest (the lag).",
+		}),
+		ackPending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "zarlog_ingest_ack_pending_messages",
+			Help: "Messages delivered to the ingest and not yet acknowledged (bounded by MaxAckPending).",
+		}),
+		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "zarlog_ingest_inflight_messages",
+			Help: "Messages the ingest holds in memory (received, not yet acknowledged).",
+		}),
+		sessions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "zarlog_ingest_sessions_total",
+			Help: "Consumer sessions started (1 plus the number of restarts after errors).",
+		}),
+		announceErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "zarlog_ingest_announce_errors_total",
+			Help: "Rejections that could not be announced on the rejected subject.",
+		}),
+		receipts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "zarlog_ingest_receipt_requests_total",
+			Help: "Receipt requests by reply status.",
+		}, []string{"status"}),
+	}
+	for _, k := range []OutcomeKind{Appended, Duplicate, Rejected} {
+		m.outcomes.WithLabelValues(k.String())
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.batchEvents, m.batchMessages, m.submitSeconds,
+			m.submitErrors, m.outcomes, m.gapFilled, m.redelivered, m.streamPending, m.ackPending,
+			m.inflight, m.sessions, m.announceErrors, m.receipts} {
+			if err := reg.Register(c); err != nil {
+				return nil, fmt.Errorf("registering ingest metrics: %w", err)
+			}
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,147 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/zarlog/zarlog/wire"
+)
+
+// The receipt protocol (docs/NATS.md): an emitter sends a
+// wire.ReceiptRequest to wire.Subjects.Receipts(emitter) with a reply
+// subject; the ingest answers with one wire.ReceiptReply. It looks the event
+// up in the ledger (Locator); if the ledger has no record yet, it waits (up
+// to the request's wait, capped by Config.ReceiptMaxWait) for the ingest to
+// decide the event; then it waits for a signed checkpoint covering the
+// event's index (CheckpointWaiter). Whatever is not there in time is
+// answered "pending", and the emitter asks again.
+
+const receiptQueue = "zarlog-receipts"
+
+func (in *Ingester) serveReceipts(ctx context.Context) (*nats.Subscription, error) {
+	sem := make(chan struct{}, in.cfg.MaxReceiptRequests)
+	sub, err := in.nc.QueueSubscribe(in.cfg.Subjects.ReceiptsWildcard(), receiptQueue, func(m *nats.Msg) {
+		if m.Reply == "" {
+			return
+		}
+		select {
+		case sem <- struct{}{}:
+		default:
+			in.reply(m, wire.ReceiptReply{Status: wire.StatusError, Code: "busy",
+				Reason: fmt.Sprintf("%d receipt requests in progress", in.cfg.MaxReceiptRequests)})
+			return
+		}
+		go func() {
+			defer func() { <-sem }()
+			in.reply(m, in.receipt(ctx, m.Data))
+		}()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("subscribing to receipt requests on %s: %w", in.cfg.Subjects.ReceiptsWildcard(), err)
+	}
+	return sub, nil
+}
+
+func (in *Ingester) reply(m *nats.Msg, p wire.ReceiptReply) {
+	in.m.receipts.WithLabelValues(p.Status).Inc()
+	b, err := wire.MarshalReceiptReply(p)
+	if err != nil {
+		in.log.Error("encoding a receipt reply", "id", p.ID, "err", err)
+		return
+	}
+	if err := m.Respond(b); err != nil {
+		in.log.Warn("sending a receipt reply", "id", p.ID, "err", err)
+	}
+}
+
+// receipt answers one receipt request.
+func (in *Ingester) receipt(ctx context.Context, data []byte) wire.ReceiptReply {
+	q, err := wire.ParseReceiptRequest(data)
+	if err != nil {
+		return wire.ReceiptReply{Status: wire.StatusError, Code: "bad-request", Reason: truncate(err.Error(), wire.MaxReasonLength)}
+	}
+	if in.cfg.Locator == nil || in.cfg.Checkpoints == nil {
+		return wire.ReceiptReply{ID: q.ID, Status: wire.StatusError, Code: "unavailable", Reason: "this ledger serves no receipts"}
+	}
+	wctx, cancel := context.WithTimeout(ctx, min(time.Duration(q.WaitMillis)*time.Millisecond, in.cfg.ReceiptMaxWait))
+	defer cancel()
+
+	// Register before looking up, so a decision made in between is seen.
+	ch := in.waiters.add(q.ID)
+	defer in.waiters.remove(q.ID, ch)
+	out, err := in.cfg.Locator.Locate(ctx, q.ID)
+	if errors.Is(err, ErrNotFound) {
+		select {
+		case out = <-ch:
+			err = nil
+		case <-wctx.Done():
+			return wire.ReceiptReply{ID: q.ID, Status: wire.StatusPending}
+		}
+	}
+	if err != nil {
+		return wire.ReceiptReply{ID: q.ID, Status: wire.StatusError, Code: "unavailable", Reason: truncate(err.Error(), wire.MaxReasonLength)}
+	}
+	switch out.Kind {
+	case Rejected:
+		code := out.Refusal.Code
+		if wire.CheckCode(code) != nil {
+			code = "rejected"
+		}
+		return wire.ReceiptReply{ID: q.ID, Status: wire.StatusRejected, Code: code, Reason: truncate(out.Refusal.Reason, wire.MaxReasonLength)}
+	case Appended, Duplicate:
+		index := out.Index
+		cp, err := in.cfg.Checkpoints.WaitCovering(wctx, index)
+		if err != nil {
+			return wire.ReceiptReply{ID: q.ID, Status: wire.StatusPending, Index: &index}
+		}
+		return wire.ReceiptReply{ID: q.ID, Status: wire.StatusOK, Index: &index, Checkpoint: string(cp)}
+	}
+	return wire.ReceiptReply{ID: q.ID, Status: wire.StatusError, Code: "unavailable", Reason: fmt.Sprintf("ledger returned outcome %v", out.Kind)}
+}
+
+// waiters are receipt requests waiting for the ingest to decide an event.
+type waiters struct {
+	mu sync.Mutex
+	m  map[string][]chan Outcome
+}
+
+func (w *waiters) add(id string) chan Outcome {
+	ch := make(chan Outcome, 1)
+	w.mu.Lock()
+	w.m[id] = append(w.m[id], ch)
+	w.mu.Unlock()
+	return ch
+}
+
+func (w *waiters) remove(id string, ch chan Outcome) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	list := w.m[id]
+	for i, c := range list {
+		if c == ch {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(w.m, id)
+	} else {
+		w.m[id] = list
+	}
+}
+
+func (w *waiters) notify(id string, o Outcome) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, ch := range w.m[id] {
+		select {
+		case ch <- o:
+		default:
+		}
+	}
+}

@@ -1,0 +1,402 @@
+package ingest
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+
+	"github.com/zarlog/zarlog/wire"
+)
+
+// ServerConfig configures the embedded nats-server. Every field's zero value
+// is documented.
+type ServerConfig struct {
+	// StoreDir is the directory of JetStream's file store. Required;
+	// `zarlog serve --data DIR` uses DIR/nats.
+	StoreDir string
+	// Host and Port are the client listen address for backends in other
+	// processes. Zero Host means "127.0.0.1"; zero Port means 4222, -1 a
+	// random free port (see Server.ClientURL).
+	Host string
+	Port int
+	// DontListen accepts in-process connections only (Server.Connect);
+	// Host and Port are then ignored.
+	DontListen bool
+	// ServerName names the server. Zero means "zarlog".
+	ServerName string
+
+	// SyncAlways makes JetStream fsync every write before it acknowledges a
+	// publish, so that a publish ack survives a power loss. It is off by
+	// default: every write still reaches the operating system before the
+	// ack (so it survives kill -9 of zarlog), and the file store is fsynced
+	// every SyncInterval; the ledger's batch fsync and the receipt are what
+	// make an event durable (docs/NATS.md, with the measured cost).
+	SyncAlways bool
+	// SyncInterval is JetStream's background fsync interval. Zero means the
+	// nats-server default (2 min).
+	SyncInterval time.Duration
+	// MaxStore and MaxMemory bound JetStream's file and memory storage, in
+	// bytes. Zero means the server's defaults (a share of the disk and of
+	// the RAM).
+	MaxStore, MaxMemory int64
+
+	// Emitters, if not empty, turns on authentication: only these emitters
+	// (and the in-process ledger) may connect, each with the permissions of
+	// docs/NATS.md (publish its own events, read its own rejections and
+	// replies, ask for its own receipts). If empty, anyone who can reach the
+	// address may publish as any emitter: use it only on a private host.
+	Emitters []EmitterAccess
+	// Subjects, StreamName and ConsumerName are what the permissions are
+	// written for; they must match the Ingester's Config. Zero means root
+	// "zarlog", "ZARLOG_EVENTS" and "zarlog-ledger".
+	Subjects     wire.Subjects
+	StreamName   string
+	ConsumerName string
+
+	// TLS, if not nil, is the listener's TLS configuration.
+	TLS *tls.Config
+	// Logger receives the server's log. Nil means discard.
+	Logger *slog.Logger
+	// Rand is the source of the in-process ledger user's password. Nil
+	// means crypto/rand.
+	Rand io.Reader
+	// Configure, if not nil, may adjust the server options last (clustering
+	// in tests, for example).
+	Configure func(*server.Options)
+}
+
+// An EmitterAccess lets one emitter connect to the embedded server. Exactly
+// one of Password and NKey is set.
+type EmitterAccess struct {
+	// Emitter is the emitter id (wire.CheckEmitter); it is also the user
+	// name when Password is used.
+	Emitter string
+	// Password authenticates the user named Emitter.
+	Password string
+	// NKey is the emitter's public user nkey ("U…"); the emitter signs the
+	// server's nonce with its seed.
+	NKey string
+}
+
+// EmitterPermissions returns the NATS permissions docs/NATS.md prescribes
+// for emitter: publish only its own events and receipt requests, subscribe
+// only to its own rejections and to the inbox prefix "_INBOX.<emitter>"
+// (the SDK's; see sdk.Dial).
+func EmitterPermissions(subjects wire.Subjects, emitter string) *server.Permissions {
+	return &server.Permissions{
+		Publish: &server.SubjectPermission{Allow: []string{
+			subjects.Events(emitter),
+			subjects.Receipts(emitter),
+		}},
+		Subscribe: &server.SubjectPermission{Allow: []string{
+			subjects.Rejected(emitter),
+			"_INBOX." + emitter + ".>",
+		}},
+	}
+}
+
+// LedgerPermissions returns the NATS permissions docs/NATS.md prescribes
+// for the ledger's own user: manage and read the events stream and its
+// consumer, acknowledge, announce rejections, serve receipts.
+func LedgerPermissions(subjects wire.Subjects, stream, consumer string) *server.Permissions {
+	api := "$JS.API."
+	return &server.Permissions{
+		Publish: &server.SubjectPermission{Allow: []string{
+			api + "STREAM.CREATE." + stream,
+			api + "STREAM.UPDATE." + stream,
+			api + "STREAM.INFO." + stream,
+			api + "STREAM.MSG.GET." + stream,
+			api + "CONSUMER.CREATE." + stream + "." + consumer + ".>",
+			api + "CONSUMER.INFO." + stream + "." + consumer,
+			api + "CONSUMER.RESET." + stream + "." + consumer,
+			api + "CONSUMER.MSG.NEXT." + stream + "." + consumer,
+			"$JS.ACK." + stream + "." + consumer + ".>",
+			subjects.Rejected("*"),
+		}},
+		Subscribe: &server.SubjectPermission{Allow: []string{
+			subjects.ReceiptsWildcard(),
+			"_INBOX.>",
+		}},
+		Response: &server.ResponsePermission{MaxMsgs: 1, Expires: time.Minute},
+	}
+}
+
+// A Server is a running embedded nats-server with JetStream.
+type Server struct {
+	ns       *server.Server
+	user     string
+	password string
+}
+
+const ledgerUser = "zarlog-ledger"
+
+// StartServer starts the embedded nats-server and returns when it accepts
+// connections and JetStream is up, or fails if ctx ends first. Stop it with
+// Shutdown, after the Ingester using it has returned.
+func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
+	if cfg.StoreDir == "" {
+		return nil, errors.New("embedded nats: ServerConfig.StoreDir is empty")
+	}
+	if err := cfg.Subjects.Check(); err != nil {
+		return nil, fmt.Errorf("embedded nats: %w", err)
+	}
+	opts := &server.Options{
+		ServerName:   cfg.ServerName,
+		Host:         cfg.Host,
+		Port:         cfg.Port,
+		DontListen:   cfg.DontListen,
+		JetStream:    true,
+		StoreDir:     cfg.StoreDir,
+		SyncAlways:   cfg.SyncAlways,
+		SyncInterval: cfg.SyncInterval,
+		NoSigs:       true,
+		MaxPayload:   1 << 20,
+	}
+	if opts.ServerName == "" {
+		opts.ServerName = "zarlog"
+	}
+	if opts.Host == "" {
+		opts.Host = "127.0.0.1"
+	}
+	if opts.Port == 0 {
+		opts.Port = 4222
+	}
+	if cfg.MaxStore > 0 {
+		opts.JetStreamMaxStore = cfg.MaxStore
+	}
+	if cfg.MaxMemory > 0 {
+		opts.JetStreamMaxMemory = cfg.MaxMemory
+	}
+	if cfg.TLS != nil {
+		opts.TLSConfig = cfg.TLS
+		opts.TLS = true
+	}
+	s := &Server{}
+	if len(cfg.Emitters) > 0 {
+		r := cfg.Rand
+		if r == nil {
+			r = rand.Reader
+		}
+		var pw [24]byte
+		if _, err := io.ReadFull(r, pw[:]); err != nil {
+			return nil, fmt.Errorf("embedded nats: drawing the ledger user's password: %w", err)
+		}
+		s.user, s.password = ledgerUser, hex.EncodeToString(pw[:])
+		stream, consumer := cfg.StreamName, cfg.ConsumerName
+		if stream == "" {
+			stream = StreamConfig{}.withDefaults().Name
+		}
+		if consumer == "" {
+			consumer = ConsumerConfig{}.withDefaults().Name
+		}
+		opts.Users = []*server.User{{Username: s.user, Password: s.password,
+			Permissions: LedgerPermissions(cfg.Subjects, stream, consumer)}}
+		for _, e := range cfg.Emitters {
+			if err := wire.CheckEmitter(e.Emitter); err != nil {
+				return nil, fmt.Errorf("embedded nats: %w", err)
+			}
+			perms := EmitterPermissions(cfg.Subjects, e.Emitter)
+			switch {
+			case e.Password != "" && e.NKey == "":
+				if e.Emitter == ledgerUser {
+					return nil, fmt.Errorf("embedded nats: emitter name %q is reserved", e.Emitter)
+				}
+				opts.Users = append(opts.Users, &server.User{Username: e.Emitter, Password: e.Password, Permissions: perms})
+			case e.NKey != "" && e.Password == "":
+				if !nkeys.IsValidPublicUserKey(e.NKey) {
+					return nil, fmt.Errorf("embedded nats: emitter %s: %q is not a public user nkey", e.Emitter, e.NKey)
+				}
+				opts.Nkeys = append(opts.Nkeys, &server.NkeyUser{Nkey: e.NKey, Permissions: perms})
+			default:
+				return nil, fmt.Errorf("embedded nats: emitter %s needs exactly one of Password and NKey", e.Emitter)
+			}
+		}
+	}
+	if cfg.Configure != nil {
+		cfg.Configure(opts)
+	}
+
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("embedded nats: configuring: %w", err)
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	ns.SetLoggerV2(&slogAdapter{l: logger.With("component", "nats-server")}, false, false, false)
+	ns.Start()
+	s.ns = ns
+
+	timeout := 10 * time.Second
+	if d, ok := ctx.Deadline(); ok {
+		timeout = time.Until(d)
+	}
+	if !ns.ReadyForConnections(timeout) {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		return nil, fmt.Errorf("embedded nats: not ready for connections after %v", timeout)
+	}
+	if !ns.JetStreamEnabled() {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		return nil, errors.New("embedded nats: JetStream did not start (see the server log)")
+	}
+	return s, nil
+}
+
+// NATS returns the underlying nats-server (for tests and diagnostics).
+func (s *Server) NATS() *server.Server { return s.ns }
+
+// ClientURL returns the URL backends in other processes connect to, or ""
+// if the server does not listen.
+func (s *Server) ClientURL() string {
+	if s.ns.Addr() == nil {
+		return ""
+	}
+	return s.ns.ClientURL()
+}
+
+// Addr returns the client listen address, or nil.
+func (s *Server) Addr() net.Addr { return s.ns.Addr() }
+
+// Connect opens an in-process connection to the server (no network), with
+// the ledger's own credentials when authentication is on.
+func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
+	o := []nats.Option{nats.InProcessServer(s.ns), nats.Name(ledgerUser)}
+	if s.user != "" {
+		o = append(o, nats.UserInfo(s.user, s.password))
+	}
+	nc, err := nats.Connect("", append(o, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("embedded nats: connecting in process: %w", err)
+	}
+	return nc, nil
+}
+
+// Shutdown stops the server and waits until it has stopped. JetStream
+// flushes its file store on the way.
+func (s *Server) Shutdown() {
+	s.ns.Shutdown()
+	s.ns.WaitForShutdown()
+}
+
+// slogAdapter is the nats-server Logger on top of log/slog.
+type slogAdapter struct{ l *slog.Logger }
+
+func (a *slogAdapter) Noticef(format string, v ...any) { a.l.Info(fmt.Sprintf(format, v...)) }
+func (a *slogAdapter) Warnf(format string, v ...any)   { a.l.Warn(fmt.Sprintf(format, v...)) }
+func (a *slogAdapter) Fatalf(format string, v ...any)  { a.l.Error(fmt.Sprintf(format, v...)) }
+func (a *slogAdapter) Errorf(format string, v ...any)  { a.l.Error(fmt.Sprintf(format, v...)) }
+func (a *slogAdapter) Debugf(format string, v ...any)  { a.l.Debug(fmt.Sprintf(format, v...)) }
+func (a *slogAdapter) Tracef(format string, v ...any)  { a.l.Debug(fmt.Sprintf(format, v...)) }
+
+// DialConfig configures a connection to an existing NATS deployment. Every
+// field's zero value is documented.
+type DialConfig struct {
+	// URL is one or more comma-separated server URLs. Required.
+	URL string
+	// CredsFile is a NATS credentials file (user JWT and nkey seed), for
+	// deployments using decentralized JWT authentication.
+	CredsFile string
+	// NKeySeedFile is a file holding a user nkey seed ("SU…").
+	NKeySeedFile string
+	// CAFile verifies the servers' certificates; CertFile and KeyFile are a
+	// client certificate for mutual TLS. Zero means system roots and no
+	// client certificate; TLS is used if the URL says tls:// or the server
+	// requires it.
+	CAFile, CertFile, KeyFile string
+	// Name is the connection name shown by the servers. Zero means
+	// "zarlog-ledger".
+	Name string
+	// Timeout bounds the initial connection. Zero means 10 s.
+	Timeout time.Duration
+	// Logger receives connection events. Nil means discard.
+	Logger *slog.Logger
+}
+
+// Dial connects to an existing NATS deployment (no embedded server). The
+// connection reconnects forever, buffering publishes meanwhile.
+func Dial(cfg DialConfig) (*nats.Conn, error) {
+	if cfg.URL == "" {
+		return nil, errors.New("nats: DialConfig.URL is empty")
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	name := cfg.Name
+	if name == "" {
+		name = ledgerUser
+	}
+	timeout := cfg.Timeout
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	opts := []nats.Option{
+		nats.Name(name),
+		nats.Timeout(timeout),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			logger.Warn("nats disconnected", "err", err)
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			logger.Info("nats reconnected", "url", nc.ConnectedUrlRedacted())
+		}),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			subj := ""
+			if sub != nil {
+				subj = sub.Subject
+			}
+			logger.Warn("nats async error", "subject", subj, "err", err)
+		}),
+	}
+	if cfg.CredsFile != "" {
+		opts = append(opts, nats.UserCredentials(cfg.CredsFile))
+	}
+	if cfg.NKeySeedFile != "" {
+		o, err := nats.NkeyOptionFromSeed(cfg.NKeySeedFile)
+		if err != nil {
+			return nil, fmt.Errorf("nats: reading nkey seed %s: %w", cfg.NKeySeedFile, err)
+		}
+		opts = append(opts, o)
+	}
+	if cfg.CAFile != "" {
+		opts = append(opts, nats.RootCAs(cfg.CAFile))
+	}
+	if cfg.CertFile != "" || cfg.KeyFile != "" {
+		opts = append(opts, nats.ClientCert(cfg.CertFile, cfg.KeyFile))
+	}
+	nc, err := nats.Connect(cfg.URL, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("nats: connecting to %s: %w", redactURL(cfg.URL), err)
+	}
+	return nc, nil
+}
+
+// redactURL hides passwords in URLs for error messages.
+func redactURL(u string) string {
+	parts := strings.Split(u, ",")
+	for i, p := range parts {
+		if pu, err := url.Parse(strings.TrimSpace(p)); err == nil {
+			parts[i] = pu.Redacted()
+		} else {
+			parts[i] = "(unparsable url)"
+		}
+	}
+	return strings.Join(parts, ",")
+}

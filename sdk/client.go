@@ -1,0 +1,541 @@
+// Package sdk is the library game backends use to send their events to a
+// zarlog ledger over NATS JetStream and to obtain receipts for them.
+//
+// This file is the transport: a Client publishes event bytes on its
+// emitter's subject (wire.Subjects.Events) with the event id as Nats-Msg-Id,
+// retries until JetStream acknowledges (also across a NATS server restart),
+// keeps a bounded window of messages in flight, packs events that queue up
+// into multi-event messages (package wire), and waits for receipts. It
+// neither builds nor checks events. docs/NATS.md says what each
+// acknowledgement promises.
+//
+// The per-scheme game API (create a game and emit its commit, take the
+// contributions, record the beacon, roll, reveal, end) goes in this package
+// on top of Client, once package events exists: it builds and signs each
+// event with the events package, publishes it with Event.OrderKey set to the
+// game id (so a game's events reach the stream in order while games travel
+// concurrently), and waits for Client.Receipt of the commit before the
+// first roll.
+//
+// The package must not import the ledger or Pebble: backends link it.
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zarlog/zarlog/wire"
+)
+
+// Config configures a Client. Every field's zero value is documented.
+type Config struct {
+	// Emitter is this backend's emitter id (wire.CheckEmitter). Required.
+	Emitter string
+	// Subjects is the subject scheme. Zero means root "zarlog".
+	Subjects wire.Subjects
+	// Window is how many NATS messages may await their JetStream ack at
+	// once. Zero means 32. A small window makes events queue, and be packed
+	// (MaxBatchEvents), sooner: fewer, larger messages cost the server much
+	// less per event (docs/NATS.md §9).
+	Window int
+	// MaxBatchEvents is the most events packed into one NATS message when
+	// events queue up faster than the window drains; 1 sends every event
+	// alone. Events are packed only when several are waiting, so a lone
+	// event is never delayed. Zero means 64.
+	MaxBatchEvents int
+	// MaxBatchBytes bounds a packed message's payload. Zero means 256 KiB;
+	// it must stay below the stream's max message size (1 MiB by default).
+	MaxBatchBytes int
+	// MaxQueued bounds events accepted and not yet acknowledged;
+	// PublishAsync blocks when it is reached. Zero means 65536.
+	MaxQueued int
+	// AckTimeout is how long one attempt waits for JetStream's ack before
+	// the message is sent again. Zero means 5 s.
+	AckTimeout time.Duration
+	// RetryMin and RetryMax bound the backoff between attempts. Zero means
+	// 25 ms and 2 s.
+	RetryMin, RetryMax time.Duration
+	// OnRetry, if not nil, is called (from the Client's goroutines) with the
+	// error of each failed attempt, for logs and metrics.
+	OnRetry func(err error)
+}
+
+func (c Config) withDefaults() Config {
+	if c.Window == 0 {
+		c.Window = 32
+	}
+	if c.MaxBatchEvents == 0 {
+		c.MaxBatchEvents = 64
+	}
+	if c.MaxBatchBytes == 0 {
+		c.MaxBatchBytes = 256 << 10
+	}
+	if c.MaxQueued == 0 {
+		c.MaxQueued = 65536
+	}
+	if c.AckTimeout == 0 {
+		c.AckTimeout = 5 * time.Second
+	}
+	if c.RetryMin == 0 {
+		c.RetryMin = 25 * time.Millisecond
+	}
+	if c.RetryMax == 0 {
+		c.RetryMax = 2 * time.Second
+	}
+	return c
+}
+
+// Errors callers can branch on.
+var (
+	// ErrInvalidEvent: the event cannot be sent (bad id, empty, too large,
+	// or contains a newline).
+	ErrInvalidEvent = errors.New("invalid event")
+	// ErrClosed: the Client was closed before the event was acknowledged;
+	// it may or may not have reached the stream (publishing it again is
+	// safe: it is deduplicated by id).
+	ErrClosed = errors.New("sdk client closed")
+	// ErrPredecessor: an earlier event with the same OrderKey failed, so
+	// this one was not sent (sending it could put it before its
+	// predecessor).
+	ErrPredecessor = errors.New("an earlier event with the same order key failed")
+)
+
+// A PublishError is a permanent refusal by NATS or JetStream (the message is
+// too large, for example). Transient failures are retried, never returned.
+type PublishError struct{ Err error }
+
+func (e *PublishError) Error() string { return "publishing: " + e.Err.Error() }
+func (e *PublishError) Unwrap() error { return e.Err }
+
+// An Event is one event to publish.
+type Event struct {
+	// ID is the event's id (docs/FORMATS.md §1.1), used as Nats-Msg-Id and
+	// by the ledger to deduplicate.
+	ID string
+	// Data is the event's canonical bytes. The Client keeps the slice until
+	// the event is acknowledged; do not modify it meanwhile.
+	Data []byte
+	// OrderKey, if not empty, orders events: an event is sent only after
+	// JetStream acknowledged the previous event accepted with the same key.
+	// Use the game id, so that a retry can never put a game's events out of
+	// order. Events with different keys (or none) travel concurrently.
+	OrderKey string
+}
+
+// An Ack is JetStream's acknowledgement of the message that carried an
+// event. It means the stream has the event (on one server: written to its
+// file store; on a replicated stream: on a quorum), not that the ledger
+// does: for that, ask for a Receipt.
+type Ack struct {
+	Stream string
+	// Seq is the stream sequence of the message carrying the event.
+	Seq uint64
+	// Duplicate reports that JetStream already had that message (same
+	// Nats-Msg-Id within its duplicate window).
+	Duplicate bool
+	// Events is the number of events in that message.
+	Events int
+}
+
+// A Pending is the future result of PublishAsync.
+type Pending struct {
+	done chan struct{}
+	ack  Ack
+	err  error
+}
+
+// Done is closed when the result is known.
+func (p *Pending) Done() <-chan struct{} { return p.done }
+
+// Result returns the result; call it after Done is closed.
+func (p *Pending) Result() (Ack, error) { return p.ack, p.err }
+
+// Wait waits for the result or the end of ctx. Ending ctx does not stop the
+// publication (the ctx given to PublishAsync does).
+func (p *Pending) Wait(ctx context.Context) (Ack, error) {
+	select {
+	case <-p.done:
+		return p.ack, p.err
+	case <-ctx.Done():
+		return Ack{}, ctx.Err()
+	}
+}
+
+// A Client publishes one emitter's events. It is safe for concurrent use.
+type Client struct {
+	cfg Config
+	nc  *nats.Conn
+	js  jetstream.JetStream
+
+	admit  chan struct{} // one token per accepted, unresolved event
+	queue  chan *entry   // ready to send; capacity MaxQueued, so sends never block
+	window chan struct{} // one token per NATS message in flight
+	closed chan struct{}
+	wg     sync.WaitGroup
+
+	mu        sync.Mutex
+	tails     map[string]*entry // last unresolved event per order key
+	unsettled int               // accepted, unresolved events
+	idle      []chan struct{}   // Flush waiters
+	isClosed  bool
+}
+
+// An entry is one accepted event.
+type entry struct {
+	ev   Event
+	ctx  context.Context
+	p    *Pending
+	next *entry // successor with the same order key, parked (guarded by Client.mu)
+}
+
+// New returns a Client publishing on nc as cfg.Emitter. nc should reconnect
+// forever and use the inbox prefix "_INBOX.<emitter>" (Dial does both).
+// Close the Client before nc.
+func New(nc *nats.Conn, cfg Config) (*Client, error) {
+	if err := wire.CheckEmitter(cfg.Emitter); err != nil {
+		return nil, fmt.Errorf("sdk: %w", err)
+	}
+	if err := cfg.Subjects.Check(); err != nil {
+		return nil, fmt.Errorf("sdk: %w", err)
+	}
+	cfg = cfg.withDefaults()
+	if cfg.Window < 1 || cfg.MaxBatchEvents < 1 || cfg.MaxBatchEvents > wire.MaxBatchEvents ||
+		cfg.MaxQueued < 1 || cfg.MaxBatchBytes < wire.MaxEventSize {
+		return nil, fmt.Errorf("sdk: Window %d, MaxBatchEvents %d (≤ %d), MaxQueued %d must be positive and MaxBatchBytes %d ≥ %d",
+			cfg.Window, cfg.MaxBatchEvents, wire.MaxBatchEvents, cfg.MaxQueued, cfg.MaxBatchBytes, wire.MaxEventSize)
+	}
+	js, err := jetstream.New(nc,
+		jetstream.WithPublishAsyncTimeout(cfg.AckTimeout),
+		jetstream.WithPublishAsyncMaxPending(cfg.Window+1))
+	if err != nil {
+		return nil, fmt.Errorf("sdk: %w", err)
+	}
+	c := &Client{
+		cfg:    cfg,
+		nc:     nc,
+		js:     js,
+		admit:  make(chan struct{}, cfg.MaxQueued),
+		queue:  make(chan *entry, cfg.MaxQueued),
+		window: make(chan struct{}, cfg.Window),
+		closed: make(chan struct{}),
+		tails:  map[string]*entry{},
+	}
+	c.wg.Go(c.sender)
+	return c, nil
+}
+
+// Dial connects to NATS for emitter: it reconnects forever, buffers
+// publishes while disconnected, and uses the inbox prefix
+// "_INBOX.<emitter>" that the permissions of docs/NATS.md allow. opts are
+// applied last (credentials, TLS).
+func Dial(url, emitter string, opts ...nats.Option) (*nats.Conn, error) {
+	if err := wire.CheckEmitter(emitter); err != nil {
+		return nil, fmt.Errorf("sdk: %w", err)
+	}
+	o := []nats.Option{
+		nats.Name("zarlog-emitter-" + emitter),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(100 * time.Millisecond),
+		nats.CustomInboxPrefix("_INBOX." + emitter),
+	}
+	nc, err := nats.Connect(url, append(o, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("sdk: connecting to NATS: %w", err)
+	}
+	return nc, nil
+}
+
+// Publish publishes ev and waits until JetStream acknowledges it, retrying
+// as long as ctx allows. An error after ctx ended means the outcome is
+// unknown; publishing the same event again is safe.
+func (c *Client) Publish(ctx context.Context, ev Event) (Ack, error) {
+	p, err := c.PublishAsync(ctx, ev)
+	if err != nil {
+		return Ack{}, err
+	}
+	return p.Wait(ctx)
+}
+
+// PublishAsync accepts ev for publication and returns at once, unless
+// MaxQueued events are already unacknowledged: then it waits for room or
+// the end of ctx. The event is retried until JetStream acknowledges it,
+// the Client is closed, or ctx ends: then the Pending fails with ctx's
+// error (once the Client notices: before the event is sent, or after the
+// attempt in flight, within AckTimeout) and the outcome is unknown.
+func (c *Client) PublishAsync(ctx context.Context, ev Event) (*Pending, error) {
+	if err := wire.CheckEventID(ev.ID); err != nil {
+		return nil, fmt.Errorf("sdk: %w: %w", ErrInvalidEvent, err)
+	}
+	if err := wire.CheckBatchable(ev.Data); err != nil {
+		return nil, fmt.Errorf("sdk: %w: event %s: %w", ErrInvalidEvent, ev.ID, err)
+	}
+	select {
+	case c.admit <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.closed:
+		return nil, ErrClosed
+	}
+	e := &entry{ev: ev, ctx: ctx, p: &Pending{done: make(chan struct{})}}
+	c.mu.Lock()
+	if c.isClosed {
+		c.mu.Unlock()
+		<-c.admit
+		return nil, ErrClosed
+	}
+	c.unsettled++
+	if k := ev.OrderKey; k != "" {
+		if t := c.tails[k]; t != nil {
+			t.next = e // parked until t is acknowledged
+			c.tails[k] = e
+			c.mu.Unlock()
+			return e.p, nil
+		}
+		c.tails[k] = e
+	}
+	c.queue <- e // never blocks (capacity MaxQueued); under mu so Close drains it
+	c.mu.Unlock()
+	return e.p, nil
+}
+
+// resolve settles e and releases or fails its parked successor.
+func (c *Client) resolve(e *entry, ack Ack, err error) {
+	c.mu.Lock()
+	select {
+	case <-e.p.done:
+		c.mu.Unlock()
+		return // already settled
+	default:
+	}
+	e.p.ack, e.p.err = ack, err
+	close(e.p.done)
+	next := e.next
+	e.next = nil
+	if k := e.ev.OrderKey; k != "" && c.tails[k] == e {
+		delete(c.tails, k)
+	}
+	c.unsettled--
+	if c.unsettled == 0 {
+		for _, ch := range c.idle {
+			close(ch)
+		}
+		c.idle = nil
+	}
+	if next != nil && err == nil && c.isClosed {
+		err = ErrClosed
+	}
+	if next != nil && err == nil {
+		c.queue <- next // never blocks; under mu so Close drains it
+		next = nil
+	}
+	c.mu.Unlock()
+	<-c.admit
+	if next != nil {
+		c.resolve(next, Ack{}, fmt.Errorf("sdk: event %s: %w (%s: %w)", next.ev.ID, ErrPredecessor, e.ev.ID, err))
+	}
+}
+
+// Flush waits until every event accepted so far is settled (acknowledged
+// or failed), or ctx ends.
+func (c *Client) Flush(ctx context.Context) error {
+	c.mu.Lock()
+	if c.unsettled == 0 {
+		c.mu.Unlock()
+		return nil
+	}
+	ch := make(chan struct{})
+	c.idle = append(c.idle, ch)
+	c.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops the Client: events not yet acknowledged fail with ErrClosed
+// (they may still reach the stream). It does not close the connection.
+func (c *Client) Close() {
+	c.mu.Lock()
+	if c.isClosed {
+		c.mu.Unlock()
+		return
+	}
+	c.isClosed = true
+	c.mu.Unlock()
+	close(c.closed)
+	c.wg.Wait()
+	// Fail what is queued or parked.
+	for {
+		select {
+		case e := <-c.queue:
+			c.resolve(e, Ack{}, ErrClosed)
+		default:
+			return
+		}
+	}
+}
+
+// sender packs queued events into messages and starts a flight per message,
+// at most Window at once.
+func (c *Client) sender() {
+	var carry *entry
+	defer func() {
+		if carry != nil {
+			c.resolve(carry, Ack{}, ErrClosed)
+		}
+	}()
+	for {
+		select {
+		case c.window <- struct{}{}:
+		case <-c.closed:
+			return
+		}
+		first := carry
+		carry = nil
+		for first == nil {
+			select {
+			case first = <-c.queue:
+				first = c.live(first)
+			case <-c.closed:
+				return
+			}
+		}
+		items := []*entry{first}
+		size := len(first.ev.Data)
+	pack:
+		for len(items) < c.cfg.MaxBatchEvents {
+			select {
+			case e := <-c.queue:
+				if e = c.live(e); e == nil {
+					continue
+				}
+				if size+1+len(e.ev.Data) > c.cfg.MaxBatchBytes {
+					carry = e
+					break pack
+				}
+				items = append(items, e)
+				size += 1 + len(e.ev.Data)
+			default:
+				break pack
+			}
+		}
+		msg := c.message(items)
+		c.wg.Go(func() {
+			defer func() { <-c.window }()
+			c.fly(msg, items)
+		})
+	}
+}
+
+// live returns e, or nil after failing it if its ctx has ended before it
+// was sent.
+func (c *Client) live(e *entry) *entry {
+	if err := e.ctx.Err(); err != nil {
+		c.resolve(e, Ack{}, err)
+		return nil
+	}
+	return e
+}
+
+// message builds the NATS message carrying items.
+func (c *Client) message(items []*entry) *nats.Msg {
+	m := nats.NewMsg(c.cfg.Subjects.Events(c.cfg.Emitter))
+	if len(items) == 1 {
+		m.Data = items[0].ev.Data
+		m.Header.Set(wire.HeaderMsgID, items[0].ev.ID)
+		return m
+	}
+	events := make([][]byte, len(items))
+	size := len(items) - 1
+	for i, e := range items {
+		events[i] = e.ev.Data
+		size += len(e.ev.Data)
+	}
+	payload, err := wire.AppendBatch(make([]byte, 0, size), events)
+	if err != nil {
+		panic(fmt.Sprintf("sdk: packing %d checked events: %v", len(items), err)) // checked in PublishAsync
+	}
+	m.Data = payload
+	m.Header.Set(wire.HeaderMsgID, wire.BatchID(payload))
+	m.Header.Set(wire.HeaderEvents, strconv.Itoa(len(items)))
+	return m
+}
+
+// fly publishes msg until JetStream acknowledges it, every item's ctx has
+// ended, or the Client is closed.
+func (c *Client) fly(msg *nats.Msg, items []*entry) {
+	backoff := c.cfg.RetryMin
+	for {
+		live := items[:0:0]
+		for _, e := range items {
+			if err := e.ctx.Err(); err != nil {
+				c.resolve(e, Ack{}, err)
+			} else {
+				live = append(live, e)
+			}
+		}
+		if len(live) == 0 {
+			return
+		}
+		fut, err := c.js.PublishMsgAsync(msg)
+		if err == nil {
+			select {
+			case pa := <-fut.Ok():
+				ack := Ack{Stream: pa.Stream, Seq: pa.Sequence, Duplicate: pa.Duplicate, Events: len(items)}
+				for _, e := range items {
+					c.resolve(e, ack, nil)
+				}
+				return
+			case err = <-fut.Err():
+			case <-c.closed:
+				err = ErrClosed
+			}
+		}
+		if errors.Is(err, ErrClosed) {
+			for _, e := range items {
+				c.resolve(e, Ack{}, ErrClosed)
+			}
+			return
+		}
+		if permanent(err) {
+			for _, e := range items {
+				c.resolve(e, Ack{}, &PublishError{Err: err})
+			}
+			return
+		}
+		if c.cfg.OnRetry != nil {
+			c.cfg.OnRetry(err)
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-c.closed:
+			t.Stop()
+			for _, e := range items {
+				c.resolve(e, Ack{}, ErrClosed)
+			}
+			return
+		}
+		backoff = min(2*backoff, c.cfg.RetryMax)
+	}
+}
+
+// permanent reports whether err will not go away by sending again.
+func permanent(err error) bool {
+	var api *jetstream.APIError
+	if errors.As(err, &api) {
+		return api.ErrorCode == jetstream.JSErrCodeStreamMessageExceedsMaximum
+	}
+	return errors.Is(err, nats.ErrMaxPayload) || errors.Is(err, nats.ErrBadSubject) ||
+		errors.Is(err, nats.ErrConnectionClosed) ||
+		errors.Is(err, nats.ErrHeadersNotSupported)
+}

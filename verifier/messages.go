@@ -1,0 +1,899 @@
+package verifier
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/zarlog/zarlog/events/dice"
+)
+
+// A Lang is a language the verifier speaks: English, Turkish or Arabic.
+type Lang string
+
+// The languages of the verifier's messages.
+const (
+	English Lang = "en"
+	Turkish Lang = "tr"
+	Arabic  Lang = "ar"
+)
+
+// Langs returns the supported languages.
+func Langs() []Lang { return []Lang{English, Turkish, Arabic} }
+
+// ParseLang returns the Lang named by s ("en", "tr" or "ar").
+func ParseLang(s string) (Lang, bool) {
+	for _, l := range Langs() {
+		if string(l) == s {
+			return l, true
+		}
+	}
+	return "", false
+}
+
+func (l Lang) index() int {
+	switch l {
+	case Turkish:
+		return 1
+	case Arabic:
+		return 2
+	}
+	return 0
+}
+
+// A Message is a translatable text with its arguments. Arguments that are
+// Messages, []Message or dice.Dice are rendered in the same language.
+type Message struct {
+	id   msgID
+	args []any
+}
+
+func msg(id msgID, args ...any) Message { return Message{id, args} }
+
+// In renders the message in language l.
+func (m Message) In(l Lang) string {
+	args := make([]any, len(m.args))
+	for i, a := range m.args {
+		switch x := a.(type) {
+		case Message:
+			args[i] = x.In(l)
+		case []Message:
+			parts := make([]string, len(x))
+			for j, p := range x {
+				parts[j] = p.In(l)
+			}
+			args[i] = strings.Join(parts, listSep[l.index()])
+		case dice.Dice:
+			args[i] = x.String()
+		default:
+			args[i] = a
+		}
+	}
+	return fmt.Sprintf(catalog[m.id][l.index()], args...)
+}
+
+func (m Message) String() string { return m.In(English) }
+
+// listSep joins a list of clauses: the Arabic semicolon is U+061B.
+var listSep = [3]string{"; ", "; ", "؛ "}
+
+type msgID int
+
+const (
+	mStPass msgID = iota
+	mStFail
+	mStSkipped
+
+	mTitleFormat
+	mTitleCommitment
+	mTitleExpected
+	mTitleAnchor
+	mTitleRolls
+	mTitleSequence
+	mTitleLogInclusion
+	mTitleLogSignature
+	mTitleLogOrder
+	mTitleLogAgreement
+	mTitleLogWitnesses
+	mTitleLogEmitter
+
+	mInReadFailed
+	mInTooLarge
+	mInJSON
+	mInJSONDup
+	mInJSONFloat
+	mInJSONUnsafe
+	mInJSONDepth
+	mInNotObject
+	mInMissing
+	mInWant
+
+	mWantObject
+	mWantArray
+	mWantPair
+	mWantString
+	mWantUUID
+	mWantHex32
+	mWantHex
+	mWantDie
+	mWantU32
+	mWantUint
+	mWantKind
+	mWantSecondFrom
+	mWantFormat
+	mWantScheme
+	mWantOpening
+	mWantOpponent
+	mWantToken
+	mWantTime
+	mWantCheckpoint
+	mWantEntries
+	mWantLeaf
+	mWantProof
+	mWantHashRef
+	mInDupHash
+	mInUnusedHash
+	mInTlogProof
+	mInTlogNoExtra
+	mInTlogNotEvent
+
+	mFmtTavlarena
+	mFmtAnchored
+	mFmtPerRoll
+	mFmtBundle
+	mFmtTlog
+	mSkNoValues
+
+	mCmTavPass
+	mCmTavFail
+	mCmAncPass
+	mCmAncFail
+	mCmPerPass
+	mCmPerNone
+	mCmPerFail
+
+	mExSkipTav
+	mExSkipAnc
+	mExSkipPer
+	mExPass
+	mExFail
+	mExAncPass
+	mExAncFail
+	mExPerPass
+	mExPerFail
+
+	mAnPass
+	mAnFail
+	mAnUnknownChain
+	mAnRoundZero
+	mAnBadSig
+	mAnBadRand
+	mAnExisted
+
+	mRoPass
+	mRoNone
+	mRoFail
+	mRoFailPer
+
+	mSqPass
+	mSqWestern
+	mSqTurkishDone
+	mSqTurkishPending
+	mSqOpeningPending
+	mSqNone
+	mSqGap
+	mSqKind
+	mSqWhyFirst
+	mSqWhyTie
+	mSqWhyReroll
+	mSqWhyOneReroll
+	mSqWhyDecided
+	mKindOpening
+	mKindReroll
+	mKindTurn
+	mSqPerPass
+	mSqPerDup
+
+	mLgNoLog
+	mLgKeyNoLog
+	mLgPolicyNoLog
+	mLgEmitterNoLog
+
+	mLiPass
+	mLiBeyond
+	mLiLength
+	mLiFail
+	mLiTlogPass
+	mLsOrigin
+	mLsBad
+	mLsPass
+	mLsPolicyPass
+	mLsPolicyFail
+	mLsNoKey
+	mLsTlogNoKey
+	mLwNone
+	mLwBadCosig
+	mLwQuorum
+	mLwPass
+	mLoIndex
+	mLoNotEvent
+	mLoNoCommit
+	mLoForeign
+	mLoBeforeCommit
+	mLoSeq
+	mLoTokenAfterBeacon
+	mLoNotFinal
+	mLoPass
+	mLaNotOrdered
+	mLaRefused
+	mLaPass
+	mLaDiffer
+	mLaMissing
+	mLaExtra
+	mEoNotClosed
+	mEoSettings
+	mEoNoBeacon
+	mLeNone
+	mLeUnknown
+	mLeBad
+	mLePass
+
+	mSuPass
+	mSuFail
+	mSuInput
+	mSuFailNote
+	mSuPassNoKey
+	mSuTlogPass
+	mSuInputTlog
+	mEvLine
+	mHProves
+	mHNotProves
+
+	mStTavDice
+	mStSealSeen
+	mStSealIf
+	mStTavPlayers
+	mStTavServerKnew
+	mStNoExpected
+	mStNoExpectedAnc
+	mStComputerProves
+	mStComputerPeek
+	mStAncDice
+	mStFpSeen
+	mStAncAnchor
+	mStAncServerKnew
+	mStAncSealTime
+	mStAncAnchorComputer
+	mStComputerPeekAnc
+	mStPerDice
+	mStPerSeen
+	mStPerBefore
+	mStPerServer
+	mStPerClientLabel
+	mStBundle
+	mStBundleSigned
+	mStBundleNoKey
+	mStBundleWitnessed
+	mStBundleNoWitness
+	mStEmitterSigned
+	mStEmitterUnchecked
+	mStTlogIn
+	mStTlogSigned
+	mStTlogOnly
+	mStNoExpectedLog
+	mStNoExpectedAncLog
+
+	mTitleMoves
+	mMvNoLog
+	mMvNoGame
+	mMvNotLogged
+	mMvPass
+	mMvPassNone
+	mMvPassFinished
+	mMvPassResigned
+	mMvIllegal
+	mMvOwed
+	mMvNotOver
+	mMvWrongResult
+	mMvRollRefused
+	mMvRefused
+	mMvDraw
+	mMvWins
+	mMvWinsCube
+	mMvSingle
+	mMvDouble
+	mMvTriple
+	mMvEnd
+	mMvEndDraw
+	mRuNotation
+	mRuNonCanonical
+	mRuNoChecker
+	mRuBlocked
+	mRuHitMark
+	mRuBarFirst
+	mRuPinned
+	mRuHitAndRun
+	mRuFirstChecker
+	mRuBearOffNotHome
+	mRuBearOffHigher
+	mRuStartQuarter
+	mRuPrimeTrap
+	mRuMustMove
+	mRuBothDice
+	mRuMaxDice
+	mRuLargerDie
+	mRuDice
+	mRuGameOver
+	mRuNotOnTurn
+	mRuRollMismatch
+	mRuUnknown
+	mStMoves
+	mStMovesCube
+	mStMovesEnd
+	mStMovesNotLogged
+
+	numMsgs
+)
+
+// catalog holds every message in English, Turkish and Arabic, in that
+// order. Arguments use explicit indexes (%[1]s) so that a translation can
+// reorder them. Every Arabic text that can start a line starts with an
+// Arabic word, so that a terminal applying the Unicode bidirectional
+// algorithm lays the line out right to left; no bidi control characters
+// are used (see docs/SCHEMES.md, "Reading the output").
+var catalog = [numMsgs][3]string{
+	mStPass:    {"PASS", "GEÇTİ", "ناجح"},
+	mStFail:    {"FAIL", "BAŞARISIZ", "فاشل"},
+	mStSkipped: {"SKIP", "ATLANDI", "لم يُفحص"},
+
+	mTitleFormat:       {"format", "biçim", "الصيغة"},
+	mTitleCommitment:   {"commitment", "taahhüt", "الالتزام"},
+	mTitleExpected:     {"expected-commitment", "beklenen taahhüt", "الالتزام المنتظر"},
+	mTitleAnchor:       {"anchor", "çıpa", "المرساة"},
+	mTitleRolls:        {"rolls", "atışlar", "الرميات"},
+	mTitleSequence:     {"sequence", "atış sırası", "تسلسل الرميات"},
+	mTitleLogInclusion: {"log-inclusion", "kayıt defterinde yer alma", "الإدراج في السجل"},
+	mTitleLogSignature: {"log-signature", "kayıt defteri imzası", "توقيع السجل"},
+	mTitleLogOrder:     {"log-order", "kayıt defterindeki sıra", "الترتيب في السجل"},
+	mTitleLogAgreement: {"log-agreement", "kayıt defteriyle uyum", "التوافق مع السجل"},
+	mTitleLogWitnesses: {"log-witnesses", "tanıkların ortak imzaları", "تواقيع الشهود"},
+	mTitleLogEmitter:   {"log-emitter-signatures", "oyun sunucusunun imzaları", "تواقيع خادم اللعبة"},
+
+	mInReadFailed: {"cannot read the file: %[1]s", "dosya okunamadı: %[1]s", "تعذّرت قراءة الملف: %[1]s"},
+	mInTooLarge:   {"the file is larger than %[1]d bytes", "dosya %[1]d bayttan büyük", "الملف أكبر من %[1]d بايت"},
+	mInJSON:       {"not valid JSON (at byte %[1]d)", "geçerli JSON değil (%[1]d. bayt)", "ليس JSON صالحًا (عند البايت %[1]d)"},
+	mInJSONDup: {"a key appears twice in the same object (at byte %[1]d)",
+		"aynı nesnede bir anahtar iki kez geçiyor (%[1]d. bayt)",
+		"مفتاح مكرر في الكائن نفسه (عند البايت %[1]d)"},
+	mInJSONFloat: {"a number is not an integer; only integers are allowed (at byte %[1]d)",
+		"bir sayı tam sayı değil; yalnızca tam sayılara izin verilir (%[1]d. bayt)",
+		"عدد ليس صحيحًا، والمسموح به الأعداد الصحيحة وحدها (عند البايت %[1]d)"},
+	mInJSONUnsafe: {"an integer is outside ±(2^53−1) (at byte %[1]d)",
+		"bir tam sayı ±(2^53−1) aralığının dışında (%[1]d. bayt)",
+		"عدد صحيح خارج المدى ±(2^53−1) (عند البايت %[1]d)"},
+	mInJSONDepth: {"values are nested more than 64 levels deep (at byte %[1]d)",
+		"değerler 64 düzeyden daha derin iç içe (%[1]d. bayt)",
+		"القيم متداخلة أعمق من 64 مستوى (عند البايت %[1]d)"},
+	mInNotObject: {"the file is not a JSON object", "dosya bir JSON nesnesi değil", "الملف ليس كائن JSON"},
+	mInMissing:   {"the required field %[1]s is missing", "zorunlu alan %[1]s eksik", "الحقل المطلوب %[1]s مفقود"},
+	mInWant: {"field %[1]s: expected %[2]s, found %[3]s",
+		"%[1]s alanı: %[2]s bekleniyordu, bulunan: %[3]s",
+		"الحقل %[1]s: كان المتوقع %[2]s، والموجود %[3]s"},
+
+	mWantObject: {"a JSON object", "bir JSON nesnesi", "كائن JSON"},
+	mWantArray:  {"an array", "bir dizi", "مصفوفة"},
+	mWantPair:   {"an array of exactly 2 elements", "tam 2 öğeli bir dizi", "مصفوفة من عنصرين بالضبط"},
+	mWantString: {"a string", "bir metin (string)", "نص (string)"},
+	mWantUUID: {"a UUID in lower-case 8-4-4-4-12 form",
+		"küçük harfli 8-4-4-4-12 biçiminde bir UUID",
+		"معرّف UUID بأحرف صغيرة بالصيغة 8-4-4-4-12"},
+	mWantHex32: {"32 bytes as 64 lower-case hex digits",
+		"64 küçük harfli onaltılık rakamla yazılmış 32 bayt",
+		"قيمة من 32 بايت مكتوبة بـ 64 رقمًا ست عشريًا بأحرف صغيرة"},
+	mWantHex: {"bytes as lower-case hex digits (an even number of them)",
+		"küçük harfli onaltılık rakamlarla yazılmış baytlar (çift sayıda rakam)",
+		"بايتات مكتوبة بأرقام ست عشرية بأحرف صغيرة (عدد زوجي منها)"},
+	mWantDie:        {"an integer from 1 to 6", "1 ile 6 arasında bir tam sayı", "عدد صحيح من 1 إلى 6"},
+	mWantU32:        {"an integer from 0 to 4294967295", "0 ile 4294967295 arasında bir tam sayı", "عدد صحيح من 0 إلى 4294967295"},
+	mWantUint:       {"a non-negative integer", "negatif olmayan bir tam sayı", "عدد صحيح غير سالب"},
+	mWantKind:       {`"opening", "reroll" or "turn"`, `"opening", "reroll" ya da "turn"`, `إحدى القيم "opening" أو "reroll" أو "turn"`},
+	mWantSecondFrom: {`"client" or "server"`, `"client" ya da "server"`, `إحدى القيمتين "client" أو "server"`},
+	mWantFormat:     {`the value "dice-proof-v1"`, `"dice-proof-v1" değeri`, `القيمة "dice-proof-v1"`},
+	mWantScheme: {`one of "tavlarena-v1", "anchored-v1", "per-roll-v1"`,
+		`"tavlarena-v1", "anchored-v1" ya da "per-roll-v1"`,
+		`إحدى القيم "tavlarena-v1" أو "anchored-v1" أو "per-roll-v1"`},
+	mWantOpening:  {`"western" or "turkish-reroll"`, `"western" ya da "turkish-reroll"`, `إحدى القيمتين "western" أو "turkish-reroll"`},
+	mWantOpponent: {`"human" or "computer"`, `"human" ya da "computer"`, `إحدى القيمتين "human" أو "computer"`},
+	mWantToken: {"a string of 1 to 256 bytes of UTF-8",
+		"1 ile 256 bayt arası UTF-8 bir metin",
+		"نص UTF-8 طوله من 1 إلى 256 بايت"},
+	mWantTime: {"an RFC 3339 time such as 2026-11-30T10:37:31.123Z",
+		"2026-11-30T10:37:31.123Z gibi bir RFC 3339 zamanı",
+		"وقت بصيغة RFC 3339 مثل 2026-11-30T10:37:31.123Z"},
+	mWantCheckpoint: {"a signed checkpoint note (C2SP tlog-checkpoint)",
+		"imzalı bir kontrol noktası notu (C2SP tlog-checkpoint)",
+		"ملاحظة نقطة تحقق موقّعة (C2SP tlog-checkpoint)"},
+	mWantEntries: {"an array of at least one entry", "en az bir girdi içeren bir dizi", "مصفوفة فيها مُدخل واحد على الأقل"},
+	mWantLeaf: {"the leaf as a string of 1 to 65535 bytes",
+		"1 ile 65535 bayt arası bir metin olarak yaprak",
+		"الورقة نصًا طوله من 1 إلى 65535 بايت"},
+	mWantProof: {"an array of at most 64 positions in log.hashes",
+		"log.hashes içinde en çok 64 konumdan oluşan bir dizi",
+		"مصفوفة من 64 موضعًا على الأكثر في log.hashes"},
+	mWantHashRef: {"a position in log.hashes", "log.hashes içinde bir konum", "موضع في log.hashes"},
+	mInDupHash: {"field %[1]s repeats log.hashes[%[2]d]: each hash is listed once",
+		"%[1]s alanı log.hashes[%[2]d] değerini tekrarlıyor: her özet bir kez listelenir",
+		"الحقل %[1]s يكرر log.hashes[%[2]d]: تُدرج كل تجزئة مرة واحدة"},
+	mInUnusedHash: {"field %[1]s is used by no inclusion proof: the table lists only the hashes the proofs use",
+		"%[1]s alanını hiçbir dahil olma kanıtı kullanmıyor: tablo yalnızca kanıtların kullandığı özetleri içerir",
+		"الحقل %[1]s لا يستعمله أي إثبات إدراج: لا يضم الجدول إلا التجزئات التي تستعملها الإثباتات"},
+	mInTlogProof: {"not a well-formed C2SP tlog-proof@v1 file",
+		"düzgün biçimli bir C2SP tlog-proof@v1 dosyası değil",
+		"ليس ملف C2SP tlog-proof@v1 سليم الصيغة"},
+	mInTlogNoExtra: {"the tlog-proof has no extra line: zarlog puts the event's leaf there",
+		"tlog-proof dosyasında extra satırı yok: zarlog olayın yaprağını oraya koyar",
+		"لا يحوي ملف tlog-proof السطر extra: يضع zarlog ورقة الحدث فيه"},
+	mInTlogNotEvent: {"the extra line of the tlog-proof is not a zarlog event (%[1]s %[2]s)",
+		"tlog-proof dosyasının extra satırı bir zarlog olayı değil (%[1]s %[2]s)",
+		"السطر extra في ملف tlog-proof ليس حدثًا من zarlog (%[1]s %[2]s)"},
+
+	mFmtTavlarena: {"a dice-proof-v1 evidence file, scheme tavlarena-v1, game %[1]s, %[2]d rolls",
+		"dice-proof-v1 kanıt dosyası, tavlarena-v1 yöntemi, oyun %[1]s, %[2]d atış",
+		"ملف إثبات dice-proof-v1 بالطريقة tavlarena-v1، اللعبة %[1]s، عدد الرميات %[2]d"},
+	mFmtAnchored: {"a dice-proof-v1 evidence file, scheme anchored-v1, match %[1]q game %[2]d, %[3]d rolls",
+		"dice-proof-v1 kanıt dosyası, anchored-v1 yöntemi, maç %[1]q oyun %[2]d, %[3]d atış",
+		"ملف إثبات dice-proof-v1 بالطريقة anchored-v1، المباراة %[1]q اللعبة رقم %[2]d، عدد الرميات %[3]d"},
+	mFmtPerRoll: {"a dice-proof-v1 evidence file, scheme per-roll-v1, match %[1]s, %[2]d rolls",
+		"dice-proof-v1 kanıt dosyası, per-roll-v1 yöntemi, maç %[1]s, %[2]d atış",
+		"ملف إثبات dice-proof-v1 بالطريقة per-roll-v1، المباراة %[1]s، عدد الرميات %[2]d"},
+	mFmtBundle: {"%[1]s; a proof bundle with %[2]d log entries",
+		"%[1]s; %[2]d kayıt defteri girdisi içeren bir kanıt paketi",
+		"حزمة إثبات فيها %[2]d من مُدخلات السجل: %[1]s"},
+	mFmtTlog: {"a C2SP tlog-proof of one event: %[1]s of game %[2]s, seq %[3]d",
+		"tek bir olayın C2SP tlog-proof kanıtı: %[2]s oyununun %[1]s olayı, seq %[3]d",
+		"إثبات C2SP tlog-proof لحدث واحد: الحدث %[1]s من اللعبة %[2]s، رقمه seq %[3]d"},
+	mSkNoValues: {"not checked: the values could not be taken from the logged events (see log-order and log-agreement)",
+		"kontrol edilmedi: değerler kayıt defterindeki olaylardan alınamadı (bkz. log-order ve log-agreement)",
+		"لم يُفحص: تعذّر أخذ القيم من الأحداث المسجلة (انظر log-order و log-agreement)"},
+
+	mCmTavPass: {"the revealed seed, with the game id, the settings and the seats, gives the commitment %[1]s (seal code %[2]s)",
+		"açıklanan tohum; oyun kimliği, ayarlar ve koltuklarla birlikte %[1]s taahhüdünü veriyor (mühür kodu %[2]s)",
+		"البذرة المكشوفة، مع معرّف اللعبة والإعدادات والمقعدين، تعطي الالتزام %[1]s (رمز الختم %[2]s)"},
+	mCmTavFail: {"the revealed seed, with the game id, the settings and the seats, gives %[1]s (seal code %[2]s), but the file's commitment is %[3]s (seal code %[4]s)",
+		"açıklanan tohum; oyun kimliği, ayarlar ve koltuklarla birlikte %[1]s veriyor (mühür kodu %[2]s), ama dosyadaki taahhüt %[3]s (mühür kodu %[4]s)",
+		"البذرة المكشوفة، مع معرّف اللعبة والإعدادات والمقعدين، تعطي %[1]s (رمز الختم %[2]s)، لكن الالتزام في الملف هو %[3]s (رمز الختم %[4]s)"},
+	mCmAncPass: {"SHA-256 of the revealed seed is the fingerprint %[1]s",
+		"açıklanan tohumun SHA-256 özeti, parmak izi %[1]s ile aynı",
+		"تجزئة SHA-256 للبذرة المكشوفة هي البصمة %[1]s"},
+	mCmAncFail: {"SHA-256 of the revealed seed is %[1]s, but the fingerprint is %[2]s",
+		"açıklanan tohumun SHA-256 özeti %[1]s, ama parmak izi %[2]s",
+		"تجزئة SHA-256 للبذرة المكشوفة هي %[1]s، لكن البصمة هي %[2]s"},
+	mCmPerPass: {"each of the %[1]d revealed seeds matches its commitment",
+		"açıklanan %[1]d tohumun her biri kendi taahhüdüne uyuyor",
+		"كل بذرة من البذور المكشوفة (وعددها %[1]d) تطابق التزامها"},
+	mCmPerNone: {"there are no rolls, so no commitments to check",
+		"atış yok, dolayısıyla kontrol edilecek taahhüt de yok",
+		"لا توجد رميات، فلا التزامات للتحقق منها"},
+	mCmPerFail: {"%[1]d of %[2]d seeds do not match their commitment; the first is rolls[%[3]d] (rollId %[4]s): SHA-256 of its seed is %[5]s, but its commitment is %[6]s",
+		"%[2]d tohumdan %[1]d tanesi taahhüdüne uymuyor; ilki rolls[%[3]d] (rollId %[4]s): tohumunun SHA-256 özeti %[5]s, ama taahhüdü %[6]s",
+		"عدد البذور التي لا تطابق التزامها %[1]d من %[2]d؛ أولها الرمية rolls[%[3]d] (rollId %[4]s): تجزئة SHA-256 لبذرتها هي %[5]s، لكن التزامها هو %[6]s"},
+
+	mExSkipTav: {"no --expected-commitment given: compare the seal code %[1]s with the one you saw before the game",
+		"--expected-commitment verilmedi: %[1]s mühür kodunu oyundan önce gördüğün kodla karşılaştır",
+		"لم يُعطَ الخيار --expected-commitment: قارن رمز الختم %[1]s بالرمز الذي رأيته قبل اللعبة"},
+	mExSkipAnc: {"no --expected-commitment given: compare the fingerprint (seal code %[1]s) with the one you saw before the game",
+		"--expected-commitment verilmedi: parmak izini (mühür kodu %[1]s) oyundan önce gördüğünle karşılaştır",
+		"لم يُعطَ الخيار --expected-commitment: قارن البصمة (رمز الختم %[1]s) بالتي رأيتها قبل اللعبة"},
+	mExSkipPer: {"no --expected-commitment given", "--expected-commitment verilmedi", "لم يُعطَ الخيار --expected-commitment"},
+	mExPass: {"the commitment %[1]s matches the one you gave (%[2]s)",
+		"%[1]s taahhüdü verdiğin değerle (%[2]s) eşleşiyor",
+		"الالتزام %[1]s يطابق ما أعطيته (%[2]s)"},
+	mExFail: {"you gave %[1]s, but the file's commitment is %[2]s (seal code %[3]s)",
+		"verdiğin değer %[1]s, ama dosyadaki taahhüt %[2]s (mühür kodu %[3]s)",
+		"أعطيت %[1]s، لكن الالتزام في الملف هو %[2]s (رمز الختم %[3]s)"},
+	mExAncPass: {"the fingerprint %[1]s matches the one you gave (%[2]s)",
+		"%[1]s parmak izi verdiğin değerle (%[2]s) eşleşiyor",
+		"البصمة %[1]s تطابق ما أعطيته (%[2]s)"},
+	mExAncFail: {"you gave %[1]s, but the fingerprint is %[2]s (seal code %[3]s)",
+		"verdiğin değer %[1]s, ama parmak izi %[2]s (mühür kodu %[3]s)",
+		"أعطيت %[1]s، لكن البصمة هي %[2]s (رمز الختم %[3]s)"},
+	mExPerPass: {"rolls[%[1]d] (rollId %[2]s) has the commitment you gave (%[3]s)",
+		"rolls[%[1]d] (rollId %[2]s) verdiğin taahhüde (%[3]s) sahip",
+		"الرمية rolls[%[1]d] (rollId %[2]s) لها الالتزام الذي أعطيته (%[3]s)"},
+	mExPerFail: {"no roll of this match has the commitment you gave (%[1]s)",
+		"bu maçın hiçbir atışı verdiğin taahhüde (%[1]s) sahip değil",
+		"لا توجد في هذه المباراة رمية لها الالتزام الذي أعطيته (%[1]s)"},
+
+	mAnPass: {"drand quicknet round %[1]d: the signature verifies, the randomness is SHA-256 of the signature, and the round was published at %[2]s, after the game was sealed at %[3]s",
+		"drand quicknet turu %[1]d: imza doğrulandı, rastgelelik imzanın SHA-256 özeti, ve tur oyunun mühürlendiği %[3]s anından sonra, %[2]s anında yayımlandı",
+		"جولة drand quicknet رقم %[1]d: التوقيع صحيح، والعشوائية هي تجزئة SHA-256 للتوقيع، ونُشرت الجولة في %[2]s بعد ختم اللعبة في %[3]s"},
+	mAnFail: {"drand round %[1]d: %[2]s", "drand turu %[1]d: %[2]s", "جولة drand رقم %[1]d: %[2]s"},
+	mAnUnknownChain: {"the chain %[1]s is not a known drand chain (only quicknet, %[2]s, is accepted)",
+		"%[1]s zinciri bilinen bir drand zinciri değil (yalnızca quicknet, %[2]s, kabul edilir)",
+		"السلسلة %[1]s ليست سلسلة drand معروفة (لا تُقبل إلا quicknet، %[2]s)"},
+	mAnRoundZero: {"round 0 does not exist (rounds start at 1)", "0 numaralı tur yoktur (turlar 1'den başlar)", "الجولة 0 غير موجودة (تبدأ الجولات من 1)"},
+	mAnBadSig: {"the signature is not the chain's signature of this round",
+		"imza, zincirin bu tur için attığı imza değil",
+		"التوقيع ليس توقيع السلسلة لهذه الجولة"},
+	mAnBadRand: {"the randomness %[1]s is not SHA-256 of the signature (%[2]s)",
+		"%[1]s rastgeleliği imzanın SHA-256 özeti (%[2]s) değil",
+		"العشوائية %[1]s ليست تجزئة SHA-256 للتوقيع (%[2]s)"},
+	mAnExisted: {"the round was published at %[1]s, not after the game was sealed at %[2]s",
+		"tur %[1]s anında yayımlandı, oyunun mühürlendiği %[2]s anından sonra değil",
+		"نُشرت الجولة في %[1]s، أي ليس بعد ختم اللعبة في %[2]s"},
+
+	mRoPass: {"all %[1]d rolls recomputed from the seed match the dice played",
+		"tohumdan yeniden hesaplanan %[1]d atışın hepsi oynanan zarlarla aynı",
+		"أُعيد حساب الرميات كلها من البذرة (وعددها %[1]d) وكلها تطابق النرد الذي لُعب"},
+	mRoNone: {"there are no rolls to recompute", "yeniden hesaplanacak atış yok", "لا توجد رميات لإعادة حسابها"},
+	mRoFail: {"%[1]d of %[2]d rolls do not match; the first is roll n=%[3]d: the file says %[4]s, the seed gives %[5]s",
+		"%[2]d atıştan %[1]d tanesi tutmuyor; ilki n=%[3]d atışı: dosyada %[4]s yazıyor, tohum %[5]s veriyor",
+		"عدد الرميات التي لا تطابق %[1]d من %[2]d؛ أولها الرمية n=%[3]d: في الملف %[4]s، والبذرة تعطي %[5]s"},
+	mRoFailPer: {"%[1]d of %[2]d rolls do not match; the first is rolls[%[3]d] (rollId %[4]s): the file says %[5]s, the seed gives %[6]s",
+		"%[2]d atıştan %[1]d tanesi tutmuyor; ilki rolls[%[3]d] (rollId %[4]s): dosyada %[5]s yazıyor, tohum %[6]s veriyor",
+		"عدد الرميات التي لا تطابق %[1]d من %[2]d؛ أولها الرمية rolls[%[3]d] (rollId %[4]s): في الملف %[5]s، والبذرة تعطي %[6]s"},
+
+	mSqPass: {"%[1]d rolls numbered 0 to %[2]d without gaps, opening ties rolled again; %[3]s",
+		"%[1]d atış 0 ile %[2]d arasında boşluksuz numaralanmış, açılıştaki beraberlikler yeniden atılmış; %[3]s",
+		"الرميات (وعددها %[1]d) مرقّمة من 0 إلى %[2]d بلا فجوات، وأُعيد رمي كل تعادل في الافتتاح؛ %[3]s"},
+	mSqWestern:        {"western opening, no re-roll", "batı usulü açılış, yeniden atış yok", "افتتاح على الطريقة الغربية بلا إعادة رمي"},
+	mSqTurkishDone:    {"exactly one re-roll by the starter (turkish-reroll)", "başlayan oyuncunun tam bir yeniden atışı var (turkish-reroll)", "إعادة رمي واحدة بالضبط من اللاعب البادئ (turkish-reroll)"},
+	mSqTurkishPending: {"the game ended before the re-roll (turkish-reroll)", "oyun yeniden atıştan önce bitti (turkish-reroll)", "انتهت اللعبة قبل إعادة الرمي (turkish-reroll)"},
+	mSqOpeningPending: {"the game ended during the opening", "oyun açılış sırasında bitti", "انتهت اللعبة أثناء الافتتاح"},
+	mSqNone:           {"there are no rolls", "hiç atış yok", "لا توجد رميات"},
+	mSqGap: {"rolls[%[1]d] has n=%[2]d, but n=%[3]d is due: n must run from 0 without gaps",
+		"rolls[%[1]d] için n=%[2]d, ama sıradaki n=%[3]d: n 0'dan başlayıp boşluksuz ilerlemeli",
+		"الرمية rolls[%[1]d] رقمها n=%[2]d، والمنتظر n=%[3]d: يجب أن يتسلسل n من 0 بلا فجوات"},
+	mSqKind: {"roll n=%[1]d is marked %[2]s, but %[3]s is due: %[4]s",
+		"n=%[1]d atışı %[2]s olarak işaretlenmiş, ama sırada %[3]s var: %[4]s",
+		"الرمية n=%[1]d موسومة %[2]s، والمنتظر %[3]s: %[4]s"},
+	mSqWhyFirst:     {"a game starts with an opening roll", "oyun bir açılış atışıyla başlar", "تبدأ اللعبة برمية افتتاح"},
+	mSqWhyTie:       {"the opening was a tie, so it is rolled again", "açılış berabere bitti, bu yüzden yeniden atılır", "انتهى الافتتاح بالتعادل، فيُعاد رميه"},
+	mSqWhyReroll:    {"under turkish-reroll the starter rolls again after the opening", "turkish-reroll kuralında başlayan oyuncu açılıştan sonra yeniden atar", "في قاعدة turkish-reroll يرمي اللاعب البادئ مرة أخرى بعد الافتتاح"},
+	mSqWhyOneReroll: {"there is exactly one re-roll, and only under turkish-reroll", "yeniden atış yalnızca turkish-reroll kuralında ve tam bir kez yapılır", "إعادة الرمي مرة واحدة بالضبط، وفي قاعدة turkish-reroll وحدها"},
+	mSqWhyDecided:   {"the opening was already decided", "açılış zaten belli olmuştu", "كان الافتتاح قد حُسم"},
+	mKindOpening:    {`"opening"`, `"opening" (açılış)`, `"opening" (افتتاح)`},
+	mKindReroll:     {`"reroll"`, `"reroll" (yeniden atış)`, `"reroll" (إعادة رمي)`},
+	mKindTurn:       {`"turn"`, `"turn" (sıra atışı)`, `"turn" (رمية دور)`},
+	mSqPerPass: {"the %[1]d roll ids are all different",
+		"%[1]d atış kimliğinin hepsi birbirinden farklı",
+		"معرّفات الرميات (وعددها %[1]d) كلها مختلفة"},
+	mSqPerDup: {"rolls[%[1]d] repeats the rollId %[2]s of rolls[%[3]d]",
+		"rolls[%[1]d], rolls[%[3]d] atışının rollId değerini (%[2]s) tekrarlıyor",
+		"الرمية rolls[%[1]d] تكرر المعرّف rollId %[2]s الخاص بالرمية rolls[%[3]d]"},
+
+	mLgNoLog: {"the file has no log member: it is an evidence file, not a proof bundle from the log",
+		"dosyada log üyesi yok: bu bir kanıt dosyası, kayıt defterinden gelen bir kanıt paketi değil",
+		"لا يحوي الملف العضو log: إنه ملف إثبات، لا حزمة إثبات من السجل"},
+	mLgKeyNoLog: {"--log-key was given, but the file has no log member: nothing ties this game to that log",
+		"--log-key verildi, ama dosyada log üyesi yok: bu oyunu o kayıt defterine bağlayan hiçbir şey yok",
+		"أُعطي الخيار --log-key، لكن الملف لا يحوي العضو log: لا شيء يربط هذه اللعبة بذلك السجل"},
+	mLgPolicyNoLog: {"--witness-policy was given, but the file has no log member: there is no checkpoint for witnesses to have cosigned",
+		"--witness-policy verildi, ama dosyada log üyesi yok: tanıkların ortak imzalamış olabileceği bir kontrol noktası yok",
+		"أُعطي الخيار --witness-policy، لكن الملف لا يحوي العضو log: لا توجد نقطة تحقق يمكن أن يكون الشهود قد وقّعوها"},
+	mLgEmitterNoLog: {"--emitter-key was given, but the file has no log member: it holds no signed events",
+		"--emitter-key verildi, ama dosyada log üyesi yok: dosyada imzalı olay yok",
+		"أُعطي الخيار --emitter-key، لكن الملف لا يحوي العضو log: ليس فيه أحداث موقّعة"},
+
+	mLiPass: {"all %[1]d entries are in the checkpoint's tree of %[2]d leaves (root %[3]s)",
+		"%[1]d girdinin hepsi kontrol noktasının %[2]d yapraklı ağacında (kök %[3]s)",
+		"المُدخلات كلها (وعددها %[1]d) موجودة في شجرة نقطة التحقق ذات %[2]d ورقة (الجذر %[3]s)"},
+	mLiBeyond: {"%[1]s has index %[2]d, but the checkpoint's tree has only %[3]d leaves",
+		"%[1]s girdisinin indeksi %[2]d, ama kontrol noktasının ağacında yalnızca %[3]d yaprak var",
+		"المُدخل %[1]s فهرسه %[2]d، لكن شجرة نقطة التحقق فيها %[3]d ورقة فقط"},
+	mLiLength: {"%[1]s (index %[2]d) has an inclusion proof of %[3]d hashes, but a leaf at that index in a tree of %[5]d leaves needs %[4]d",
+		"%[1]s girdisinin (indeks %[2]d) dahil olma kanıtında %[3]d özet var, ama %[5]d yapraklı bir ağaçta o indeksteki yaprak %[4]d özet gerektirir",
+		"إثبات إدراج المُدخل %[1]s (الفهرس %[2]d) فيه %[3]d تجزئة، لكن ورقة في هذا الفهرس من شجرة ذات %[5]d ورقة تحتاج إلى %[4]d"},
+	mLiFail: {"%[1]s (index %[2]d): its inclusion proof does not lead to the checkpoint's root (tree of %[3]d leaves): the leaf or the proof was changed, or the checkpoint is not the one the proofs were made for",
+		"%[1]s (indeks %[2]d): dahil olma kanıtı kontrol noktasının köküne varmıyor (%[3]d yapraklı ağaç): yaprak ya da kanıt değiştirilmiş, ya da kontrol noktası kanıtların yapıldığı nokta değil",
+		"المُدخل %[1]s (الفهرس %[2]d): إثبات إدراجه لا يوصل إلى جذر نقطة التحقق (شجرة ذات %[3]d ورقة): غُيّرت الورقة أو الإثبات، أو أن نقطة التحقق ليست التي صُنعت لها الإثباتات"},
+	mLiTlogPass: {"the leaf of the extra line is at index %[1]d of the checkpoint's tree of %[2]d leaves (root %[3]s)",
+		"extra satırındaki yaprak, kontrol noktasının %[2]d yapraklı ağacında %[1]d indeksinde (kök %[3]s)",
+		"ورقة السطر extra موجودة في الفهرس %[1]d من شجرة نقطة التحقق ذات %[2]d ورقة (الجذر %[3]s)"},
+	mLsOrigin: {"the checkpoint is of the log %[1]q, not of the log %[2]q of --log-key",
+		"kontrol noktası %[1]q kayıt defterine ait, --log-key ile verilen %[2]q kayıt defterine değil",
+		"نقطة التحقق من السجل %[1]q، لا من السجل %[2]q الذي يعطيه --log-key"},
+	mLsBad: {"the checkpoint has no valid signature by the log key %[1]s",
+		"kontrol noktasında %[1]s kayıt defteri anahtarının geçerli bir imzası yok",
+		"لا تحمل نقطة التحقق توقيعًا صحيحًا بمفتاح السجل %[1]s"},
+	mLsPass: {"the checkpoint (tree of %[2]d leaves) is signed by the log key %[1]s",
+		"kontrol noktası (%[2]d yapraklı ağaç) %[1]s kayıt defteri anahtarıyla imzalı",
+		"نقطة التحقق (شجرة ذات %[2]d ورقة) موقّعة بمفتاح السجل %[1]s"},
+	mLsPolicyPass: {"the checkpoint (tree of %[2]d leaves) is signed by the log %[1]s of --witness-policy",
+		"kontrol noktası (%[2]d yapraklı ağaç) --witness-policy içindeki %[1]s kayıt defterince imzalı",
+		"نقطة التحقق (شجرة ذات %[2]d ورقة) موقّعة من السجل %[1]s المذكور في --witness-policy"},
+	mLsPolicyFail: {"the checkpoint of the log %[1]q is signed by none of the %[2]d logs of --witness-policy",
+		"%[1]q kayıt defterinin kontrol noktası, --witness-policy içindeki %[2]d kayıt defterinin hiçbirince imzalanmamış",
+		"نقطة التحقق الخاصة بالسجل %[1]q غير موقّعة من أي من سجلات --witness-policy (وعددها %[2]d)"},
+	mLsNoKey: {"not checked: no --log-key was given, so nothing shows that the log signed this checkpoint; the inclusion proofs were checked against its root as written",
+		"kontrol edilmedi: --log-key verilmedi, dolayısıyla bu kontrol noktasını kayıt defterinin imzaladığını gösteren bir şey yok; dahil olma kanıtları, yazılı olan köke göre kontrol edildi",
+		"لم يُفحص: لم يُعطَ الخيار --log-key، فلا شيء يبيّن أن السجل وقّع نقطة التحقق هذه؛ وقد فُحصت إثباتات الإدراج مقابل جذرها كما هو مكتوب"},
+	mLsTlogNoKey: {"no --log-key was given: an inclusion proof proves nothing without the log's signature",
+		"--log-key verilmedi: dahil olma kanıtı, kayıt defterinin imzası olmadan hiçbir şey kanıtlamaz",
+		"لم يُعطَ الخيار --log-key: إثبات الإدراج لا يثبت شيئًا دون توقيع السجل"},
+	mLwNone: {"not checked: no --witness-policy given", "kontrol edilmedi: --witness-policy verilmedi", "لم يُفحص: لم يُعطَ الخيار --witness-policy"},
+	mLwBadCosig: {"a witness of --witness-policy has an invalid cosignature on the checkpoint",
+		"--witness-policy içindeki bir tanığın kontrol noktası üzerindeki ortak imzası geçersiz",
+		"أحد شهود --witness-policy له توقيع مشترك غير صحيح على نقطة التحقق"},
+	mLwQuorum: {"the policy's quorum is not met: %[1]d of its %[2]d witnesses cosigned the checkpoint",
+		"politikanın yeter sayısı sağlanmadı: %[2]d tanıktan %[1]d tanesi kontrol noktasını ortak imzaladı",
+		"لم يتحقق النصاب الذي تطلبه السياسة: وقّع نقطة التحقق %[1]d من شهودها البالغ عددهم %[2]d"},
+	mLwPass: {"%[1]d of the policy's %[2]d witnesses cosigned the checkpoint: the quorum is met",
+		"politikanın %[2]d tanığından %[1]d tanesi kontrol noktasını ortak imzaladı: yeter sayı sağlandı",
+		"وقّع نقطة التحقق %[1]d من شهود السياسة البالغ عددهم %[2]d: تحقق النصاب"},
+	mLoIndex: {"log.entries[%[1]d] (index %[2]d) does not come after log.entries[%[3]d] (index %[4]d): the entries must be in log order, each leaf once",
+		"log.entries[%[1]d] (indeks %[2]d), log.entries[%[3]d] (indeks %[4]d) girdisinden sonra gelmiyor: girdiler kayıt defterindeki sırada olmalı, her yaprak bir kez",
+		"المُدخل log.entries[%[1]d] (الفهرس %[2]d) لا يأتي بعد log.entries[%[3]d] (الفهرس %[4]d): يجب أن تكون المُدخلات بترتيب السجل، وكل ورقة مرة واحدة"},
+	mLoNotEvent: {"log.entries[%[1]d].leaf is not a zarlog event (%[2]s %[3]s)",
+		"log.entries[%[1]d].leaf bir zarlog olayı değil (%[2]s %[3]s)",
+		"الورقة log.entries[%[1]d].leaf ليست حدثًا من zarlog (%[2]s %[3]s)"},
+	mLoNoCommit: {"no entry is a commit: the bundle does not hold the game from its start",
+		"hiçbir girdi bir commit değil: paket oyunu başından itibaren içermiyor",
+		"لا يوجد بين المُدخلات حدث commit: لا تحوي الحزمة اللعبة من بدايتها"},
+	mLoForeign: {"log.entries[%[1]d] is an event of game %[2]q, not of this game (%[3]q)",
+		"log.entries[%[1]d] bu oyunun (%[3]q) değil, %[2]q oyununun olayı",
+		"المُدخل log.entries[%[1]d] حدث من اللعبة %[2]q، لا من هذه اللعبة (%[3]q)"},
+	mLoBeforeCommit: {"log.entries[%[1]d] (%[2]s, seq %[3]d, index %[4]d) comes before the game's commit (index %[5]d) in the log: the commitment must be logged before every contribution and roll",
+		"log.entries[%[1]d] (%[2]s, seq %[3]d, indeks %[4]d) kayıt defterinde oyunun commit olayından (indeks %[5]d) önce geliyor: taahhüt her katkıdan ve her atıştan önce kaydedilmeli",
+		"المُدخل log.entries[%[1]d] (%[2]s، seq %[3]d، الفهرس %[4]d) يأتي في السجل قبل حدث commit الخاص باللعبة (الفهرس %[5]d): يجب تسجيل الالتزام قبل كل مساهمة وكل رمية"},
+	mLoSeq: {"log.entries[%[1]d] is seq %[2]d, but seq %[3]d is due: the entries must be every event of the game from seq 0, each once",
+		"log.entries[%[1]d] için seq %[2]d, ama sıradaki seq %[3]d: girdiler oyunun seq 0'dan itibaren bütün olayları olmalı, her biri bir kez",
+		"المُدخل log.entries[%[1]d] رقمه seq %[2]d، والمنتظر seq %[3]d: يجب أن تكون المُدخلات كل أحداث اللعبة بدءًا من seq 0، كلًا منها مرة واحدة"},
+	mLoTokenAfterBeacon: {"log.entries[%[1]d] (a token, index %[2]d) comes after the drand beacon (index %[3]d): both tokens must be logged before the beacon",
+		"log.entries[%[1]d] (bir oyuncu tanıtıcısı, indeks %[2]d) drand işaretinden (indeks %[3]d) sonra geliyor: iki tanıtıcı da işaretten önce kaydedilmeli",
+		"المُدخل log.entries[%[1]d] (رمز لاعب، الفهرس %[2]d) يأتي بعد إشارة drand (الفهرس %[3]d): يجب تسجيل الرمزين كليهما قبل الإشارة"},
+	mLoNotFinal: {"the last entry is seq %[1]d (%[2]s), not the game's final event (%[3]s): the bundle does not hold the whole game",
+		"son girdi seq %[1]d (%[2]s), oyunun son olayı (%[3]s) değil: paket oyunun tamamını içermiyor",
+		"المُدخل الأخير رقمه seq %[1]d (%[2]s)، وليس الحدث الختامي للعبة (%[3]s): لا تحوي الحزمة اللعبة كلها"},
+	mLoPass: {"the %[1]d entries are the events of game %[2]q, seq 0 to %[3]d, in log order; the commit (index %[4]d) comes first",
+		"%[1]d girdi, %[2]q oyununun seq 0 ile %[3]d arasındaki olayları, kayıt defteri sırasında; commit (indeks %[4]d) ilk sırada",
+		"المُدخلات (وعددها %[1]d) هي أحداث اللعبة %[2]q من seq 0 إلى %[3]d بترتيب السجل؛ وحدث commit (الفهرس %[4]d) أولها"},
+	mLaNotOrdered: {"not checked: the entries are not the game's events in order (see log-order)",
+		"kontrol edilmedi: girdiler oyunun sıralı olayları değil (bkz. log-order)",
+		"لم يُفحص: المُدخلات ليست أحداث اللعبة بترتيبها (انظر log-order)"},
+	mLaRefused: {"log.entries[%[1]d] (seq %[2]d, %[3]s) breaks the game's rules (%[4]s %[5]s): the logged events do not make a valid game",
+		"log.entries[%[1]d] (seq %[2]d, %[3]s) oyunun kurallarını çiğniyor (%[4]s %[5]s): kayıtlı olaylar geçerli bir oyun oluşturmuyor",
+		"المُدخل log.entries[%[1]d] (seq %[2]d، %[3]s) يخالف قواعد اللعبة (%[4]s %[5]s): لا تشكّل الأحداث المسجلة لعبة صحيحة"},
+	mLaPass: {"the %[1]d logged events replay to a valid game, and the top-level fields agree with them; every check above used the values from the events",
+		"kayıtlı %[1]d olay yeniden oynatıldığında geçerli bir oyun çıkıyor ve üst düzey alanlar onlarla uyuşuyor; yukarıdaki her kontrol olaylardaki değerleri kullandı",
+		"الأحداث المسجلة (وعددها %[1]d) تُعاد فتعطي لعبة صحيحة، والحقول العليا توافقها؛ وقد استعمل كل فحص أعلاه القيم المأخوذة من الأحداث"},
+	mLaDiffer: {"the top-level field %[1]s is %[2]s, but the logged events give %[3]s",
+		"üst düzey %[1]s alanı %[2]s, ama kayıtlı olaylar %[3]s veriyor",
+		"الحقل العلوي %[1]s قيمته %[2]s، لكن الأحداث المسجلة تعطي %[3]s"},
+	mLaMissing: {"the top-level field %[1]s is missing, but the logged events give %[2]s",
+		"üst düzey %[1]s alanı eksik, ama kayıtlı olaylar %[2]s veriyor",
+		"الحقل العلوي %[1]s مفقود، لكن الأحداث المسجلة تعطي %[2]s"},
+	mLaExtra: {"the top-level field %[1]s is %[2]s, but the logged events have no such value",
+		"üst düzey %[1]s alanı %[2]s, ama kayıtlı olaylarda böyle bir değer yok",
+		"الحقل العلوي %[1]s قيمته %[2]s، لكن الأحداث المسجلة ليس فيها قيمة كهذه"},
+	mEoNotClosed: {"game %[1]q is not over: its final event (reveal; per-roll-v1: end) is not logged",
+		"%[1]q oyunu bitmemiş: son olayı (reveal; per-roll-v1 için end) kaydedilmemiş",
+		"اللعبة %[1]q لم تنتهِ: حدثها الختامي (reveal، وفي per-roll-v1 الحدث end) غير مسجل"},
+	mEoSettings: {"the logged settings cannot be written in an evidence file: %[1]s is not a value SCHEMES.md §7 allows",
+		"kayıtlı ayarlar bir kanıt dosyasına yazılamaz: %[1]s, SCHEMES.md §7'nin izin verdiği bir değer değil",
+		"لا يمكن كتابة الإعدادات المسجلة في ملف إثبات: %[1]s ليست قيمة يسمح بها SCHEMES.md §7"},
+	mEoNoBeacon: {"anchored-v1 game %[1]q ended without its drand beacon: its dice cannot be proved",
+		"anchored-v1 oyunu %[1]q drand işareti olmadan bitti: zarları kanıtlanamaz",
+		"انتهت لعبة anchored-v1 %[1]q دون إشارة drand: لا يمكن إثبات نردها"},
+	mLeNone: {"not checked: no --emitter-key given, so the signatures of the game's binding events (commit, end, reveal, roll-commit, roll-reveal) were not checked",
+		"kontrol edilmedi: --emitter-key verilmedi, dolayısıyla oyunun bağlayıcı olaylarının (commit, end, reveal, roll-commit, roll-reveal) imzaları kontrol edilmedi",
+		"لم يُفحص: لم يُعطَ الخيار --emitter-key، فلم تُفحص تواقيع الأحداث المُلزِمة في اللعبة (commit و end و reveal و roll-commit و roll-reveal)"},
+	mLeUnknown: {"none of the --emitter-key keys is a key of this game's emitter %[1]q",
+		"verilen --emitter-key anahtarlarından hiçbiri bu oyunun sunucusu %[1]q için değil",
+		"لا ينتمي أي من مفاتيح --emitter-key إلى خادم هذه اللعبة %[1]q"},
+	mLeBad: {"%[1]s (seq %[2]d, %[3]s) does not carry a valid signature by a key of %[4]q",
+		"%[1]s (seq %[2]d, %[3]s) %[4]q anahtarlarından birinin geçerli imzasını taşımıyor",
+		"المُدخل %[1]s (seq %[2]d، %[3]s) لا يحمل توقيعًا صحيحًا بأحد مفاتيح %[4]q"},
+	mLePass: {"the %[1]d binding events carry valid signatures by a key of the emitter %[2]q",
+		"bağlayıcı %[1]d olayın hepsi %[2]q sunucusunun bir anahtarıyla geçerli biçimde imzalı",
+		"الأحداث المُلزِمة (وعددها %[1]d) تحمل تواقيع صحيحة بأحد مفاتيح الخادم %[2]q"},
+
+	mSuPass:  {"Every roll checked", "Her atış kontrol edildi", "تم التحقق من كل رمية"},
+	mSuFail:  {"The proof is INVALID; failed: %[1]s", "Kanıt GEÇERSİZ; başarısız olan: %[1]s", "الإثبات غير صالح؛ فشل: %[1]s"},
+	mSuInput: {"Bad input: this is not a dice-proof-v1 evidence file that can be checked", "Hatalı girdi: bu, kontrol edilebilecek bir dice-proof-v1 kanıt dosyası değil", "مدخلات خاطئة: هذا ليس ملف إثبات dice-proof-v1 يمكن التحقق منه"},
+	mSuFailNote: {"Because a check failed, this file does not show that the dice were fair.",
+		"Bir kontrol başarısız olduğu için bu dosya zarların adil olduğunu göstermez.",
+		"لأن أحد الفحوص فشل، فهذا الملف لا يبيّن أن النرد كان عادلًا."},
+	mSuPassNoKey: {"Every roll checked, but not the log's signature: no --log-key was given",
+		"Her atış kontrol edildi, ama kayıt defterinin imzası değil: --log-key verilmedi",
+		"تم التحقق من كل رمية، لكن لم يُتحقق من توقيع السجل: لم يُعطَ الخيار --log-key"},
+	mSuTlogPass: {"The event is in the log", "Olay kayıt defterinde", "الحدث مدرج في السجل"},
+	mSuInputTlog: {"Bad input: this is not a tlog-proof of a zarlog event that can be checked",
+		"Hatalı girdi: bu, kontrol edilebilecek bir zarlog olayının tlog-proof dosyası değil",
+		"مدخلات خاطئة: هذا ليس ملف tlog-proof لحدث من zarlog يمكن التحقق منه"},
+	mEvLine:     {"Event at index %[1]d: %[2]s", "%[1]d indeksindeki olay: %[2]s", "الحدث في الفهرس %[1]d: %[2]s"},
+	mHProves:    {"What this proves:", "Neyi kanıtlar:", "ما يثبته هذا الملف:"},
+	mHNotProves: {"What this does not prove:", "Neyi kanıtlamaz:", "ما لا يثبته:"},
+
+	mStTavDice: {"Every roll of this game is the one that the revealed seed and the two players' contributions give: no die was changed.",
+		"Bu oyunun her atışı, açıklanan tohumun ve iki oyuncunun katkılarının verdiği atıştır: hiçbir zar değiştirilmemiştir.",
+		"كل رمية في هذه اللعبة هي الرمية التي تعطيها البذرة المكشوفة ومساهمتا اللاعبين: لم يُغيَّر أي نرد."},
+	mStSealSeen: {"The commitment is the one you gave, so the seed was fixed before the first roll and could not be changed during the game.",
+		"Taahhüt verdiğin değerle aynı; demek ki tohum ilk atıştan önce belirlenmişti ve oyun sırasında değiştirilemezdi.",
+		"الالتزام هو الذي أعطيته، إذن ثُبّتت البذرة قبل الرمية الأولى ولم يكن ممكنًا تغييرها أثناء اللعبة."},
+	mStSealIf: {"If the seal code %[1]s is the one you saw before the game, the seed was fixed before the first roll and could not be changed during the game.",
+		"%[1]s mühür kodu oyundan önce gördüğün kodsa, tohum ilk atıştan önce belirlenmişti ve oyun sırasında değiştirilemezdi.",
+		"إن كان رمز الختم %[1]s هو الذي رأيته قبل اللعبة، فقد ثُبّتت البذرة قبل الرمية الأولى ولم يكن ممكنًا تغييرها أثناء اللعبة."},
+	mStTavPlayers: {"Each player's contribution went into every roll, so no player could steer the dice, and the server alone could not choose them.",
+		"Her oyuncunun katkısı her atışa girdi; bu yüzden hiçbir oyuncu zarları yönlendiremezdi, sunucu da tek başına seçemezdi.",
+		"دخلت مساهمة كل لاعب في كل رمية، فلم يكن بوسع أي لاعب توجيه النرد، ولا بوسع الخادم وحده اختياره."},
+	mStTavServerKnew: {"That nobody could look at the dice in advance: the server knew the secret seed during the game. It could not change the dice, but in principle it could have known them.",
+		"Kimsenin zarlara önceden bakamayacağını: sunucu oyun sırasında gizli tohumu biliyordu. Zarları değiştiremezdi ama ilke olarak bilebilirdi.",
+		"أن أحدًا لم يكن يستطيع رؤية النرد مسبقًا: كان الخادم يعرف البذرة السرية أثناء اللعبة. لم يكن يستطيع تغيير النرد، لكنه كان يستطيع من حيث المبدأ أن يعرفه."},
+	mStNoExpected: {"That the commitment was published before the game: this run was not given the seal code you saw (--expected-commitment), and the file alone cannot show when the commitment was published.",
+		"Taahhüdün oyundan önce yayımlandığını: bu çalıştırmaya gördüğün mühür kodu verilmedi (--expected-commitment) ve dosya tek başına taahhüdün ne zaman yayımlandığını gösteremez.",
+		"أن الالتزام نُشر قبل اللعبة: لم يُعطَ هذا الفحص رمز الختم الذي رأيته (--expected-commitment)، والملف وحده لا يبيّن متى نُشر الالتزام."},
+	mStNoExpectedAnc: {"That the fingerprint was published before the game: this run was not given the fingerprint you saw (--expected-commitment), and the file alone cannot show when it was published.",
+		"Parmak izinin oyundan önce yayımlandığını: bu çalıştırmaya gördüğün parmak izi verilmedi (--expected-commitment) ve dosya tek başına onun ne zaman yayımlandığını gösteremez.",
+		"أن البصمة نُشرت قبل اللعبة: لم يُعطَ هذا الفحص البصمة التي رأيتها (--expected-commitment)، والملف وحده لا يبيّن متى نُشرت."},
+	mStComputerProves: {"This was a game against the computer: the dice were rolled the same way, on the player's own device.",
+		"Bu, bilgisayara karşı bir oyundu: zarlar aynı yöntemle, oyuncunun kendi cihazında atıldı.",
+		"كانت هذه لعبة ضد الحاسوب: رُمي النرد بالطريقة نفسها على جهاز اللاعب نفسه."},
+	mStComputerPeek: {"That the dice were hidden from the player: the secret seed was on the player's device, so whoever held the device could have looked at the dice in advance.",
+		"Zarların oyuncudan gizli kaldığını: gizli tohum oyuncunun cihazındaydı; bu yüzden cihazı elinde tutan zarlara önceden bakabilirdi.",
+		"أن النرد كان مخفيًا عن اللاعب: كانت البذرة السرية على جهاز اللاعب، فكان بوسع من يحمل الجهاز أن يطّلع على النرد مسبقًا."},
+	mStAncDice: {"The revealed seed matches the fingerprint, and every roll of this game is the one that the seed, both players' tokens and drand round %[1]d give: no die was changed.",
+		"Açıklanan tohum parmak iziyle eşleşiyor ve bu oyunun her atışı; tohumun, iki oyuncunun tanıtıcılarının ve drand'ın %[1]d numaralı turunun verdiği atıştır: hiçbir zar değiştirilmemiştir.",
+		"البذرة المكشوفة تطابق البصمة، وكل رمية في هذه اللعبة هي التي تعطيها البذرة ورمزا اللاعبين وجولة drand رقم %[1]d: لم يُغيَّر أي نرد."},
+	mStFpSeen: {"The fingerprint is the one you gave, so the seed was already fixed when you saw it before the game.",
+		"Parmak izi verdiğin değerle aynı; demek ki tohum, sen onu oyundan önce gördüğünde zaten belirlenmişti.",
+		"البصمة هي التي أعطيتها، إذن كانت البذرة ثابتة حين رأيتها قبل اللعبة."},
+	mStAncAnchor: {"drand round %[1]d was published at %[2]s by independent operators, after the sealing time the record gives (%[3]s). Nobody could know it at sealing, so nobody, not the server, not a player, not the server and both players together, could choose the dice in advance.",
+		"drand'ın %[1]d numaralı turu, kaydın verdiği mühürleme zamanından (%[3]s) sonra, %[2]s anında bağımsız işletmecilerce yayımlandı. Mühürleme anında kimse onu bilemezdi; bu yüzden ne sunucu, ne bir oyuncu, ne de sunucu ile iki oyuncu el ele verse zarları önceden seçebilirdi.",
+		"نُشرت جولة drand رقم %[1]d في %[2]s على يد مشغّلين مستقلين، بعد وقت الختم الذي يذكره السجل (%[3]s). لم يكن أحد يعرفها لحظة الختم، فلم يكن بوسع أحد أن يختار النرد مسبقًا: لا الخادم، ولا أحد اللاعبين، ولا الخادم واللاعبان معًا."},
+	mStAncServerKnew: {"That nobody knew the dice in advance: once round %[1]d was public, the server, which held the seed, could compute every die of the game before it was rolled.",
+		"Kimsenin zarları önceden bilmediğini: %[1]d numaralı tur yayımlandıktan sonra, tohumu elinde tutan sunucu oyunun her zarını atılmadan önce hesaplayabilirdi.",
+		"أن أحدًا لم يعرف النرد مسبقًا: بعد أن صارت الجولة %[1]d علنية، كان بوسع الخادم، وهو يحمل البذرة، أن يحسب كل نرد في اللعبة قبل رميه."},
+	mStAncSealTime: {"When the game was sealed: the sealing time (sealedAt), and that the fingerprint and the tokens were fixed by then, are the record's statements; this file alone cannot show them.",
+		"Oyunun ne zaman mühürlendiğini: mühürleme zamanı (sealedAt) ve parmak izi ile tanıtıcıların o zamana kadar belirlenmiş olması kaydın beyanıdır; bu dosya tek başına bunları gösteremez.",
+		"متى خُتمت اللعبة: وقت الختم (sealedAt)، وكون البصمة ورمزي اللاعبين ثابتة عندئذ، هي أقوال السجل؛ والملف وحده لا يستطيع أن يبيّنها."},
+	mStAncAnchorComputer: {"drand round %[1]d was published at %[2]s, after the sealing time the record gives (%[3]s), so the dice could not be chosen in advance, not even on the player's device.",
+		"drand'ın %[1]d numaralı turu, kaydın verdiği mühürleme zamanından (%[3]s) sonra, %[2]s anında yayımlandı; bu yüzden zarlar önceden seçilemezdi, oyuncunun cihazında bile.",
+		"نُشرت جولة drand رقم %[1]d في %[2]s، بعد وقت الختم الذي يذكره السجل (%[3]s)، فلم يكن ممكنًا اختيار النرد مسبقًا، ولا حتى على جهاز اللاعب."},
+	mStComputerPeekAnc: {"That the dice were hidden from the player: the seed was on the player's own device, so once round %[1]d was public, whoever held the device could have looked at the dice in advance.",
+		"Zarların oyuncudan gizli kaldığını: tohum oyuncunun kendi cihazındaydı; bu yüzden %[1]d numaralı tur yayımlandıktan sonra cihazı elinde tutan zarlara önceden bakabilirdi.",
+		"أن النرد كان مخفيًا عن اللاعب: كانت البذرة على جهاز اللاعب نفسه، فبعد أن صارت الجولة %[1]d علنية كان بوسع من يحمل الجهاز أن يطّلع على النرد مسبقًا."},
+	mStPerDice: {"Each revealed seed matches its commitment, and each roll's dice are computed from the numbers in the record (the seed, the second number, the match and roll ids): no roll was changed after it was recorded.",
+		"Açıklanan her tohum kendi taahhüdüne uyuyor ve her atışın zarları kayıttaki sayılardan (tohum, ikinci sayı, maç ve atış kimlikleri) hesaplanıyor: hiçbir atış kaydedildikten sonra değiştirilmemiş.",
+		"كل بذرة مكشوفة تطابق التزامها، ونرد كل رمية محسوب من الأرقام المدوّنة في السجل (البذرة والرقم الثاني ومعرّفا المباراة والرمية): لم تُغيَّر أي رمية بعد تسجيلها."},
+	mStPerSeen: {"The commitment you gave is that of rolls[%[1]d], so that roll's seed was already fixed when you saw its commitment.",
+		"Verdiğin taahhüt rolls[%[1]d] atışına ait; demek ki o atışın tohumu, sen taahhüdü gördüğünde zaten belirlenmişti.",
+		"الالتزام الذي أعطيته هو التزام الرمية rolls[%[1]d]، إذن كانت بذرة تلك الرمية ثابتة حين رأيت التزامها."},
+	mStPerBefore: {"That each seed was fixed before its roll: the record alone cannot show it. Your app can, for the rolls you rolled yourself, because it received the commitment before the roll.",
+		"Her tohumun kendi atışından önce belirlendiğini: kayıt tek başına bunu gösteremez. Senin uygulaman, kendi attığın atışlar için bunu görebilir, çünkü taahhüt ona atıştan önce ulaştı.",
+		"أن كل بذرة ثُبّتت قبل رميتها: لا يبيّن السجل ذلك وحده. لكن تطبيقك يستطيع أن يتبيّنه في الرميات التي رميتها أنت، لأن الالتزام وصله قبل الرمية."},
+	mStPerServer: {`For the %[1]d of %[2]d rolls whose second number came from the server ("secondFrom": "server"), the record still shows that the roll was not changed after it was recorded, but it cannot show that the server did not know the roll in advance, or did not choose it.`,
+		`%[2]d atıştan, ikinci sayısını sunucunun verdiği %[1]d atış için ("secondFrom": "server") kayıt, atışın kaydedildikten sonra değiştirilmediğini yine gösterir; ama sunucunun atışı önceden bilmediğini ya da seçmediğini gösteremez.`,
+		`في الرميات التي أتى الخادم برقمها الثاني ("secondFrom": "server")، وعددها %[1]d من %[2]d، يظل السجل يبيّن أن الرمية لم تُغيَّر بعد تسجيلها، لكنه لا يستطيع أن يبيّن أن الخادم لم يكن يعرف الرمية سلفًا، ولا أنه لم يخترها.`},
+	mStPerClientLabel: {`That a second number really came from the player's app: "secondFrom" is the record's statement and is not bound by any hash.`,
+		`İkinci sayının gerçekten oyuncunun uygulamasından geldiğini: "secondFrom" kaydın beyanıdır ve hiçbir özete bağlı değildir.`,
+		`أن الرقم الثاني أتى فعلًا من تطبيق اللاعب: الحقل "secondFrom" قول السجل، ولا تربطه أي تجزئة.`},
+	mStBundle: {"Every value checked above was taken from this game's %[1]d events in the log (seq 0 to %[2]d), each included in the checkpoint's tree of %[3]d leaves, the commit before every other event.",
+		"Yukarıda kontrol edilen her değer, bu oyunun kayıt defterindeki %[1]d olayından (seq 0 ile %[2]d arası) alındı; her biri kontrol noktasının %[3]d yapraklı ağacında yer alıyor ve commit diğer bütün olaylardan önce geliyor.",
+		"أُخذت كل قيمة فُحصت أعلاه من أحداث هذه اللعبة في السجل (وعددها %[1]d، من seq 0 إلى %[2]d)، وكل منها مُدرج في شجرة نقطة التحقق ذات %[3]d ورقة، وحدث commit قبل سائر الأحداث."},
+	mStBundleSigned: {"The checkpoint is signed by the log key %[1]s: the log vouches for these events and their order, in which the commitment was logged before the contributions and the rolls.",
+		"Kontrol noktası %[1]s kayıt defteri anahtarıyla imzalı: kayıt defteri bu olaylara ve sıralarına kefil; bu sırada taahhüt, katkılardan ve atışlardan önce kaydedilmiş.",
+		"نقطة التحقق موقّعة بمفتاح السجل %[1]s: يشهد السجل بهذه الأحداث وبترتيبها، وفيه سُجّل الالتزام قبل المساهمات والرميات."},
+	mStBundleNoKey: {"That the log published these events: no --log-key was given, so the checkpoint's signature was not checked, and anyone could have built this tree.",
+		"Bu olayları kayıt defterinin yayımladığını: --log-key verilmedi, dolayısıyla kontrol noktasının imzası kontrol edilmedi; bu ağacı herkes kurmuş olabilir.",
+		"أن السجل نشر هذه الأحداث: لم يُعطَ الخيار --log-key، فلم يُفحص توقيع نقطة التحقق، وكان بوسع أي أحد أن يبني هذه الشجرة."},
+	mStBundleWitnessed: {"%[1]d witnesses of your policy cosigned this checkpoint, so the log showed them this same tree.",
+		"Politikandaki %[1]d tanık bu kontrol noktasını ortak imzaladı; demek ki kayıt defteri onlara da aynı ağacı gösterdi.",
+		"وقّع نقطة التحقق هذه %[1]d من شهود سياستك، فقد أراهم السجل الشجرة نفسها."},
+	mStBundleNoWitness: {"That the log shows everyone the same history: no --witness-policy was given, so no witness cosignature was checked.",
+		"Kayıt defterinin herkese aynı geçmişi gösterdiğini: --witness-policy verilmedi, dolayısıyla hiçbir tanık imzası kontrol edilmedi.",
+		"أن السجل يُري الجميع التاريخ نفسه: لم يُعطَ الخيار --witness-policy، فلم يُفحص أي توقيع مشترك من الشهود."},
+	mStEmitterSigned: {"The game's binding events (its commitments, its end and its reveals) are signed by the key you gave for %[1]q, so that operator cannot deny them.",
+		"Oyunun bağlayıcı olayları (taahhütleri, sonu ve açıklamaları) %[1]q için verdiğin anahtarla imzalı; bu yüzden o işletmeci onları inkâr edemez.",
+		"الأحداث المُلزِمة في اللعبة (التزاماتها ونهايتها وكشوفها) موقّعة بالمفتاح الذي أعطيته للخادم %[1]q، فلا يستطيع مشغّله إنكارها."},
+	mStEmitterUnchecked: {"That the operator %[1]q signed its events: no --emitter-key was given, so their signatures were not checked.",
+		"%[1]q işletmecisinin olaylarını imzaladığını: --emitter-key verilmedi, dolayısıyla imzaları kontrol edilmedi.",
+		"أن المشغّل %[1]q وقّع أحداثه: لم يُعطَ الخيار --emitter-key، فلم تُفحص تواقيعها."},
+	mStTlogIn: {"This event is at index %[1]d of the log %[3]s, in the tree of %[2]d leaves that the log's key signed.",
+		"Bu olay %[3]s kayıt defterinde %[1]d indeksinde, kayıt defteri anahtarının imzaladığı %[2]d yapraklı ağaçta yer alıyor.",
+		"هذا الحدث في الفهرس %[1]d من السجل %[3]s، ضمن الشجرة ذات %[2]d ورقة التي وقّعها مفتاح السجل."},
+	mStTlogSigned: {"The event is signed by the key you gave for %[1]q.",
+		"Olay, %[1]q için verdiğin anahtarla imzalı.",
+		"الحدث موقّع بالمفتاح الذي أعطيته للخادم %[1]q."},
+	mStTlogOnly: {"Anything about the dice of its game: one event is not the game. Verify the game's proof bundle for that.",
+		"Oyununun zarları hakkında herhangi bir şeyi: tek bir olay oyunun tamamı değildir. Bunun için oyunun kanıt paketini doğrula.",
+		"أي شيء عن نرد لعبته: حدث واحد ليس اللعبة كلها. تحقّق من حزمة إثبات اللعبة لذلك."},
+	mStNoExpectedLog: {"That the commitment is the one you saw before the game: this run was not given the seal code you saw (--expected-commitment). The log shows only that the commitment was logged before the players' contributions and the first roll.",
+		"Taahhüdün oyundan önce gördüğün taahhüt olduğunu: bu çalıştırmaya gördüğün mühür kodu verilmedi (--expected-commitment). Kayıt defteri yalnızca taahhüdün oyuncuların katkılarından ve ilk atıştan önce kaydedildiğini gösterir.",
+		"أن الالتزام هو الذي رأيته قبل اللعبة: لم يُعطَ هذا الفحص رمز الختم الذي رأيته (--expected-commitment). ولا يبيّن السجل إلا أن الالتزام سُجّل قبل مساهمتي اللاعبين وقبل الرمية الأولى."},
+	mStNoExpectedAncLog: {"That the fingerprint is the one you saw before the game: this run was not given it (--expected-commitment). The log shows only that the fingerprint was logged before the players' tokens and the drand beacon.",
+		"Parmak izinin oyundan önce gördüğün parmak izi olduğunu: bu çalıştırmaya o verilmedi (--expected-commitment). Kayıt defteri yalnızca parmak izinin oyuncuların tanıtıcılarından ve drand işaretinden önce kaydedildiğini gösterir.",
+		"أن البصمة هي التي رأيتها قبل اللعبة: لم تُعطَ لهذا الفحص (--expected-commitment). ولا يبيّن السجل إلا أن البصمة سُجّلت قبل رمزي اللاعبين وقبل إشارة drand."},
+
+	mTitleMoves: {"moves", "hamleler", "النقلات"},
+	mMvNoLog: {"not checked: a plain evidence file carries no moves; the game's proof bundle from the log does",
+		"kontrol edilmedi: düz bir kanıt dosyası hamle içermez; oyunun kayıt defterinden alınan kanıt paketi içerir",
+		"لم يُفحص: ملف الإثبات العادي لا يحوي النقلات؛ تحويها حزمة إثبات اللعبة المأخوذة من السجل"},
+	mMvNoGame: {"not checked: the logged events do not replay to a game (see log-order and log-agreement)",
+		"kontrol edilmedi: kayıtlı olaylar yeniden oynatıldığında bir oyun çıkmıyor (bkz. log-order ve log-agreement)",
+		"لم يُفحص: الأحداث المسجلة لا تُعاد فتعطي لعبة (انظر log-order و log-agreement)"},
+	mMvNotLogged: {`not checked: the game's settings do not declare its moves logged ("moves": "logged"), so its %[1]d move events were not checked against the rules`,
+		`kontrol edilmedi: oyunun ayarları hamlelerin kaydedildiğini bildirmiyor ("moves": "logged"); bu yüzden %[1]d hamle olayı kurallara göre kontrol edilmedi`,
+		`لم يُفحص: إعدادات اللعبة لا تعلن أن نقلاتها مسجلة ("moves": "logged")، فلم تُفحص أحداث النقلات (وعددها %[1]d) وفق القواعد`},
+	mMvPass: {"%[1]d moves for %[2]d played rolls replayed under the rules of %[3]s: each is a legal play of the seat on turn with its roll's logged dice, in canonical notation, and every played roll has its move",
+		"%[2]d oynanan atışın %[1]d hamlesi %[3]s kurallarına göre yeniden oynatıldı: her biri sırası gelen koltuğun, atışın kayıtlı zarlarıyla yaptığı kurallara uygun bir hamle, standart gösterimde; oynanan her atışın hamlesi var",
+		"أُعيدت النقلات (وعددها %[1]d) للرميات الملعوبة (وعددها %[2]d) وفق قواعد %[3]s: كل منها لعبة مشروعة للمقعد صاحب الدور بنرد رميتها المسجل، بالتدوين القانوني، ولكل رمية ملعوبة نقلتها"},
+	mMvPassNone: {"no roll was played (%[1]s): there are no moves to check",
+		"hiç atış oynanmadı (%[1]s): kontrol edilecek hamle yok",
+		"لم تُلعب أي رمية (%[1]s): لا نقلات لفحصها"},
+	mMvPassFinished: {"%[1]s; the end (%[2]s) agrees with the final position: %[3]s",
+		"%[1]s; bitiş (%[2]s) son konumla uyuşuyor: %[3]s",
+		"تمّ الفحص: %[1]s؛ والنهاية (%[2]s) توافق الوضع الأخير على الرقعة: %[3]s"},
+	mMvPassResigned: {"%[1]s; the end (%[2]s) is not a result on the board, and the rules do not check it",
+		"%[1]s; bitiş (%[2]s) tahtadaki bir sonuç değil ve kurallar onu kontrol etmez",
+		"تمّ الفحص: %[1]s؛ أما النهاية (%[2]s) فليست نتيجة على الرقعة، ولا تفحصها القواعد"},
+	mMvIllegal: {"log.entries[%[1]d] (seq %[2]d): the move of roll %[3]d by seat %[4]d, %[5]q, breaks the rule %[6]s: %[7]s",
+		"log.entries[%[1]d] (seq %[2]d): %[4]d numaralı koltuğun %[3]d numaralı atış için yaptığı %[5]q hamlesi %[6]s kuralını çiğniyor: %[7]s",
+		"المُدخل log.entries[%[1]d] (seq %[2]d): نقلة المقعد %[4]d للرمية %[3]d، وهي %[5]q، تخالف القاعدة %[6]s: %[7]s"},
+	mMvOwed: {"log.entries[%[1]d] (seq %[2]d, %[3]s) comes before the move of roll %[4]d (%[5]s), which seat %[6]d had to play: each played roll needs its move event before the next roll and before a finished end",
+		"log.entries[%[1]d] (seq %[2]d, %[3]s), %[6]d numaralı koltuğun oynaması gereken %[4]d numaralı atışın (%[5]s) hamlesinden önce geliyor: oynanan her atışın hamle olayı sonraki atıştan ve finished bitişinden önce kaydedilmeli",
+		"المُدخل log.entries[%[1]d] (seq %[2]d، %[3]s) يأتي قبل نقلة الرمية %[4]d (%[5]s) التي كان على المقعد %[6]d لعبها: لكل رمية ملعوبة حدث نقلة يجب أن يُسجَّل قبل الرمية التالية وقبل نهاية finished"},
+	mMvNotOver: {"log.entries[%[1]d] (seq %[2]d): the end says the game was finished (%[3]s), but it is not over on the board",
+		"log.entries[%[1]d] (seq %[2]d): bitiş oyunun tamamlandığını söylüyor (%[3]s), ama oyun tahtada bitmemiş",
+		"المُدخل log.entries[%[1]d] (seq %[2]d): تقول النهاية إن اللعبة اكتملت (%[3]s)، لكنها لم تنتهِ على الرقعة"},
+	mMvWrongResult: {"log.entries[%[1]d] (seq %[2]d): the end says %[3]s, but the final position gives %[4]s",
+		"log.entries[%[1]d] (seq %[2]d): bitiş %[3]s diyor, ama son konum %[4]s veriyor",
+		"المُدخل log.entries[%[1]d] (seq %[2]d): تقول النهاية %[3]s، لكن الوضع الأخير يعطي %[4]s"},
+	mMvRollRefused: {"log.entries[%[1]d] (seq %[2]d): roll %[3]d (%[4]s) is refused by the rule %[5]s: %[6]s",
+		"log.entries[%[1]d] (seq %[2]d): %[3]d numaralı atış (%[4]s) %[5]s kuralına takılıyor: %[6]s",
+		"المُدخل log.entries[%[1]d] (seq %[2]d): الرمية %[3]d (%[4]s) مرفوضة بالقاعدة %[5]s: %[6]s"},
+	mMvRefused: {"log.entries[%[1]d] (seq %[2]d, %[3]s) is refused by the rules engine (%[4]s): %[5]s",
+		"log.entries[%[1]d] (seq %[2]d, %[3]s) kural motoru tarafından reddediliyor (%[4]s): %[5]s",
+		"المُدخل log.entries[%[1]d] (seq %[2]d، %[3]s) يرفضه محرك القواعد (%[4]s): %[5]s"},
+	mMvDraw: {"a draw (both mother checkers pinned)", "beraberlik (iki ana pul da kıstırılmış)", "تعادلًا (الحجران الأمّان محبوسان كلاهما)"},
+	mMvWins: {"seat %[1]d winning %[2]s (points: %[3]d)",
+		"%[1]d numaralı koltuğun %[2]s kazanması (puan: %[3]d)",
+		"فوز المقعد %[1]d %[2]s (النقاط: %[3]d)"},
+	mMvWinsCube: {"seat %[1]d winning %[2]s (points: %[3]d times the doubling cube's value, a power of two; the cube is not logged)",
+		"%[1]d numaralı koltuğun %[2]s kazanması (puan: %[3]d çarpı katlama küpünün değeri, ikinin bir kuvveti; küp kaydedilmiyor)",
+		"فوز المقعد %[1]d %[2]s (النقاط: %[3]d مضروبة في قيمة مكعب المضاعفة، وهي قوة من قوى اثنين؛ لا يُسجَّل المكعب)"},
+	mMvSingle:  {"a single game", "tek oyun", "بلعبة مفردة"},
+	mMvDouble:  {"a double game (gammon, mars)", "çifte oyun (mars)", "بلعبة مضاعفة (غامون، مارس)"},
+	mMvTriple:  {"a triple game (backgammon)", "üçlü oyun (backgammon)", "بلعبة ثلاثية (باكغامون)"},
+	mMvEnd:     {"%[1]s, winner seat %[2]d, points %[3]d", "%[1]s, kazanan koltuk %[2]d, puan %[3]d", "النتيجة %[1]s، الفائز المقعد %[2]d، النقاط %[3]d"},
+	mMvEndDraw: {"%[1]s, no winner", "%[1]s, kazanan yok", "النتيجة %[1]s، بلا فائز"},
+
+	mRuNotation:     {"the play is not valid notation", "hamle geçerli bir gösterim değil", "النقلة ليست تدوينًا صحيحًا"},
+	mRuNonCanonical: {"the play is legal but not written in its canonical form", "hamle kurallara uygun ama standart (kanonik) biçimde yazılmamış", "النقلة مشروعة لكنها غير مكتوبة بصيغتها القانونية"},
+	mRuNoChecker:    {"it moves from a point (or the bar) where the mover has no checker", "oyuncunun pulu olmayan bir haneden (ya da bardan) pul oynatıyor", "تحرّك حجرًا من نقطة (أو من البار) ليس فيها حجر للاعب"},
+	mRuBlocked:      {"it lands on a point the opponent holds", "rakibin tuttuğu bir haneye iniyor", "تنزل على نقطة يملكها الخصم"},
+	mRuHitMark:      {"it marks a hit (*) where no single opposing checker stands", "tek bir rakip pulun durmadığı yerde vuruş (*) işaretliyor", "تعلّم ضربة (*) حيث لا يقف حجر منفرد للخصم"},
+	mRuBarFirst:     {"it moves another checker while one is on the bar", "barda pul varken başka bir pul oynatıyor", "تحرّك حجرًا آخر وفي البار حجر"},
+	mRuPinned:       {"it moves a pinned checker (plakoto)", "kıstırılmış (mahbus) bir pulu oynatıyor (plakoto)", "تحرّك حجرًا محبوسًا (بلاكوتو)"},
+	mRuHitAndRun:    {"it moves on with a checker that hit in its home board (tavla)", "kendi iç alanında vuruş yapan pulla yoluna devam ediyor (tavla)", "تتابع بحجر ضرب في منطقته الداخلية (طاولة)"},
+	mRuFirstChecker: {"it starts a second checker before the first passed the opponent's starting point (fevga)", "ilk pul rakibin başlangıç hanesini geçmeden ikinci bir pulu çıkarıyor (fevga)", "تُخرج حجرًا ثانيًا قبل أن يتجاوز الأول نقطة بداية الخصم (فيفغا)"},
+	mRuBearOffNotHome: {"it bears off while a checker is outside the home board, on the bar, or pinned",
+		"bir pul iç alanın dışında, barda ya da kıstırılmışken pul topluyor",
+		"تُخرج حجرًا من الرقعة وحجرٌ خارج المنطقة الداخلية أو في البار أو محبوس"},
+	mRuBearOffHigher: {"it bears off with a larger die while a checker stands on a higher point",
+		"daha yüksek bir hanede pul varken büyük zarla pul topluyor",
+		"تُخرج حجرًا بزهر أكبر وحجرٌ على نقطة أعلى"},
+	mRuStartQuarter: {"it ends holding all six points of the starting quarter (fevga)", "başlangıç çeyreğinin altı hanesinin hepsini tutarak bitiyor (fevga)", "تنتهي وهي تملك نقاط ربع البداية الست كلها (فيفغا)"},
+	mRuPrimeTrap:    {"it ends with a prime that every opposing checker is behind (fevga)", "bütün rakip pulların gerisinde kaldığı bir kapıyla (prime) bitiyor (fevga)", "تنتهي بسدّ تقع خلفه كل أحجار الخصم (فيفغا)"},
+	mRuMustMove:     {"it is empty although a checker can move", "bir pul oynayabildiği halde boş", "فارغة مع أن حجرًا يستطيع الحركة"},
+	mRuBothDice:     {"it uses one die although both can be used", "iki zar da kullanılabilirken yalnızca birini kullanıyor", "تستعمل زهرًا واحدًا مع إمكان استعمال الزهرين"},
+	mRuMaxDice:      {"it uses fewer numbers of a double than can be used", "çiftin kullanılabilecek sayısından azını kullanıyor", "تستعمل من أرقام الدُّبل أقل مما يمكن"},
+	mRuLargerDie:    {"it uses the smaller die when only one can be used and the larger can", "yalnızca bir zar kullanılabilirken ve büyüğü oynanabilirken küçüğünü kullanıyor", "تستعمل الزهر الأصغر حين لا يمكن إلا زهر واحد والأكبر ممكن"},
+	mRuDice:         {"it cannot be made with these dice at all", "bu zarlarla hiç yapılamaz", "لا يمكن لعبها بهذا النرد أصلًا"},
+	mRuGameOver:     {"it comes after the game ended on the board", "oyun tahtada bittikten sonra geliyor", "تأتي بعد انتهاء اللعبة على الرقعة"},
+	mRuNotOnTurn:    {"it is not by the seat to play, or no roll waits for a move", "sırası gelen koltuktan değil, ya da hamle bekleyen bir atış yok", "ليست من المقعد صاحب الدور، أو لا رمية تنتظر نقلة"},
+	mRuRollMismatch: {"it names another roll than the one waiting for a move", "hamle bekleyen atıştan başka bir atışı belirtiyor", "تسمّي رمية غير التي تنتظر النقلة"},
+	mRuUnknown:      {"rule %[1]s", "%[1]s kuralı", "القاعدة %[1]s"},
+
+	mStMoves: {"Every move of this game is a legal %[1]s play, by the seat on turn, of the dice logged for its roll, and every played roll has its move: the game replays from the log under the rules.",
+		"Bu oyunun her hamlesi, sırası gelen koltuğun, atışı için kaydedilen zarlarla yaptığı kurallara uygun bir %[1]s hamlesi ve oynanan her atışın hamlesi var: oyun, kayıt defterinden kurallara göre yeniden oynanabiliyor.",
+		"كل نقلة في هذه اللعبة لعبة %[1]s مشروعة، من المقعد صاحب الدور، بالنرد المسجل لرميتها، ولكل رمية ملعوبة نقلتها: تُعاد اللعبة من السجل وفق القواعد."},
+	mStMovesCube: {"The doubling cube's value: doubling is not logged, so the points of the end were checked only as the result times a power of two.",
+		"Katlama küpünün değerini: katlamalar kaydedilmiyor; bu yüzden bitişteki puan yalnızca sonucun ikinin bir kuvvetiyle çarpımı olarak kontrol edildi.",
+		"قيمة مكعب المضاعفة: لا تُسجَّل المضاعفات، فلم تُفحص نقاط النهاية إلا على أنها النتيجة مضروبة في قوة من قوى العدد اثنين."},
+	mStMovesEnd: {"Why the game ended: it ended as %[1]s, which the rules of the board do not check.",
+		"Oyunun neden bittiğini: oyun %[1]s olarak bitti ve tahtanın kuralları bunu kontrol etmez.",
+		"سبب انتهاء اللعبة: انتهت بالحالة %[1]s، ولا تفحصها قواعد الرقعة."},
+	mStMovesNotLogged: {"That the moves were legal: this game's settings do not declare its moves logged, so they were not checked against the rules.",
+		"Hamlelerin kurallara uygun olduğunu: bu oyunun ayarları hamlelerin kaydedildiğini bildirmiyor, dolayısıyla kurallara göre kontrol edilmediler.",
+		"أن النقلات كانت مشروعة: إعدادات هذه اللعبة لا تعلن أن نقلاتها مسجلة، فلم تُفحص وفق القواعد."},
+}

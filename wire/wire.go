@@ -1,0 +1,151 @@
+// Package wire defines how zarlog talks over NATS: the subjects, the headers,
+// the framing of several events in one message, and the small JSON messages
+// of the rejection and receipt protocols. It is pure (no NATS client, no I/O)
+// and shared by the ledger's ingest (ledger/ingest) and the emitter SDK (sdk),
+// so the two sides cannot drift apart. docs/NATS.md is the prose contract;
+// docs/FORMATS.md §1 defines the events themselves.
+//
+// Subjects, for a root R (default "zarlog") and an emitter id E:
+//
+//	R.events.E    an emitter publishes its events here (captured by the stream)
+//	R.rejected.E  the ingest announces each rejected event of E here
+//	R.receipts.E  E asks for receipts here (request/reply)
+//
+// The emitter id is the only subject token an emitter controls and the only
+// identity the ingest takes from NATS: operators grant each backend publish
+// permission on its own R.events.E, so the subject authenticates the emitter.
+// Game ids may contain '.', so they never appear in a subject.
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// DefaultRoot is the first subject token of every zarlog subject unless
+// configured otherwise.
+const DefaultRoot = "zarlog"
+
+// Header names.
+const (
+	// HeaderMsgID is JetStream's deduplication header. For a one-event
+	// message it is the event id; for a multi-event message it is BatchID
+	// of the payload.
+	HeaderMsgID = "Nats-Msg-Id"
+	// HeaderEvents marks a multi-event message and gives its number of
+	// events (decimal, 2…MaxBatchEvents). A message without it holds exactly
+	// one event.
+	HeaderEvents = "Zarlog-Events"
+)
+
+// Limits.
+const (
+	// MaxEventSize is the largest event, in bytes (the tlog-tiles entry
+	// bundle limit, docs/FORMATS.md §1).
+	MaxEventSize = 65535
+	// MaxBatchEvents is the most events one NATS message may carry.
+	MaxBatchEvents = 4096
+	// MaxIDLength is the longest event id (docs/FORMATS.md §1.1).
+	MaxIDLength = 128
+	// MaxEmitterLength is the longest emitter id.
+	MaxEmitterLength = 63
+)
+
+// Errors callers can branch on.
+var (
+	ErrSubject = errors.New("not a zarlog event subject")
+	ErrEmitter = errors.New("invalid emitter id")
+	ErrEventID = errors.New("invalid event id")
+	ErrRoot    = errors.New("invalid subject root")
+)
+
+// Subjects builds and parses the subjects under one root. The zero value
+// uses DefaultRoot.
+type Subjects struct {
+	// Root is the first subject token(s), e.g. "zarlog" or "acme.zarlog".
+	// Empty means DefaultRoot.
+	Root string
+}
+
+func (s Subjects) root() string {
+	if s.Root == "" {
+		return DefaultRoot
+	}
+	return s.Root
+}
+
+// Check returns an error wrapping ErrRoot unless the root is one or more
+// dot-separated tokens without wildcards or whitespace.
+func (s Subjects) Check() error {
+	r := s.root()
+	for t := range strings.SplitSeq(r, ".") {
+		if t == "" || strings.ContainsAny(t, "*> \t\r\n") {
+			return fmt.Errorf("%w: %q", ErrRoot, r)
+		}
+	}
+	return nil
+}
+
+// Events is the subject emitter publishes its events on.
+func (s Subjects) Events(emitter string) string { return s.root() + ".events." + emitter }
+
+// EventsWildcard is the subject filter of the events stream: every
+// emitter's events subject, one token each.
+func (s Subjects) EventsWildcard() string { return s.root() + ".events.*" }
+
+// Rejected is the subject rejections of emitter's events are announced on.
+func (s Subjects) Rejected(emitter string) string { return s.root() + ".rejected." + emitter }
+
+// Receipts is the subject emitter sends receipt requests to.
+func (s Subjects) Receipts(emitter string) string { return s.root() + ".receipts." + emitter }
+
+// ReceiptsWildcard is the subject the ingest serves receipts on.
+func (s Subjects) ReceiptsWildcard() string { return s.root() + ".receipts.*" }
+
+// EmitterOf returns the emitter token of an events or receipts subject
+// under this root (kind is "events" or "receipts"). The token is returned
+// as is, valid or not: the ledger decides whether it names a configured
+// emitter. It fails with ErrSubject if subject has another shape.
+func (s Subjects) EmitterOf(kind, subject string) (string, error) {
+	prefix := s.root() + "." + kind + "."
+	tok, ok := strings.CutPrefix(subject, prefix)
+	if !ok || tok == "" || strings.Contains(tok, ".") {
+		return "", fmt.Errorf("%w: %q is not %s<emitter>", ErrSubject, subject, prefix)
+	}
+	return tok, nil
+}
+
+// CheckEmitter returns nil if id is a valid emitter id:
+// [a-z0-9][a-z0-9-]{0,62} (docs/FORMATS.md §1.1). Valid ids are also valid
+// single NATS subject tokens.
+func CheckEmitter(id string) error {
+	if len(id) == 0 || len(id) > MaxEmitterLength {
+		return fmt.Errorf("%w: length %d is not 1…%d", ErrEmitter, len(id), MaxEmitterLength)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' && i > 0
+		if !ok {
+			return fmt.Errorf("%w: byte %d of %q", ErrEmitter, i, id)
+		}
+	}
+	return nil
+}
+
+// CheckEventID returns nil if id is a valid event id:
+// [A-Za-z0-9][A-Za-z0-9._:-]{0,127} (docs/FORMATS.md §1.1).
+func CheckEventID(id string) error {
+	if len(id) == 0 || len(id) > MaxIDLength {
+		return fmt.Errorf("%w: length %d is not 1…%d", ErrEventID, len(id), MaxIDLength)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			i > 0 && (c == '.' || c == '_' || c == ':' || c == '-')
+		if !ok {
+			return fmt.Errorf("%w: byte %d of %q", ErrEventID, i, id)
+		}
+	}
+	return nil
+}
