@@ -130,9 +130,9 @@ type Config struct {
 	// DefaultMaxBatchBytes.
 	MaxBatchEvents int
 	MaxBatchBytes  int
-	// GameCache is how many game states the sequencer keeps decoded in
-	// memory (least recently used are dropped). Zero means
-	// DefaultGameCache.
+	// GameCache is how many states of open games the sequencer keeps
+	// decoded in memory (least recently used are dropped; finished games
+	// are not kept). Zero means DefaultGameCache.
 	GameCache int
 	// RejectedRecords and RejectedBytes bound the rejected store: when a
 	// new rejection makes it hold more records or bytes, the oldest records

@@ -43,6 +43,13 @@ func (c *lru[V]) put(key string, val V) {
 	}
 }
 
+func (c *lru[V]) remove(key string) {
+	if e, ok := c.items[key]; ok {
+		c.order.Remove(e)
+		delete(c.items, key)
+	}
+}
+
 func (c *lru[V]) clear() {
 	c.order.Init()
 	clear(c.items)

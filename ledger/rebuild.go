@@ -191,7 +191,7 @@ func (s *sequencer) flushRebuild(last bool) error {
 		return err
 	}
 	for id, g := range s.pend {
-		s.games.put(id, g)
+		s.cache(id, g)
 	}
 	clear(s.recent) // committed: the index has them
 	s.nRecent = 0

@@ -326,7 +326,7 @@ func (s *sequencer) prepareGroup(group []*request) {
 	f := flightLog{group: s.group, rejs: s.rej.added}
 	for id, g := range s.pend {
 		s.inflight[id] = taggedGame{g, s.group}
-		s.games.put(id, g)
+		s.cache(id, g)
 		f.games = append(f.games, id)
 	}
 	if len(f.games) > 0 || len(f.rejs) > 0 {
@@ -453,8 +453,19 @@ func (s *sequencer) game(id string) (*events.Game, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state of game %q: %w: %w", id, ErrCorrupt, err)
 	}
-	s.games.put(id, g)
+	s.cache(id, g)
 	return g, nil
+}
+
+// cache keeps the state of an open game in the LRU cache. A closed game
+// accepts no event any more, so it is dropped: the cache holds the games in
+// play, and memory does not grow with the number of finished games.
+func (s *sequencer) cache(id string, g *events.Game) {
+	if g.Closed {
+		s.games.remove(id)
+	} else {
+		s.games.put(id, g)
+	}
 }
 
 // write adds the group's leaves, tiles, tree state and projections to the
