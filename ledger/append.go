@@ -101,9 +101,9 @@ func (l *Ledger) Append(ctx context.Context, inputs []Input) ([]Outcome, error) 
 func (l *Ledger) submit(ctx context.Context, items []item) ([]Outcome, error) {
 	var reqs []*request
 	for start := 0; start < len(items); {
-		end, bytes := start, 0
-		for end < len(items) && end-start < l.cfg.MaxBatchEvents && (end == start || bytes+len(items[end].in.Data) <= l.cfg.MaxBatchBytes) {
-			bytes += len(items[end].in.Data)
+		end, size := start, 0
+		for end < len(items) && end-start < l.cfg.MaxBatchEvents && (end == start || size+len(items[end].in.Data) <= l.cfg.MaxBatchBytes) {
+			size += len(items[end].in.Data)
 			end++
 		}
 		r := &request{items: items[start:end], done: make(chan struct{})}

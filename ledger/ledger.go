@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,19 +77,21 @@ const (
 // A Config configures a Ledger. Only Dir, Signer and Verifier are required.
 type Config struct {
 	// Dir is the Pebble data directory; it is created if missing.
+	// Required: empty is an error.
 	Dir string
 	// FS is the file system Pebble uses: vfs.NewMem() or an errorfs
 	// wrapper in tests. Nil means the operating system's.
 	FS vfs.FS
 	// Pebble is the base of the Pebble options, cloned; FS and Logger are
 	// set from this Config. Nil means zarlog's defaults (a 64 MiB memtable,
-	// Bloom filters on every level).
+	// a 256 MiB block cache, Bloom filters on every level).
 	Pebble *pebble.Options
 
 	// Signer signs the log's checkpoints; its name is the log's origin.
 	// Verifier is the matching verifier key: Open uses it to check the
 	// stored checkpoint. merkle.NewSigner and merkle.NewVerifier make them
-	// from the keys of `zarlog keygen`.
+	// from the keys of `zarlog keygen`. Required: nil is an error, and so
+	// are keys that do not match.
 	Signer   note.Signer
 	Verifier note.Verifier
 
@@ -175,13 +175,12 @@ type ConsistencyProver interface {
 
 // A Ledger is an open event log. Its methods are safe for concurrent use.
 type Ledger struct {
-	cfg      Config
-	log      *slog.Logger
-	now      func() time.Time
-	db       *pebble.DB
-	origin   string
-	met      *metrics
-	prepares chan struct{} // bounds the goroutines checking inputs
+	cfg    Config
+	log    *slog.Logger
+	now    func() time.Time
+	db     *pebble.DB
+	origin string
+	met    *metrics
 
 	mu      sync.RWMutex // guards closed, so Close can wait for Appends
 	closed  bool
@@ -292,16 +291,15 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 			cfg.Signer.Name(), cfg.Signer.KeyHash(), cfg.Verifier.Name(), cfg.Verifier.KeyHash())
 	}
 	setDefaults(&cfg)
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
 	}
 	l := &Ledger{
 		cfg:        cfg,
-		log:        log,
+		log:        logger,
 		now:        cfg.Now,
 		origin:     cfg.Signer.Name(),
-		prepares:   make(chan struct{}, max(1, runtime.GOMAXPROCS(0))),
 		reqs:       make(chan *request, 256),
 		seqDone:    make(chan struct{}),
 		commits:    make(chan *prepared),
@@ -318,7 +316,7 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 	l.met = met
 	l.latest.Store(&published{next: make(chan struct{})})
 
-	db, err := pebble.Open(cfg.Dir, pebbleOptions(&cfg, log))
+	db, err := pebble.Open(cfg.Dir, pebbleOptions(&cfg, logger))
 	if err != nil {
 		return nil, fmt.Errorf("ledger: opening Pebble in %s: %w", cfg.Dir, err)
 	}

@@ -148,21 +148,21 @@ func (l *Ledger) sequence() {
 			continue
 		}
 		group := []*request{r}
-		n, bytes := len(r.items), r.bytes()
+		n, size := len(r.items), r.bytes()
 	collect:
-		for n < l.cfg.MaxBatchEvents && bytes < l.cfg.MaxBatchBytes {
+		for n < l.cfg.MaxBatchEvents && size < l.cfg.MaxBatchBytes {
 			select {
 			case r2, ok := <-l.reqs:
 				if !ok {
 					break collect
 				}
-				if r2.rebuild != nil || n+len(r2.items) > l.cfg.MaxBatchEvents || bytes+r2.bytes() > l.cfg.MaxBatchBytes {
+				if r2.rebuild != nil || n+len(r2.items) > l.cfg.MaxBatchEvents || size+r2.bytes() > l.cfg.MaxBatchBytes {
 					held = r2
 					break collect
 				}
 				group = append(group, r2)
 				n += len(r2.items)
-				bytes += r2.bytes()
+				size += r2.bytes()
 			default:
 				break collect
 			}
