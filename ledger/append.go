@@ -19,8 +19,8 @@ type Input struct {
 	// MsgID is the transport's message id (JetStream Nats-Msg-Id), or ""
 	// if there is none. When given it must equal the event's id.
 	MsgID string
-	// Data is the event's leaf bytes. Append neither modifies nor keeps it
-	// after it returns; the caller must not modify it during the call.
+	// Data is the event's leaf bytes. Append copies it: the caller may
+	// reuse it once Append returns (even with an error).
 	Data []byte
 	// Refuse, if not nil, is the transport's own refusal of Data (a
 	// multi-event message whose framing is broken, say): the input is not
@@ -69,8 +69,8 @@ type Outcome struct {
 
 // Append offers inputs to the log and returns what became of each, in the
 // same order, once every outcome is durable. Inputs are checked in this
-// order (FORMATS.md §1.5): Parse, the message id, Verify (emitter key and
-// signature), the event id (dedup), then the game's history (events.Apply).
+// order (FORMATS.md §1.5): Parse, Verify (emitter key and signature), the
+// message id, the event id (dedup), then the game's history (events.Apply).
 //
 // Inputs of one call are sequenced in order, so several events of one game
 // may be passed together. Calls from concurrent goroutines are grouped into
@@ -168,8 +168,23 @@ type dedupHint struct {
 	rec   dedupRecord
 }
 
-// checkAll runs check on every input, in parallel for large calls.
+// checkAll copies the inputs' bytes (a call abandoned through its context
+// may still be sequenced after Append returned) and runs check on every
+// input, in parallel for large calls.
 func (l *Ledger) checkAll(inputs []Input) []item {
+	total := 0
+	for i := range inputs {
+		total += len(inputs[i].Data)
+	}
+	buf := make([]byte, 0, total)
+	copied := make([]Input, len(inputs))
+	for i, in := range inputs {
+		start := len(buf)
+		buf = append(buf, in.Data...)
+		in.Data = buf[start:len(buf):len(buf)]
+		copied[i] = in
+	}
+	inputs = copied
 	items := make([]item, len(inputs))
 	const perWorker = 32
 	workers := min(runtime.GOMAXPROCS(0), (len(inputs)+perWorker-1)/perWorker)

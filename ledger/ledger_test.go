@@ -905,3 +905,22 @@ func TestDrandQuicknet(t *testing.T) {
 		t.Fatalf("game %+v, %v", g, err)
 	}
 }
+
+// TestAppendCopiesData: the sequencer works on a copy of the callers'
+// bytes, so a caller whose Append returned early (its context ended after
+// the inputs were handed over) may reuse its buffer.
+func TestAppendCopiesData(t *testing.T) {
+	e := newTestEnv(t)
+	l := e.open()
+	g := e.k.tavlarenaGame(t, "copy", gameOpts{rolls: 2})
+	in := inputs(t, bytes.Clone(g[0]), bytes.Clone(g[1]))
+	items := l.checkAll(in)
+	for i := range in {
+		for j := range in[i].Data {
+			in[i].Data[j] = 'x'
+		}
+		if !bytes.Equal(items[i].in.Data, g[i]) || items[i].ev == nil {
+			t.Fatalf("input %d: the sequencer would see %q", i, items[i].in.Data)
+		}
+	}
+}
