@@ -20,7 +20,7 @@ func Example() {
 	ctx := context.Background()
 	rng := rand.NewChaCha8([32]byte{})
 	logKey, logVkey, _ := merkle.GenerateKey(rng, "zarlog.example/log") // zarlog keygen --origin
-	emKey, emVkey, _ := merkle.GenerateKey(rng, "tavla-east")          // zarlog keygen --emitter
+	emKey, emVkey, _ := merkle.GenerateKey(rng, "tavla-east")           // zarlog keygen --emitter
 	signer, _ := merkle.NewSigner(logKey)
 	verifier, _ := merkle.NewVerifier(logVkey)
 	keyring, _ := events.NewKeyring(emVkey)
