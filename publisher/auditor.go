@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"html"
 	"html/template"
 	"os"
 	"regexp"
@@ -124,5 +125,5 @@ func auditorCSP(file []byte) string {
 	if m == nil {
 		return "default-src 'none'"
 	}
-	return strings.ReplaceAll(string(m[1]), "&#39;", "'")
+	return html.UnescapeString(string(m[1]))
 }
