@@ -46,10 +46,10 @@ type rollRow struct {
 }
 
 type perRollRow struct {
-	Index                                     int
-	RollID, Commitment, Seal, Seed, Second    string
-	SecondFrom, Dice                          string
-	Counter                                   string
+	Index                                  int
+	RollID, Commitment, Seal, Seed, Second string
+	SecondFrom, Dice                       string
+	Counter                                string
 }
 
 func (p *Pages) gamePage(w http.ResponseWriter, r *http.Request) {

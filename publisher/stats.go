@@ -394,4 +394,3 @@ func matrixSVG(c RollCounts, l verifier.Lang) string {
 	b.WriteString(`</svg>`)
 	return b.String()
 }
-

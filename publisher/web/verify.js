@@ -691,8 +691,10 @@ var ZarlogVerifier = (function () {
   // parseLogKey reads a C2SP signed-note verifier key of type Ed25519:
   // name+hash+base64(0x01 ‖ key). It returns null if it is not one.
   async function parseLogKey(s) {
-    const parts = s.trim().split("+");
-    if (parts.length !== 3 || !isKeyName(parts[0]) || !/^[0-9a-f]{8}$/.test(parts[1])) return null;
+    const t = s.trim(), i = t.indexOf("+"), j = t.indexOf("+", i + 1);
+    if (i < 0 || j < 0) return null;
+    const parts = [t.slice(0, i), t.slice(i + 1, j), t.slice(j + 1)];
+    if (!isKeyName(parts[0]) || !/^[0-9a-f]{8}$/.test(parts[1])) return null;
     const k = b64(parts[2]);
     if (!k || k.length !== 33 || k[0] !== 1) return null;
     const h = await sha256(concat(te.encode(parts[0] + "\n"), k));
@@ -1379,7 +1381,7 @@ var ZarlogVerifier = (function () {
     if (opt.logKey && opt.logKey.trim() !== "") {
       o.logKey = await parseLogKey(opt.logKey);
       if (!o.logKey) return finish({ scheme: "", checks: [fail("format", M("BrBadLogKey", opt.logKey))], badOptions: true });
-      o.logKey.str = opt.logKey.trim().split("+")[0];
+      o.logKey.str = o.logKey.name;
     }
     let ev;
     try {
