@@ -37,6 +37,7 @@
       for (const c of cells) {
         const td = document.createElement("td");
         td.textContent = c;
+        td.dir = "ltr";
         tr.appendChild(td);
       }
       body.appendChild(tr);
