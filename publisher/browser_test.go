@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/zarlog/zarlog/events"
@@ -218,6 +220,50 @@ func TestBrowser(t *testing.T) {
 		marked, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#rolls tr.wrong").dataset.index`))
 		if err != nil || marked != fmt.Sprint(want.Roll.Index) {
 			t.Errorf("the marked row is %q (%v), want %d", marked, err, want.Roll.Index)
+		}
+	})
+
+	t.Run("a browser without Ed25519 says so", func(t *testing.T) {
+		ctx := tab(t, browser)
+		// Make WebCrypto refuse Ed25519, as older browsers do, before the
+		// page's scripts run.
+		noEd := `(() => { const imp = crypto.subtle.importKey.bind(crypto.subtle);
+			crypto.subtle.importKey = (f, k, alg, ...rest) =>
+				(alg && (alg === "Ed25519" || alg.name === "Ed25519")) ? Promise.reject(new DOMException("no", "NotSupportedError")) : imp(f, k, alg, ...rest); })()`
+		err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tt *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tt, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: noEd})
+			return err
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, summary := verifyOnPage(t, ctx, srv.URL+"/games/"+f.ids["tavlarena-v1"])
+		if rep.Exit != 0 || rep.status("log-signature") != "skipped" || !slices.Contains(rep.NotChecked, "log-signature") ||
+			summary != browserMessages["BrPassNoEd25519"][0] {
+			t.Errorf("without Ed25519: exit %d, log-signature %s, summary %q", rep.Exit, rep.status("log-signature"), summary)
+		}
+		hidden, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("ed25519-note").hidden`))
+		if err != nil || hidden {
+			t.Errorf("the page does not say that this browser cannot check Ed25519 (hidden %v, %v)", hidden, err)
+		}
+	})
+
+	t.Run("roll it yourself", func(t *testing.T) {
+		ctx := tab(t, browser)
+		err := chromedp.Do(ctx,
+			chromedp.Navigate(srv.URL+"/stats?lang=tr"),
+			chromedp.WaitVisible(chromedp.CSS(`button[data-rolls="3600"]`)),
+			chromedp.Click(chromedp.CSS(`button[data-rolls="3600"]`)),
+			chromedp.Click(chromedp.CSS(`button[data-rolls="36"]`)),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`[Number(document.getElementById("sim-total").textContent),
+			[...document.querySelectorAll("#sim-grid td output")].reduce((s, o) => s + Number(o.textContent), 0),
+			Number(document.getElementById("sim-empty").textContent)]`))
+		if err != nil || len(got) != 3 || got[0] != 3636 || got[1] != 3636 || got[2] != 0 {
+			t.Errorf("after 3636 rolls: total, sum of the cells, empty cells = %v (%v)", got, err)
 		}
 	})
 
