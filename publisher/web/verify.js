@@ -1383,6 +1383,9 @@ var ZarlogVerifier = (function () {
       if (!o.logKey) return finish({ scheme: "", checks: [fail("format", M("BrBadLogKey", opt.logKey))], badOptions: true });
       o.logKey.str = o.logKey.name;
     }
+    if (new TextDecoder().decode(bytes.subarray(0, 23)) === "c2sp.org/tlog-proof@v1\n") {
+      return finish({ scheme: "", checks: [fail("format", M("BrTlogProof"))] });
+    }
     let ev;
     try {
       ev = parseEvidence(bytes);
