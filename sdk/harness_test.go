@@ -126,13 +126,20 @@ func newStack(t testing.TB, o stackOpts) *stack {
 // startNATS starts the embedded server (on the stack's port once it has
 // one) and an ingest into the ledger.
 func (s *stack) startNATS() {
+	s.t.Helper()
+	if err := s.start(); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// start starts the server and the ingest (from any goroutine).
+func (s *stack) start() error {
 	t := s.t
-	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	srv, err := ingest.StartServer(ctx, ingest.ServerConfig{StoreDir: s.dir, Port: s.port})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	s.srv = srv
 	if s.port == -1 {
@@ -141,12 +148,12 @@ func (s *stack) startNATS() {
 	t.Cleanup(srv.Shutdown)
 	nc, err := srv.Connect()
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	in, err := ingest.New(nc, ingest.Config{Sink: s.ledger, Locator: s.ledger, Checkpoints: s.ledger,
 		RetryMin: time.Millisecond, RetryMax: 50 * time.Millisecond, InfoInterval: -1})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	ictx, icancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -162,14 +169,14 @@ func (s *stack) startNATS() {
 		})
 	}
 	t.Cleanup(s.stopIngest)
+	return nil
 }
 
-// restartNATS stops the ingest and the server, then starts both again on
-// the same port and store.
-func (s *stack) restartNATS() {
+// stopNATS stops the ingest and the server (startNATS starts them again
+// on the same port and store).
+func (s *stack) stopNATS() {
 	s.stopIngest()
 	s.srv.Shutdown()
-	s.startNATS()
 }
 
 // streamMessages returns how many messages the events stream has ever
@@ -253,12 +260,21 @@ type perGame interface {
 // "-" moves and a resignation. It returns the rolls.
 func play(t testing.TB, ctx context.Context, g perGame, seed string, maxRolls int) []sdk.Rolled {
 	t.Helper()
+	return playWith(t, ctx, g, seed, maxRolls, nil)
+}
+
+// playWith is play with a hook called after each roll (and its move) with
+// the roll's number. It plays on from the game's current roll; the rolls it
+// returns are the ones it made.
+func playWith(t testing.TB, ctx context.Context, g perGame, seed string, maxRolls int, after func(n uint32)) []sdk.Rolled {
+	t.Helper()
 	strategy := rand.New(rand.NewChaCha8(gamegen.Label32("strategy/" + seed)))
 	st, err := g.State(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var rolls []sdk.Rolled
+	n0 := uint32(len(st.Rolls))
 	for {
 		if st.MovesLogged {
 			if end, over, err := g.BoardEnd(ctx); err != nil {
@@ -269,7 +285,7 @@ func play(t testing.TB, ctx context.Context, g perGame, seed string, maxRolls in
 				}
 				break
 			}
-		} else if len(rolls) == maxRolls {
+		} else if int(n0)+len(rolls) >= maxRolls {
 			if err := g.End(ctx, events.End{Result: events.Resigned, Winner: 1, Points: 1}); err != nil {
 				t.Fatal(err)
 			}
@@ -279,11 +295,14 @@ func play(t testing.TB, ctx context.Context, g perGame, seed string, maxRolls in
 		if err != nil {
 			t.Fatalf("roll %d: %v", len(rolls), err)
 		}
-		if r.N != uint32(len(rolls)) {
-			t.Fatalf("roll %d has n %d", len(rolls), r.N)
+		if r.N != n0+uint32(len(rolls)) {
+			t.Fatalf("roll %d has n %d", n0+uint32(len(rolls)), r.N)
 		}
 		rolls = append(rolls, r)
 		if r.Seat < 0 {
+			if after != nil {
+				after(r.N)
+			}
 			continue
 		}
 		playStr := "-"
@@ -306,6 +325,9 @@ func play(t testing.TB, ctx context.Context, g perGame, seed string, maxRolls in
 		}
 		if m.N != r.N || m.Seat != r.Seat {
 			t.Fatalf("move %+v for roll %+v", m, r)
+		}
+		if after != nil {
+			after(r.N)
 		}
 	}
 	if err := g.Reveal(ctx); err != nil {

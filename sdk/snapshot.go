@@ -284,6 +284,9 @@ func (b *Backend) restore(data []byte, scheme events.Scheme) (*game, error) {
 	if s.Local != b.Local() {
 		return nil, snapErr("a device game (local: %t) cannot be resumed by this backend (local: %t)", s.Local, b.Local())
 	}
+	if first, err := events.Parse(s.Events[0]); err == nil && first.Scheme != scheme {
+		return nil, snapErr("the game is %s, not %s", first.Scheme, scheme)
+	}
 	var st *events.Game
 	evs := make([]*events.Event, len(s.Events))
 	for i, leaf := range s.Events {
@@ -317,6 +320,9 @@ func (b *Backend) restore(data []byte, scheme events.Scheme) (*game, error) {
 	}
 	if (s.Held[0] != nil || s.Held[1] != nil) && (scheme != events.Tavlarena || st.Contributed[0] || st.Contributed[1]) {
 		return nil, snapErr("withheld contributions in a game that has none to withhold")
+	}
+	if s.Held[0] != nil && s.Held[1] != nil {
+		return nil, snapErr("both contributions withheld (they are logged as soon as both have arrived)")
 	}
 	switch scheme {
 	case events.Tavlarena:
