@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -171,7 +172,15 @@ func (l *Ledger) decide(s ingest.Submission, added *[][]byte) ingest.Outcome {
 	}
 	ev, err := events.Parse(s.Event)
 	if err != nil {
-		return reject("", codeOf(err), err.Error())
+		// Name the event if its id can be read at all, so that a receipt
+		// request learns of the rejection.
+		var h struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(s.Event, &h) != nil || !events.ValidEventID(h.ID) {
+			h.ID = ""
+		}
+		return reject(h.ID, codeOf(err), err.Error())
 	}
 	if s.MsgID != "" && s.MsgID != ev.ID {
 		return reject(ev.ID, "msg-id-mismatch", fmt.Sprintf("Nats-Msg-Id %q is not the event id %q", s.MsgID, ev.ID))
