@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/zarlog/zarlog/events"
@@ -222,7 +223,20 @@ func (g *game) release() { <-g.lock }
 func (g *game) record(body events.Body) (*events.Event, error) {
 	seq := uint64(len(g.evs))
 	h := events.Header{Scheme: g.scheme, Game: g.id, Seq: seq, Emitter: g.b.emitter, Time: g.b.now()}
-	ev, err := events.NewSigned(h, body, g.b.signer)
+	var ev *events.Event
+	var err error
+	if t := body.Type(); t.Binding() || t == events.TypeCommit {
+		ev, err = events.NewSigned(h, body, g.b.signer) // canonical settings, signature
+	} else {
+		// The envelope New would make; Format below checks it as Parse
+		// does (New would check it once more).
+		ev = &events.Event{V: events.Version, ID: g.id + ":" + strconv.FormatUint(seq, 10), Type: t, Scheme: g.scheme,
+			Game: g.id, Seq: seq, Emitter: g.b.emitter, Time: h.Time.UTC().Truncate(time.Millisecond), Body: body}
+	}
+	var leaf []byte
+	if err == nil {
+		leaf, err = events.Format(ev)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sdk: game %s: making the %s event: %w: %w", g.id, body.Type(), ErrRefused, err)
 	}
@@ -232,10 +246,6 @@ func (g *game) record(body events.Body) (*events.Event, error) {
 			return nil, fmt.Errorf("sdk: game %s: %s event %d: %w: %w", g.id, body.Type(), seq, ErrRefused, err)
 		}
 		return nil, fmt.Errorf("sdk: game %s: %s event %d: %w", g.id, body.Type(), seq, err)
-	}
-	leaf, err := events.Format(ev)
-	if err != nil {
-		return nil, fmt.Errorf("sdk: game %s: encoding event %d: %w", g.id, seq, err)
 	}
 	g.st, g.evs, g.leaves = st, append(g.evs, ev), append(g.leaves, leaf)
 	if g.b.Local() {
