@@ -90,7 +90,7 @@ func (b *Backend) NewAnchored(ctx context.Context, spec AnchoredSpec) (*Anchored
 	return g, nil
 }
 
-func (g *AnchoredGame) commit() events.AnchoredCommit { return g.evs[0].Body.(events.AnchoredCommit) }
+func (g *AnchoredGame) commit() events.AnchoredCommit { return g.first.(events.AnchoredCommit) }
 
 // Fingerprint returns SHA-256 of the seed, which players see before they
 // choose their tokens (as a seal code: dice.SealCode).

@@ -189,6 +189,7 @@ type game struct {
 	scheme events.Scheme
 	gs     events.GameSettings
 
+	first   events.Body // the commit's body: set before the game is returned, never changed
 	st      *events.Game
 	evs     []*events.Event
 	leaves  [][]byte // the canonical bytes of evs
@@ -246,6 +247,9 @@ func (g *game) record(body events.Body) (*events.Event, error) {
 			return nil, fmt.Errorf("sdk: game %s: %s event %d: %w: %w", g.id, body.Type(), seq, ErrRefused, err)
 		}
 		return nil, fmt.Errorf("sdk: game %s: %s event %d: %w", g.id, body.Type(), seq, err)
+	}
+	if seq == 0 {
+		g.first = ev.Body
 	}
 	g.st, g.evs, g.leaves = st, append(g.evs, ev), append(g.leaves, leaf)
 	if g.b.Local() {

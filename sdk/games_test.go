@@ -516,3 +516,36 @@ func runVerify(t testing.TB, data []byte, args ...string) (int, string) {
 	code := cli.Run(context.Background(), append(args, f), strings.NewReader(""), &out, &out)
 	return code, out.String()
 }
+
+// TestConcurrentCalls: the two seats' contributions arrive on two
+// goroutines at once (as from two players' connections) while others read
+// the game; the game logs both, once (run with -race).
+func TestConcurrentCalls(t *testing.T) {
+	ctx := testCtx(t)
+	signer, _, _ := gamegen.Key("device")
+	for i := range 20 {
+		dev, _ := sdk.NewDevice(sdk.GameConfig{Signer: signer, Rand: newRand(fmt.Sprint("conc", i))})
+		g, err := dev.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: seats("c"), Settings: []byte(`{"opponent":"computer"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := make(chan error, 3)
+		for seat := range 2 {
+			go func() { errs <- g.Contribute(ctx, seat, gamegen.Label32(fmt.Sprint(i, seat))) }()
+		}
+		go func() {
+			_ = g.SealCode()
+			_, err := g.Snapshot(ctx)
+			errs <- err
+		}()
+		for range 3 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		st, _ := g.State(ctx)
+		if !st.Contributed[0] || !st.Contributed[1] || len(st.Leaves) != 3 {
+			t.Fatalf("after concurrent contributions: %d events, contributed %v", len(st.Leaves), st.Contributed)
+		}
+	}
+}

@@ -313,7 +313,7 @@ func (b *Backend) restore(data []byte, scheme events.Scheme) (*game, error) {
 		return nil, snapErr("a device game's settings must say \"opponent\": \"computer\"")
 	}
 	g := newGame(b, scheme, st.ID, gs)
-	g.st, g.evs, g.leaves, g.acked = st, evs, s.Events, s.Acked
+	g.first, g.st, g.evs, g.leaves, g.acked = evs[0].Body, st, evs, s.Events, s.Acked
 	g.seed, g.held = s.Seed, s.Held
 	if s.Receipt != nil {
 		g.receipt = &Receipt{EventID: evs[0].ID, Index: s.Receipt.Index, Checkpoint: s.Receipt.Checkpoint}

@@ -72,7 +72,7 @@ func (b *Backend) NewTavlarena(ctx context.Context, spec TavlarenaSpec) (*Tavlar
 // Commitment returns the game's commitment, which players see before they
 // contribute (as a seal code: dice.SealCode).
 func (g *TavlarenaGame) Commitment() [32]byte {
-	return g.evs[0].Body.(events.TavlarenaCommit).Commitment
+	return g.first.(events.TavlarenaCommit).Commitment
 }
 
 // SealCode returns the commitment's seal code, such as "5CJ3-5ZCZ".
