@@ -423,3 +423,51 @@ func TestSnapshotCorpusResumes(t *testing.T) {
 		}
 	}
 }
+
+// TestNotAcknowledged: a roll made while NATS is down, whose ctx ends
+// before any ack, returns its dice with ErrNotAcknowledged; the game holds
+// the event, the next call (or Flush) publishes it once NATS is back, and
+// the game goes on.
+func TestNotAcknowledged(t *testing.T) {
+	ctx := testCtx(t)
+	s := newStack(t, stackOpts{ackTimeout: 100 * time.Millisecond, skipReceipt: true})
+	g, err := s.backend.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: seats("na"), Settings: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Contribute(ctx, 0, gamegen.Label32("na0"))
+	if err := g.Contribute(ctx, 1, gamegen.Label32("na1")); err != nil {
+		t.Fatal(err)
+	}
+	s.stopNATS()
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	r, err := g.Roll(short)
+	cancel()
+	if !errors.Is(err, sdk.ErrNotAcknowledged) {
+		t.Fatalf("a roll while NATS is down: %v, want ErrNotAcknowledged", err)
+	}
+	if !r.Dice.Valid() || r.Kind != "opening" {
+		t.Errorf("the roll returned with ErrNotAcknowledged: %+v", r)
+	}
+	if n, _ := g.Unacknowledged(ctx); n != 1 {
+		t.Fatalf("%d unacknowledged", n)
+	}
+	s.startNATS()
+	r2, err := g.Roll(ctx) // publishes roll 0 first
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2.N != 1 {
+		t.Errorf("the next roll is %d", r2.N)
+	}
+	if n, _ := g.Unacknowledged(ctx); n != 0 {
+		t.Errorf("%d unacknowledged", n)
+	}
+	lg, err := s.ledger.WaitGame(ctx, g.ID(), func(g *events.Game) bool { return len(g.Rolls) == 2 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lg.Rolls[0].Dice != r.Dice {
+		t.Errorf("logged roll 0 %v, returned %v", lg.Rolls[0].Dice, r.Dice)
+	}
+}
