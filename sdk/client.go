@@ -1,6 +1,3 @@
-// Package sdk is the library game backends use to send their events to a
-// zarlog ledger over NATS JetStream and to obtain receipts for them.
-//
 // This file is the transport: a Client publishes event bytes on its
 // emitter's subject (wire.Subjects.Events) with the event id as Nats-Msg-Id,
 // retries until JetStream acknowledges (also across a NATS server restart),
@@ -8,16 +5,7 @@
 // into multi-event messages (package wire), and waits for receipts. It
 // neither builds nor checks events. docs/NATS.md says what each
 // acknowledgement promises.
-//
-// The per-scheme game API (create a game and emit its commit, take the
-// contributions, record the beacon, roll, reveal, end) goes in this package
-// on top of Client, once package events exists: it builds and signs each
-// event with the events package, publishes it with Event.OrderKey set to the
-// game id (so a game's events reach the stream in order while games travel
-// concurrently), and waits for Client.Receipt of the commit before the
-// first roll.
-//
-// The package must not import the ledger or Pebble: backends link it.
+
 package sdk
 
 import (

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"golang.org/x/mod/sumdb/note"
 
+	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/wire"
 )
 
@@ -118,4 +120,21 @@ func (c *Client) Rejections(handle func(wire.Rejection)) (*nats.Subscription, er
 		return nil, fmt.Errorf("sdk: subscribing to rejections: %w", err)
 	}
 	return sub, nil
+}
+
+// CheckReceipt checks a receipt as a player's app does before it trusts
+// that an event was logged: the checkpoint must be a checkpoint note signed
+// by logKey (the log's verifier key; its origin is the key's name), of a tree
+// with more than r.Index leaves. It returns the checkpoint. That the leaf at
+// r.Index is the event is shown by its inclusion proof in that tree, which
+// the log's tiles serve (merkle.InclusionProof, merkle.CheckInclusion).
+func CheckReceipt(r Receipt, logKey note.Verifier) (merkle.Checkpoint, error) {
+	c, err := merkle.Open(r.Checkpoint, logKey)
+	if err != nil {
+		return merkle.Checkpoint{}, fmt.Errorf("sdk: receipt of %s: %w", r.EventID, err)
+	}
+	if c.Size <= r.Index {
+		return merkle.Checkpoint{}, fmt.Errorf("sdk: receipt of %s: checkpoint of size %d does not cover index %d", r.EventID, c.Size, r.Index)
+	}
+	return c, nil
 }

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/internal/fakeledger"
+	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/ledger/ingest"
+	"github.com/zarlog/zarlog/rules"
+)
+
+// emitStack is an embedded nats-server with an ingest into a fake ledger.
+type emitStack struct {
+	url    string
+	ledger *fakeledger.Ledger
+	signer interface {
+		Name() string
+		Sign([]byte) ([]byte, error)
+	}
+}
+
+func newEmitStack(t *testing.T) *emitStack { return newEmitStackAuth(t, "") }
+
+// newEmitStackAuth starts the stack; with a password, the server lets in
+// only the emitter tavla-east (with it) with the permissions of
+// docs/NATS.md §7.
+func newEmitStackAuth(t *testing.T, password string) *emitStack {
+	t.Helper()
+	signer, vkey, err := gamegen.Key("tavla-east")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger, err := fakeledger.New(fakeledger.Config{EmitterKeys: []string{vkey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cfg := ingest.ServerConfig{StoreDir: t.TempDir(), Port: -1}
+	if password != "" {
+		cfg.Emitters = []ingest.EmitterAccess{{Emitter: "tavla-east", Password: password}}
+	}
+	srv, err := ingest.StartServer(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	nc, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	in, err := ingest.New(nc, ingest.Config{Sink: ledger, Locator: ledger, Checkpoints: ledger, InfoInterval: -1,
+		RetryMin: time.Millisecond, RetryMax: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ictx, icancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- in.Run(ictx) }()
+	var once sync.Once
+	t.Cleanup(func() {
+		once.Do(func() {
+			icancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Errorf("ingest: %v", err)
+			}
+		})
+	})
+	return &emitStack{url: srv.ClientURL(), ledger: ledger, signer: signer}
+}
+
+// gameLines returns the leaves of a finished move-logged game, one per line.
+func (s *emitStack) gameLines(t *testing.T, label string) [][]byte {
+	t.Helper()
+	c := gamegen.Config{Scheme: events.Tavlarena, Variant: rules.Portes, Label: label, MaxRolls: 12}
+	p, err := gamegen.Play(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := gamegen.Events(c, p.Bodies, s.signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := make([][]byte, len(evs))
+	for i, ev := range evs {
+		if lines[i], err = events.Format(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return lines
+}
+
+func writeLines(t *testing.T, lines [][]byte) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "events.jsonl")
+	if err := os.WriteFile(f, append(bytes.Join(lines, []byte("\n")), '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func runEmitTest(t *testing.T, stdin string, args ...string) (int, []string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	code := emit(ctx, args, strings.NewReader(stdin), &out, &errOut)
+	text := strings.TrimSuffix(out.String(), "\n")
+	var lines []string
+	if text != "" {
+		lines = strings.Split(text, "\n")
+	}
+	return code, lines, errOut.String()
+}
+
+// TestEmit publishes a whole game with zarlog emit, waits for the receipts,
+// publishes it again (duplicates: same indices), and checks the game in the
+// ledger.
+func TestEmit(t *testing.T) {
+	s := newEmitStack(t)
+	lines := s.gameLines(t, "emit")
+	file := writeLines(t, lines)
+	code, out, stderr := runEmitTest(t, "", "--nats", s.url, "--emitter", "tavla-east", "--wait", file)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, strings.Join(out, "\n"), stderr)
+	}
+	if len(out) != len(lines) {
+		t.Fatalf("%d output lines for %d events:\n%s", len(out), len(lines), strings.Join(out, "\n"))
+	}
+	logged := regexp.MustCompile(`^line (\d+): (\S+): logged at index (\d+) \(checkpoint fake\.zarlog\.example/log, tree size (\d+)\)$`)
+	indices := map[string]string{}
+	for i, l := range out {
+		m := logged.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("output line %q", l)
+		}
+		ev, _ := events.Parse(lines[i])
+		if m[1] != fmt.Sprint(i+1) || m[2] != ev.ID {
+			t.Errorf("output line %d is %q, for %s", i, l, ev.ID)
+		}
+		indices[m[2]] = m[3]
+	}
+	g := s.ledger.Game(gamegen.Config{Scheme: events.Tavlarena, Label: "emit"}.GameID())
+	if g == nil || !g.Closed || g.Status != events.StatusVerified || len(g.Leaves) != len(lines) {
+		t.Fatalf("ledger game: %+v", g)
+	}
+
+	// Again, from standard input, as JSON: every event a duplicate with its
+	// index.
+	code, out, stderr = runEmitTest(t, string(bytes.Join(lines, []byte("\n"))), "--nats", s.url, "--emitter", "tavla-east", "--wait", "--json", "-")
+	if code != 0 {
+		t.Fatalf("again: exit %d\n%s", code, stderr)
+	}
+	for _, l := range out {
+		var j jsonResult
+		if err := json.Unmarshal([]byte(l), &j); err != nil {
+			t.Fatal(err)
+		}
+		if j.Status != "logged" || j.Index == nil || fmt.Sprint(*j.Index) != indices[j.ID] || !strings.HasPrefix(j.Checkpoint, "fake.zarlog.example/log\n") {
+			t.Errorf("again: %s (first index %s)", l, indices[j.ID])
+		}
+	}
+	if n := s.ledger.Len(); n != len(lines) {
+		t.Errorf("the ledger has %d leaves after publishing %d events twice", n, len(lines))
+	}
+}
+
+// TestEmitFailures: lines that are not events are not published (their line
+// numbers are printed and the exit code is 1); with --no-check they reach
+// the ledger, whose rejection --wait prints; the good lines go through.
+func TestEmitFailures(t *testing.T) {
+	s := newEmitStack(t)
+	lines := s.gameLines(t, "fail")
+	other, _, err := gamegen.Key("other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := events.NewSigned(events.Header{Scheme: events.PerRoll, Game: gamegen.LabelUUID("f").String(), Emitter: "other", Time: time.Unix(0, 0)},
+		events.PerRollCommit{Settings: []byte(`{}`)}, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreignLine, _ := events.Format(foreign)
+	input := [][]byte{
+		lines[0],
+		[]byte(`{"v": 1}`), // line 2: not canonical
+		foreignLine,        // line 3: another emitter's
+		{},                 // line 4: empty, skipped
+		lines[2],           // line 5: out of order (seq 2 before seq 1)
+		lines[1],           // line 6
+		[]byte("not json"), // line 7
+		bytes.Repeat([]byte("x"), events.MaxEventSize+10), // line 8
+	}
+	file := writeLines(t, input)
+	code, out, stderr := runEmitTest(t, "", "--nats", s.url, "--emitter", "tavla-east", "--wait", file)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, stderr)
+	}
+	want := []string{
+		`^line 1: \S+:0: logged at index 0 `,
+		`^line 2: -: not published: not-canonical: `,
+		`^line 3: \S+:0: not published: line is not a publishable event: the event is emitter "other"'s, publishing as "tavla-east"$`,
+		`^line 5: \S+:2: rejected: out-of-order: `,
+		`^line 6: \S+:1: logged at index 1 `,
+		`^line 7: -: not published: malformed: `,
+		`^line 8: -: not published: line is not a publishable event: longer than 65535 bytes$`,
+	}
+	if len(out) != len(want) {
+		t.Fatalf("output:\n%s", strings.Join(out, "\n"))
+	}
+	for i, w := range want {
+		if !regexp.MustCompile(w).MatchString(out[i]) {
+			t.Errorf("output line %q does not match %q", out[i], w)
+		}
+	}
+	if !strings.Contains(stderr, "5 lines failed (lines 2, 3, 5, 7, 8)") {
+		t.Errorf("stderr: %s", stderr)
+	}
+
+	// --no-check sends the bad lines to the ledger, which rejects them.
+	file = writeLines(t, [][]byte{[]byte(`{"id":"x:1","game":"x","v":2}`), lines[3]})
+	code, out, _ = runEmitTest(t, "", "--nats", s.url, "--emitter", "tavla-east", "--wait", "--no-check", file)
+	if code != 1 || len(out) != 2 || !strings.HasPrefix(out[0], "line 1: x:1: rejected: not-canonical: ") ||
+		!strings.HasPrefix(out[1], "line 2: ") || !strings.Contains(out[1], ": rejected: out-of-order: ") {
+		t.Errorf("--no-check: exit %d\n%s", code, strings.Join(out, "\n"))
+	}
+
+	// Without --wait only the JetStream ack is printed.
+	file = writeLines(t, [][]byte{lines[4]})
+	code, out, _ = runEmitTest(t, "", "--nats", s.url, "--emitter", "tavla-east", file)
+	if code != 0 || len(out) != 1 || !regexp.MustCompile(`^line 1: \S+:4: acknowledged \(stream ZARLOG_EVENTS, seq \d+\)$`).MatchString(out[0]) {
+		t.Errorf("without --wait: exit %d %q", code, out)
+	}
+}
+
+// TestEmitUsage: bad flags exit 2.
+func TestEmitUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"--emitter", "Bad Name"},
+		{"--emitter", "e", "a", "b"},
+		{"--emitter", "e", "--creds", "x", "--nkey", "y"},
+		{"--emitter", "e", "--timeout", "0s"},
+		{"--emitter", "e", "/does/not/exist"},
+		{"--bogus"},
+	} {
+		if code, _, _ := runEmitTest(t, "", args...); code != 2 {
+			t.Errorf("zarlog emit %q: exit %d, want 2", args, code)
+		}
+	}
+	if code, _, _ := runEmitTest(t, "", "-h"); code != 0 {
+		t.Errorf("-h: exit %d", code)
+	}
+	// No server: exit 1.
+	if code, _, stderr := runEmitTest(t, "", "--nats", "nats://127.0.0.1:1", "--emitter", "e"); code != 1 {
+		t.Errorf("no server: exit %d %s", code, stderr)
+	}
+}
+
+// TestEmitAuth: zarlog emit works under the emitter permissions of
+// docs/NATS.md §7 (its replies come on _INBOX.<emitter>).
+func TestEmitAuth(t *testing.T) {
+	s := newEmitStackAuth(t, "s3cret")
+	lines := s.gameLines(t, "auth")
+	url := strings.Replace(s.url, "nats://", "nats://tavla-east:s3cret@", 1)
+	code, out, stderr := runEmitTest(t, "", "--nats", url, "--emitter", "tavla-east", "--wait", writeLines(t, lines[:2]))
+	if code != 0 || len(out) != 2 {
+		t.Fatalf("exit %d\n%s\n%s", code, strings.Join(out, "\n"), stderr)
+	}
+}
+
+// TestNatsCLI publishes a valid event with the plain nats CLI (natscli,
+// v0.5.0), as docs/NATS.md shows, as an emitter with the permissions of
+// docs/NATS.md §7, and checks that the ledger logs it. It needs the `nats`
+// binary in PATH and skips without it.
+func TestNatsCLI(t *testing.T) {
+	bin, err := exec.LookPath("nats")
+	if err != nil {
+		t.Skip("no nats CLI in PATH")
+	}
+	s := newEmitStackAuth(t, "s3cret")
+	lines := s.gameLines(t, "cli")
+	ev, _ := events.Parse(lines[0])
+	out, err := exec.Command(bin, "--server", s.url, "--user", "tavla-east", "--password", "s3cret", "--inbox-prefix", "_INBOX.tavla-east",
+		"pub", "--jetstream", "--no-templates", "zarlog.events.tavla-east",
+		"--header", "Nats-Msg-Id:"+ev.ID, string(lines[0])).CombinedOutput()
+	if err != nil {
+		t.Fatalf("nats pub: %v\n%s", err, out)
+	}
+	t.Logf("nats pub: %s", out)
+	if !strings.Contains(string(out), "Stored in Stream: ZARLOG_EVENTS") {
+		t.Errorf("nats pub output: %s", out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := s.ledger.WaitGame(ctx, ev.Game, func(*events.Game) bool { return true }); err != nil {
+		t.Fatalf("the event did not reach the ledger: %v (rejections %v)", err, s.ledger.Rejected())
+	}
+}

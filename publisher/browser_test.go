@@ -1,0 +1,561 @@
+package publisher
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/events/cjson"
+	"github.com/zarlog/zarlog/verifier"
+)
+
+// chromiumPath returns the Chromium to test with: $ZARLOG_CHROMIUM, or
+// chromium (Debian's) or chromium-browser on the PATH.
+func chromiumPath() string {
+	if p := os.Getenv("ZARLOG_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// newBrowser starts a headless Chromium for one test and returns its
+// context; every tab of the test derives from it.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	path := chromiumPath()
+	if path == "" {
+		t.Skip("Chromium is not installed (apt-get install chromium, or set ZARLOG_CHROMIUM): the browser verifier is not tested")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelB := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelB(); cancelA() })
+	if err := chromedp.Do(bctx); err != nil { // start the browser
+		t.Fatalf("starting Chromium: %v", err)
+	}
+	return bctx
+}
+
+// tab opens a new tab with a deadline for one step of a test.
+func tab(t *testing.T, browser context.Context) context.Context {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(browser)
+	t.Cleanup(cancel)
+	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(cancelT)
+	return ctx
+}
+
+// browserReport is the summary the pages leave in window.zarlogReport.
+type browserReport struct {
+	Exit       int      `json:"exit"`
+	Failed     []string `json:"failed"`
+	NotChecked []string `json:"notChecked"`
+	Summary    string   `json:"summary"`
+	Checks     []struct {
+		Name   string            `json:"name"`
+		Status string            `json:"status"`
+		Detail string            `json:"detail"`
+		Roll   *verifier.RollRef `json:"roll"`
+	} `json:"checks"`
+	Error string `json:"error"`
+}
+
+func (r browserReport) status(name string) string {
+	for _, c := range r.Checks {
+		if c.Name == name {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+// verifyOnPage clicks "verify in your browser" on a game page and waits for
+// the verdict.
+func verifyOnPage(t *testing.T, ctx context.Context, url string) (browserReport, string) {
+	t.Helper()
+	var rep browserReport
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(url),
+		chromedp.WaitVisible(chromedp.CSS("#verify-button")),
+		chromedp.Click(chromedp.CSS("#verify-button")),
+		chromedp.WaitVisible(chromedp.CSS("#summary")),
+	)
+	if err != nil {
+		t.Fatalf("%s: %v", url, err)
+	}
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](`window.zarlogReport`))
+	if err != nil {
+		t.Fatalf("%s: reading the report: %v", url, err)
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatalf("%s: %v: %s", url, err, raw)
+	}
+	text, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#summary")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, text
+}
+
+// TestBrowser runs the pages in a real headless Chromium: games of every
+// scheme verify on their pages (in English, Turkish and Arabic), a tampered
+// bundle names its first wrong roll, the offline auditor verifies a file it
+// is given, and the browser verifier agrees with zarlog-verify's checks on
+// every vector of testdata/dice.
+func TestBrowser(t *testing.T) {
+	browser := newBrowser(t)
+	f := testFixture(t)
+	srv := newTestPages(t, f, nil)
+	cat := verifier.MessageCatalog()
+
+	t.Run("game pages verify", func(t *testing.T) {
+		for _, c := range []struct {
+			scheme string
+			lang   verifier.Lang
+		}{
+			{"tavlarena-v1", English}, {"anchored-v1", English}, {"per-roll-v1", English},
+			{"tavlarena-v1", Turkish}, {"anchored-v1", Arabic},
+		} {
+			ctx := tab(t, browser)
+			rep, summary := verifyOnPage(t, ctx, srv.URL+"/games/"+f.ids[c.scheme]+"?lang="+string(c.lang))
+			if want := cat["SuPass"][langIndex(c.lang)]; rep.Exit != 0 || summary != want {
+				t.Errorf("%s %s: exit %d, summary %q, want %q; report %+v", c.scheme, c.lang, rep.Exit, summary, want, rep)
+			}
+			for _, name := range []string{"format", "commitment", "rolls", "sequence", "log-inclusion", "log-signature", "log-order", "log-agreement"} {
+				if got := rep.status(name); got != "pass" {
+					t.Errorf("%s %s: %s is %q, want pass", c.scheme, c.lang, name, got)
+				}
+			}
+			if c.scheme == "anchored-v1" && (rep.status("anchor") == "pass" || !slices.Contains(rep.NotChecked, "anchor")) {
+				t.Errorf("anchored-v1: the browser claims the anchor (%s), but it cannot check BLS; not checked: %v", rep.status("anchor"), rep.NotChecked)
+			}
+			if c.lang == Arabic {
+				dir, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector("main")).direction`))
+				if err != nil || dir != "rtl" {
+					t.Errorf("Arabic page: main's direction is %q (%v), want rtl", dir, err)
+				}
+			}
+		}
+	})
+
+	t.Run("tampered bundle names the wrong roll", func(t *testing.T) {
+		id := f.ids["tavlarena-v1"]
+		tampered := tamperBundleRoll(t, f.games[id].Bundle, 7)
+		games := memGames{id: {Status: GameFinished, Bundle: tampered}}
+		p, err := NewPages(Config{Games: games, LogKey: f.vkey})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mux := http.NewServeMux()
+		p.Register(mux)
+		srv2 := httptest.NewServer(mux)
+		defer srv2.Close()
+		ctx := tab(t, browser)
+		rep, summary := verifyOnPage(t, ctx, srv2.URL+"/games/"+id)
+
+		goRep := verifier.Verify(tampered, verifier.Options{LogKey: mustLogKey(t, f.vkey)})
+		want, _ := goRep.Check(verifier.CheckRolls)
+		if want.Roll == nil {
+			t.Fatalf("zarlog-verify finds no wrong roll in the tampered bundle: %v", goRep.Failed())
+		}
+		if rep.Exit != 1 || !strings.Contains(summary, "INVALID") || !slices.Equal(rep.Failed, goRep.Failed()) {
+			t.Errorf("tampered: exit %d, summary %q, failed %v; zarlog-verify failed %v", rep.Exit, summary, rep.Failed, goRep.Failed())
+		}
+		var n, claimed, recomputed string
+		err = chromedp.Do(ctx,
+			chromedp.WaitVisible(chromedp.CSS("#first-wrong")),
+			chromedp.Func(func(ctx context.Context, tt *chromedp.Target) error {
+				var err error
+				n, err = chromedp.Evaluate[string](`document.getElementById("first-wrong").dataset.n`)(ctx, tt)
+				if err == nil {
+					claimed, err = chromedp.Evaluate[string](`document.getElementById("first-wrong").dataset.claimed`)(ctx, tt)
+				}
+				if err == nil {
+					recomputed, err = chromedp.Evaluate[string](`document.getElementById("first-wrong").dataset.recomputed`)(ctx, tt)
+				}
+				return err
+			}),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != fmt.Sprint(*want.Roll.N) || claimed != want.Roll.Claimed.String() || recomputed != want.Roll.Recomputed.String() {
+			t.Errorf("the page names roll n=%s, %s claimed, %s recomputed; zarlog-verify: n=%d, %s, %s",
+				n, claimed, recomputed, *want.Roll.N, want.Roll.Claimed, want.Roll.Recomputed)
+		}
+		marked, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#rolls tr.wrong").dataset.index`))
+		if err != nil || marked != fmt.Sprint(want.Roll.Index) {
+			t.Errorf("the marked row is %q (%v), want %d", marked, err, want.Roll.Index)
+		}
+	})
+
+	t.Run("a browser without Ed25519 says so", func(t *testing.T) {
+		ctx := tab(t, browser)
+		// Make WebCrypto refuse Ed25519, as older browsers do, before the
+		// page's scripts run.
+		noEd := `(() => { const imp = crypto.subtle.importKey.bind(crypto.subtle);
+			crypto.subtle.importKey = (f, k, alg, ...rest) =>
+				(alg && (alg === "Ed25519" || alg.name === "Ed25519")) ? Promise.reject(new DOMException("no", "NotSupportedError")) : imp(f, k, alg, ...rest); })()`
+		err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tt *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tt, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: noEd})
+			return err
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, summary := verifyOnPage(t, ctx, srv.URL+"/games/"+f.ids["tavlarena-v1"])
+		if rep.Exit != 0 || rep.status("log-signature") != "skipped" || !slices.Contains(rep.NotChecked, "log-signature") ||
+			summary != browserMessages["BrPassNoEd25519"][0] {
+			t.Errorf("without Ed25519: exit %d, log-signature %s, summary %q", rep.Exit, rep.status("log-signature"), summary)
+		}
+		hidden, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("ed25519-note").hidden`))
+		if err != nil || hidden {
+			t.Errorf("the page does not say that this browser cannot check Ed25519 (hidden %v, %v)", hidden, err)
+		}
+	})
+
+	t.Run("roll it yourself", func(t *testing.T) {
+		ctx := tab(t, browser)
+		err := chromedp.Do(ctx,
+			chromedp.Navigate(srv.URL+"/stats?lang=tr"),
+			chromedp.WaitVisible(chromedp.CSS(`button[data-rolls="3600"]`)),
+			chromedp.Click(chromedp.CSS(`button[data-rolls="3600"]`)),
+			chromedp.Click(chromedp.CSS(`button[data-rolls="36"]`)),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`[Number(document.getElementById("sim-total").textContent),
+			[...document.querySelectorAll("#sim-grid td output")].reduce((s, o) => s + Number(o.textContent), 0),
+			Number(document.getElementById("sim-empty").textContent)]`))
+		if err != nil || len(got) != 3 || got[0] != 3636 || got[1] != 3636 || got[2] != 0 {
+			t.Errorf("after 3636 rolls: total, sum of the cells, empty cells = %v (%v)", got, err)
+		}
+	})
+
+	// The offline auditor, opened from a file, verifies a proof file given
+	// to its file input.
+	dir := t.TempDir()
+	auditor := filepath.Join(dir, "auditor.html")
+	if err := WriteAuditor(auditor, f.vkey); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("offline auditor verifies a file", func(t *testing.T) {
+		proof := filepath.Join(dir, "proof.json")
+		if err := os.WriteFile(proof, f.games[f.ids["per-roll-v1"]].Bundle, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ctx := tab(t, browser)
+		err := chromedp.Do(ctx,
+			chromedp.Navigate("file://"+auditor),
+			chromedp.WaitReady(chromedp.CSS("#file")),
+			chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{proof}),
+			chromedp.WaitVisible(chromedp.CSS("#summary")),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		summary, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#summary")))
+		if err != nil || summary != cat["SuPass"][0] {
+			t.Errorf("auditor: summary %q (%v), want %q", summary, err, cat["SuPass"][0])
+		}
+		// Its CSP forbids every connection: a fetch from the page fails.
+		blocked, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`fetch("data:text/plain,x").then(() => false, () => true)`, chromedp.EvalAwaitPromise))
+		if err != nil || !blocked {
+			t.Errorf("the auditor could fetch (blocked %v, %v)", blocked, err)
+		}
+	})
+
+	t.Run("agrees with zarlog-verify on testdata/dice", func(t *testing.T) {
+		ctx := tab(t, browser)
+		if err := chromedp.Do(ctx, chromedp.Navigate("file://"+auditor), chromedp.WaitReady(chromedp.CSS("#file"))); err != nil {
+			t.Fatal(err)
+		}
+		agreeOnVectors(t, ctx)
+	})
+
+	t.Run("agrees with zarlog-verify on mutated bundles", func(t *testing.T) {
+		ctx := tab(t, browser)
+		if err := chromedp.Do(ctx, chromedp.Navigate("file://"+auditor), chromedp.WaitReady(chromedp.CSS("#file"))); err != nil {
+			t.Fatal(err)
+		}
+		agreeOnMutations(t, ctx, f)
+	})
+}
+
+// browserExceptions are the checks the browser verifier cannot do like
+// zarlog-verify, per vector: the BLS signature of the drand beacon
+// (WebCrypto has no BLS12-381). In these vectors zarlog-verify's anchor
+// check fails on the signature alone, and the browser's anchor check reports
+// "skipped" (never "pass"); every other check agrees.
+var browserExceptions = map[string][]string{
+	"anchored-another-rounds-beacon": {"anchor"},
+	"anchored-wrong-drand-round":     {"anchor"},
+}
+
+// browserChecks are the checks the browser verifier implements. It reports
+// log-witnesses, log-emitter-signatures and moves as skipped (the test gives
+// zarlog-verify no witness policy or emitter key either), and the anchor's
+// BLS signature as not checked.
+var browserChecks = []string{"format", "commitment", "expected-commitment", "anchor", "rolls", "sequence",
+	"log-inclusion", "log-signature", "log-order", "log-agreement"}
+
+// agreeOnVectors runs every vector of testdata/dice through the browser
+// verifier (on the page of ctx) and through package verifier with the same
+// inputs (the file, --expected-commitment and --log-key), and compares the
+// verdicts, the status of every check the browser implements and the first
+// wrong roll.
+func agreeOnVectors(t *testing.T, ctx context.Context) {
+	raw, err := os.ReadFile("../testdata/dice/manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Vectors []struct {
+			Name, File, ExpectedCommitment, LogKey string
+		}
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Vectors) < 100 {
+		t.Fatalf("only %d vectors in the manifest", len(m.Vectors))
+	}
+	compared, tlog := 0, 0
+	for _, v := range m.Vectors {
+		data, err := os.ReadFile(filepath.Join("../testdata/dice", v.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(v.File, ".tlog-proof") {
+			// A single event, not a game's proof: zarlog-verify checks
+			// these; the browser says so as bad input.
+			tlog++
+			br, err := runBrowserVerifier(ctx, data, "", v.LogKey)
+			if err != nil || br.Exit != 2 {
+				t.Errorf("%s: the browser verifier gives exit %d (%v) for a tlog-proof, want 2", v.Name, br.Exit, err)
+			}
+			continue
+		}
+		opt := verifier.Options{}
+		if v.ExpectedCommitment != "" {
+			if opt.Expected, err = verifier.ParseExpected(v.ExpectedCommitment); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if v.LogKey != "" {
+			opt.LogKey = mustLogKey(t, v.LogKey)
+		}
+		goRep := verifier.Verify(data, opt)
+
+		br, err := runBrowserVerifier(ctx, data, v.ExpectedCommitment, v.LogKey)
+		if err != nil {
+			t.Errorf("%s: the browser verifier threw: %v", v.Name, err)
+			continue
+		}
+		compared++
+		if br.Exit != goRep.Exit() {
+			t.Errorf("%s: the browser says exit %d (failed %v), zarlog-verify %d (failed %v)", v.Name, br.Exit, br.Failed, goRep.Exit(), goRep.Failed())
+			continue
+		}
+		except := browserExceptions[v.Name]
+		for _, name := range browserChecks {
+			gc, inGo := goRep.Check(name)
+			bs := br.status(name)
+			switch {
+			case !inGo && bs == "":
+			case !inGo || bs == "":
+				t.Errorf("%s: check %s: in zarlog-verify's report %v, in the browser's %v", v.Name, name, inGo, bs != "")
+			case slices.Contains(except, name):
+				if bs == string(gc.Status) {
+					t.Errorf("%s: check %s is listed as an exception, but the browser agrees (%s)", v.Name, name, bs)
+				}
+				if bs == "pass" || gc.Status != verifier.Fail {
+					t.Errorf("%s: excepted check %s: the browser says %s, zarlog-verify %s", v.Name, name, bs, gc.Status)
+				}
+			case name == "anchor" && gc.Status == verifier.Pass:
+				if bs != "skipped" || !slices.Contains(br.NotChecked, "anchor") {
+					t.Errorf("%s: anchor: the browser says %s without naming it not checked", v.Name, bs)
+				}
+			case string(gc.Status) != bs:
+				t.Errorf("%s: check %s: the browser says %s, zarlog-verify %s (%s)", v.Name, name, bs, gc.Status, gc.Detail)
+			}
+			if name == "rolls" && gc.Status == verifier.Fail {
+				br := findRoll(br, name)
+				if br == nil || !sameRoll(br, gc.Roll) {
+					t.Errorf("%s: first wrong roll: the browser %+v, zarlog-verify %+v", v.Name, br, gc.Roll)
+				}
+			}
+		}
+	}
+	if tlog == 0 || compared < 200 {
+		t.Errorf("compared %d vectors (%d tlog-proofs left to zarlog-verify)", compared, tlog)
+	}
+	t.Logf("%d vectors compared; %d tlog-proof files are zarlog-verify's alone", compared, tlog)
+}
+
+// agreeOnMutations changes the fixture's bundles one byte at a time
+// (deterministically: a byte replaced, deleted or doubled at spread-out
+// positions, some inside leaves) and checks that the browser verifier never
+// throws and gives the same exit code and failed checks as package
+// verifier, with the log key.
+func agreeOnMutations(t *testing.T, ctx context.Context, f pageFixture) {
+	n := 0
+	for _, scheme := range []string{"tavlarena-v1", "anchored-v1", "per-roll-v1"} {
+		b := f.games[f.ids[scheme]].Bundle
+		for i := range 60 {
+			pos := (i*7919 + 13) % len(b)
+			m := bytes.Clone(b)
+			switch i % 3 {
+			case 0:
+				m[pos] = "0a}\"\\,1:9f"[i%12]
+			case 1:
+				m = append(m[:pos:pos], m[pos+1:]...)
+			case 2:
+				m = append(m[:pos+1:pos+1], m[pos:]...)
+			}
+			goRep := verifier.Verify(m, verifier.Options{LogKey: mustLogKey(t, f.vkey)})
+			br, err := runBrowserVerifier(ctx, m, "", f.vkey)
+			if err != nil {
+				t.Errorf("%s mutation %d (byte %d): the browser verifier threw: %v", scheme, i, pos, err)
+				continue
+			}
+			n++
+			except := []string{}
+			if scheme == "anchored-v1" {
+				except = append(except, "anchor") // BLS: see browserExceptions
+			}
+			gf := slices.DeleteFunc(goRep.Failed(), func(s string) bool { return slices.Contains(except, s) })
+			bf := slices.DeleteFunc(slices.Clone(br.Failed), func(s string) bool { return slices.Contains(except, s) })
+			if br.Exit != goRep.Exit() || !slices.Equal(gf, bf) {
+				t.Errorf("%s mutation %d (byte %d %q): the browser says exit %d %v, zarlog-verify %d %v",
+					scheme, i, pos, b[max(0, pos-20):min(len(b), pos+20)], br.Exit, br.Failed, goRep.Exit(), goRep.Failed())
+			}
+		}
+	}
+	t.Logf("%d mutated bundles compared", n)
+}
+
+// runBrowserVerifier runs ZarlogVerifier.verify on data in the page of ctx.
+func runBrowserVerifier(ctx context.Context, data []byte, expected, logKey string) (browserReport, error) {
+	args, _ := json.Marshal(map[string]string{"b64": base64.StdEncoding.EncodeToString(data), "expected": expected, "logKey": logKey})
+	js := `(async (a) => {
+		const bin = atob(a.b64), bytes = new Uint8Array(bin.length);
+		for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+		const r = await ZarlogVerifier.verify(bytes, {expected: a.expected, logKey: a.logKey});
+		return {exit: r.exit, failed: r.failed, notChecked: r.notChecked,
+			checks: r.checks.map(c => ({name: c.name, status: c.status, roll: c.roll || null}))};
+	})(` + string(args) + `)`
+	var br browserReport
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		return br, err
+	}
+	err = json.Unmarshal(out, &br)
+	return br, err
+}
+
+func findRoll(r browserReport, name string) *verifier.RollRef {
+	for _, c := range r.Checks {
+		if c.Name == name {
+			return c.Roll
+		}
+	}
+	return nil
+}
+
+func sameRoll(a, b *verifier.RollRef) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	eqN := (a.N == nil) == (b.N == nil) && (a.N == nil || *a.N == *b.N)
+	return a.Index == b.Index && eqN && a.RollID == b.RollID && *a.Claimed == *b.Claimed && *a.Recomputed == *b.Recomputed
+}
+
+// tamperBundleRoll changes die 2 of roll n in a per-game bundle, in the
+// logged roll event and in the top-level rolls alike, as an operator who
+// republished a changed game would: the leaf no longer matches the log, and
+// the roll no longer matches the seed.
+func tamperBundleRoll(t *testing.T, bundle []byte, n uint32) []byte {
+	t.Helper()
+	v, err := cjson.Decode(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := v.(cjson.Object)
+	get := func(o cjson.Object, k string) any { x, _ := o.Get(k); return x }
+	set := func(o cjson.Object, k string, x any) {
+		for i := range o {
+			if o[i].Key == k {
+				o[i].Value = x
+			}
+		}
+	}
+	var newDice [2]int
+	entries := get(get(root, "log").(cjson.Object), "entries").([]any)
+	done := false
+	for _, e := range entries {
+		eo := e.(cjson.Object)
+		ev, err := events.Parse([]byte(get(eo, "leaf").(string)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, ok := ev.Body.(events.Roll)
+		if !ok || r.N != n {
+			continue
+		}
+		r.Dice[1] = r.Dice[1]%6 + 1
+		newDice = r.Dice
+		ev.Body = r
+		leaf, err := events.Format(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set(eo, "leaf", string(leaf))
+		done = true
+	}
+	if !done {
+		t.Fatalf("no roll %d in the bundle", n)
+	}
+	roll := get(root, "rolls").([]any)[n].(cjson.Object)
+	set(roll, "dice", []any{int64(newDice[0]), int64(newDice[1])})
+	out := cjson.Append(nil, root)
+	if bytes.Equal(out, bundle) {
+		t.Fatal("the tampering changed nothing")
+	}
+	return out
+}

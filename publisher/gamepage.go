@@ -1,0 +1,280 @@
+package publisher
+
+import (
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"net/http"
+	"strings"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/events/dice"
+	"github.com/zarlog/zarlog/verifier"
+)
+
+// gameView is what game.tmpl draws.
+type gameView struct {
+	base
+	ID           string
+	Status       GameStatus
+	Scheme       string
+	Opponent     string
+	Seal         string        // the seal code; "" for per-roll-v1
+	Commitment   string        // the commitment (tavlarena-v1) or fingerprint (anchored-v1), hex
+	CommitLabel  string        // text key naming it
+	Badge        template.HTML // the tile badge of the commitment (SVG)
+	PerGame      bool
+	Rolls        []rollRow
+	PerRolls     []perRollRow
+	EventsLogged int
+	// The statement of what the proof shows, from package verifier.
+	Proves, NotProves []string
+	ProvesHead        string
+	NotProvesHead     string
+	FailNote          string
+	Python            string
+
+	LogKeyOrPlaceholder string
+}
+
+type rollRow struct {
+	Index  int
+	N      uint32
+	Kind   string
+	Dice   string
+	Player string
+}
+
+type perRollRow struct {
+	Index                                  int
+	RollID, Commitment, Seal, Seed, Second string
+	SecondFrom, Dice                       string
+	Counter                                string
+}
+
+func (p *Pages) gamePage(w http.ResponseWriter, r *http.Request) {
+	l := Negotiate(r.URL.Query().Get("lang"), r.Header.Get("Accept-Language"))
+	id, g, ok := p.game(w, r, l)
+	if !ok {
+		return
+	}
+	v := &gameView{base: p.base(r, l, "GameTitle", id), ID: id, Status: g.Status, LogKeyOrPlaceholder: p.cfg.LogKey}
+	if v.LogKeyOrPlaceholder == "" {
+		v.LogKeyOrPlaceholder = "VKEY"
+	}
+	var err error
+	if g.Status == GameFinished {
+		err = p.finishedView(v, g.Bundle, l)
+	} else {
+		err = inPlayView(v, g.Events, l)
+	}
+	if err != nil {
+		p.log.Error("pages: the game cannot be shown", "game", id, "err", err)
+		http.Error(w, "the record of this game cannot be read", http.StatusInternalServerError)
+		return
+	}
+	p.render(w, http.StatusOK, "game.tmpl", v)
+}
+
+// finishedView fills v from a game's proof bundle.
+func (p *Pages) finishedView(v *gameView, bundle []byte, l verifier.Lang) error {
+	ev, err := verifier.Parse(bundle)
+	if err != nil {
+		return fmt.Errorf("the proof bundle does not parse: %w", err)
+	}
+	v.Scheme = ev.Scheme
+	if ev.Opponent == verifier.OpponentComputer {
+		v.Opponent = text(l, "AgainstComputer")
+	}
+	switch {
+	case ev.Tavlarena != nil:
+		t := ev.Tavlarena
+		v.setSeal(t.Commitment, "Commitment")
+		v.setRolls(ev.Opening, t.Rolls, l)
+	case ev.Anchored != nil:
+		a := ev.Anchored
+		v.setSeal(a.Fingerprint, "Fingerprint")
+		v.setRolls(ev.Opening, a.Rolls, l)
+	case ev.PerRoll != nil:
+		for i, x := range ev.PerRoll.Rolls {
+			roller := dice.NewPerRoll(x.Seed, ev.PerRoll.MatchID, x.RollID, x.Second)
+			_, blocks := dice.FromBlocks(func(k uint32) dice.Block { return roller.Block(0, k) })
+			v.PerRolls = append(v.PerRolls, perRollRow{Index: i, RollID: x.RollID.String(), Commitment: hex.EncodeToString(x.Commitment[:]),
+				Seal: dice.SealCode(x.Commitment), Seed: hex.EncodeToString(x.Seed[:]), Second: hex.EncodeToString(x.Second[:]),
+				SecondFrom: x.SecondFrom, Dice: x.Dice.String(), Counter: counters(blocks)})
+		}
+	}
+
+	// The statement: what the Go verifier says about this very file, with
+	// the log's key when the pages know it.
+	opt := verifier.Options{}
+	if p.cfg.LogKey != "" {
+		if k, err := verifier.ParseLogKey(p.cfg.LogKey); err == nil {
+			opt.LogKey = k
+		}
+	}
+	rep := verifier.VerifyEvidence(ev, opt)
+	for _, m := range rep.Proves() {
+		v.Proves = append(v.Proves, m.In(l))
+	}
+	for _, m := range rep.DoesNotProve() {
+		v.NotProves = append(v.NotProves, m.In(l))
+	}
+	cat := verifier.MessageCatalog()
+	v.ProvesHead, v.NotProvesHead = cat["HProves"][langIndex(l)], cat["HNotProves"][langIndex(l)]
+	if rep.Exit() != 0 {
+		v.FailNote = cat["SuFailNote"][langIndex(l)] + " " + rep.Summary().In(l)
+	}
+	prog, err := PythonChecker(ev)
+	if err != nil {
+		return err
+	}
+	v.Python = string(prog)
+	return nil
+}
+
+// counters lists the block counters a roll used: "0" almost always.
+func counters(blocks uint32) string {
+	if blocks <= 1 {
+		return "0"
+	}
+	return fmt.Sprintf("0–%d", blocks-1)
+}
+
+func (v *gameView) setSeal(c [32]byte, label string) {
+	v.Seal = dice.SealCode(c)
+	v.Commitment = hex.EncodeToString(c[:])
+	v.CommitLabel = label
+	v.Badge = template.HTML(Badge(c)) // generated from numbers only: no user text
+}
+
+// setRolls fills the roll table of a per-game scheme, with who played each
+// roll: die 1 of an opening roll is seat 0's, die 2 seat 1's; the starter
+// plays the re-roll (or, western, the deciding opening roll) and the seats
+// then alternate.
+func (v *gameView) setRolls(o dice.Opening, rolls []dice.Roll, l verifier.Lang) {
+	v.PerGame = true
+	s := dice.NewSequence(o)
+	turns := 0
+	for i, x := range rolls {
+		row := rollRow{Index: i, N: x.N, Kind: text(l, "Kind-"+string(x.Kind)), Dice: x.Dice.String()}
+		starter := s.Starter()
+		switch {
+		case x.Kind == dice.KindOpening:
+			row.Player = text(l, "OpeningPlayers", x.Dice[0], x.Dice[1])
+		case x.Kind == dice.KindReroll && starter >= 0:
+			row.Player = text(l, "Seat", starter)
+		case x.Kind == dice.KindTurn && starter >= 0:
+			row.Player = text(l, "Seat", (starter+1+turns)%2)
+			turns++
+		}
+		if s.Next(x) != nil {
+			row.Player = "" // out of sequence: the verifier says so
+		}
+		v.Rolls = append(v.Rolls, row)
+	}
+}
+
+// inPlayView fills v from the events of a game that has no bundle yet: the
+// seal from its commit, the rolls logged so far.
+func inPlayView(v *gameView, leaves [][]byte, l verifier.Lang) error {
+	v.EventsLogged = len(leaves)
+	var opening dice.Opening = dice.OpeningWestern
+	var rolls []dice.Roll
+	for i, leaf := range leaves {
+		ev, err := events.Parse(leaf)
+		if err != nil {
+			return fmt.Errorf("event %d: %w", i, err)
+		}
+		v.Scheme = string(ev.Scheme)
+		switch b := ev.Body.(type) {
+		case events.TavlarenaCommit:
+			v.setSeal(b.Commitment, "Commitment")
+			opening, _ = dice.OpeningOf(b.Settings)
+		case events.AnchoredCommit:
+			v.setSeal(b.Fingerprint, "Fingerprint")
+			opening, _ = dice.OpeningOf(b.Settings)
+		case events.Roll:
+			rolls = append(rolls, dice.Roll{N: b.N, Dice: b.Dice, Kind: b.Kind})
+		case events.RollCommit:
+			v.PerRolls = append(v.PerRolls, perRollRow{Index: len(v.PerRolls), RollID: b.RollID.String(),
+				Commitment: hex.EncodeToString(b.Commitment[:]), Seal: dice.SealCode(b.Commitment), Counter: "0"})
+		case events.RollSecond:
+			if k := len(v.PerRolls) - 1; k >= 0 {
+				v.PerRolls[k].Second, v.PerRolls[k].SecondFrom = hex.EncodeToString(b.Second[:]), string(b.SecondFrom)
+			}
+		case events.RollReveal:
+			if k := len(v.PerRolls) - 1; k >= 0 {
+				v.PerRolls[k].Seed, v.PerRolls[k].Dice = hex.EncodeToString(b.Seed[:]), b.Dice.String()
+			}
+		}
+	}
+	if v.Scheme != string(events.PerRoll) {
+		v.setRolls(opening, rolls, l)
+	}
+	return nil
+}
+
+// Negotiate returns the page language: query (the ?lang= parameter) if it
+// names one, else the first supported language of an Accept-Language
+// header by its q-values, else English.
+func Negotiate(query, acceptLanguage string) verifier.Lang {
+	if l, ok := verifier.ParseLang(strings.ToLower(strings.TrimSpace(query))); ok {
+		return l
+	}
+	best, bestQ := English, -1.0
+	for i, part := range strings.Split(acceptLanguage, ",") {
+		if i >= 32 {
+			break // a header is not a place for long lists
+		}
+		tag, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		prim, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(tag)), "-")
+		l, ok := verifier.ParseLang(prim)
+		if !ok {
+			continue
+		}
+		q := 1.0
+		if k, val, found := strings.Cut(strings.TrimSpace(params), "="); found && strings.TrimSpace(k) == "q" {
+			q = parseQ(strings.TrimSpace(val))
+		}
+		if q > bestQ && q > 0 {
+			best, bestQ = l, q
+		}
+	}
+	return best
+}
+
+// parseQ parses an HTTP quality value (0 to 1, at most three decimals); an
+// invalid one counts as 0.
+func parseQ(s string) float64 {
+	if s == "" || len(s) > 5 {
+		return 0
+	}
+	var q float64
+	switch s[0] {
+	case '0':
+		q = 0
+	case '1':
+		q = 1
+	default:
+		return 0
+	}
+	if len(s) == 1 {
+		return q
+	}
+	if s[1] != '.' {
+		return 0
+	}
+	scale := 0.1
+	for _, c := range s[2:] {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		q += float64(c-'0') * scale
+		scale /= 10
+	}
+	if q > 1 {
+		return 0
+	}
+	return q
+}

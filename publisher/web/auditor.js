@@ -1,0 +1,83 @@
+// zarlog: the offline auditor's page. It reads a proof file the user opens
+// or drops, and checks it with verify.js; nothing leaves the page (its
+// Content-Security-Policy forbids every connection).
+"use strict";
+
+(function () {
+  const cat = JSON.parse(document.body.dataset.messages);
+  const ui = JSON.parse(document.body.dataset.ui);
+  const LANGS = ["en", "tr", "ar"];
+  const sel = document.getElementById("lang");
+  const out = document.getElementById("result");
+  let li = 0, last = null, lastName = "";
+
+  function T(id, args) { return ZarlogVerifier.render({ id: id, args: args || [] }, cat, li); }
+
+  function applyLang() {
+    li = Math.max(0, LANGS.indexOf(sel.value));
+    document.documentElement.lang = LANGS[li];
+    document.documentElement.dir = li === 2 ? "rtl" : "ltr";
+    for (const e of document.querySelectorAll("[data-t]")) {
+      const k = e.dataset.t;
+      e.textContent = ui[k] ? ui[k][li] : (cat[k] ? cat[k][li] : k);
+    }
+    document.title = T("BrAuditorTitle");
+    if (last) show(last);
+  }
+
+  function rollsTable(r) {
+    const table = document.getElementById("rolls");
+    const body = table.querySelector("tbody");
+    body.textContent = "";
+    const rolls = ZarlogVerifier.rollsOf(r.evidence);
+    rolls.forEach(function (x, i) {
+      const tr = document.createElement("tr");
+      tr.dataset.index = String(i);
+      const cells = x.rollId ? [String(i), x.rollId, x.dice[0] + "-" + x.dice[1]] : [String(x.n), x.kind, x.dice[0] + "-" + x.dice[1]];
+      for (const c of cells) {
+        const td = document.createElement("td");
+        td.textContent = c;
+        td.dir = "ltr";
+        tr.appendChild(td);
+      }
+      body.appendChild(tr);
+    });
+    table.hidden = rolls.length === 0;
+    ZarlogUI.markRoll(table, r);
+  }
+
+  function show(r) {
+    document.getElementById("file-name").textContent = T("BrFile", [lastName]);
+    window.zarlogReport = ZarlogUI.show(out, r, cat, li);
+    rollsTable(r);
+  }
+
+  async function check(file) {
+    lastName = file.name;
+    out.textContent = T("BrChecking");
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    last = await ZarlogVerifier.verify(bytes, {
+      expected: document.getElementById("expected").value,
+      logKey: document.getElementById("log-key").value,
+    });
+    show(last);
+  }
+
+  const pref = (navigator.language || "en").slice(0, 2);
+  sel.value = LANGS.indexOf(pref) >= 0 ? pref : "en";
+  sel.addEventListener("change", applyLang);
+  applyLang();
+  ZarlogVerifier.ed25519Supported().then(function (ok) {
+    if (!ok) document.getElementById("ed25519-note").hidden = false;
+  });
+  const input = document.getElementById("file");
+  input.addEventListener("change", function () { if (input.files[0]) check(input.files[0]); });
+  const drop = document.getElementById("drop");
+  drop.addEventListener("dragover", function (e) { e.preventDefault(); drop.classList.add("over"); });
+  drop.addEventListener("dragleave", function () { drop.classList.remove("over"); });
+  drop.addEventListener("drop", function (e) {
+    e.preventDefault();
+    drop.classList.remove("over");
+    if (e.dataTransfer.files[0]) check(e.dataTransfer.files[0]);
+  });
+})();

@@ -1,0 +1,75 @@
+// zarlog: shows a browser verifier report (verify.js) in a page. Shared by
+// the game page and the offline auditor.
+"use strict";
+
+var ZarlogUI = (function () {
+  const TITLES = {
+    "format": "TitleFormat", "commitment": "TitleCommitment", "expected-commitment": "TitleExpected",
+    "anchor": "TitleAnchor", "rolls": "TitleRolls", "sequence": "TitleSequence",
+    "log-inclusion": "TitleLogInclusion", "log-signature": "TitleLogSignature", "log-order": "TitleLogOrder",
+    "log-agreement": "TitleLogAgreement", "log-witnesses": "TitleLogWitnesses",
+    "log-emitter-signatures": "TitleLogEmitter", "moves": "TitleMoves",
+  };
+  const STATUS = { pass: "StPass", fail: "StFail", skipped: "StSkipped" };
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  // show renders report r into container, in the language of catalog cat
+  // (id -> [text, …]) at index li, and returns a plain summary object.
+  function show(container, r, cat, li) {
+    const T = function (m) { return ZarlogVerifier.render(m, cat, li); };
+    container.textContent = "";
+    const list = el("ul", "checks");
+    for (const c of r.checks) {
+      const item = el("li", "check " + c.status);
+      item.dataset.name = c.name;
+      item.dataset.status = c.status;
+      const title = T({ id: TITLES[c.name], args: [] });
+      item.appendChild(el("span", "status", T({ id: STATUS[c.status], args: [] })));
+      item.appendChild(el("span", "name", title === c.name ? c.name : title + " (" + c.name + ")"));
+      item.appendChild(el("span", "detail", T(c.detail)));
+      list.appendChild(item);
+    }
+    container.appendChild(list);
+    const w = r.firstWrongRoll;
+    if (w) {
+      const claimed = w.claimed[0] + "-" + w.claimed[1], got = w.recomputed[0] + "-" + w.recomputed[1];
+      const p = el("p", "first-wrong", w.rollId
+        ? T({ id: "BrFirstWrongPer", args: [String(w.index), w.rollId, claimed, got] })
+        : T({ id: "BrFirstWrong", args: [String(w.n), claimed, got] }));
+      p.id = "first-wrong";
+      p.dataset.index = String(w.index);
+      if (w.n !== undefined) p.dataset.n = String(w.n);
+      p.dataset.claimed = claimed;
+      p.dataset.recomputed = got;
+      container.appendChild(p);
+    }
+    if (r.notChecked.length > 0) {
+      container.appendChild(el("p", "not-checked", T({ id: "BrNotChecked", args: [r.notChecked.join(", ")] })));
+    }
+    const s = el("p", "summary " + (r.exit === 0 ? "ok" : "bad"), T(r.summary));
+    s.id = "summary";
+    s.dataset.exit = String(r.exit);
+    container.appendChild(s);
+    return {
+      exit: r.exit, failed: r.failed, notChecked: r.notChecked, summary: T(r.summary),
+      checks: r.checks.map(function (c) { return { name: c.name, status: c.status, detail: T(c.detail), roll: c.roll || null }; }),
+    };
+  }
+
+  // markRoll highlights the row of the first wrong roll in a roll table.
+  function markRoll(table, r) {
+    if (!table) return;
+    for (const tr of table.querySelectorAll("tr.wrong")) tr.classList.remove("wrong");
+    if (!r.firstWrongRoll) return;
+    const tr = table.querySelector('tr[data-index="' + r.firstWrongRoll.index + '"]');
+    if (tr) tr.classList.add("wrong");
+  }
+
+  return { show: show, markRoll: markRoll };
+})();

@@ -1,0 +1,211 @@
+package sdk_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/ledger/ingest"
+	"github.com/zarlog/zarlog/sdk"
+)
+
+// benchSink is a fake durable ledger: it appends every event to a file with
+// one fsync per Submit, accepts everything, and serves receipts with a
+// placeholder checkpoint (as the transport benchmark's sink in ledger/ingest,
+// plus the receipts).
+type benchSink struct {
+	f     *os.File
+	buf   []byte
+	mu    sync.Mutex
+	index map[string]uint64
+	next  uint64
+	grown chan struct{}
+}
+
+func (s *benchSink) Submit(ctx context.Context, subs []ingest.Submission) ([]ingest.Outcome, error) {
+	s.buf = s.buf[:0]
+	for _, sub := range subs {
+		s.buf = append(append(s.buf, sub.Event...), '\n')
+	}
+	if _, err := s.f.Write(s.buf); err != nil {
+		return nil, err
+	}
+	if err := s.f.Sync(); err != nil {
+		return nil, err
+	}
+	outs := make([]ingest.Outcome, len(subs))
+	s.mu.Lock()
+	for i, sub := range subs {
+		id := eventID(sub.Event)
+		if j, ok := s.index[id]; ok {
+			outs[i] = ingest.Outcome{Kind: ingest.Duplicate, Index: j, EventID: id}
+			continue
+		}
+		s.index[id] = s.next
+		outs[i] = ingest.Outcome{Kind: ingest.Appended, Index: s.next, EventID: id}
+		s.next++
+	}
+	close(s.grown)
+	s.grown = make(chan struct{})
+	s.mu.Unlock()
+	return outs, nil
+}
+
+// eventID reads the envelope's id: the last "id" member of canonical event
+// JSON (the body, which may hold any member, comes first).
+func eventID(e []byte) string {
+	i := bytes.LastIndex(e, []byte(`,"id":"`))
+	if i < 0 {
+		return ""
+	}
+	rest := e[i+7:]
+	return string(rest[:bytes.IndexByte(rest, '"')])
+}
+
+func (s *benchSink) Locate(ctx context.Context, id string) (ingest.Outcome, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i, ok := s.index[id]; ok {
+		return ingest.Outcome{Kind: ingest.Appended, Index: i, EventID: id}, nil
+	}
+	return ingest.Outcome{}, ingest.ErrNotFound
+}
+
+func (s *benchSink) WaitCovering(ctx context.Context, index uint64) ([]byte, error) {
+	for {
+		s.mu.Lock()
+		n, ch := s.next, s.grown
+		s.mu.Unlock()
+		if n > index {
+			return fmt.Appendf(nil, "bench.example/log\n%d\nAAAA\n\n— bench sig\n", n), nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// BenchmarkGames measures the SDK end to end: many concurrent tavlarena-v1
+// games (commit, two contributions, 40 rolls with a move each, end, reveal:
+// 85 events) played through one Client over TCP to the embedded server, the
+// ingest, and a sink that fsyncs every batch. Each game's calls wait for
+// their JetStream acks; with receipt=true the first roll also waits for the
+// commit's receipt. One iteration plays one game per goroutine. Compare
+// events/s with BenchmarkEndToEnd in ledger/ingest (transport only).
+func BenchmarkGames(b *testing.B) {
+	for _, bc := range []struct {
+		games   int
+		receipt bool
+	}{{64, false}, {512, false}, {512, true}, {2048, false}} {
+		b.Run(fmt.Sprintf("games=%d/receipt=%t", bc.games, bc.receipt), func(b *testing.B) { benchGames(b, bc.games, bc.receipt) })
+	}
+}
+
+func benchGames(b *testing.B, games int, receipt bool) {
+	ctx := context.Background()
+	f, err := os.Create(filepath.Join(b.TempDir(), "log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	sink := &benchSink{f: f, index: map[string]uint64{}, grown: make(chan struct{})}
+	srv, err := ingest.StartServer(ctx, ingest.ServerConfig{StoreDir: b.TempDir(), Port: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Shutdown()
+	inc, err := srv.Connect()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer inc.Close()
+	in, err := ingest.New(inc, ingest.Config{Sink: sink, Locator: sink, Checkpoints: sink, InfoInterval: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ictx, cancel := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- in.Run(ictx) }()
+	defer func() { cancel(); <-ran }()
+
+	signer, _, err := gamegen.Key(emitter)
+	if err != nil {
+		b.Fatal(err)
+	}
+	nc, err := sdk.Dial(srv.ClientURL(), emitter)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nc.Close()
+	client, err := sdk.New(nc, sdk.Config{Emitter: emitter})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer client.Close()
+	backend, err := sdk.NewBackend(client, sdk.GameConfig{Signer: signer, SkipCommitReceipt: !receipt})
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	const rolls = 40
+	playOne := func(i int) (int, error) {
+		g, err := backend.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: seats(fmt.Sprint(i)), Settings: []byte(`{"variant":"portes"}`)})
+		if err != nil {
+			return 0, err
+		}
+		var c [32]byte
+		g.Contribute(ctx, 0, c)
+		if err := g.Contribute(ctx, 1, c); err != nil {
+			return 0, err
+		}
+		for range rolls {
+			r, err := g.Roll(ctx)
+			if err != nil {
+				return 0, err
+			}
+			if r.Seat >= 0 {
+				if _, err := g.Move(ctx, r.Seat, "-"); err != nil {
+					return 0, err
+				}
+			}
+		}
+		if err := g.End(ctx, events.End{Result: events.Resigned, Winner: 0, Points: 1}); err != nil {
+			return 0, err
+		}
+		if err := g.Reveal(ctx); err != nil {
+			return 0, err
+		}
+		leaves, err := g.Leaves(ctx)
+		return len(leaves), err
+	}
+
+	total := 0
+	start := time.Now()
+	for b.Loop() {
+		var wg sync.WaitGroup
+		counts := make([]int, games)
+		errs := make([]error, games)
+		for i := range games {
+			wg.Go(func() { counts[i], errs[i] = playOne(i) })
+		}
+		wg.Wait()
+		for i := range games {
+			if errs[i] != nil {
+				b.Fatal(errs[i])
+			}
+			total += counts[i]
+		}
+	}
+	elapsed := time.Since(start)
+	b.ReportMetric(float64(total)/elapsed.Seconds(), "events/s")
+	b.ReportMetric(float64(total)/float64(b.N*games), "events/game")
+}

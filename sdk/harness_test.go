@@ -1,0 +1,359 @@
+package sdk_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/events/dice"
+	"github.com/zarlog/zarlog/internal/fakeledger"
+	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/ledger/ingest"
+	"github.com/zarlog/zarlog/rules"
+	"github.com/zarlog/zarlog/rules/movecheck"
+	"github.com/zarlog/zarlog/sdk"
+	"github.com/zarlog/zarlog/verifier"
+)
+
+const emitter = "tavla-east"
+
+// A clock is an injected clock that moves only when told.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock(t time.Time) *clock { return &clock{t: t} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
+
+func (c *clock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
+
+// rng is a deterministic source of the backend's "crypto" randomness.
+type rng struct{ r *rand.ChaCha8 }
+
+func newRand(label string) *rng { return &rng{rand.NewChaCha8(gamegen.Label32("sdk-test/" + label))} }
+
+func (r *rng) Read(p []byte) (int, error) { return r.r.Read(p) }
+
+// A stack is an embedded nats-server, an ingest into a fake ledger, and an
+// SDK backend connected over TCP, all torn down at the end of the test.
+type stack struct {
+	t       testing.TB
+	dir     string
+	port    int
+	srv     *ingest.Server
+	ledger  *fakeledger.Ledger
+	clock   *clock
+	signer  note.Signer
+	vkey    string
+	nc      *nats.Conn
+	client  *sdk.Client
+	backend *sdk.Backend
+
+	stopIngest func()
+	retries    chan error // every failed publish attempt of the client
+}
+
+type stackOpts struct {
+	start       time.Time // the clock's start; zero means 2026-11-30T10:00:00Z
+	skipReceipt bool
+	ackTimeout  time.Duration
+}
+
+func newStack(t testing.TB, o stackOpts) *stack {
+	t.Helper()
+	signer, vkey, err := gamegen.Key(emitter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.start.IsZero() {
+		o.start = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	}
+	s := &stack{t: t, dir: t.TempDir(), port: -1, clock: newClock(o.start), signer: signer, vkey: vkey,
+		retries: make(chan error, 1024)}
+	s.ledger, err = fakeledger.New(fakeledger.Config{EmitterKeys: []string{vkey}, Now: s.clock.Now, Rand: newRand("log-key")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.startNATS()
+	s.nc, err = sdk.Dial(s.srv.ClientURL(), emitter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.nc.Close)
+	ack := o.ackTimeout
+	if ack == 0 {
+		ack = 2 * time.Second
+	}
+	s.client, err = sdk.New(s.nc, sdk.Config{Emitter: emitter, AckTimeout: ack, RetryMin: time.Millisecond, RetryMax: 50 * time.Millisecond,
+		OnRetry: func(err error) {
+			select {
+			case s.retries <- err:
+			default:
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.client.Close)
+	s.backend, err = sdk.NewBackend(s.client, sdk.GameConfig{Signer: signer, Now: s.clock.Now, Rand: newRand(t.Name()), SkipCommitReceipt: o.skipReceipt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// startNATS starts the embedded server (on the stack's port once it has
+// one) and an ingest into the ledger.
+func (s *stack) startNATS() {
+	s.t.Helper()
+	if err := s.start(); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// start starts the server and the ingest (from any goroutine).
+func (s *stack) start() error {
+	t := s.t
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv, err := ingest.StartServer(ctx, ingest.ServerConfig{StoreDir: s.dir, Port: s.port})
+	if err != nil {
+		return err
+	}
+	s.srv = srv
+	if s.port == -1 {
+		s.port = srv.Addr().(*net.TCPAddr).Port
+	}
+	t.Cleanup(srv.Shutdown)
+	nc, err := srv.Connect()
+	if err != nil {
+		return err
+	}
+	in, err := ingest.New(nc, ingest.Config{Sink: s.ledger, Locator: s.ledger, Checkpoints: s.ledger,
+		RetryMin: time.Millisecond, RetryMax: 50 * time.Millisecond, InfoInterval: -1})
+	if err != nil {
+		return err
+	}
+	ictx, icancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- in.Run(ictx) }()
+	var once sync.Once
+	s.stopIngest = func() {
+		once.Do(func() {
+			icancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Errorf("ingest Run returned %v", err)
+			}
+			nc.Close()
+		})
+	}
+	t.Cleanup(s.stopIngest)
+	return nil
+}
+
+// stopNATS stops the ingest and the server (startNATS starts them again
+// on the same port and store).
+func (s *stack) stopNATS() {
+	s.stopIngest()
+	s.srv.Shutdown()
+}
+
+// streamMessages returns how many messages the events stream has ever
+// stored (its last sequence).
+func (s *stack) streamMessages(ctx context.Context) uint64 {
+	s.t.Helper()
+	nc, err := s.srv.Connect()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, "ZARLOG_EVENTS")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return info.State.LastSeq
+}
+
+// verifyBundle builds the game's proof bundle from the fake ledger and
+// checks it with the verifier and every key; it returns the report.
+func (s *stack) verifyBundle(ctx context.Context, game string) *verifier.Report {
+	s.t.Helper()
+	s.waitClosed(ctx, game)
+	bundle, err := s.ledger.Bundle(ctx, game)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	logKey, err := verifier.ParseLogKey(s.ledger.VerifierKey())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	ek, err := verifier.ParseEmitterKeys(s.vkey)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	r := verifier.Verify(bundle, verifier.Options{LogKey: logKey, EmitterKeys: ek})
+	if r.Exit() != 0 {
+		s.t.Fatalf("bundle of %s: exit %d, failed %v\n%s", game, r.Exit(), r.Failed(), r.Text(verifier.English))
+	}
+	return r
+}
+
+// waitClosed waits until the ledger holds the game closed.
+func (s *stack) waitClosed(ctx context.Context, game string) *events.Game {
+	s.t.Helper()
+	g, err := s.ledger.WaitGame(ctx, game, func(g *events.Game) bool { return g.Closed })
+	if err != nil {
+		s.t.Fatalf("game %s not closed in the ledger: %v (rejections %v)", game, err, s.ledger.Rejected())
+	}
+	return g
+}
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// perGame is what the tavlarena-v1 and anchored-v1 games share.
+type perGame interface {
+	ID() string
+	Roll(ctx context.Context) (sdk.Rolled, error)
+	Move(ctx context.Context, seat int, play string) (events.Move, error)
+	End(ctx context.Context, end events.End) error
+	Reveal(ctx context.Context) error
+	BoardEnd(ctx context.Context) (events.End, bool, error)
+	State(ctx context.Context) (*events.Game, error)
+}
+
+// play plays a per-game scheme's game from its first roll: with logged
+// moves, every played roll gets a move chosen by rules.Choose until the game
+// is over on the board (then a finished end); otherwise maxRolls rolls with
+// "-" moves and a resignation. It returns the rolls.
+func play(t testing.TB, ctx context.Context, g perGame, seed string, maxRolls int) []sdk.Rolled {
+	t.Helper()
+	return playWith(t, ctx, g, seed, maxRolls, nil)
+}
+
+// playWith is play with a hook called after each roll (and its move) with
+// the roll's number. It plays on from the game's current roll; the rolls it
+// returns are the ones it made.
+func playWith(t testing.TB, ctx context.Context, g perGame, seed string, maxRolls int, after func(n uint32)) []sdk.Rolled {
+	t.Helper()
+	strategy := rand.New(rand.NewChaCha8(gamegen.Label32("strategy/" + seed)))
+	st, err := g.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rolls []sdk.Rolled
+	n0 := uint32(len(st.Rolls))
+	for {
+		if st.MovesLogged {
+			if end, over, err := g.BoardEnd(ctx); err != nil {
+				t.Fatal(err)
+			} else if over {
+				if err := g.End(ctx, end); err != nil {
+					t.Fatal(err)
+				}
+				break
+			}
+		} else if int(n0)+len(rolls) >= maxRolls {
+			if err := g.End(ctx, events.End{Result: events.Resigned, Winner: 1, Points: 1}); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		r, err := g.Roll(ctx)
+		if err != nil {
+			t.Fatalf("roll %d: %v", len(rolls), err)
+		}
+		if r.N != n0+uint32(len(rolls)) {
+			t.Fatalf("roll %d has n %d", n0+uint32(len(rolls)), r.N)
+		}
+		rolls = append(rolls, r)
+		if r.Seat < 0 {
+			if after != nil {
+				after(r.N)
+			}
+			continue
+		}
+		playStr := "-"
+		if st.MovesLogged {
+			if st, err = g.State(ctx); err != nil {
+				t.Fatal(err)
+			}
+			ms, err := movecheck.ParseState(st.Position)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ms.Phase != movecheck.PhasePlay || ms.Seat != r.Seat || ms.N != r.N {
+				t.Fatalf("roll %d: the SDK says seat %d plays, the rules engine %+v", r.N, r.Seat, ms)
+			}
+			playStr = rules.FormatPlay(rules.Choose(ms.Variant, ms.Position, r.Seat, ms.Dice, strategy))
+		}
+		m, err := g.Move(ctx, r.Seat, playStr)
+		if err != nil {
+			t.Fatalf("move of roll %d: %v", r.N, err)
+		}
+		if m.N != r.N || m.Seat != r.Seat {
+			t.Fatalf("move %+v for roll %+v", m, r)
+		}
+		if after != nil {
+			after(r.N)
+		}
+	}
+	if err := g.Reveal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return rolls
+}
+
+// checkRolls checks the rolls the SDK returned against the sequence rules
+// and the dice the scheme gives (recomputed here from the logged game).
+func checkRolls(t testing.TB, rolls []sdk.Rolled, g *events.Game) {
+	t.Helper()
+	if len(rolls) != len(g.Rolls) {
+		t.Fatalf("%d rolls returned, %d logged", len(rolls), len(g.Rolls))
+	}
+	seq := dice.NewSequence(g.Opening)
+	for i, r := range rolls {
+		lr := g.Rolls[i]
+		if r.N != lr.N || r.Dice != lr.Dice || r.Kind != lr.Kind {
+			t.Fatalf("roll %d returned %+v, logged %+v", i, r, lr)
+		}
+		if err := seq.Next(lr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f := g.Recheck(*g.Seed); f != nil {
+		t.Fatalf("the logged game does not recheck: %s", f)
+	}
+}
