@@ -1,0 +1,406 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// Benchmarks run on the real file system (b.TempDir), with an fsync per
+// group, the signer loop running at its default interval, and realistic
+// events: interleaved games of the three schemes (about 1 event in 8 carries
+// an Ed25519 signature). Custom metrics: events/s, and for the disk and
+// memory benchmarks B/event and heap-MiB.
+
+// A benchPool hands out a deterministic stream of events as inputs,
+// generating more (with the timer stopped) when it runs out.
+type benchPool struct {
+	gen    *streamGen
+	inputs []Input
+}
+
+var (
+	benchKeysOnce sync.Once
+	benchKeysVal  *testKeys
+)
+
+func benchKeys(b testing.TB) *testKeys {
+	benchKeysOnce.Do(func() { benchKeysVal = newTestKeys(b) })
+	return benchKeysVal
+}
+
+func newBenchPool(b *testing.B, name string) *benchPool {
+	return &benchPool{gen: newStreamGen(b, benchKeys(b), name, 42, 64)}
+}
+
+func (p *benchPool) take(b *testing.B, n int) []Input {
+	if len(p.inputs) < n {
+		b.StopTimer()
+		p.inputs = append(p.inputs, inputs(b, p.gen.take(max(n, 20_000))...)...)
+		b.StartTimer()
+	}
+	out := p.inputs[:n]
+	p.inputs = p.inputs[n:]
+	return out
+}
+
+func leavesOf(in []Input) [][]byte {
+	out := make([][]byte, len(in))
+	for i := range in {
+		out[i] = in[i].Data
+	}
+	return out
+}
+
+func benchLedger(b *testing.B, dir string) *Ledger {
+	k := benchKeys(b)
+	l, err := Open(context.Background(), Config{Dir: dir, Signer: k.signer, Verifier: k.verifier, Emitters: k.keyring, Beacons: testBeacons, Metrics: prometheus.NewRegistry()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { l.Close() })
+	return l
+}
+
+// appendRaw appends leaves through the tree builder and Pebble only: no
+// parsing, checks or projections. It must not run concurrently with Append.
+func (l *Ledger) appendRaw(leaves [][]byte) error {
+	s := l.seq
+	batch := l.db.NewBatch()
+	defer batch.Close()
+	first := s.b.Size()
+	tiles, err := s.b.Append(leaves)
+	if err != nil {
+		return err
+	}
+	for _, td := range tiles {
+		batch.Set(tileKey(td.Tile), td.Data, nil)
+	}
+	st, _ := s.b.State().MarshalBinary()
+	batch.Set(keyState, st, nil)
+	batch.Set(u64Key(prefixTime, first), marshalTime(l.now()), nil)
+	if err := l.commit(batch, "raw append"); err != nil {
+		return err
+	}
+	l.install(s.b.Size(), s.b.Root(), &s.stats, &s.rej.sum)
+	return nil
+}
+
+// BenchmarkAppend measures appends with fsync at batch sizes 1, 100 and
+// 1000 from one caller, in three modes: full (Append: parse, verify, dedup,
+// state machine, projections, tree, Pebble), checked (the same with Parse
+// and Verify done beforehand, outside the timer) and raw (leaves through the
+// tree builder and Pebble only). The checked mode stops the timer around
+// each call's checks, which costs tens of microseconds: its batch=1 figure
+// is not meaningful.
+func BenchmarkAppend(b *testing.B) {
+	for _, mode := range []string{"full", "checked", "raw"} {
+		for _, batch := range []int{1, 100, 1000} {
+			b.Run(fmt.Sprintf("%s/batch=%d", mode, batch), func(b *testing.B) {
+				benchAppend(b, mode, batch)
+			})
+		}
+	}
+}
+
+func benchAppend(b *testing.B, mode string, batch int) {
+	l := benchLedger(b, b.TempDir())
+	ctx := context.Background()
+	pool := newBenchPool(b, fmt.Sprintf("bench-%s-%d", mode, batch))
+	events := 0
+	run := func(in []Input) {
+		switch mode {
+		case "full":
+			out, err := l.Append(ctx, in)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			for _, o := range out {
+				if o.Result != Appended {
+					b.Errorf("%+v %v", o, o.Reject)
+					return
+				}
+			}
+		case "checked":
+			b.StopTimer()
+			items := make([]item, len(in))
+			for i := range in {
+				items[i] = l.check(in[i])
+			}
+			b.StartTimer()
+			if err := l.begin(); err != nil {
+				b.Error(err)
+				return
+			}
+			_, err := l.submit(ctx, items)
+			l.appends.Done()
+			if err != nil {
+				b.Error(err)
+			}
+		case "raw":
+			if err := l.appendRaw(leavesOf(in)); err != nil {
+				b.Error(err)
+			}
+		}
+	}
+	for b.Loop() {
+		run(pool.take(b, batch))
+		events += batch
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}
+
+// concurrentWorkload is the events of BenchmarkAppendConcurrent, split by
+// game among the callers so that each caller's events of a game are in
+// order.
+var (
+	concurrentOnce sync.Once
+	concurrentAll  []Input
+)
+
+const concurrentEvents = 200_000
+
+// BenchmarkAppendConcurrent appends 200k events from many callers at once,
+// each appending its share (whole games) in calls of batch events, on a
+// fresh ledger per iteration: the sequencer groups the callers' calls into
+// group commits while the callers' checks run in parallel. Run it with
+// -benchtime=Nx.
+func BenchmarkAppendConcurrent(b *testing.B) {
+	concurrentOnce.Do(func() {
+		concurrentAll = inputs(b, newStreamGen(b, benchKeys(b), "concurrent", 9, 256).take(concurrentEvents)...)
+	})
+	for _, tc := range []struct {
+		mode           string
+		callers, batch int
+	}{{"full", 16, 1}, {"full", 64, 1}, {"full", 256, 1}, {"full", 16, 100}, {"full", 4, 1000}, {"checked", 4, 1000}, {"checked", 16, 100}} {
+		b.Run(fmt.Sprintf("%s/callers=%d/batch=%d", tc.mode, tc.callers, tc.batch), func(b *testing.B) {
+			shares := make([][]Input, tc.callers)
+			for _, in := range concurrentAll {
+				ev := parse(b, in.Data)
+				c := int(testUUID(ev.Game)[0]) % tc.callers
+				shares[c] = append(shares[c], in)
+			}
+			ctx := context.Background()
+			events, groups := 0, 0.0
+			for b.Loop() {
+				b.StopTimer()
+				l := benchLedger(b, b.TempDir())
+				// checked: Parse, Verify and the dedup hint run before
+				// the timer (the hints are all taken on the empty log,
+				// so most are too old to use: the sequencer looks the
+				// ids up itself).
+				var checked [][]item
+				if tc.mode == "checked" {
+					for _, share := range shares {
+						items := make([]item, len(share))
+						for i := range share {
+							items[i] = l.check(share[i])
+						}
+						checked = append(checked, items)
+					}
+				}
+				b.StartTimer()
+				var wg sync.WaitGroup
+				for c, share := range shares {
+					wg.Go(func() {
+						for i := 0; i < len(share); i += tc.batch {
+							j := min(i+tc.batch, len(share))
+							var err error
+							if tc.mode == "full" {
+								_, err = l.Append(ctx, share[i:j])
+							} else if err = l.begin(); err == nil {
+								_, err = l.submit(ctx, checked[c][i:j])
+								l.appends.Done()
+							}
+							if err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				b.StopTimer()
+				groups += groupCount(b, l)
+				l.Close()
+				b.StartTimer()
+				events += len(concurrentAll)
+			}
+			b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(events)/groups, "events/group")
+		})
+	}
+}
+
+// BenchmarkSign measures signing a checkpoint after one leaf was appended:
+// the consistency check from the stored tiles, the Ed25519 signature and
+// the durable write (an fsync).
+func BenchmarkSign(b *testing.B) {
+	l := benchLedger(b, b.TempDir())
+	pool := newBenchPool(b, "sign")
+	if err := l.appendRaw(leavesOf(pool.take(b, 100_000))); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		b.StopTimer()
+		if err := l.appendRaw(leavesOf(pool.take(b, 1))); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := l.Sign(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// bulkLoad appends n small raw leaves in batches of 64Ki.
+func bulkLoad(b *testing.B, l *Ledger, n int) {
+	leaf := make([]byte, 200)
+	batch := make([][]byte, 0, 1<<16)
+	for i := 0; i < n; {
+		batch = batch[:0]
+		for j := 0; j < 1<<16 && i < n; j++ {
+			l := fmt.Appendf(nil, `{"i":%d,"pad":"%s"}`, i, leaf[:150])
+			batch = append(batch, l)
+			i++
+		}
+		if err := l.appendRaw(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkInclusionProof generates inclusion proofs for random leaves from
+// the tiles in Pebble, in a tree of 1M leaves (10M with ZARLOG_SLOW=1),
+// bulk-loaded with raw leaves.
+func BenchmarkInclusionProof(b *testing.B) {
+	sizes := []int{1_000_000}
+	if os.Getenv("ZARLOG_SLOW") != "" {
+		sizes = append(sizes, 10_000_000)
+	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("leaves=%d", n), func(b *testing.B) {
+			l := benchLedger(b, b.TempDir())
+			bulkLoad(b, l, n)
+			cp := mustSign(b, l)
+			ctx := context.Background()
+			rng := rand.New(rand.NewPCG(1, 2))
+			b.Run("inclusion", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := l.InclusionProof(ctx, rng.Uint64N(cp.Size), cp.Size); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("game-multi-30", func(b *testing.B) {
+				// A game's ~30 leaves, spread over a few thousand
+				// leaves of interleaved games.
+				idx := make([]uint64, 30)
+				for b.Loop() {
+					start := rng.Uint64N(cp.Size - 5000)
+					for i := range idx {
+						idx[i] = start + uint64(i)*150 + rng.Uint64N(100)
+					}
+					if _, _, err := l.ProveMulti(ctx, idx, cp.Size); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkDiskPerEvent appends realistic events in groups of 1000, then
+// compacts the store and reports its size per event, and the share of the
+// entry bundles, tiles and projections.
+func BenchmarkDiskPerEvent(b *testing.B) {
+	dir := b.TempDir()
+	l := benchLedger(b, dir)
+	pool := newBenchPool(b, "disk")
+	ctx := context.Background()
+	events := 0
+	for b.Loop() {
+		if _, err := l.Append(ctx, pool.take(b, 1000)); err != nil {
+			b.Fatal(err)
+		}
+		events += 1000
+	}
+	b.StopTimer()
+	if err := l.db.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
+		b.Fatal(err)
+	}
+	var total, tables int64
+	filepath.Walk(dir, func(path string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			total += fi.Size()
+			if strings.HasSuffix(path, ".sst") {
+				tables += fi.Size()
+			}
+		}
+		return nil
+	})
+	// The WAL and the memtable are a fixed cost (up to about twice
+	// MemTableSize), not a cost per event: report the tables apart.
+	b.ReportMetric(float64(total)/float64(events), "B/event")
+	b.ReportMetric(float64(tables)/float64(events), "sst-B/event")
+	for _, p := range []struct {
+		name   string
+		prefix byte
+	}{{"bundles", prefixBundle}, {"tiles", prefixTile}, {"dedup", prefixDedup}, {"games", prefixGame}} {
+		n, _ := l.db.EstimateDiskUsage([]byte{p.prefix}, prefixEnd(p.prefix))
+		b.ReportMetric(float64(n)/float64(events), p.name+"-B/event")
+	}
+	b.ReportMetric(float64(events), "events")
+}
+
+// BenchmarkHeap appends 1M realistic events (generated as it goes, in calls
+// of 1000) and reports the live heap after 100k and after 1M events: it
+// should not grow with the log. Run it with -benchtime=1x.
+func BenchmarkHeap(b *testing.B) {
+	l := benchLedger(b, b.TempDir())
+	gen := newStreamGen(b, benchKeys(b), "heap", 3, 64)
+	ctx := context.Background()
+	heap := func() float64 {
+		runtime.GC()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return float64(m.HeapInuse) / (1 << 20)
+	}
+	start := time.Now()
+	for b.Loop() {
+		for i := 1; i <= 1000; i++ {
+			if _, err := l.Append(ctx, inputs(b, gen.take(1000)...)); err != nil {
+				b.Fatal(err)
+			}
+			switch i {
+			case 100:
+				b.ReportMetric(heap(), "heap-MiB@100k")
+			case 1000:
+				b.ReportMetric(heap(), "heap-MiB@1M")
+			}
+		}
+	}
+	b.ReportMetric(time.Since(start).Seconds(), "s")
+}
+
+// groupCount returns the number of group commits l made, from its metrics.
+func groupCount(b *testing.B, l *Ledger) float64 {
+	m := &dto.Metric{}
+	if err := l.met.groupSize.Write(m); err != nil {
+		b.Fatal(err)
+	}
+	return float64(m.GetHistogram().GetSampleCount())
+}

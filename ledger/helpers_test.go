@@ -1,0 +1,182 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/merkle"
+)
+
+// A fakeClock advances one millisecond per reading.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{t: testStart} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Millisecond)
+	return c.t
+}
+
+// testEnv is a ledger on an in-memory file system, with the test keys and a
+// fake clock, and no signer loop: tests sign with Sign.
+type testEnv struct {
+	t     testing.TB
+	k     *testKeys
+	fs    vfs.FS
+	clock *fakeClock
+	cfg   Config
+}
+
+func newTestEnv(t testing.TB) *testEnv {
+	k := newTestKeys(t)
+	e := &testEnv{t: t, k: k, fs: vfs.NewMem(), clock: newFakeClock()}
+	e.cfg = Config{
+		Dir:                "db",
+		FS:                 e.fs,
+		Signer:             k.signer,
+		Verifier:           k.verifier,
+		Emitters:           k.keyring,
+		Beacons:            testBeacons,
+		CheckpointInterval: -1,
+		Now:                e.clock.Now,
+	}
+	return e
+}
+
+func (e *testEnv) open() *Ledger {
+	e.t.Helper()
+	l, err := Open(context.Background(), e.cfg)
+	if err != nil {
+		e.t.Fatalf("Open: %v", err)
+	}
+	e.t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func mustAppend(t testing.TB, l *Ledger, in []Input) []Outcome {
+	t.Helper()
+	out, err := l.Append(context.Background(), in)
+	if err != nil {
+		t.Fatalf("Append: %v", err)
+	}
+	if len(out) != len(in) {
+		t.Fatalf("Append returned %d outcomes for %d inputs", len(out), len(in))
+	}
+	return out
+}
+
+// appendAll appends leaves in calls of n and checks they are all appended
+// at consecutive indices.
+func appendAll(t testing.TB, l *Ledger, leaves [][]byte, n int) {
+	t.Helper()
+	size, err := l.Size()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(leaves); i += n {
+		out := mustAppend(t, l, inputs(t, leaves[i:min(i+n, len(leaves))]...))
+		for j, o := range out {
+			if o.Result != Appended || o.Index != size {
+				t.Fatalf("input %d: %+v (reject %v), want appended at %d", i+j, o, o.Reject, size)
+			}
+			size++
+		}
+	}
+}
+
+func mustSign(t testing.TB, l *Ledger) merkle.Checkpoint {
+	t.Helper()
+	n, err := l.Sign(context.Background())
+	if err != nil {
+		t.Fatalf("Sign: %v", err)
+	}
+	cp, err := merkle.Open(n, l.cfg.Verifier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cp
+}
+
+// dumpProjections returns every projection record of the store.
+func dumpProjections(t testing.TB, l *Ledger) map[string][]byte {
+	t.Helper()
+	v, err := l.acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.release()
+	out := map[string][]byte{}
+	for _, p := range []byte{prefixDedup, prefixGame, prefixFinished} {
+		it, err := v.snap.NewIter(&pebble.IterOptions{LowerBound: []byte{p}, UpperBound: prefixEnd(p)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			out[string(it.Key())] = slices.Clone(it.Value())
+		}
+		it.Close()
+	}
+	if s, err := get(v.snap, keyStats); err == nil {
+		out[string(keyStats)] = s
+	}
+	if _, err := get(v.snap, keyRebuild); !errors.Is(err, pebble.ErrNotFound) {
+		t.Fatalf("rebuild marker: %v", err)
+	}
+	return out
+}
+
+func diffDumps(t testing.TB, a, b map[string][]byte) {
+	t.Helper()
+	for k, v := range a {
+		if w, ok := b[k]; !ok {
+			t.Errorf("key %q: only before", k)
+		} else if !bytes.Equal(v, w) {
+			t.Errorf("key %q: %x before, %x after", k, v, w)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			t.Errorf("key %q: only after", k)
+		}
+	}
+}
+
+func parse(t testing.TB, leaf []byte) *events.Event {
+	t.Helper()
+	ev, err := events.Parse(leaf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// openRaw opens the test ledger's Pebble store directly, to damage it.
+func openRaw(t testing.TB, e *testEnv) *pebble.DB {
+	t.Helper()
+	db, err := pebble.Open(e.cfg.Dir, &pebble.Options{FS: e.fs, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)         {}
+func (quietLogger) Errorf(string, ...any)        {}
+func (quietLogger) Fatalf(f string, args ...any) { panic(fmt.Sprintf(f, args...)) }

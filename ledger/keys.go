@@ -1,0 +1,127 @@
+package ledger
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/merkle"
+)
+
+// The Pebble key layout. Every key starts with one ASCII byte naming its
+// table; numbers are big-endian so keys sort in index order. README.md has
+// the same table with the reasons.
+//
+//	log (the source of truth; authenticated by the tree, except "a"):
+//	  'e' N:u64             entry bundle N, the growing one (tlog-tiles)
+//	  't' L:u8 N:u64        hash tile L/N, the growing one (tlog-tiles)
+//	  'a' I:u64             append time of the group whose first leaf is I: i64 Unix ns
+//	  'm' "state"           merkle.State of the stored tree
+//	  'm' "checkpoint"      the last signed checkpoint note, as published
+//	  'm' "format"          the store format version (u8 1) and the origin
+//	projections (derived from the log; Rebuild recreates them byte for byte):
+//	  'i' id                dedup: leaf index u64 ‖ leaf hash [32]
+//	  'g' game              events.Game, MarshalBinary
+//	  'f' I:u64             game finished by leaf I: status u8 ‖ game id
+//	  'm' "stats"           Stats, MarshalBinary
+//	  'm' "rebuild"         present while a Rebuild is unfinished
+//	operator data (not derived from the log):
+//	  'r' S:u64             rejected input S (Rejection, MarshalBinary)
+//	  'x' id 0x00 S:u64     by-id index of the rejected store (empty value)
+//	  'm' "rejected"        the rejected store's counters
+const (
+	prefixBundle     = 'e'
+	prefixTile       = 't'
+	prefixTime       = 'a'
+	prefixMeta       = 'm'
+	prefixDedup      = 'i'
+	prefixGame       = 'g'
+	prefixFinished   = 'f'
+	prefixRejected   = 'r'
+	prefixRejectedID = 'x'
+)
+
+var (
+	keyState      = []byte("mstate")
+	keyCheckpoint = []byte("mcheckpoint")
+	keyFormat     = []byte("mformat")
+	keyStats      = []byte("mstats")
+	keyRebuild    = []byte("mrebuild")
+	keyRejMeta    = []byte("mrejected")
+)
+
+// storeFormat is the first byte of the "format" record.
+const storeFormat = 1
+
+// tileKey returns the key of a tile or entry bundle, independent of its
+// width: one growing record per (level, index), so serving any width is one
+// lookup (merkle.TilePrefix, merkle.BundlePrefix).
+func tileKey(t merkle.Tile) []byte {
+	if t.Level == merkle.EntriesLevel {
+		return binary.BigEndian.AppendUint64([]byte{prefixBundle}, t.Index)
+	}
+	return binary.BigEndian.AppendUint64([]byte{prefixTile, byte(t.Level)}, t.Index)
+}
+
+func u64Key(prefix byte, n uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{prefix}, n)
+}
+
+func strKey(prefix byte, s string) []byte {
+	return append([]byte{prefix}, s...)
+}
+
+// prefixEnd returns the first key after every key starting with prefix.
+func prefixEnd(prefix byte) []byte { return []byte{prefix + 1} }
+
+// A dedupRecord is the dedup index's value for one event id.
+type dedupRecord struct {
+	Index    uint64
+	LeafHash merkle.Hash
+}
+
+const dedupSize = 8 + merkle.HashSize
+
+func (d dedupRecord) marshal() []byte {
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, dedupSize), d.Index)
+	return append(b, d.LeafHash[:]...)
+}
+
+func parseDedup(b []byte) (dedupRecord, error) {
+	if len(b) != dedupSize {
+		return dedupRecord{}, fmt.Errorf("dedup record is %d bytes, want %d: %w", len(b), dedupSize, ErrCorrupt)
+	}
+	return dedupRecord{Index: binary.BigEndian.Uint64(b), LeafHash: merkle.Hash(b[8:])}, nil
+}
+
+func marshalTime(t time.Time) []byte {
+	return binary.BigEndian.AppendUint64(nil, uint64(t.UnixNano()))
+}
+
+func parseTime(b []byte) (time.Time, error) {
+	if len(b) != 8 {
+		return time.Time{}, fmt.Errorf("append time is %d bytes, want 8: %w", len(b), ErrCorrupt)
+	}
+	return time.Unix(0, int64(binary.BigEndian.Uint64(b))).UTC(), nil
+}
+
+// finished records map a game's status to one byte.
+var finishedStatus = []events.Status{events.StatusOpen, events.StatusEnded, events.StatusVerified, events.StatusFailed}
+
+func marshalFinished(st events.Status, game string) []byte {
+	var c byte
+	for i, s := range finishedStatus {
+		if s == st {
+			c = byte(i)
+		}
+	}
+	return append([]byte{c}, game...)
+}
+
+func parseFinished(key, val []byte) (FinishedGame, error) {
+	if len(key) != 9 || len(val) < 2 || int(val[0]) >= len(finishedStatus) {
+		return FinishedGame{}, fmt.Errorf("finished-game record %x = %x: %w", key, val, ErrCorrupt)
+	}
+	return FinishedGame{Index: binary.BigEndian.Uint64(key[1:]), Status: finishedStatus[val[0]], Game: string(val[1:])}, nil
+}

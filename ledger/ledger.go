@@ -1,0 +1,536 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/events/drand"
+	"github.com/zarlog/zarlog/merkle"
+)
+
+// Errors. Callers branch on them with errors.Is.
+var (
+	// ErrClosed is returned by every method of a closed Ledger.
+	ErrClosed = errors.New("ledger closed")
+	// ErrStopped is returned once a write to Pebble has failed: the ledger
+	// appends and signs nothing more. Err gives the cause. An Append that
+	// fails with ErrStopped may or may not have been persisted: after the
+	// ledger is reopened, sending the same inputs again is safe (the same
+	// bytes get the same index, as a Duplicate).
+	ErrStopped = errors.New("ledger stopped after a failed write")
+	// ErrNotFound is returned for a game, leaf, tile or checkpoint the
+	// ledger does not have. It is merkle.ErrNotFound, so the errors of
+	// proofs computed from the ledger's tiles match it too.
+	ErrNotFound = merkle.ErrNotFound
+	// ErrTampered is wrapped by the *TamperError Open returns when the
+	// stored log differs from what the ledger signed or stored.
+	ErrTampered = errors.New("store does not match the signed log")
+	// ErrCorrupt marks a stored record that does not decode.
+	ErrCorrupt = errors.New("corrupt record")
+	// ErrRange is returned for an index or tree size beyond what the
+	// ledger has (or has signed, for proofs at a checkpoint).
+	ErrRange = errors.New("out of range")
+)
+
+// A CheckLevel says how much of the stored tree Open verifies.
+type CheckLevel int
+
+// Check levels, each including the one before.
+const (
+	// CheckRoot recomputes the root of the last signed checkpoint from the
+	// stored tiles (one tile per level), checks the builder's partial tiles
+	// and entry bundle against the stored tree state, and checks that state
+	// is consistent with the checkpoint. It reads a few tiles: milliseconds.
+	CheckRoot CheckLevel = iota
+	// CheckTiles also checks every full hash tile against the tile above
+	// it, so a changed hash anywhere is named by its tile. It reads every
+	// hash tile: about 32 bytes per leaf (under a second per 10M leaves).
+	CheckTiles
+	// CheckEntries also hashes every entry of every entry bundle against
+	// the level-0 tiles: it reads the whole log.
+	CheckEntries
+)
+
+// Defaults of the Config fields whose zero value means "the default".
+const (
+	DefaultCheckpointInterval = 100 * time.Millisecond
+	DefaultResignInterval     = time.Minute
+	DefaultMaxBatchEvents     = 4096
+	DefaultMaxBatchBytes      = 16 << 20
+	DefaultGameCache          = 16384
+	DefaultRejectedRecords    = 1_000_000
+	DefaultRejectedBytes      = 1 << 30
+	DefaultWitnessTimeout     = 10 * time.Second
+)
+
+// A Config configures a Ledger. Only Dir, Signer and Verifier are required.
+type Config struct {
+	// Dir is the Pebble data directory; it is created if missing.
+	// Required: empty is an error.
+	Dir string
+	// FS is the file system Pebble uses: vfs.NewMem() or an errorfs
+	// wrapper in tests. Nil means the operating system's.
+	FS vfs.FS
+	// Pebble is the base of the Pebble options, cloned; FS and Logger are
+	// set from this Config. Nil means zarlog's defaults (a 64 MiB memtable,
+	// a 256 MiB block cache, Bloom filters on every level).
+	Pebble *pebble.Options
+
+	// Signer signs the log's checkpoints; its name is the log's origin.
+	// Verifier is the matching verifier key: Open uses it to check the
+	// stored checkpoint. merkle.NewSigner and merkle.NewVerifier make them
+	// from the keys of `zarlog keygen`. Required: nil is an error, and so
+	// are keys that do not match.
+	Signer   note.Signer
+	Verifier note.Verifier
+
+	// Emitters holds the emitters the log accepts and their keys. Nil means
+	// none: every event is refused as unknown-emitter.
+	Emitters *events.Keyring
+	// Beacons returns the pinned drand chain of a chain hash, for the
+	// anchored-v1 scheme. Nil means the chains package events/drand pins
+	// (drand quicknet): events.BeaconsOf(drand.ChainByHash).
+	Beacons func(chainHash [32]byte) (events.BeaconVerifier, bool)
+	// Moves checks move events against the rules. Nil means moves are
+	// checked only structurally (events.Env.Moves).
+	Moves events.MoveChecker
+	// ClockSkew is how far the ledger's clock may be behind true time in
+	// the anchored-v1 clock checks (events.Env.ClockSkew). Zero means none.
+	ClockSkew time.Duration
+
+	// CheckpointInterval is how often the signer looks for a grown tree to
+	// sign. Zero means DefaultCheckpointInterval; negative means no signer
+	// loop: checkpoints are signed only by Sign (tests).
+	CheckpointInterval time.Duration
+	// ResignInterval is how long an unchanged checkpoint may go without
+	// being signed again (and sent to the witnesses). Zero means
+	// DefaultResignInterval.
+	ResignInterval time.Duration
+	// Witness, if not nil, has each new checkpoint cosigned before it is
+	// published. Nil means no witnesses.
+	Witness Witness
+	// WitnessTimeout bounds one Witness call. Zero means
+	// DefaultWitnessTimeout.
+	WitnessTimeout time.Duration
+
+	// MaxBatchEvents and MaxBatchBytes bound a group commit: the sequencer
+	// stops adding callers' inputs to a group once it holds that many
+	// inputs or bytes. Zero means DefaultMaxBatchEvents and
+	// DefaultMaxBatchBytes.
+	MaxBatchEvents int
+	MaxBatchBytes  int
+	// GameCache is how many states of open games the sequencer keeps
+	// decoded in memory (least recently used are dropped; finished games
+	// are not kept). Zero means DefaultGameCache.
+	GameCache int
+	// RejectedRecords and RejectedBytes bound the rejected store: when a
+	// new rejection makes it hold more records or bytes, the oldest records
+	// are deleted (and counted in RejectedSummary.Dropped; the per-code
+	// counts are kept for ever). Zero means DefaultRejectedRecords and
+	// DefaultRejectedBytes.
+	RejectedRecords int
+	RejectedBytes   int64
+
+	// Check is how much of the stored tree Open verifies. Zero means
+	// CheckRoot.
+	Check CheckLevel
+
+	// Now is the ledger's clock: the append time of each group (Env.Now)
+	// and the time of rejections. Nil means time.Now.
+	Now func() time.Time
+	// Logger receives the ledger's logs and Pebble's. Nil means none.
+	Logger *slog.Logger
+	// Metrics is where the ledger registers its Prometheus metrics. Nil
+	// means they are not registered.
+	Metrics prometheus.Registerer
+}
+
+// A Witness gets a checkpoint cosigned by the log's witnesses (C2SP
+// tlog-witness). The ledger calls it from its signer loop, one call at a time,
+// after the log-signed checkpoint is durable and before it is published.
+type Witness interface {
+	// Cosign returns the signed checkpoint note with the witnesses'
+	// cosignatures added (the log's signature kept). proofs gives the
+	// consistency proofs a witness asks for. An error means no cosignatures:
+	// the ledger publishes the checkpoint with its own signature alone.
+	Cosign(ctx context.Context, signed []byte, proofs ConsistencyProver) ([]byte, error)
+}
+
+// A ConsistencyProver returns consistency proofs between two tree sizes of
+// the log. The Ledger is one.
+type ConsistencyProver interface {
+	ConsistencyProof(ctx context.Context, oldSize, newSize uint64) ([]merkle.Hash, error)
+}
+
+// A Ledger is an open event log. Its methods are safe for concurrent use.
+type Ledger struct {
+	cfg    Config
+	log    *slog.Logger
+	now    func() time.Time
+	db     *pebble.DB
+	origin string
+	met    *metrics
+
+	mu      sync.RWMutex // guards closed, so Close can wait for Appends
+	closed  bool
+	appends sync.WaitGroup
+	reqs    chan *request
+	seqDone chan struct{}
+	seq     *sequencer // owned by the sequencer goroutine
+
+	commits    chan *prepared // sequencer → committer
+	commitDone chan struct{}
+	committed  atomic.Uint64 // the number of the last group committed
+	epoch      atomic.Uint64 // incremented around each Rebuild: dedup hints from another epoch are not used
+
+	view     atomic.Pointer[view]
+	snaps    sync.WaitGroup // open view snapshots
+	closedCh chan struct{}
+
+	commitMu sync.Mutex // serializes commits (see commit)
+
+	signMu   sync.Mutex // serializes signing
+	lastSign time.Time  // under signMu
+	latest   atomic.Pointer[published]
+	signStop chan struct{}
+	signDone chan struct{}
+
+	stopOnce sync.Once
+	stopErr  atomic.Pointer[stopCause]
+	stopped  chan struct{}
+}
+
+type stopCause struct{ err error }
+
+// A view is what readers see: a Pebble snapshot taken after a group's batch
+// was durably committed, with the tree it holds. A batch whose commit failed
+// may already be in Pebble's memtable, visible to plain reads; a view never
+// shows it.
+type view struct {
+	snap     *pebble.Snapshot
+	size     uint64
+	root     merkle.Hash
+	stats    Stats
+	rejected RejectedSummary
+	refs     atomic.Int64
+	done     func()
+}
+
+func (v *view) release() {
+	if v.refs.Add(-1) == 0 {
+		v.snap.Close()
+		v.done()
+	}
+}
+
+// acquire returns the current view, which the caller must release.
+func (l *Ledger) acquire() (*view, error) {
+	for {
+		v := l.view.Load()
+		if v == nil {
+			return nil, ErrClosed
+		}
+		n := v.refs.Load()
+		if n == 0 {
+			continue // being released; a newer one is installed
+		}
+		if v.refs.CompareAndSwap(n, n+1) {
+			return v, nil
+		}
+	}
+}
+
+// install makes a new view of the database current.
+func (l *Ledger) install(size uint64, root merkle.Hash, stats *Stats, rej *RejectedSummary) {
+	l.snaps.Add(1)
+	v := &view{snap: l.db.NewSnapshot(), size: size, root: root, stats: *stats, rejected: rej.clone(), done: l.snaps.Done}
+	v.refs.Store(1)
+	if old := l.view.Swap(v); old != nil {
+		old.release()
+	}
+	l.met.treeSize.Set(float64(size))
+}
+
+// A published checkpoint is what Latest returns.
+type published struct {
+	note []byte
+	cp   merkle.Checkpoint
+	ok   bool          // false before the first checkpoint
+	next chan struct{} // closed when a newer checkpoint is published
+}
+
+// Open opens (or creates) the ledger in cfg.Dir and starts its sequencer and
+// signer. It verifies the stored tree against the last signed checkpoint (see
+// CheckLevel) and returns a *TamperError if they differ. If a Rebuild was
+// interrupted, Open finishes it before returning.
+//
+// Shutdown is Close, which stops in this order: new Appends are refused;
+// queued groups are committed; the signer signs a last checkpoint covering
+// every appended event and stops; WaitCovering callers are released; the
+// read views are released once in-flight reads finish; Pebble is closed.
+func Open(ctx context.Context, cfg Config) (*Ledger, error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("ledger: Config.Dir is empty")
+	}
+	if cfg.Signer == nil || cfg.Verifier == nil {
+		return nil, errors.New("ledger: Config.Signer and Config.Verifier are required")
+	}
+	if cfg.Signer.Name() != cfg.Verifier.Name() || cfg.Signer.KeyHash() != cfg.Verifier.KeyHash() {
+		return nil, fmt.Errorf("ledger: the signer key %s+%08x and the verifier key %s+%08x differ",
+			cfg.Signer.Name(), cfg.Signer.KeyHash(), cfg.Verifier.Name(), cfg.Verifier.KeyHash())
+	}
+	setDefaults(&cfg)
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	l := &Ledger{
+		cfg:        cfg,
+		log:        logger,
+		now:        cfg.Now,
+		origin:     cfg.Signer.Name(),
+		reqs:       make(chan *request, 256),
+		seqDone:    make(chan struct{}),
+		commits:    make(chan *prepared),
+		commitDone: make(chan struct{}),
+		closedCh:   make(chan struct{}),
+		signStop:   make(chan struct{}),
+		signDone:   make(chan struct{}),
+		stopped:    make(chan struct{}),
+	}
+	met, err := newMetrics(cfg.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	l.met = met
+	l.latest.Store(&published{next: make(chan struct{})})
+
+	db, err := pebble.Open(cfg.Dir, pebbleOptions(&cfg, logger))
+	if err != nil {
+		return nil, fmt.Errorf("ledger: opening Pebble in %s: %w", cfg.Dir, err)
+	}
+	l.db = db
+	if err := l.load(ctx); err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	go l.sequence()
+	if cfg.CheckpointInterval > 0 {
+		go l.signLoop()
+	} else {
+		close(l.signDone)
+	}
+	return l, nil
+}
+
+func setDefaults(cfg *Config) {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&cfg.CheckpointInterval, DefaultCheckpointInterval)
+	def(&cfg.ResignInterval, DefaultResignInterval)
+	def(&cfg.WitnessTimeout, DefaultWitnessTimeout)
+	if cfg.MaxBatchEvents <= 0 {
+		cfg.MaxBatchEvents = DefaultMaxBatchEvents
+	}
+	if cfg.MaxBatchBytes <= 0 {
+		cfg.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if cfg.GameCache <= 0 {
+		cfg.GameCache = DefaultGameCache
+	}
+	if cfg.RejectedRecords <= 0 {
+		cfg.RejectedRecords = DefaultRejectedRecords
+	}
+	if cfg.RejectedBytes <= 0 {
+		cfg.RejectedBytes = DefaultRejectedBytes
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Beacons == nil {
+		cfg.Beacons = events.BeaconsOf(drand.ChainByHash)
+	}
+}
+
+// load reads and verifies the store and prepares the sequencer.
+func (l *Ledger) load(ctx context.Context) error {
+	db := l.db
+	// The format record names the origin: a store is one log's.
+	f, err := get(db, keyFormat)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		if _, err := get(db, keyState); !errors.Is(err, pebble.ErrNotFound) {
+			return fmt.Errorf("ledger: %s has a tree state but no format record: %w", l.cfg.Dir, ErrCorrupt)
+		}
+		b := db.NewBatch()
+		b.Set(keyFormat, append([]byte{storeFormat}, l.origin...), nil)
+		err := l.commit(b, "creating the store")
+		b.Close()
+		if err != nil {
+			return fmt.Errorf("ledger: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("ledger: reading the format record: %w", err)
+	case len(f) == 0 || f[0] != storeFormat:
+		return fmt.Errorf("ledger: %s has store format %x, want %d: %w", l.cfg.Dir, f[:min(len(f), 1)], storeFormat, ErrCorrupt)
+	case string(f[1:]) != l.origin:
+		return fmt.Errorf("ledger: %s holds the log %q, not %q", l.cfg.Dir, f[1:], l.origin)
+	}
+
+	st, err := readState(db)
+	if err != nil {
+		return err
+	}
+	pub, err := readCheckpoint(db, l.cfg.Verifier)
+	if err != nil {
+		return err
+	}
+	b, err := l.checkStore(ctx, db, st, pub)
+	if err != nil {
+		return err
+	}
+	var stats Stats
+	if v, err := get(db, keyStats); err == nil {
+		if err := stats.UnmarshalBinary(v); err != nil {
+			return fmt.Errorf("ledger: reading the statistics: %w", err)
+		}
+	} else if !errors.Is(err, pebble.ErrNotFound) {
+		return fmt.Errorf("ledger: reading the statistics: %w", err)
+	}
+	rej := RejectedSummary{Counts: map[events.Code]uint64{}}
+	if v, err := get(db, keyRejMeta); err == nil {
+		if rej, err = parseRejMeta(v); err != nil {
+			return fmt.Errorf("ledger: %w", err)
+		}
+	} else if !errors.Is(err, pebble.ErrNotFound) {
+		return fmt.Errorf("ledger: reading the rejected store's counters: %w", err)
+	}
+	l.seq = newSequencer(l, b, stats, rej)
+	if _, err := get(db, keyRebuild); err == nil {
+		l.log.Warn("an interrupted rebuild of the projections is finished before opening")
+		if err := l.seq.rebuild(ctx); err != nil {
+			return fmt.Errorf("ledger: finishing the interrupted rebuild: %w", err)
+		}
+	} else if !errors.Is(err, pebble.ErrNotFound) {
+		return fmt.Errorf("ledger: reading the rebuild marker: %w", err)
+	}
+	l.install(b.Size(), b.Root(), &l.seq.stats, &l.seq.rej.sum)
+	if pub.ok {
+		pub.next = make(chan struct{})
+		l.latest.Store(pub)
+		l.met.checkpoint(pub.cp)
+	}
+	return nil
+}
+
+func readState(r pebble.Reader) (merkle.State, error) {
+	var st merkle.State
+	v, err := get(r, keyState)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return st, nil
+	}
+	if err != nil {
+		return st, fmt.Errorf("ledger: reading the tree state: %w", err)
+	}
+	if err := st.UnmarshalBinary(v); err != nil {
+		return st, &TamperError{Check: "tree state", Err: err}
+	}
+	return st, nil
+}
+
+func readCheckpoint(r pebble.Reader, v note.Verifier) (*published, error) {
+	n, err := get(r, keyCheckpoint)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return &published{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ledger: reading the last checkpoint: %w", err)
+	}
+	cp, err := merkle.Open(n, v)
+	if err != nil {
+		return nil, &TamperError{Check: "checkpoint signature", Err: err}
+	}
+	return &published{note: n, cp: cp, ok: true}, nil
+}
+
+// stop stops the ledger after a failed write.
+func (l *Ledger) stop(err error) {
+	l.stopOnce.Do(func() {
+		l.stopErr.Store(&stopCause{err})
+		l.log.Error("ledger stopped: a write to Pebble failed; reopen the ledger to recover", "err", err)
+		l.met.stopped.Set(1)
+		close(l.stopped)
+	})
+}
+
+// Err returns nil while the ledger runs, and after a failed write an error
+// wrapping ErrStopped and the cause.
+func (l *Ledger) Err() error {
+	if c := l.stopErr.Load(); c != nil {
+		return fmt.Errorf("%w: %w", ErrStopped, c.err)
+	}
+	return nil
+}
+
+// Done returns a channel that is closed when the ledger stops after a failed
+// write (see Err). A service reacts by closing and reopening the ledger, or
+// by exiting for its supervisor to restart it.
+func (l *Ledger) Done() <-chan struct{} { return l.stopped }
+
+// Origin returns the log's origin: the checkpoint signer's key name.
+func (l *Ledger) Origin() string { return l.origin }
+
+// Close shuts the ledger down in the order given at Open and closes Pebble.
+// It returns ErrClosed if the ledger is already closed.
+func (l *Ledger) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	l.closed = true
+	l.mu.Unlock()
+	l.appends.Wait()
+	close(l.reqs)
+	<-l.seqDone
+	close(l.signStop)
+	<-l.signDone
+	if l.cfg.CheckpointInterval > 0 && l.Err() == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.WitnessTimeout)
+		if _, err := l.sign(ctx, false); err != nil {
+			l.log.Error("signing the last checkpoint at close", "err", err)
+		}
+		cancel()
+	}
+	close(l.closedCh)
+	if v := l.view.Swap(nil); v != nil {
+		v.release()
+	}
+	l.snaps.Wait()
+	return l.db.Close()
+}
+
+// begin registers an operation that must finish before Close closes the
+// sequencer's queue.
+func (l *Ledger) begin() error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return ErrClosed
+	}
+	l.appends.Add(1)
+	return nil
+}

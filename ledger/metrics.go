@@ -1,0 +1,68 @@
+package ledger
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/merkle"
+)
+
+// metrics are the ledger's Prometheus metrics.
+type metrics struct {
+	appended    prometheus.Counter
+	duplicates  prometheus.Counter
+	rejected    *prometheus.CounterVec
+	groupSize   prometheus.Histogram
+	commit      prometheus.Histogram
+	treeSize    prometheus.Gauge
+	cpSize      prometheus.Gauge
+	cpTime      prometheus.Gauge
+	signSeconds prometheus.Histogram
+	stopped     prometheus.Gauge
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		appended:   prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_ledger_appended_total", Help: "Events appended to the log."}),
+		duplicates: prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_ledger_duplicates_total", Help: "Inputs that were already in the log (same id, same bytes)."}),
+		rejected:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zarlog_ledger_rejected_total", Help: "Inputs refused, by rejection code."}, []string{"code"}),
+		groupSize: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "zarlog_ledger_group_inputs", Help: "Inputs per group commit (one fsync).",
+			Buckets: prometheus.ExponentialBuckets(1, 4, 8)}),
+		commit: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "zarlog_ledger_group_seconds", Help: "Time to sequence and durably commit one group.",
+			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16)}),
+		treeSize:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_ledger_tree_size", Help: "Leaves durably in the log."}),
+		cpSize:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_ledger_checkpoint_size", Help: "Tree size of the latest published checkpoint."}),
+		cpTime:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_ledger_checkpoint_published_seconds", Help: "Unix time the latest checkpoint was published."}),
+		signSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "zarlog_ledger_sign_seconds", Help: "Time to store (and have cosigned) a checkpoint.", Buckets: prometheus.ExponentialBuckets(100e-6, 2, 16)}),
+		stopped:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_ledger_stopped", Help: "1 once a failed write stopped the ledger."}),
+	}
+	for _, c := range events.Codes() {
+		m.rejected.WithLabelValues(string(c))
+	}
+	m.rejected.WithLabelValues(string(CodeInternal))
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.appended, m.duplicates, m.rejected, m.groupSize, m.commit, m.treeSize, m.cpSize, m.cpTime, m.signSeconds, m.stopped} {
+			if err := reg.Register(c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return m, nil
+}
+
+func (m *metrics) group(n int, c groupCounts, d time.Duration) {
+	m.appended.Add(float64(c.appended))
+	m.duplicates.Add(float64(c.duplicates))
+	for _, code := range c.rejected {
+		m.rejected.WithLabelValues(string(code)).Inc()
+	}
+	m.groupSize.Observe(float64(n))
+	m.commit.Observe(d.Seconds())
+}
+
+func (m *metrics) checkpoint(cp merkle.Checkpoint) {
+	m.cpSize.Set(float64(cp.Size))
+	m.cpTime.SetToCurrentTime()
+}

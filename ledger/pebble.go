@@ -1,0 +1,148 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/zarlog/zarlog/merkle"
+)
+
+// pebbleOptions returns the Pebble options of cfg: a copy of cfg.Pebble (or
+// zarlog's defaults) with the file system and the logger set.
+func pebbleOptions(cfg *Config, log *slog.Logger) *pebble.Options {
+	var o *pebble.Options
+	if cfg.Pebble != nil {
+		o = cfg.Pebble.Clone()
+	} else {
+		o = &pebble.Options{
+			// Most writes are small; a large memtable absorbs the
+			// rewrites of partial tiles and game states before they
+			// reach an sstable.
+			MemTableSize: 64 << 20,
+			CacheSize:    256 << 20,
+		}
+		for i := range o.Levels {
+			// The dedup and game lookups are point reads of keys
+			// that are usually absent (a new event id) or recent.
+			o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		}
+	}
+	if cfg.FS != nil {
+		o.FS = cfg.FS
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	o.Logger = pebbleLogger{log}
+	return o
+}
+
+// A pebbleLogger sends Pebble's logs to slog. Pebble calls Fatalf when it
+// cannot go on: for a commit whose WAL write or sync failed, in the
+// committing goroutine, and for MANIFEST failures in its background
+// goroutines. Fatalf must not return, so it panics with a *fatalError;
+// commit recovers that panic in the sequencer and stops the ledger. A Fatalf
+// in a Pebble goroutine crashes the process, which a restart recovers from.
+type pebbleLogger struct{ log *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	p.log.Debug("pebble: " + fmt.Sprintf(format, args...))
+}
+
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.log.Error("pebble: " + fmt.Sprintf(format, args...))
+}
+
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	f := &fatalError{msg: fmt.Sprintf(format, args...)}
+	for _, a := range args {
+		if err, ok := a.(error); ok && f.cause == nil {
+			f.cause = err
+		}
+	}
+	p.log.Error("pebble: fatal: " + f.msg)
+	panic(f)
+}
+
+// A fatalError is a Pebble failure reported through Fatalf. It wraps the
+// first error among Fatalf's arguments (the failed commit's).
+type fatalError struct {
+	msg   string
+	cause error
+}
+
+func (e *fatalError) Error() string { return e.msg }
+func (e *fatalError) Unwrap() error { return e.cause }
+
+// commit commits b with an fsync. Commits are serialized, and none is
+// attempted once one has failed: Pebble's commit pipeline is broken after a
+// failed WAL write or sync, and touching the WAL again (a rotation) makes
+// Pebble panic. A failed commit stops the ledger and returns an error
+// wrapping ErrStopped. The failed batch may or may not have reached the WAL,
+// and it is visible to new reads of the database (not to the ledger's views).
+func (l *Ledger) commit(b *pebble.Batch, what string) error {
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
+	if err := l.Err(); err != nil {
+		return err
+	}
+	if err := commitSync(b); err != nil {
+		l.stop(fmt.Errorf("%s: %w", what, err))
+		return l.Err()
+	}
+	return nil
+}
+
+// commitSync commits b with an fsync and returns Pebble's fatal commit
+// error (see pebbleLogger) as an error.
+func commitSync(b *pebble.Batch) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(*fatalError)
+			if !ok {
+				panic(r)
+			}
+			err = f
+		}
+	}()
+	return b.Commit(pebble.Sync)
+}
+
+// get reads a key into a new slice.
+func get(r pebble.Reader, key []byte) ([]byte, error) {
+	v, c, err := r.Get(key)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]byte(nil), v...)
+	return out, c.Close()
+}
+
+// A tileReader reads tiles from a Pebble snapshot or database: one key per
+// (level, index), returned as stored (at least as wide as asked for, by the
+// writer's protocol; package merkle trims it).
+type tileReader struct{ r pebble.Reader }
+
+func (t tileReader) ReadTiles(ctx context.Context, tiles []merkle.Tile) ([][]byte, error) {
+	out := make([][]byte, len(tiles))
+	for i, tile := range tiles {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		d, err := get(t.r, tileKey(tile))
+		if errors.Is(err, pebble.ErrNotFound) {
+			return nil, fmt.Errorf("%s: %w", tile.Path(), ErrNotFound)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", tile.Path(), err)
+		}
+		out[i] = d
+	}
+	return out, nil
+}

@@ -1,0 +1,301 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/merkle"
+)
+
+// Reads see the ledger as of its last durable commit (a Pebble snapshot per
+// committed group): they never block the sequencer and never show a batch
+// whose commit failed. Every read method is safe for concurrent use.
+
+// Size returns the number of leaves durably in the log. It may be ahead of
+// the latest signed checkpoint.
+func (l *Ledger) Size() (uint64, error) {
+	v, err := l.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer v.release()
+	return v.size, nil
+}
+
+// Stats returns the statistics projection as of the last committed group.
+func (l *Ledger) Stats() (Stats, error) {
+	v, err := l.acquire()
+	if err != nil {
+		return Stats{}, err
+	}
+	defer v.release()
+	return v.stats, nil
+}
+
+// TileReader returns a merkle.TileReader over the ledger's tiles and entry
+// bundles. It returns each tile as stored: the full tile, or the partial
+// tile as wide as the durable tree has it (at least as wide as any signed
+// checkpoint needs), which package merkle trims to the width asked for. Use
+// ReadTile to serve a tlog-tiles path exactly. It is safe for concurrent use.
+func (l *Ledger) TileReader() merkle.TileReader { return ledgerTiles{l} }
+
+type ledgerTiles struct{ l *Ledger }
+
+func (t ledgerTiles) ReadTiles(ctx context.Context, tiles []merkle.Tile) ([][]byte, error) {
+	v, err := t.l.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer v.release()
+	return tileReader{v.snap}.ReadTiles(ctx, tiles)
+}
+
+// ReadTile returns the contents of one tlog-tiles resource at exactly the
+// tile's width (the prefix of the stored, possibly wider, tile), or
+// ErrNotFound if the durable tree does not have it at that width.
+func (l *Ledger) ReadTile(ctx context.Context, t merkle.Tile) ([]byte, error) {
+	v, err := l.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer v.release()
+	// The tree has the tile at width t.Width if it has the leaves under
+	// its last hash (or entry): (Index·256 + Width)·256^Level ≤ size.
+	if t.Width < 1 || t.Width > merkle.TileWidth || t.Level < merkle.EntriesLevel || t.Level > 7 ||
+		t.Index > (^uint64(0)-uint64(t.Width))/merkle.TileWidth {
+		return nil, fmt.Errorf("%s: %w", t, ErrNotFound)
+	}
+	span := uint64(1)
+	if t.Level > 0 {
+		span = 1 << (merkle.TileHeight * t.Level)
+	}
+	if t.Index*merkle.TileWidth+uint64(t.Width) > v.size/span {
+		return nil, fmt.Errorf("%s: the tree has %d leaves: %w", t.Path(), v.size, ErrNotFound)
+	}
+	d, err := get(v.snap, tileKey(t))
+	if err != nil {
+		return nil, errNotFound(err, t.Path())
+	}
+	if t.IsEntries() {
+		return merkle.BundlePrefix(d, t.Width)
+	}
+	return merkle.TilePrefix(d, t.Width)
+}
+
+// tree returns a tile reader on v for a tree of the given size.
+func (v *view) tree(size uint64) (merkle.TileReader, error) {
+	if size > v.size {
+		return nil, fmt.Errorf("tree size %d, the log has %d leaves: %w", size, v.size, ErrRange)
+	}
+	return tileReader{v.snap}, nil
+}
+
+// InclusionProof returns the inclusion proof of leaf index in the tree of
+// the given size (a signed checkpoint's).
+func (l *Ledger) InclusionProof(ctx context.Context, index, size uint64) ([]merkle.Hash, error) {
+	v, err := l.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer v.release()
+	r, err := v.tree(size)
+	if err != nil {
+		return nil, err
+	}
+	if index >= size {
+		return nil, fmt.Errorf("leaf %d in tree size %d: %w", index, size, ErrRange)
+	}
+	return merkle.InclusionProof(ctx, r, index, size)
+}
+
+// ConsistencyProof returns the consistency proof from tree size oldSize to
+// newSize. The Ledger is the ConsistencyProver its Witness gets.
+func (l *Ledger) ConsistencyProof(ctx context.Context, oldSize, newSize uint64) ([]merkle.Hash, error) {
+	v, err := l.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer v.release()
+	r, err := v.tree(newSize)
+	if err != nil {
+		return nil, err
+	}
+	if oldSize > newSize {
+		return nil, fmt.Errorf("consistency from size %d to %d: %w", oldSize, newSize, ErrRange)
+	}
+	return merkle.ConsistencyProof(ctx, r, oldSize, newSize)
+}
+
+// ProveMulti returns the shared-hash inclusion proofs of several leaves in
+// the tree of the given size, as docs/FORMATS.md §3 stores them (see
+// merkle.ProveMulti).
+func (l *Ledger) ProveMulti(ctx context.Context, indices []uint64, size uint64) ([]merkle.Hash, [][]int, error) {
+	v, err := l.acquire()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer v.release()
+	r, err := v.tree(size)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, i := range indices {
+		if i >= size {
+			return nil, nil, fmt.Errorf("leaf %d in tree size %d: %w", i, size, ErrRange)
+		}
+	}
+	return merkle.ProveMulti(ctx, r, indices, size)
+}
+
+// Leaves returns the leaves [start, end) of the log, as new slices.
+func (l *Ledger) Leaves(ctx context.Context, start, end uint64) ([][]byte, error) {
+	v, err := l.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer v.release()
+	if start > end || end > v.size {
+		return nil, fmt.Errorf("leaves [%d, %d) of %d: %w", start, end, v.size, ErrRange)
+	}
+	es, err := merkle.ReadEntries(ctx, tileReader{v.snap}, start, end, v.size)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(es))
+	for i, e := range es {
+		out[i] = append([]byte(nil), e...)
+	}
+	return out, nil
+}
+
+// LeavesAt returns the leaves at the given indices, in that order.
+func (l *Ledger) LeavesAt(ctx context.Context, indices []uint64) ([][]byte, error) {
+	v, err := l.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer v.release()
+	out := make([][]byte, len(indices))
+	bundles := map[uint64][][]byte{}
+	for i, idx := range indices {
+		if idx >= v.size {
+			return nil, fmt.Errorf("leaf %d of %d: %w", idx, v.size, ErrRange)
+		}
+		n := idx / merkle.TileWidth
+		es, ok := bundles[n]
+		if !ok {
+			t, _ := merkle.TileAt(merkle.EntriesLevel, n, v.size)
+			d, err := get(v.snap, tileKey(t))
+			if err != nil {
+				return nil, errNotFound(err, t.Path())
+			}
+			if es, err = merkle.ParseBundle(d); err != nil {
+				return nil, fmt.Errorf("%s: %w", t.Path(), err)
+			}
+			bundles[n] = es
+		}
+		j := int(idx % merkle.TileWidth)
+		if j >= len(es) {
+			return nil, fmt.Errorf("leaf %d: its bundle has %d entries: %w", idx, len(es), ErrCorrupt)
+		}
+		out[i] = es[j]
+	}
+	return out, nil
+}
+
+// Game returns the state of a game; Game.Leaves lists the log index of each
+// of its events. It returns ErrNotFound for a game with no events.
+func (l *Ledger) Game(ctx context.Context, id string) (*events.Game, error) {
+	v, err := l.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer v.release()
+	d, err := get(v.snap, strKey(prefixGame, id))
+	if err != nil {
+		return nil, errNotFound(err, "game "+id)
+	}
+	g := new(events.Game)
+	if err := g.UnmarshalBinary(d); err != nil {
+		return nil, fmt.Errorf("state of game %q: %w: %w", id, ErrCorrupt, err)
+	}
+	return g, nil
+}
+
+// Lookup returns the leaf index and leaf hash of the event with the given id,
+// or ErrNotFound.
+func (l *Ledger) Lookup(ctx context.Context, eventID string) (uint64, merkle.Hash, error) {
+	v, err := l.acquire()
+	if err != nil {
+		return 0, merkle.Hash{}, err
+	}
+	defer v.release()
+	d, err := get(v.snap, strKey(prefixDedup, eventID))
+	if err != nil {
+		return 0, merkle.Hash{}, errNotFound(err, "event "+eventID)
+	}
+	rec, err := parseDedup(d)
+	if err != nil {
+		return 0, merkle.Hash{}, err
+	}
+	return rec.Index, rec.LeafHash, nil
+}
+
+// AppendTime returns the ledger's clock when it appended leaf index: the
+// Env.Now the state machine judged it with.
+func (l *Ledger) AppendTime(ctx context.Context, index uint64) (time.Time, error) {
+	v, err := l.acquire()
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer v.release()
+	if index >= v.size {
+		return time.Time{}, fmt.Errorf("leaf %d of %d: %w", index, v.size, ErrRange)
+	}
+	it, err := v.snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: []byte{prefixTime}, UpperBound: u64Key(prefixTime, index+1)})
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer it.Close()
+	if !it.Last() {
+		return time.Time{}, errors.Join(fmt.Errorf("append time of leaf %d: %w", index, ErrCorrupt), it.Error())
+	}
+	return parseTime(it.Value())
+}
+
+// A FinishedGame is an entry of the finished-games index: a game whose last
+// event (the reveal; per-roll-v1: the end) is logged.
+type FinishedGame struct {
+	Index  uint64        // the leaf index of the game's last event
+	Game   string        // the game id
+	Status events.Status // verified or failed
+}
+
+// Finished returns up to limit finished games whose last event has a leaf
+// index ≥ from, in log order. The next page starts at the last Index + 1.
+func (l *Ledger) Finished(ctx context.Context, from uint64, limit int) ([]FinishedGame, error) {
+	v, err := l.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer v.release()
+	it, err := v.snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: u64Key(prefixFinished, from), UpperBound: prefixEnd(prefixFinished)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []FinishedGame
+	for ok := it.First(); ok && len(out) < limit; ok = it.Next() {
+		f, err := parseFinished(it.Key(), it.Value())
+		if err != nil {
+			return out, err
+		}
+		out = append(out, f)
+	}
+	return out, it.Error()
+}

@@ -1,0 +1,88 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/zarlog/zarlog/events"
+)
+
+// TestRebuildIdentity rebuilds the projections of a log with duplicates,
+// rejections and failed reveals and checks that they are byte for byte the
+// same; then it damages the projections and rebuilds them again.
+func TestRebuildIdentity(t *testing.T) {
+	e := newTestEnv(t)
+	l := e.open()
+	ctx := context.Background()
+	gen := newStreamGen(t, e.k, "rebuild", 13, 7)
+	var in []Input
+	for i := range 2500 {
+		leaf := gen.next()
+		in = append(in, inputs(t, leaf)...)
+		if i%97 == 0 {
+			in = append(in, inputs(t, leaf)...) // a duplicate
+			in = append(in, Input{Emitter: emitterB, Data: leaf})
+		}
+	}
+	in = append(in, inputs(t, e.k.tavlarenaGame(t, "rb-bad", gameOpts{rolls: 2, badSeed: true})...)...)
+	in = append(in, inputs(t, e.k.perRollMatch(t, "rb-bad2", gameOpts{rolls: 3, badSeed: true})...)...)
+	for i := 0; i < len(in); i += 100 {
+		mustAppend(t, l, in[i:min(i+100, len(in))])
+	}
+	before := dumpProjections(t, l)
+	if len(before) < 2500 {
+		t.Fatalf("only %d projection records", len(before))
+	}
+	if err := l.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	diffDumps(t, before, dumpProjections(t, l))
+
+	// Damage: delete a game, change another, drop the stats; Rebuild
+	// restores them. Then an interrupted rebuild (the marker left behind)
+	// is finished by Open.
+	l.Close()
+	db := openRaw(t, e)
+	var gameKeys [][]byte
+	for k := range before {
+		if k[0] == prefixGame && len(gameKeys) < 2 {
+			gameKeys = append(gameKeys, []byte(k))
+		}
+	}
+	db.Delete(gameKeys[0], nil)
+	db.Set(gameKeys[1], []byte{1, 2, 3}, nil)
+	db.Delete(keyStats, nil)
+	db.Set(keyRebuild, nil, nil)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = e.open()
+	diffDumps(t, before, dumpProjections(t, l))
+	// And appending continues on the rebuilt projections.
+	appendAll(t, l, gen.take(50), 25)
+}
+
+// TestRebuildRefusedLeaf rebuilds with a configuration that refuses a
+// logged event (the drand chain is no longer pinned): the ledger stops and
+// names the leaf.
+func TestRebuildRefusedLeaf(t *testing.T) {
+	e := newTestEnv(t)
+	l := e.open()
+	appendAll(t, l, e.k.anchoredGame(t, "unpinned", gameOpts{rolls: 1}), 4)
+	l.Close()
+	e.cfg.Beacons = nil
+	l = e.open()
+	err := l.Rebuild(context.Background())
+	if !errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "leaf 0") || !strings.Contains(err.Error(), string(events.CodeUnknownChain)) {
+		t.Fatalf("Rebuild: %v", err)
+	}
+	if _, err := l.Append(context.Background(), nil); !errors.Is(err, ErrStopped) {
+		t.Errorf("Append after a failed rebuild: %v", err)
+	}
+	l.Close()
+	if _, err := Open(context.Background(), e.cfg); err == nil || !strings.Contains(err.Error(), "interrupted rebuild") {
+		t.Errorf("Open after a failed rebuild: %v", err)
+	}
+}

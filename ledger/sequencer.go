@@ -1,0 +1,521 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/merkle"
+)
+
+// The append path has two goroutines after the callers' parallel checks:
+//
+//   - the sequencer takes the callers' requests in order, groups those
+//     waiting, and turns each group into one Pebble batch: the leaves, the
+//     tree's changed tiles and state, the projections and the rejections.
+//     It keeps in memory whatever the groups it prepared changed, so it can
+//     prepare the next group while the last one is being committed;
+//   - the committer commits the batches in order, each with one fsync, and
+//     only then installs the new read view and answers the group's callers.
+//
+// A failed commit stops the ledger: the committer fails that group and every
+// later one, and the sequencer's in-memory state is discarded with the
+// Ledger (recovery is Close and Open).
+
+// maxRecentIDs bounds the event ids of committed groups that the sequencer
+// keeps to validate the callers' dedup hints (the ids of uncommitted groups
+// are always kept). A hint older than the oldest group kept is not used: the
+// sequencer looks the id up again.
+const maxRecentIDs = 1 << 16
+
+// A sequencer is the ledger's single writer: the tree builder and the
+// projections' working state. Only the sequencer goroutine uses it (and
+// Open, before that goroutine starts).
+type sequencer struct {
+	l     *Ledger
+	b     *merkle.Builder
+	games *lru[*events.Game]
+	stats Stats
+	rej   rejWriter
+	group uint64 // the number of the last group prepared (groups count from 1)
+
+	// What prepared groups changed, tagged with the group's number, so that
+	// the next groups see it before it is committed. Pruned once committed.
+	inflight map[string]taggedGame // game states
+	flight   []flightLog           // per group, oldest first
+	recent   map[string]taggedID   // appended event ids, of every group > floor
+	idLog    []idLog               // per group, oldest first
+	nRecent  int
+	floor    uint64
+	maxIDs   int // maxRecentIDs; tests lower it
+
+	// The group being prepared.
+	pend   map[string]*events.Game // games changed by the group
+	ids    []string                // event ids appended by the group
+	leaves [][]byte
+	fin    []finished
+	counts groupCounts
+}
+
+type taggedGame struct {
+	g     *events.Game
+	group uint64
+}
+
+type taggedID struct {
+	rec   dedupRecord
+	group uint64
+}
+
+type flightLog struct {
+	group uint64
+	games []string
+	rejs  []uint64
+}
+
+type idLog struct {
+	group uint64
+	ids   []string
+}
+
+type finished struct {
+	index  uint64
+	status events.Status
+	game   string
+}
+
+type groupCounts struct {
+	appended, duplicates int
+	rejected             []events.Code
+}
+
+func newSequencer(l *Ledger, b *merkle.Builder, stats Stats, rej RejectedSummary) *sequencer {
+	return &sequencer{
+		l:        l,
+		b:        b,
+		games:    newLRU[*events.Game](l.cfg.GameCache),
+		stats:    stats,
+		rej:      rejWriter{sum: rej, maxRecords: uint64(l.cfg.RejectedRecords), maxBytes: uint64(l.cfg.RejectedBytes), pending: map[uint64]pendingRej{}},
+		inflight: map[string]taggedGame{},
+		recent:   map[string]taggedID{},
+		pend:     map[string]*events.Game{},
+		maxIDs:   maxRecentIDs,
+	}
+}
+
+// A prepared group is a batch for the committer, with what to do once it is
+// durable. A barrier (Rebuild's) only waits for the groups before it.
+type prepared struct {
+	group   uint64
+	batch   *pebble.Batch // nil if the group writes nothing (all duplicates)
+	what    string
+	reqs    []*request
+	n       int
+	install bool // the view changed: install size, root, stats, rej
+	size    uint64
+	root    merkle.Hash
+	stats   Stats
+	rej     RejectedSummary
+	counts  groupCounts
+	start   time.Time
+	barrier chan struct{}
+}
+
+// sequence is the sequencer goroutine.
+func (l *Ledger) sequence() {
+	defer close(l.seqDone)
+	go l.commitLoop()
+	defer func() {
+		close(l.commits)
+		<-l.commitDone
+	}()
+	var held *request
+	for {
+		r := held
+		held = nil
+		if r == nil {
+			var ok bool
+			if r, ok = <-l.reqs; !ok {
+				return
+			}
+		}
+		if r.rebuild != nil {
+			l.barrier()
+			l.runRebuild(r)
+			continue
+		}
+		group := []*request{r}
+		n, size := len(r.items), r.bytes()
+	collect:
+		for n < l.cfg.MaxBatchEvents && size < l.cfg.MaxBatchBytes {
+			select {
+			case r2, ok := <-l.reqs:
+				if !ok {
+					break collect
+				}
+				if r2.rebuild != nil || n+len(r2.items) > l.cfg.MaxBatchEvents || size+r2.bytes() > l.cfg.MaxBatchBytes {
+					held = r2
+					break collect
+				}
+				group = append(group, r2)
+				n += len(r2.items)
+				size += r2.bytes()
+			default:
+				break collect
+			}
+		}
+		l.seq.prepareGroup(group)
+	}
+}
+
+func (r *request) bytes() int {
+	n := 0
+	for _, it := range r.items {
+		n += len(it.in.Data)
+	}
+	return n
+}
+
+// barrier waits until the committer has finished every group sent to it.
+func (l *Ledger) barrier() {
+	b := make(chan struct{})
+	l.commits <- &prepared{barrier: b}
+	<-b
+}
+
+// commitLoop is the committer goroutine.
+func (l *Ledger) commitLoop() {
+	defer close(l.commitDone)
+	for p := range l.commits {
+		if p.barrier != nil {
+			close(p.barrier)
+			continue
+		}
+		if p.batch != nil {
+			err := l.commit(p.batch, p.what)
+			p.batch.Close()
+			if err != nil {
+				for _, r := range p.reqs {
+					r.finish(err)
+				}
+				continue
+			}
+		}
+		l.committed.Store(p.group)
+		if p.install {
+			l.install(p.size, p.root, &p.stats, &p.rej)
+		}
+		l.met.group(p.n, p.counts, time.Since(p.start))
+		for _, r := range p.reqs {
+			r.finish(nil)
+		}
+	}
+}
+
+// prune forgets what committed groups changed: it is in Pebble now.
+func (s *sequencer) prune() {
+	c := s.l.committed.Load()
+	for len(s.flight) > 0 && s.flight[0].group <= c {
+		f := s.flight[0]
+		for _, id := range f.games {
+			if t, ok := s.inflight[id]; ok && t.group == f.group {
+				delete(s.inflight, id)
+			}
+		}
+		for _, seq := range f.rejs {
+			delete(s.rej.pending, seq)
+		}
+		s.flight = s.flight[1:]
+	}
+	for len(s.idLog) > 0 && s.idLog[0].group <= c && s.nRecent > s.maxIDs {
+		g := s.idLog[0]
+		for _, id := range g.ids {
+			delete(s.recent, id)
+		}
+		s.nRecent -= len(g.ids)
+		s.floor = g.group
+		s.idLog = s.idLog[1:]
+	}
+}
+
+// forget drops every in-memory record of prepared groups; the caller has
+// waited for them to be committed (barrier).
+func (s *sequencer) forget() {
+	clear(s.inflight)
+	clear(s.recent)
+	clear(s.rej.pending)
+	s.flight, s.idLog, s.nRecent = nil, nil, 0
+	s.floor = s.group
+	s.games.clear()
+}
+
+func (s *sequencer) reset() {
+	clear(s.pend)
+	clear(s.leaves)
+	s.leaves = s.leaves[:0]
+	s.ids = nil
+	s.fin = s.fin[:0]
+	s.counts = groupCounts{}
+	s.rej.dirty = false
+	s.rej.added = nil
+}
+
+// prepareGroup sequences a group of requests into one batch and hands it to
+// the committer.
+func (s *sequencer) prepareGroup(group []*request) {
+	l := s.l
+	fail := func(err error) {
+		for _, r := range group {
+			r.finish(err)
+		}
+	}
+	if err := l.Err(); err != nil {
+		fail(err)
+		return
+	}
+	start := time.Now()
+	s.prune()
+	s.reset()
+	now := l.now().UTC().Round(0)
+	env := events.Env{Now: now, ClockSkew: l.cfg.ClockSkew, Beacons: l.cfg.Beacons, Moves: l.cfg.Moves}
+	batch := l.db.NewBatch()
+	first := s.b.Size()
+	n := 0
+	for _, r := range group {
+		r.out = make([]Outcome, len(r.items))
+		for i := range r.items {
+			it := &r.items[i]
+			var err error
+			if it.rej != nil {
+				r.out[i], err = s.reject(batch, now, it, it.rej)
+			} else {
+				env.Emitter = it.in.Emitter
+				env.Index = first + uint64(len(s.leaves))
+				r.out[i], err = s.accept(batch, it, &env)
+			}
+			if err != nil {
+				batch.Close()
+				l.stop(err)
+				fail(l.Err())
+				return
+			}
+		}
+		n += len(r.items)
+	}
+	if err := s.write(batch, first, now); err != nil {
+		batch.Close()
+		l.stop(err)
+		fail(l.Err())
+		return
+	}
+	s.group++
+	p := &prepared{group: s.group, reqs: group, n: n, counts: s.counts, start: start,
+		what: fmt.Sprintf("committing a group of %d inputs (leaves %d to %d)", n, first, s.b.Size())}
+	if batch.Empty() {
+		batch.Close()
+	} else {
+		p.batch = batch
+	}
+	if len(s.leaves) > 0 || s.rej.dirty {
+		p.install, p.size, p.root, p.stats, p.rej = true, s.b.Size(), s.b.Root(), s.stats, s.rej.sum.clone()
+	}
+	// Remember what the group changed until it is committed.
+	f := flightLog{group: s.group, rejs: s.rej.added}
+	for id, g := range s.pend {
+		s.inflight[id] = taggedGame{g, s.group}
+		s.cache(id, g)
+		f.games = append(f.games, id)
+	}
+	if len(f.games) > 0 || len(f.rejs) > 0 {
+		s.flight = append(s.flight, f)
+	}
+	if len(s.ids) > 0 {
+		s.idLog = append(s.idLog, idLog{group: s.group, ids: s.ids})
+	}
+	l.commits <- p
+}
+
+// reject records a refused input in the rejected store.
+func (s *sequencer) reject(batch *pebble.Batch, now time.Time, it *item, rej *events.RejectError) (Outcome, error) {
+	r := newRejection(now, it.in, it.id, rej)
+	seq, err := s.rej.add(batch, &r)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("storing a rejection: %w", err)
+	}
+	s.counts.rejected = append(s.counts.rejected, rej.Code)
+	return Outcome{Result: Rejected, ID: it.id, Reject: rej, Seq: seq}, nil
+}
+
+// accept checks an event's id and history and, if it may follow, adds it
+// to the group. A non-nil error is a failure of the ledger (a read), not a
+// rejection.
+func (s *sequencer) accept(batch *pebble.Batch, it *item, env *events.Env) (Outcome, error) {
+	ev := it.ev
+	rec, ok, err := s.dedup(it)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if ok {
+		if rec.LeafHash == it.hash {
+			s.counts.duplicates++
+			return Outcome{Result: Duplicate, ID: ev.ID, Index: rec.Index}, nil
+		}
+		return s.reject(batch, env.Now, it, &events.RejectError{Code: events.CodeDuplicateID, Field: "id",
+			Msg: fmt.Sprintf("%q is leaf %d of the log, with other bytes (leaf hash %x…, these hash to %x…)", ev.ID, rec.Index, rec.LeafHash[:8], it.hash[:8])})
+	}
+	g, err := s.game(ev.Game)
+	if err != nil {
+		return Outcome{}, err
+	}
+	ng, err := events.Apply(g, ev, *env)
+	if err != nil {
+		var re *events.RejectError
+		if !errors.As(err, &re) {
+			s.l.log.Error("the state machine failed on an event; it is rejected as internal", "id", ev.ID, "game", ev.Game, "err", err)
+			re = &events.RejectError{Code: CodeInternal, Msg: err.Error(), Err: err}
+		}
+		return s.reject(batch, env.Now, it, re)
+	}
+	s.add(ev, it.in.Data, it.hash, g, ng, env.Index)
+	s.counts.appended++
+	return Outcome{Result: Appended, ID: ev.ID, Index: env.Index}, nil
+}
+
+// dedup returns the dedup record of an event's id, if the id is in the log
+// or in a prepared group. The ids of prepared groups, and of committed
+// groups after floor, are in recent; the caller's hint covers the groups up
+// to the one it was made after; if the hint is older than floor (or a
+// Rebuild ran since), the index is read again.
+func (s *sequencer) dedup(it *item) (dedupRecord, bool, error) {
+	if t, ok := s.recent[it.ev.ID]; ok {
+		return t.rec, true, nil
+	}
+	if h := it.hint; h.ok && h.epoch == s.l.epoch.Load() && h.gen >= s.floor {
+		return h.rec, h.found, nil
+	}
+	return lookupID(s.l.db, it.ev.ID)
+}
+
+// add adds an accepted event to the group's projections.
+func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *events.Game, index uint64) {
+	s.leaves = append(s.leaves, data)
+	s.recent[ev.ID] = taggedID{dedupRecord{Index: index, LeafHash: hash}, s.group + 1}
+	s.ids = append(s.ids, ev.ID)
+	s.nRecent++
+	s.pend[ev.Game] = ng
+	s.stats.observe(ev, g, ng)
+	if ng.Closed && (g == nil || !g.Closed) {
+		s.fin = append(s.fin, finished{index: index, status: ng.Status, game: ng.ID})
+	}
+}
+
+// lookupID reads the dedup index.
+func lookupID(r pebble.Reader, id string) (dedupRecord, bool, error) {
+	v, c, err := r.Get(strKey(prefixDedup, id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return dedupRecord{}, false, nil
+	}
+	if err != nil {
+		return dedupRecord{}, false, fmt.Errorf("reading the dedup index for %q: %w", id, err)
+	}
+	rec, err := parseDedup(v)
+	c.Close()
+	if err != nil {
+		return dedupRecord{}, false, fmt.Errorf("dedup index for %q: %w", id, err)
+	}
+	return rec, true, nil
+}
+
+// game returns a game's current state, or nil if it has no events.
+func (s *sequencer) game(id string) (*events.Game, error) {
+	if g, ok := s.pend[id]; ok {
+		return g, nil
+	}
+	if t, ok := s.inflight[id]; ok {
+		return t.g, nil
+	}
+	if g, ok := s.games.get(id); ok {
+		return g, nil
+	}
+	v, c, err := s.l.db.Get(strKey(prefixGame, id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the state of game %q: %w", id, err)
+	}
+	g := new(events.Game)
+	err = g.UnmarshalBinary(v)
+	c.Close()
+	if err != nil {
+		return nil, fmt.Errorf("state of game %q: %w: %w", id, ErrCorrupt, err)
+	}
+	s.cache(id, g)
+	return g, nil
+}
+
+// cache keeps the state of an open game in the LRU cache. A closed game
+// accepts no event any more, so it is dropped: the cache holds the games in
+// play, and memory does not grow with the number of finished games.
+func (s *sequencer) cache(id string, g *events.Game) {
+	if g.Closed {
+		s.games.remove(id)
+	} else {
+		s.games.put(id, g)
+	}
+}
+
+// write adds the group's leaves, tiles, tree state and projections to the
+// batch.
+func (s *sequencer) write(batch *pebble.Batch, first uint64, now time.Time) error {
+	if len(s.leaves) > 0 {
+		tiles, err := s.b.Append(s.leaves)
+		if err != nil {
+			return fmt.Errorf("appending %d leaves at %d to the tree: %w", len(s.leaves), first, err)
+		}
+		for _, td := range tiles {
+			batch.Set(tileKey(td.Tile), td.Data, nil)
+		}
+		st, err := s.b.State().MarshalBinary()
+		if err != nil {
+			return err
+		}
+		batch.Set(keyState, st, nil)
+		batch.Set(u64Key(prefixTime, first), marshalTime(now), nil)
+		if err := s.writeProjections(batch); err != nil {
+			return err
+		}
+	}
+	if s.rej.dirty {
+		if _, err := s.rej.evict(batch, func(k []byte) ([]byte, error) { return get(s.l.db, k) }); err != nil {
+			return err
+		}
+		batch.Set(keyRejMeta, s.rej.sum.marshal(), nil)
+	}
+	return nil
+}
+
+// writeProjections adds the group's projection records to the batch.
+func (s *sequencer) writeProjections(batch *pebble.Batch) error {
+	for _, id := range s.ids {
+		batch.Set(strKey(prefixDedup, id), s.recent[id].rec.marshal(), nil)
+	}
+	for id, g := range s.pend {
+		enc, err := g.MarshalBinary()
+		if err != nil {
+			return fmt.Errorf("encoding the state of game %q: %w", id, err)
+		}
+		batch.Set(strKey(prefixGame, id), enc, nil)
+	}
+	for _, f := range s.fin {
+		batch.Set(u64Key(prefixFinished, f.index), marshalFinished(f.status, f.game), nil)
+	}
+	if len(s.leaves) > 0 {
+		st, _ := s.stats.MarshalBinary()
+		batch.Set(keyStats, st, nil)
+	}
+	return nil
+}
