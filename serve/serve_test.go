@@ -390,5 +390,3 @@ func TestInfoLines(t *testing.T) {
 		t.Errorf("first line %q", l)
 	}
 }
-
-
