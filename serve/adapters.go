@@ -48,7 +48,14 @@ func (s Sink) Submit(ctx context.Context, subs []ingest.Submission) ([]ingest.Ou
 		case ledger.Duplicate:
 			res[i] = ingest.Outcome{Kind: ingest.Duplicate, Index: o.Index, EventID: o.ID}
 		case ledger.Rejected:
-			res[i] = ingest.Outcome{Kind: ingest.Rejected, EventID: o.ID, Refusal: refusal(o.Reject)}
+			// An input whose id could not be read is known by its message
+			// id, in the rejected store (Rejection.ID) and to the receipt
+			// waiters alike.
+			id := o.ID
+			if id == "" {
+				id = subs[i].MsgID
+			}
+			res[i] = ingest.Outcome{Kind: ingest.Rejected, EventID: id, Refusal: refusal(o.Reject)}
 		default:
 			return nil, fmt.Errorf("serve: the ledger returned result %v for input %d", o.Result, i)
 		}
