@@ -38,12 +38,19 @@ var (
 	toolsErr  error
 )
 
-// tools returns the paths of the zarlog and zarlog-verify binaries.
+// tools returns the paths of the zarlog and zarlog-verify binaries; it
+// skips the test in short mode.
 func tools(t *testing.T) (zarlog, verify string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the binaries")
 	}
+	return buildTools(t)
+}
+
+// buildTools builds the binaries once per test process.
+func buildTools(t *testing.T) (zarlog, verify string) {
+	t.Helper()
 	toolsOnce.Do(func() {
 		if toolsDir, toolsErr = os.MkdirTemp("", "zarlog-tools-"); toolsErr != nil {
 			return
