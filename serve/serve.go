@@ -197,17 +197,17 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.check(); err != nil {
 		return err
 	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	lcfg, err := cfg.ledgerConfig(log, reg)
+	if err != nil {
+		return err
+	}
 	key, err := loadOrCreateKey(&cfg)
 	if err != nil {
 		return err
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-
-	lcfg, err := cfg.ledgerConfig(key, log, reg)
-	if err != nil {
-		return err
-	}
+	lcfg.Signer, lcfg.Verifier = key.signer, key.verifier
 	l, err := ledger.Open(ctx, lcfg)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -434,10 +434,11 @@ func Export(ctx context.Context, cfg Config, dir string) (Info, publisher.Export
 	if err != nil {
 		return Info{}, publisher.ExportResult{}, err
 	}
-	lcfg, err := cfg.ledgerConfig(key, log, nil)
+	lcfg, err := cfg.ledgerConfig(log, nil)
 	if err != nil {
 		return Info{}, publisher.ExportResult{}, err
 	}
+	lcfg.Signer, lcfg.Verifier = key.signer, key.verifier
 	lcfg.CheckpointInterval = -1
 	lcfg.Witness = nil
 	l, err := ledger.Open(ctx, lcfg)
@@ -479,12 +480,13 @@ func (c *Config) check() error {
 	return nil
 }
 
-func (c *Config) ledgerConfig(key *loadedKey, log *slog.Logger, reg prometheus.Registerer) (ledger.Config, error) {
+// ledgerConfig returns the ledger's Config without its keys.
+func (c *Config) ledgerConfig(log *slog.Logger, reg prometheus.Registerer) (ledger.Config, error) {
 	kr, err := events.NewKeyring(c.EmitterKeys...)
 	if err != nil {
 		return ledger.Config{}, fmt.Errorf("serve: emitter keys: %w", err)
 	}
-	lc := ledger.Config{Dir: c.ledgerDir(), Signer: key.signer, Verifier: key.verifier, Emitters: kr,
+	lc := ledger.Config{Dir: c.ledgerDir(), Emitters: kr,
 		Moves: movecheck.Checker{}, CheckpointInterval: c.CheckpointInterval, WitnessTimeout: c.WitnessTimeout,
 		Now: c.Now, Logger: log.With("component", "ledger"), Metrics: reg}
 	if len(c.WitnessPolicy) > 0 {

@@ -124,9 +124,9 @@ func TestRun(t *testing.T) {
 	}
 	clock := sdkplay.NewClock(sdkplay.AnchoredStart())
 	ledgerClock := sdkplay.NewClock(sdkplay.AnchoredStart())
-	dir := t.TempDir()
+	dir, out := t.TempDir(), t.TempDir()
 	cfg := Config{Dir: dir, EmitterKeys: []string{vkey}, Now: ledgerClock.Now, CheckpointInterval: 20 * time.Millisecond,
-		NATSUsers: []ingest.EmitterAccess{{Emitter: emitter, Password: "s3cret"}}}
+		NATSUsers: []ingest.EmitterAccess{{Emitter: emitter, Password: "s3cret"}}, ExportDir: out}
 	r := start(t, cfg)
 	if !r.info.KeyCreated || r.info.Origin != DefaultOrigin || !strings.HasPrefix(r.info.VerifierKey, DefaultOrigin+"+") {
 		t.Errorf("info: %+v", r.info)
@@ -242,18 +242,31 @@ func TestRun(t *testing.T) {
 		t.Fatalf("Run after a clean stop: %v", err)
 	}
 
-	// The one-shot export of the stopped service.
-	out := t.TempDir()
+	// The export kept while serving is a consistent log as far as it got
+	// (the service does not wait for it); the one-shot export of the
+	// stopped service continues it to the end.
+	fsrv := httptest.NewServer(http.FileServer(http.Dir(out)))
+	defer fsrv.Close()
+	live, err := tlogtest.Fetch(ctx, fsrv.URL+"/", fsrv.Client(), r.info.VerifierKey)
+	if err != nil {
+		t.Fatalf("the export kept while serving: %v", err)
+	}
+	if len(live.Entries) > len(lg.Entries) {
+		t.Fatalf("the live export has %d entries, the log had %d when read", len(live.Entries), len(lg.Entries))
+	}
+	for i, e := range live.Entries {
+		if !bytes.Equal(e, lg.Entries[i]) {
+			t.Fatalf("entry %d of the live export differs from the log's", i)
+		}
+	}
 	info, res, err := Export(ctx, Config{Dir: dir}, out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.VerifierKey != r.info.VerifierKey || res.Games != len(ids) || res.Size < uint64(len(lg.Entries)) {
+	if info.VerifierKey != r.info.VerifierKey || res.OldSize != live.Checkpoint.Size || res.Size < uint64(len(lg.Entries)) {
 		t.Errorf("export: %+v %+v", info, res)
 	}
-	fsrv := httptest.NewServer(http.FileServer(http.Dir(out)))
-	defer fsrv.Close()
-	if _, err := tlogtest.Fetch(ctx, fsrv.URL+"/", fsrv.Client(), r.info.VerifierKey, lg.Note); err != nil {
+	if _, err := tlogtest.Fetch(ctx, fsrv.URL+"/", fsrv.Client(), r.info.VerifierKey, lg.Note, live.Note); err != nil {
 		t.Fatalf("the export: %v", err)
 	}
 	for _, id := range ids {

@@ -661,3 +661,33 @@ func testServeRestart(t *testing.T, sig syscall.Signal) {
 		t.Fatalf("exit %d\n%s", code, p.stderr)
 	}
 }
+
+func TestServeUsage(t *testing.T) {
+	bin, _ := tools(t)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"serve", "-h"}, 0, "usage: zarlog serve"},
+		{[]string{"serve"}, 2, "usage: zarlog serve"},
+		{[]string{"serve", "--data", dir, "extra"}, 2, "usage: zarlog serve"},
+		{[]string{"serve", "--data", dir, "--export-once"}, 2, "--export-once needs --export"},
+		{[]string{"serve", "--data", dir, "--nats-creds", "x"}, 2, "need --nats URL"},
+		{[]string{"serve", "--data", dir, "--nats", "nats://x", "--nats-users", "f"}, 2, "--nats-users configures the embedded server"},
+		{[]string{"serve", "--data", dir, "--clock-start", "yesterday"}, 2, "--clock-start"},
+		{[]string{"serve", "--data", dir, "--emitters", filepath.Join(dir, "missing")}, 2, "--emitters"},
+		{[]string{"serve", "--data", dir, "--emitter", "not-a-key", "--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0"}, 1, "emitter keys"},
+		{[]string{"serve", "--data", filepath.Join(dir, "none"), "--export", filepath.Join(dir, "out"), "--export-once"}, 1, "no log in"},
+	} {
+		_, stderr, code := runBin(t, dir, bin, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("zarlog %s: exit %d, want %d; stderr:\n%s", strings.Join(tc.args, " "), code, tc.code, stderr)
+		}
+	}
+	// A refused configuration creates nothing.
+	if _, err := os.Stat(filepath.Join(dir, "log.key")); !os.IsNotExist(err) {
+		t.Errorf("a key was created for a refused configuration: %v", err)
+	}
+}
