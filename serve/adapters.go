@@ -48,12 +48,16 @@ func (s Sink) Submit(ctx context.Context, subs []ingest.Submission) ([]ingest.Ou
 		case ledger.Duplicate:
 			res[i] = ingest.Outcome{Kind: ingest.Duplicate, Index: o.Index, EventID: o.ID}
 		case ledger.Rejected:
-			// An input whose id could not be read is known by its message
-			// id, in the rejected store (Rejection.ID) and to the receipt
-			// waiters alike.
+			// An input that did not parse is known to the receipt waiters by
+			// the id its rejection record has (its message id, or an "id"
+			// member the ledger could read), as to RejectedByID.
 			id := o.ID
 			if id == "" {
-				id = subs[i].MsgID
+				if id = subs[i].MsgID; id == "" {
+					if rs, err := s.L.Rejected(ctx, o.Seq, 1); err == nil && len(rs) == 1 && rs[0].Seq == o.Seq {
+						id = rs[0].ID
+					}
+				}
 			}
 			res[i] = ingest.Outcome{Kind: ingest.Rejected, EventID: id, Refusal: refusal(o.Reject)}
 		default:
