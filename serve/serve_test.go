@@ -403,3 +403,21 @@ func TestInfoLines(t *testing.T) {
 		t.Errorf("first line %q", l)
 	}
 }
+
+// FuzzParseNATSUsers: never panics; every user it returns has a valid
+// emitter id and exactly one credential.
+func FuzzParseNATSUsers(f *testing.F) {
+	f.Add("tavla-east password s3cret\nnard nkey UABC\n# x\n")
+	f.Add("a b c d")
+	f.Fuzz(func(t *testing.T, text string) {
+		us, err := ParseNATSUsers([]byte(text))
+		if err != nil {
+			return
+		}
+		for _, u := range us {
+			if wire.CheckEmitter(u.Emitter) != nil || (u.Password == "") == (u.NKey == "") {
+				t.Fatalf("user %+v", u)
+			}
+		}
+	})
+}
