@@ -289,6 +289,14 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fail(err)
 	}
+	var exp *publisher.Exporter
+	if cfg.ExportDir != "" {
+		exp, err = publisher.NewExporter(publisher.ExportConfig{Dir: cfg.ExportDir, Log: NewLogReader(l), Bundles: store, Pages: mux,
+			Logger: log.With("component", "export")})
+		if err != nil {
+			return fail(fmt.Errorf("serve: %w", err))
+		}
+	}
 	ln, err := net.Listen("tcp", orDefault(cfg.HTTPAddr, DefaultHTTPAddr))
 	if err != nil {
 		return fail(fmt.Errorf("serve: %w", err))
@@ -313,14 +321,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}()
 	pubCtx, stopPub := context.WithCancel(runCtx)
 	wg.Go(func() { endedCh <- ended{"bundler", bundler.Run(pubCtx)} })
-	if cfg.ExportDir != "" {
-		exp, err := publisher.NewExporter(publisher.ExportConfig{Dir: cfg.ExportDir, Log: NewLogReader(l), Bundles: store, Pages: mux,
-			Logger: log.With("component", "export")})
-		if err != nil {
-			stopIngest()
-			stopPub()
-			return fail(err)
-		}
+	if exp != nil {
 		wg.Go(func() { endedCh <- ended{"export", follow(pubCtx, l, exp, log)} })
 	}
 	httpDone := make(chan struct{})

@@ -148,6 +148,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	if err := serve.Run(ctx, cfg); err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return 0 // stopped while starting
+		}
 		fmt.Fprintln(stderr, "zarlog serve:", err)
 		return 1
 	}
