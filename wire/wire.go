@@ -10,6 +10,7 @@
 //	R.events.E    an emitter publishes its events here (captured by the stream)
 //	R.rejected.E  the ingest announces each rejected event of E here
 //	R.receipts.E  E asks for receipts here (request/reply)
+//	R.proofs.E    the publisher announces each proof bundle of E's games here
 //
 // The emitter id is the only subject token an emitter controls and the only
 // identity the ingest takes from NATS: operators grant each backend publish
@@ -37,6 +38,17 @@ const (
 	// events (decimal, 2…MaxBatchEvents). A message without it holds exactly
 	// one event.
 	HeaderEvents = "Zarlog-Events"
+	// HeaderGame names the game of a proof bundle announced on
+	// Subjects.Proofs (game ids may contain '.', so they are never in a
+	// subject).
+	HeaderGame = "Zarlog-Game"
+	// HeaderBundleSize gives the size in bytes of the announced proof bundle
+	// (decimal). A bundle larger than the connection's maximum payload is
+	// announced with an empty payload: fetch it over HTTP.
+	HeaderBundleSize = "Zarlog-Bundle-Size"
+	// HeaderCheckpointSize gives the tree size of the signed checkpoint the
+	// announced bundle's proofs lead to (decimal).
+	HeaderCheckpointSize = "Zarlog-Checkpoint-Size"
 )
 
 // Limits.
@@ -102,6 +114,10 @@ func (s Subjects) Receipts(emitter string) string { return s.root() + ".receipts
 
 // ReceiptsWildcard is the subject the ingest serves receipts on.
 func (s Subjects) ReceiptsWildcard() string { return s.root() + ".receipts.*" }
+
+// Proofs is the subject the proof bundles of emitter's games are announced
+// on, one message per finished game (docs/NATS.md §5a).
+func (s Subjects) Proofs(emitter string) string { return s.root() + ".proofs." + emitter }
 
 // EmitterOf returns the emitter token of an events or receipts subject
 // under this root (kind is "events" or "receipts"). The token is returned

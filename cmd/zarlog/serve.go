@@ -2,11 +2,157 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/zarlog/zarlog/serve"
+	"github.com/zarlog/zarlog/wire"
 )
 
+// repeated is a flag that may be given several times.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, ",") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "zarlog serve: not built yet")
-	return 2
+	fs := flag.NewFlagSet("zarlog serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: zarlog serve --data DIR [--http ADDR] [--nats-listen ADDR | --nats URL [--nats-creds FILE | --nats-nkey FILE] [TLS flags]]")
+		fmt.Fprintln(stderr, "                    [--key FILE] [--emitters FILE] [--emitter VKEY]... [--witness-policy FILE]")
+		fmt.Fprintln(stderr, "                    [--checkpoint-interval D] [--rebuild] [--rebuild-bundles] [--export DIR [--export-once]]")
+		fmt.Fprintln(stderr, "\nRun the ledger: the NATS ingest (an embedded nats-server unless --nats is given), the Pebble log in DIR,")
+		fmt.Fprintln(stderr, "the proof-bundle publisher and the HTTP read API with the audit pages (docs/HTTP.md, docs/NATS.md).")
+		fmt.Fprintln(stderr, "Prints the log's verifier key and every URL it serves, one per line, label first.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	var (
+		cfg                          serve.Config
+		emittersFile, natsUsers      string
+		policyFile, root, clockStart string
+		exportDir                    string
+		exportOnce, verbose          bool
+		emitterKeys                  repeated
+	)
+	fs.StringVar(&cfg.Dir, "data", "", "data `directory` (created, mode 0700): the key, the ledger, the bundle store, the NATS store")
+	fs.StringVar(&cfg.HTTPAddr, "http", serve.DefaultHTTPAddr, "HTTP listen `address` (port 0: any free port)")
+	fs.StringVar(&cfg.NATSListen, "nats-listen", serve.DefaultNATSListen, "the embedded nats-server's listen `address` for backends (port 0: any free port)")
+	fs.StringVar(&natsUsers, "nats-users", "", "`file` of the emitters allowed to connect to the embedded server, \"<emitter> password|nkey <value>\" per line\n(default: no authentication; keep --nats-listen on localhost)")
+	fs.StringVar(&cfg.NATS.URL, "nats", "", "use the NATS deployment at `URL`s (comma-separated) instead of the embedded server")
+	fs.StringVar(&cfg.NATS.CredsFile, "nats-creds", "", "NATS credentials `file` (with --nats)")
+	fs.StringVar(&cfg.NATS.NKeySeedFile, "nats-nkey", "", "`file` holding a user nkey seed (with --nats)")
+	fs.StringVar(&cfg.NATS.CAFile, "nats-tls-ca", "", "CA certificate `file` to verify the NATS servers (with --nats)")
+	fs.StringVar(&cfg.NATS.CertFile, "nats-tls-cert", "", "client certificate `file` for mutual TLS (with --nats)")
+	fs.StringVar(&cfg.NATS.KeyFile, "nats-tls-key", "", "client key `file` for mutual TLS (with --nats)")
+	fs.IntVar(&cfg.Replicas, "nats-replicas", 1, "replicas of the events stream (3 or 5 on a cluster)")
+	fs.StringVar(&root, "subject-root", wire.DefaultRoot, "NATS subject `root`")
+	fs.StringVar(&cfg.KeyFile, "key", "", "the log's checkpoint signer key `file` (zarlog keygen --origin)\n(default DIR/log.key, created on the first run)")
+	fs.StringVar(&cfg.Origin, "origin", "", "the log's origin for a created key (default "+serve.DefaultOrigin+"); checked against an existing key")
+	fs.StringVar(&emittersFile, "emitters", "", "`file` of emitter verifier keys, one per line (zarlog keygen --emitter prints them)")
+	fs.Var(&emitterKeys, "emitter", "an emitter verifier `key` (repeatable; added to --emitters)")
+	fs.StringVar(&policyFile, "witness-policy", "", "C2SP tlog-policy `file`: its witnesses with a URL cosign every checkpoint")
+	fs.DurationVar(&cfg.CheckpointInterval, "checkpoint-interval", 0, "how often a grown tree is signed (default 100ms)")
+	fs.BoolVar(&cfg.Rebuild, "rebuild", false, "replay the log into fresh projections before serving")
+	fs.BoolVar(&cfg.RebuildBundles, "rebuild-bundles", false, "delete the bundle store: build every finished game's bundle again")
+	fs.StringVar(&exportDir, "export", "", "keep a static copy of the read API and the pages in `directory` (docs/HTTP.md)")
+	fs.BoolVar(&exportOnce, "export-once", false, "with --export: write the directory and exit, without serving (stop the service first)")
+	fs.StringVar(&clockStart, "clock-start", "", "start the ledger's clock at this RFC 3339 `time` (it then runs at the real rate);\nfor tests and demos that replay recorded drand beacons, never in production")
+	fs.BoolVar(&verbose, "v", false, "log debug messages")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 || cfg.Dir == "" {
+		fs.Usage()
+		return 2
+	}
+	bad := func(format string, args ...any) int {
+		fmt.Fprintf(stderr, "zarlog serve: "+format+"\n", args...)
+		return 2
+	}
+	if exportOnce && exportDir == "" {
+		return bad("--export-once needs --export DIR")
+	}
+	if cfg.NATS.URL == "" && (cfg.NATS.CredsFile != "" || cfg.NATS.NKeySeedFile != "" || cfg.NATS.CAFile != "" || cfg.NATS.CertFile != "" || cfg.NATS.KeyFile != "") {
+		return bad("--nats-creds, --nats-nkey and the TLS flags need --nats URL")
+	}
+	if cfg.NATS.URL != "" && natsUsers != "" {
+		return bad("--nats-users configures the embedded server; with --nats the deployment's own authorization applies")
+	}
+	cfg.Subjects = wire.Subjects{Root: root}
+	if emittersFile != "" {
+		b, err := os.ReadFile(emittersFile)
+		if err != nil {
+			return bad("--emitters: %s", err)
+		}
+		cfg.EmitterKeys = serve.ParseKeyLines(b)
+	}
+	cfg.EmitterKeys = append(cfg.EmitterKeys, emitterKeys...)
+	if natsUsers != "" {
+		b, err := os.ReadFile(natsUsers)
+		if err != nil {
+			return bad("--nats-users: %s", err)
+		}
+		if cfg.NATSUsers, err = serve.ParseNATSUsers(b); err != nil {
+			return bad("--nats-users %s: %s", natsUsers, err)
+		}
+	}
+	if policyFile != "" {
+		b, err := os.ReadFile(policyFile)
+		if err != nil {
+			return bad("--witness-policy: %s", err)
+		}
+		cfg.WitnessPolicy = b
+	}
+	if clockStart != "" {
+		start, err := time.Parse(time.RFC3339Nano, clockStart)
+		if err != nil {
+			return bad("--clock-start: %s", err)
+		}
+		t0 := time.Now()
+		cfg.Now = func() time.Time { return start.Add(time.Since(t0)) }
+	}
+	level := slog.LevelInfo
+	if verbose {
+		level = slog.LevelDebug
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	if exportOnce {
+		info, res, err := serve.Export(ctx, cfg, exportDir)
+		if err != nil {
+			fmt.Fprintln(stderr, "zarlog serve:", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, "key", info.KeyFile)
+		fmt.Fprintln(stdout, "vkey", info.VerifierKey)
+		fmt.Fprintln(stdout, "origin", info.Origin)
+		fmt.Fprintln(stdout, "export", info.ExportDir)
+		fmt.Fprintf(stdout, "exported tree size %d (from %d: %d tiles, %d games)\n", res.Size, res.OldSize, res.Tiles, res.Games)
+		return 0
+	}
+	cfg.ExportDir = exportDir
+	cfg.Ready = func(info serve.Info) {
+		for _, line := range info.Lines() {
+			fmt.Fprintln(stdout, line)
+		}
+	}
+	if err := serve.Run(ctx, cfg); err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return 0 // stopped while starting
+		}
+		fmt.Fprintln(stderr, "zarlog serve:", err)
+		return 1
+	}
+	return 0
 }

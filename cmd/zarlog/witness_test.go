@@ -19,14 +19,7 @@ import (
 // buildZarlog builds the zarlog binary into a temporary directory.
 func buildZarlog(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "zarlog")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin, _ := tools(t)
 	return bin
 }
 

@@ -93,8 +93,8 @@ type EmitterAccess struct {
 
 // EmitterPermissions returns the NATS permissions docs/NATS.md prescribes
 // for emitter: publish only its own events and receipt requests, subscribe
-// only to its own rejections and to the inbox prefix "_INBOX.<emitter>"
-// (the SDK's; see sdk.Dial).
+// only to its own rejections, its own proof bundles and the inbox prefix
+// "_INBOX.<emitter>" (the SDK's; see sdk.Dial).
 func EmitterPermissions(subjects wire.Subjects, emitter string) *server.Permissions {
 	return &server.Permissions{
 		Publish: &server.SubjectPermission{Allow: []string{
@@ -103,6 +103,7 @@ func EmitterPermissions(subjects wire.Subjects, emitter string) *server.Permissi
 		}},
 		Subscribe: &server.SubjectPermission{Allow: []string{
 			subjects.Rejected(emitter),
+			subjects.Proofs(emitter),
 			"_INBOX." + emitter + ".>",
 		}},
 	}
@@ -110,7 +111,8 @@ func EmitterPermissions(subjects wire.Subjects, emitter string) *server.Permissi
 
 // LedgerPermissions returns the NATS permissions docs/NATS.md prescribes
 // for the ledger's own user: manage and read the events stream and its
-// consumer, acknowledge, announce rejections, serve receipts.
+// consumer, acknowledge, announce rejections and proof bundles, serve
+// receipts.
 func LedgerPermissions(subjects wire.Subjects, stream, consumer string) *server.Permissions {
 	api := "$JS.API."
 	return &server.Permissions{
@@ -125,6 +127,7 @@ func LedgerPermissions(subjects wire.Subjects, stream, consumer string) *server.
 			api + "CONSUMER.MSG.NEXT." + stream + "." + consumer,
 			"$JS.ACK." + stream + "." + consumer + ".>",
 			subjects.Rejected("*"),
+			subjects.Proofs("*"),
 		}},
 		Subscribe: &server.SubjectPermission{Allow: []string{
 			subjects.ReceiptsWildcard(),

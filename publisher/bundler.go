@@ -1,0 +1,282 @@
+package publisher
+
+// This file publishes proof bundles by themselves: the Bundler follows the
+// log's finished games and, as soon as a signed checkpoint covers a game's
+// final event, builds its bundle, stores it durably in the bundle store and
+// announces it (on NATS, docs/NATS.md §5a).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/merkle"
+)
+
+// A FinishedGame is a game whose final event (the reveal; per-roll-v1: the
+// end) is in the log at leaf Index.
+type FinishedGame struct {
+	Index uint64
+	Game  string
+}
+
+// A BundleSource is the log as the Bundler reads it. The ledger is one
+// (through a small adapter in package serve). Its methods are safe for
+// concurrent use; ReadTiles is called from several goroutines at once.
+type BundleSource interface {
+	// ReadTiles reads the log's tiles (merkle.TileReader): every tile of
+	// the tree of any checkpoint Latest returned.
+	merkle.TileReader
+	// Latest returns the latest signed checkpoint note, verbatim (nil if
+	// none yet), its tree size, and a channel that is closed when a newer
+	// one is published.
+	Latest() (note []byte, size uint64, next <-chan struct{})
+	// Finished returns up to limit finished games whose final event has a
+	// leaf index ≥ from, in log order. A game may be listed before a
+	// checkpoint covers its final event, never before that event is durable.
+	Finished(ctx context.Context, from uint64, limit int) ([]FinishedGame, error)
+	// GameLeaves returns every event of the game with its leaf index, seq 0
+	// first.
+	GameLeaves(ctx context.Context, game string) ([]IndexedLeaf, error)
+}
+
+// An Announcement is a proof bundle the Bundler has just stored.
+type Announcement struct {
+	Game           string
+	Emitter        string // the game's emitter (the commit's)
+	Index          uint64 // the leaf index of the game's final event
+	CheckpointSize uint64 // the tree size of the bundle's checkpoint
+	Bundle         []byte
+}
+
+// BundlerConfig configures a Bundler. Source and Store are required; every
+// other field's zero value is documented.
+type BundlerConfig struct {
+	Source BundleSource
+	Store  *Store
+	// Announce, if not nil, is called for each stored bundle, in log order,
+	// after it is durable. Its errors are logged and counted, never retried:
+	// the store and the HTTP API are the durable record.
+	Announce func(ctx context.Context, a Announcement) error
+	// Workers is how many bundles are built at once. Zero means GOMAXPROCS.
+	Workers int
+	// Batch is the most games decided per round (one durable write to the
+	// store). Zero means 64.
+	Batch int
+	// RetryMin and RetryMax bound the backoff after a failed round (a read
+	// or write error). Zero means 100 ms and 10 s.
+	RetryMin, RetryMax time.Duration
+	// Logger receives the Bundler's logs. Nil discards them.
+	Logger *slog.Logger
+	// Registerer receives its metrics. Nil means none.
+	Registerer prometheus.Registerer
+}
+
+// A Bundler builds, stores and announces the proof bundle of every finished
+// game of a log, once, as soon as a signed checkpoint covers the game's
+// final event. Its cursor is in the Store, so it resumes after a restart
+// where it stopped and never builds a game's bundle twice (unless the store
+// is Reset). Create it with NewBundler and run it with Run.
+type Bundler struct {
+	cfg BundlerConfig
+	log *slog.Logger
+
+	stored, skipped, roundErrors, announceErrors prometheus.Counter
+	buildSeconds, bundleBytes                    prometheus.Histogram
+	cursor                                       prometheus.Gauge
+}
+
+// NewBundler returns a Bundler for cfg. It fails if Source or Store is nil
+// or the metrics cannot be registered.
+func NewBundler(cfg BundlerConfig) (*Bundler, error) {
+	if cfg.Source == nil || cfg.Store == nil {
+		return nil, errors.New("publisher: bundler: Source and Store are required")
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 64
+	}
+	if cfg.RetryMin <= 0 {
+		cfg.RetryMin = 100 * time.Millisecond
+	}
+	if cfg.RetryMax <= 0 {
+		cfg.RetryMax = 10 * time.Second
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	b := &Bundler{cfg: cfg, log: log,
+		stored:         prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_bundles_stored_total", Help: "Proof bundles built and stored."}),
+		skipped:        prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_bundles_skipped_total", Help: "Finished games whose bundle could not be built (logged as errors)."}),
+		roundErrors:    prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_bundles_round_errors_total", Help: "Rounds of the bundler that failed on a read or write and were retried."}),
+		announceErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_bundles_announce_errors_total", Help: "Bundles stored whose announcement failed."}),
+		buildSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "zarlog_bundle_build_seconds", Help: "Time to build and self-check one proof bundle.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}),
+		bundleBytes: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "zarlog_bundle_bytes", Help: "Size of the proof bundles built.",
+			Buckets: prometheus.ExponentialBuckets(4096, 2, 12)}),
+		cursor: prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_bundles_cursor", Help: "Every finished game whose final event's leaf index is below this is decided."}),
+	}
+	if cfg.Registerer != nil {
+		for _, c := range []prometheus.Collector{b.stored, b.skipped, b.roundErrors, b.announceErrors, b.buildSeconds, b.bundleBytes, b.cursor} {
+			if err := cfg.Registerer.Register(c); err != nil {
+				return nil, fmt.Errorf("publisher: bundler: registering metrics: %w", err)
+			}
+		}
+	}
+	return b, nil
+}
+
+// Run builds bundles until ctx ends, then returns ctx's error (after the
+// round in progress, whose write is durable or not made). A failed round
+// is logged and retried with backoff; Run returns early only with an error
+// from the store's cursor at the start.
+func (b *Bundler) Run(ctx context.Context) error {
+	cursor, err := b.cfg.Store.Cursor()
+	if err != nil {
+		return err
+	}
+	b.cursor.Set(float64(cursor))
+	backoff := time.Duration(0)
+	for {
+		note, size, next := b.cfg.Source.Latest()
+		progressed := false
+		if note != nil && size > cursor {
+			n, err := b.round(ctx, cursor, note, size)
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				b.roundErrors.Inc()
+				backoff = min(max(2*backoff, b.cfg.RetryMin), b.cfg.RetryMax)
+				b.log.Error("bundler: round failed; retrying", "cursor", cursor, "backoff", backoff, "err", err)
+				t := time.NewTimer(backoff)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return ctx.Err()
+				case <-t.C:
+				}
+				continue
+			}
+			backoff = 0
+			if n > cursor {
+				cursor, progressed = n, true
+				b.cursor.Set(float64(cursor))
+			}
+		}
+		if progressed {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-next:
+		}
+	}
+}
+
+// round decides the finished games from cursor that the checkpoint (note,
+// size) covers, at most Batch of them, and returns the new cursor (cursor
+// itself if there were none).
+func (b *Bundler) round(ctx context.Context, cursor uint64, note []byte, size uint64) (uint64, error) {
+	games, err := b.cfg.Source.Finished(ctx, cursor, b.cfg.Batch)
+	if err != nil {
+		return cursor, fmt.Errorf("listing finished games from %d: %w", cursor, err)
+	}
+	for i, g := range games {
+		if g.Index >= size {
+			games = games[:i]
+			break
+		}
+	}
+	if len(games) == 0 {
+		return cursor, nil
+	}
+	type result struct {
+		bundle  []byte
+		emitter string
+		err     error
+	}
+	results := make([]result, len(games))
+	sem := make(chan struct{}, b.cfg.Workers)
+	var wg sync.WaitGroup
+	for i, g := range games {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			start := time.Now()
+			bundle, emitter, err := b.build(ctx, g.Game, note)
+			if err == nil {
+				b.buildSeconds.Observe(time.Since(start).Seconds())
+				b.bundleBytes.Observe(float64(len(bundle)))
+			}
+			results[i] = result{bundle, emitter, err}
+		})
+	}
+	wg.Wait()
+	var stored []StoredBundle
+	var ann []Announcement
+	for i, g := range games {
+		r := results[i]
+		switch {
+		case errors.Is(r.err, ErrNotProvable):
+			// Not a passing fault: building it again gives the same
+			// error. Log it loudly and go on; the game's page stays
+			// "in play" and the operator sees the error and the metric.
+			b.skipped.Inc()
+			b.log.Error("bundler: cannot build a finished game's bundle; skipped", "game", g.Game, "index", g.Index, "err", r.err)
+			continue
+		case r.err != nil:
+			return cursor, fmt.Errorf("building the bundle of %q: %w", g.Game, r.err)
+		}
+		stored = append(stored, StoredBundle{Index: g.Index, Game: g.Game, Bundle: r.bundle})
+		ann = append(ann, Announcement{Game: g.Game, Emitter: r.emitter, Index: g.Index, CheckpointSize: size, Bundle: r.bundle})
+	}
+	next := games[len(games)-1].Index + 1
+	if err := b.cfg.Store.Add(ctx, next, stored); err != nil {
+		return cursor, err
+	}
+	b.stored.Add(float64(len(stored)))
+	for _, a := range ann {
+		b.log.Debug("bundler: stored", "game", a.Game, "index", a.Index, "bytes", len(a.Bundle), "checkpoint", a.CheckpointSize)
+		if b.cfg.Announce == nil {
+			continue
+		}
+		if err := b.cfg.Announce(ctx, a); err != nil {
+			b.announceErrors.Inc()
+			b.log.Warn("bundler: announcing a bundle", "game", a.Game, "err", err)
+		}
+	}
+	return next, nil
+}
+
+// build builds one game's bundle at the checkpoint note and returns it with
+// the game's emitter.
+func (b *Bundler) build(ctx context.Context, game string, note []byte) ([]byte, string, error) {
+	leaves, err := b.cfg.Source.GameLeaves(ctx, game)
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the game's leaves: %w", err)
+	}
+	if len(leaves) == 0 {
+		return nil, "", fmt.Errorf("%w: game %q has no leaves", ErrNotProvable, game)
+	}
+	ev, err := events.Parse(leaves[0].Leaf)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: game %q: its first leaf: %w", ErrNotProvable, game, err)
+	}
+	bundle, err := BuildBundle(ctx, b.cfg.Source, leaves, note)
+	if err != nil {
+		return nil, "", err
+	}
+	return bundle, ev.Emitter, nil
+}

@@ -1,0 +1,347 @@
+package publisher
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/zarlog/zarlog/merkle"
+	"github.com/zarlog/zarlog/verifier"
+)
+
+// memSource is a BundleSource over an apiLog: the finished games and their
+// leaves as the test appended them, and checkpoints published when the
+// test says.
+type memSource struct {
+	*apiLog
+	mu       sync.Mutex
+	size     uint64
+	next     chan struct{}
+	finished []FinishedGame
+	games    map[string][]IndexedLeaf
+}
+
+func newMemSource(t testing.TB) *memSource {
+	return &memSource{apiLog: &apiLog{memLog: newMemLog(t)}, next: make(chan struct{}), games: map[string][]IndexedLeaf{}}
+}
+
+// add appends games (interleaved, with filler leaves between), records
+// them as finished and returns their ids in the order they finished.
+func (s *memSource) add(t testing.TB, games ...[][]byte) []string {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.finished)
+	for _, g := range s.interleave(t, fillerLeaf, 3, games...) {
+		id := gameIDOf(t, g[0].Leaf)
+		s.games[id] = g
+		s.finished = append(s.finished, FinishedGame{Index: g[len(g)-1].Index, Game: id})
+	}
+	// Finished lists games in the order of their final events.
+	for i := 1; i < len(s.finished); i++ {
+		for j := i; j > 0 && s.finished[j].Index < s.finished[j-1].Index; j-- {
+			s.finished[j], s.finished[j-1] = s.finished[j-1], s.finished[j]
+		}
+	}
+	var ids []string
+	for _, f := range s.finished[n:] {
+		ids = append(ids, f.Game)
+	}
+	return ids
+}
+
+// publish signs the current tree and publishes the checkpoint.
+func (s *memSource) publish(t testing.TB) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sign(t)
+	s.size = s.builder.Size()
+	close(s.next)
+	s.next = make(chan struct{})
+}
+
+func (s *memSource) Latest() ([]byte, uint64, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.note, s.size, s.next
+}
+
+func (s *memSource) Finished(ctx context.Context, from uint64, limit int) ([]FinishedGame, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []FinishedGame
+	for _, f := range s.finished {
+		if f.Index >= from && len(out) < limit {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+func (s *memSource) GameLeaves(ctx context.Context, game string) ([]IndexedLeaf, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, ok := s.games[game]
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", game, ErrNoGame)
+	}
+	return g, nil
+}
+
+func (s *memSource) ReadTiles(ctx context.Context, tiles []merkle.Tile) ([][]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.apiLog.ReadTiles(ctx, tiles)
+}
+
+// runBundler runs a Bundler over src and store until the test ends (or
+// stop is called) and returns its announcements.
+func runBundler(t *testing.T, src *memSource, store *Store) (*Bundler, <-chan Announcement, func()) {
+	t.Helper()
+	ch := make(chan Announcement, 64)
+	b, err := NewBundler(BundlerConfig{Source: src, Store: store, Workers: 2, Batch: 2,
+		Announce: func(ctx context.Context, a Announcement) error { ch <- a; return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Errorf("Run returned %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return b, ch, stop
+}
+
+func openTestStore(t testing.TB, dir string) *Store {
+	t.Helper()
+	s, err := OpenStore(StoreConfig{Dir: dir, Origin: testOrigin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// next returns the next announcement, failing after a generous deadline
+// (a hang, not a timing assertion).
+func nextAnnouncement(t *testing.T, ch <-chan Announcement) Announcement {
+	t.Helper()
+	select {
+	case a := <-ch:
+		return a
+	case <-time.After(30 * time.Second):
+		t.Fatal("no announcement")
+		return Announcement{}
+	}
+}
+
+// TestBundler: bundles are built once each, in log order, as soon as a
+// published checkpoint covers the game; they are stored, announced, and
+// verify; a Bundler restarted on the same store builds nothing twice; a
+// game that cannot be proved is skipped and counted; Reset builds them all
+// again at the latest checkpoint.
+func TestBundler(t *testing.T) {
+	signer, emitterKey := testKey(t, testEmitter)
+	src := newMemSource(t)
+	dir := t.TempDir()
+	store := openTestStore(t, dir)
+
+	a := src.add(t, tavlarenaGame(t, signer, "bundler-a", 8))
+	// A finished game the Bundler cannot prove: its leaves stop before
+	// the reveal.
+	cut := tavlarenaGame(t, signer, "bundler-cut", 4)
+	cutID := src.add(t, cut[:len(cut)-1])
+	src.publish(t) // covers a and the cut game
+	bc := src.add(t, anchoredGame(t, signer, "bundler-b", 5), perRollMatch(t, signer, "bundler-c", 3))
+	// Not yet covered: nothing about b and c until the next checkpoint.
+
+	b1, ch, stop := runBundler(t, src, store)
+	got := nextAnnouncement(t, ch)
+	if got.Game != a[0] || got.Emitter != testEmitter || got.CheckpointSize != src.size {
+		t.Fatalf("first announcement %s by %s at %d, want %s by %s at %d", got.Game, got.Emitter, got.CheckpointSize, a[0], testEmitter, src.size)
+	}
+	checkBundle(t, store, got, src.vkey, emitterKey)
+
+	src.publish(t)
+	for _, want := range bc {
+		got := nextAnnouncement(t, ch)
+		if got.Game != want || got.CheckpointSize != src.size {
+			t.Fatalf("announcement %s at %d, want %s at %d", got.Game, got.CheckpointSize, want, src.size)
+		}
+		checkBundle(t, store, got, src.vkey, emitterKey)
+	}
+	if n := testutil.ToFloat64(b1.skipped); n != 1 {
+		t.Errorf("%v games skipped, want 1 (%s)", n, cutID[0])
+	}
+	if _, err := store.Bundle(context.Background(), cutID[0]); !errors.Is(err, ErrNoBundle) {
+		t.Errorf("the cut game has a bundle: %v", err)
+	}
+	stop()
+
+	// A new Bundler on the same store: the next bundle it announces is the
+	// new game's, not one it built before.
+	_, ch, stop = runBundler(t, src, store)
+	d := src.add(t, tavlarenaGame(t, signer, "bundler-d", 3))
+	src.publish(t)
+	if got := nextAnnouncement(t, ch); got.Game != d[0] {
+		t.Fatalf("after a restart the first announcement is %s, want the new game %s", got.Game, d[0])
+	}
+	stop()
+	refs, err := store.List(context.Background(), 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(append(append([]string{}, a...), bc...), d...)
+	if len(refs) != len(want) {
+		t.Fatalf("the store lists %d bundles, want %d", len(refs), len(want))
+	}
+	for i, r := range refs {
+		if r.Game != want[i] {
+			t.Errorf("stored bundle %d is %s, want %s", i, r.Game, want[i])
+		}
+	}
+
+	// Reset: everything again, at the latest checkpoint.
+	if err := store.Reset(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := store.Cursor(); err != nil || c != 0 {
+		t.Fatalf("cursor after Reset: %d, %v", c, err)
+	}
+	_, ch, _ = runBundler(t, src, store)
+	for _, w := range want {
+		got := nextAnnouncement(t, ch)
+		if got.Game != w || got.CheckpointSize != src.size {
+			t.Fatalf("after Reset: %s at %d, want %s at %d", got.Game, got.CheckpointSize, w, src.size)
+		}
+	}
+}
+
+// checkBundle checks that an announced bundle is the stored one and that
+// it verifies with every key.
+func checkBundle(t *testing.T, store *Store, a Announcement, logKey, emitterKey string) {
+	t.Helper()
+	stored, err := store.Bundle(context.Background(), a.Game)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(stored, a.Bundle) {
+		t.Fatalf("the announced bundle of %s is not the stored one", a.Game)
+	}
+	lk, err := verifier.ParseLogKey(logKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ek, err := verifier.ParseEmitterKeys(emitterKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := verifier.Verify(a.Bundle, verifier.Options{LogKey: lk, EmitterKeys: ek}); r.Exit() != 0 {
+		t.Fatalf("bundle of %s: exit %d\n%s", a.Game, r.Exit(), r.Text(verifier.English))
+	}
+}
+
+func TestStore(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := OpenStore(StoreConfig{Dir: dir, Origin: testOrigin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add(ctx, 10, []StoredBundle{{Index: 3, Game: "g3", Bundle: []byte("b3")}, {Index: 9, Game: "g9", Bundle: []byte("b9")}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		next    uint64
+		bundles []StoredBundle
+	}{
+		{"cursor back", 9, nil},
+		{"index below the cursor", 20, []StoredBundle{{Index: 9, Game: "x", Bundle: []byte("x")}}},
+		{"index at next", 20, []StoredBundle{{Index: 20, Game: "x", Bundle: []byte("x")}}},
+	} {
+		if err := s.Add(ctx, tc.next, tc.bundles); err == nil {
+			t.Errorf("%s: Add accepted it", tc.name)
+		}
+	}
+	// A game that has a bundle keeps it.
+	if err := s.Add(ctx, 12, []StoredBundle{{Index: 11, Game: "g3", Bundle: []byte("other")}}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := s.Bundle(ctx, "g3"); err != nil || string(b) != "b3" {
+		t.Errorf("g3: %q, %v", b, err)
+	}
+	if c, err := s.Cursor(); err != nil || c != 12 {
+		t.Errorf("cursor %d, %v; want 12", c, err)
+	}
+	refs, err := s.List(ctx, 4, 10)
+	if err != nil || len(refs) != 1 || refs[0] != (BundleRef{Index: 9, Game: "g9"}) {
+		t.Errorf("List from 4: %v, %v", refs, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenStore(StoreConfig{Dir: dir, Origin: "another.example/log"}); !errors.Is(err, ErrStoreMismatch) {
+		t.Errorf("opening another log's store: %v", err)
+	}
+	s = openTestStore(t, dir)
+	if b, err := s.Bundle(ctx, "g9"); err != nil || string(b) != "b9" {
+		t.Errorf("after reopening, g9: %q, %v", b, err)
+	}
+	if _, err := s.Bundle(ctx, "g4"); !errors.Is(err, ErrNoBundle) {
+		t.Errorf("g4: %v", err)
+	}
+}
+
+// BenchmarkBundler measures the Bundler end to end: 64 finished
+// tavlarena-v1 games of 40 rolls, interleaved in a log with filler leaves,
+// built (and self-checked), stored with fsync and announced, with as many
+// workers as GOMAXPROCS. It reports games/s.
+func BenchmarkBundler(b *testing.B) {
+	signer, _ := testKey(b, testEmitter)
+	src := newMemSource(b)
+	var games [][][]byte
+	for i := range 64 {
+		games = append(games, tavlarenaGame(b, signer, fmt.Sprintf("bench-%d", i), 40))
+	}
+	src.add(b, games...)
+	src.publish(b)
+	n := 0
+	for b.Loop() {
+		store := openTestStore(b, b.TempDir())
+		done := make(chan struct{})
+		count := 0
+		bu, err := NewBundler(BundlerConfig{Source: src, Store: store, Announce: func(ctx context.Context, a Announcement) error {
+			if count++; count == len(games) {
+				close(done)
+			}
+			return nil
+		}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		ended := make(chan error, 1)
+		go func() { ended <- bu.Run(ctx) }()
+		<-done
+		cancel()
+		<-ended
+		n += len(games)
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "games/s")
+}

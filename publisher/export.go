@@ -1,0 +1,373 @@
+package publisher
+
+// This file writes the read API as a tree of static files (docs/HTTP.md
+// "Export"): the checkpoint, every tile and entry bundle, the finished
+// games' proof bundles and tlog-proofs, and the pages, laid out exactly as
+// the URL paths, so that any static file server or CDN can serve the log.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/zarlog/zarlog/merkle"
+)
+
+// ExportStateFile is the file in an export directory where the Exporter
+// keeps its progress through the bundle store. It starts with a dot so that
+// static servers that hide dot files do not serve it (nothing in it is
+// secret).
+const ExportStateFile = ".zarlog-export.json"
+
+// ExportConfig configures an Exporter. Dir and Log are required.
+type ExportConfig struct {
+	// Dir is the directory written; it is created if missing.
+	Dir string
+	// Log is the log exported: its checkpoint and tiles.
+	Log LogReader
+	// Bundles, if not nil, is the bundle store whose games are exported:
+	// games/<id>/proof.json and games/<id>/proofs/<seq>.tlog-proof.
+	Bundles *Store
+	// Pages, if not nil, is the handler whose pages are exported
+	// (rendered with GET, in English): /auditor.html, /static/…, /stats as
+	// stats/index.html, and with Bundles each game's page as
+	// games/<id>/index.html and its games/<id>/check.py. Pass the mux the
+	// pages are registered on.
+	Pages http.Handler
+	// Logger receives progress logs. Nil discards them.
+	Logger *slog.Logger
+}
+
+// An Exporter keeps a directory in step with a log. Sync may be called
+// again and again (after each new checkpoint, say): it writes only what
+// changed. Not safe for concurrent use.
+type Exporter struct {
+	cfg         ExportConfig
+	log         *slog.Logger
+	staticDone  bool
+	stateLoaded bool
+	state       exportState
+}
+
+type exportState struct {
+	// BundlesFrom is where the next Sync continues listing the bundle
+	// store (Store.List).
+	BundlesFrom uint64 `json:"bundles_from"`
+}
+
+// An ExportResult says what one Sync wrote.
+type ExportResult struct {
+	OldSize, Size uint64 // the exported tree size before and after
+	Tiles         int    // tiles and entry bundles written
+	Games         int    // finished games written
+}
+
+// NewExporter returns an Exporter for cfg.
+func NewExporter(cfg ExportConfig) (*Exporter, error) {
+	if cfg.Dir == "" || cfg.Log == nil {
+		return nil, errors.New("publisher: export: Dir and Log are required")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Exporter{cfg: cfg, log: log}, nil
+}
+
+// Sync brings the directory up to the log's latest checkpoint: it writes
+// every tile and entry bundle the exported tree lacks (partial ones at the
+// new checkpoint's width; a full tile replaces its partial versions), the
+// games stored since the last Sync, and the pages, then the checkpoint
+// last, so that a client never sees a checkpoint whose tiles are missing.
+// Files are written whole (a temporary file renamed into place). After a
+// machine crash delete Dir/checkpoint: the next Sync writes everything
+// again.
+func (e *Exporter) Sync(ctx context.Context) (ExportResult, error) {
+	var res ExportResult
+	note, err := e.cfg.Log.Checkpoint(ctx)
+	if err != nil {
+		return res, fmt.Errorf("export: reading the checkpoint: %w", err)
+	}
+	cp, err := merkle.ParseSignedCheckpoint(note)
+	if err != nil {
+		return res, fmt.Errorf("export: the log's checkpoint: %w", err)
+	}
+	if err := os.MkdirAll(e.cfg.Dir, 0o755); err != nil {
+		return res, fmt.Errorf("export: %w", err)
+	}
+	if !e.stateLoaded {
+		if err := e.loadState(); err != nil {
+			return res, err
+		}
+	}
+	old, err := os.ReadFile(filepath.Join(e.cfg.Dir, "checkpoint"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return res, fmt.Errorf("export: %w", err)
+	default:
+		ocp, err := merkle.ParseSignedCheckpoint(old)
+		if err != nil {
+			return res, fmt.Errorf("export: the exported checkpoint in %s: %w", e.cfg.Dir, err)
+		}
+		if ocp.Origin != cp.Origin {
+			return res, fmt.Errorf("export: %s holds the log %q, not %q", e.cfg.Dir, ocp.Origin, cp.Origin)
+		}
+		if ocp.Size > cp.Size {
+			return res, fmt.Errorf("export: %s holds a tree of %d leaves, the log's checkpoint has %d", e.cfg.Dir, ocp.Size, cp.Size)
+		}
+		res.OldSize = ocp.Size
+	}
+	res.Size = cp.Size
+	n, err := e.writeTiles(ctx, res.OldSize, cp.Size)
+	res.Tiles = n
+	if err != nil {
+		return res, err
+	}
+	if e.cfg.Bundles != nil {
+		if res.Games, err = e.writeGames(ctx); err != nil {
+			return res, err
+		}
+	}
+	if e.cfg.Pages != nil {
+		if err := e.writePages(ctx); err != nil {
+			return res, err
+		}
+	}
+	if !bytes.Equal(old, note) {
+		if err := writeFile(filepath.Join(e.cfg.Dir, "checkpoint"), note); err != nil {
+			return res, fmt.Errorf("export: %w", err)
+		}
+	}
+	if err := e.saveState(); err != nil {
+		return res, err
+	}
+	e.log.Debug("export: synced", "dir", e.cfg.Dir, "size", res.Size, "tiles", res.Tiles, "games", res.Games)
+	return res, nil
+}
+
+// writeTiles writes the tiles a tree of newSize has and one of oldSize
+// does not.
+func (e *Exporter) writeTiles(ctx context.Context, oldSize, newSize uint64) (int, error) {
+	tiles := merkle.NewTiles(oldSize, newSize)
+	const chunk = 64
+	for i := 0; i < len(tiles); i += chunk {
+		part := tiles[i:min(i+chunk, len(tiles))]
+		data, err := e.cfg.Log.ReadTiles(ctx, part)
+		if err != nil {
+			return i, fmt.Errorf("export: reading tiles: %w", err)
+		}
+		if len(data) != len(part) {
+			return i, fmt.Errorf("export: the log reader returned %d tiles for %d", len(data), len(part))
+		}
+		for j, t := range part {
+			d, err := TileAtWidth(t, data[j])
+			if err != nil {
+				return i + j, fmt.Errorf("export: %w", err)
+			}
+			p := filepath.Join(e.cfg.Dir, filepath.FromSlash(t.Path()))
+			if err := writeFile(p, d); err != nil {
+				return i + j, fmt.Errorf("export: %w", err)
+			}
+			if t.IsFull() {
+				// The partial versions are superseded: C2SP tlog-tiles lets
+				// a log delete them once the full tile exists.
+				if err := os.RemoveAll(p + ".p"); err != nil {
+					return i + j, fmt.Errorf("export: %w", err)
+				}
+			}
+		}
+	}
+	return len(tiles), nil
+}
+
+// writeGames writes the games stored since the last Sync.
+func (e *Exporter) writeGames(ctx context.Context) (int, error) {
+	n := 0
+	for {
+		refs, err := e.cfg.Bundles.List(ctx, e.state.BundlesFrom, 256)
+		if err != nil {
+			return n, fmt.Errorf("export: listing bundles: %w", err)
+		}
+		if len(refs) == 0 {
+			return n, nil
+		}
+		for _, r := range refs {
+			if err := e.writeGame(ctx, r.Game); err != nil {
+				return n, err
+			}
+			n++
+			e.state.BundlesFrom = r.Index + 1
+		}
+	}
+}
+
+func (e *Exporter) writeGame(ctx context.Context, game string) error {
+	bundle, err := e.cfg.Bundles.Bundle(ctx, game)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	dir := filepath.Join(e.cfg.Dir, "games", game)
+	if err := writeFile(filepath.Join(dir, "proof.json"), bundle); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	proofs, err := TlogProofs(bundle)
+	if err != nil {
+		return fmt.Errorf("export: game %q: %w", game, err)
+	}
+	for i, p := range proofs {
+		if err := writeFile(filepath.Join(e.cfg.Dir, filepath.FromSlash(TlogProofPath(game, i))), p); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+	}
+	if e.cfg.Pages != nil {
+		for _, x := range [][2]string{{"/games/" + game, "index.html"}, {"/games/" + game + "/check.py", "check.py"}} {
+			b, err := e.render(ctx, x[0])
+			if err != nil {
+				return err
+			}
+			if err := writeFile(filepath.Join(dir, x[1]), b); err != nil {
+				return fmt.Errorf("export: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// writePages writes the pages that are not a game's: the auditor and the
+// static files once per Exporter, /stats whenever it changed.
+func (e *Exporter) writePages(ctx context.Context) error {
+	files := map[string]string{"/stats": "stats/index.html"}
+	if !e.staticDone {
+		files["/auditor.html"] = "auditor.html"
+		for name := range staticTypes {
+			files["/static/"+name] = "static/" + name
+		}
+	}
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		b, err := e.render(ctx, p)
+		if err != nil {
+			return err
+		}
+		if err := writeIfChanged(filepath.Join(e.cfg.Dir, filepath.FromSlash(files[p])), b); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+	}
+	e.staticDone = true
+	return nil
+}
+
+// render GETs path from the pages handler and returns the body of a 200.
+func (e *Exporter) render(ctx context.Context, path string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return nil, fmt.Errorf("export: %s: %w", path, err)
+	}
+	var rec recorder
+	rec.h = http.Header{}
+	e.cfg.Pages.ServeHTTP(&rec, req)
+	if rec.code == 0 {
+		rec.code = http.StatusOK
+	}
+	if rec.code != http.StatusOK {
+		return nil, fmt.Errorf("export: GET %s: status %d: %s", path, rec.code, bytes.TrimSpace(rec.body.Bytes()))
+	}
+	return rec.body.Bytes(), nil
+}
+
+// A recorder is the http.ResponseWriter of render.
+type recorder struct {
+	h    http.Header
+	code int
+	body bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.h }
+func (r *recorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+}
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.code == 0 {
+		r.code = http.StatusOK
+	}
+	return r.body.Write(b)
+}
+
+func (e *Exporter) loadState() error {
+	b, err := os.ReadFile(filepath.Join(e.cfg.Dir, ExportStateFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("export: %w", err)
+	default:
+		var s exportState
+		if err := json.Unmarshal(b, &s); err != nil {
+			return fmt.Errorf("export: %s: %w", ExportStateFile, err)
+		}
+		e.state = s
+	}
+	e.stateLoaded = true
+	return nil
+}
+
+func (e *Exporter) saveState() error {
+	b, err := json.Marshal(e.state)
+	if err != nil {
+		return err
+	}
+	if err := writeIfChanged(filepath.Join(e.cfg.Dir, ExportStateFile), append(b, '\n')); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return nil
+}
+
+// writeFile writes data to path whole: a temporary file in the same
+// directory, renamed into place. Directories are created as needed.
+func writeFile(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeIfChanged writes data to path unless the file already holds it.
+func writeIfChanged(path string, data []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	return writeFile(path, data)
+}

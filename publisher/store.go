@@ -1,0 +1,250 @@
+package publisher
+
+// This file is the bundle store: the proof bundles the Bundler has built,
+// kept in a Pebble database of their own. The store is derived from the log
+// and holds nothing else: deleting it (or Reset) and running the Bundler
+// again rebuilds it. It is separate from the ledger's database, so the
+// publisher cannot change the log.
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// ErrNoBundle is returned by Store.Bundle for a game the store has no
+// bundle of.
+var ErrNoBundle = errors.New("no proof bundle")
+
+// ErrStoreMismatch is returned by OpenStore when the store belongs to
+// another log (another origin).
+var ErrStoreMismatch = errors.New("bundle store belongs to another log")
+
+// Keys of the bundle store. Every key starts with one ASCII byte naming its
+// table; numbers are big-endian.
+//
+//	b game            the game's proof bundle (canonical JSON)
+//	o I:u64           game id: the game whose final event is leaf I (publication order)
+//	m cursor          u64: every finished game whose final event's index is below it is decided
+//	m origin          the origin of the log the bundles belong to
+const (
+	keyBundle = 'b'
+	keyOrder  = 'o'
+)
+
+var (
+	keyCursor = []byte("mcursor")
+	keyOrigin = []byte("morigin")
+)
+
+// StoreConfig configures a Store.
+type StoreConfig struct {
+	// Dir is the store's Pebble directory; created if missing. Required.
+	Dir string
+	// Origin is the log's origin: a new store records it, an existing one
+	// must have the same (ErrStoreMismatch). Required.
+	Origin string
+	// FS is the file system. Nil means the operating system's.
+	FS vfs.FS
+	// Logger receives Pebble's logs. Nil discards them.
+	Logger *slog.Logger
+}
+
+// A Store holds proof bundles by game id, in the order the games finished,
+// with the Bundler's cursor. Its methods are safe for concurrent use.
+// Writes are durable (fsynced) when they return.
+type Store struct {
+	db *pebble.DB
+}
+
+// A StoredBundle is one game's bundle as the Bundler stores it.
+type StoredBundle struct {
+	Index  uint64 // the leaf index of the game's final event
+	Game   string
+	Bundle []byte
+}
+
+// A BundleRef names a stored bundle, in publication order.
+type BundleRef struct {
+	Index uint64 // the leaf index of the game's final event
+	Game  string
+}
+
+// OpenStore opens (or creates) the bundle store in cfg.Dir.
+func OpenStore(cfg StoreConfig) (*Store, error) {
+	if cfg.Dir == "" || cfg.Origin == "" {
+		return nil, errors.New("publisher: bundle store: Dir and Origin are required")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	o := &pebble.Options{MemTableSize: 4 << 20, CacheSize: 16 << 20, Logger: storeLogger{log}}
+	if cfg.FS != nil {
+		o.FS = cfg.FS
+	}
+	db, err := pebble.Open(cfg.Dir, o)
+	if err != nil {
+		return nil, fmt.Errorf("publisher: opening the bundle store in %s: %w", cfg.Dir, err)
+	}
+	s := &Store{db: db}
+	origin, err := s.get(keyOrigin)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		if err := db.Set(keyOrigin, []byte(cfg.Origin), pebble.Sync); err != nil {
+			return nil, errors.Join(fmt.Errorf("publisher: bundle store: %w", err), db.Close())
+		}
+	case err != nil:
+		return nil, errors.Join(fmt.Errorf("publisher: bundle store: %w", err), db.Close())
+	case string(origin) != cfg.Origin:
+		return nil, errors.Join(fmt.Errorf("publisher: %w: %s holds bundles of %q, not %q", ErrStoreMismatch, cfg.Dir, origin, cfg.Origin), db.Close())
+	}
+	return s, nil
+}
+
+// Close closes the store.
+func (s *Store) Close() error { return s.db.Close() }
+
+func (s *Store) get(key []byte) ([]byte, error) {
+	v, c, err := s.db.Get(key)
+	if err != nil {
+		return nil, err
+	}
+	out := bytes.Clone(v)
+	return out, c.Close()
+}
+
+func bundleKey(game string) []byte { return append([]byte{keyBundle}, game...) }
+
+func orderKey(i uint64) []byte { return binary.BigEndian.AppendUint64([]byte{keyOrder}, i) }
+
+// Bundle returns the stored proof bundle of game, or an error wrapping
+// ErrNoBundle.
+func (s *Store) Bundle(ctx context.Context, game string) ([]byte, error) {
+	b, err := s.get(bundleKey(game))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, fmt.Errorf("game %q: %w", game, ErrNoBundle)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("publisher: reading the bundle of %q: %w", game, err)
+	}
+	return b, nil
+}
+
+// Cursor returns the Bundler's cursor: every finished game whose final
+// event has a leaf index below it has been decided (its bundle stored, or
+// skipped with an error that was logged). It is 0 for a new store.
+func (s *Store) Cursor() (uint64, error) {
+	v, err := s.get(keyCursor)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("publisher: reading the bundle cursor: %w", err)
+	}
+	if len(v) != 8 {
+		return 0, fmt.Errorf("publisher: the bundle cursor has %d bytes, want 8", len(v))
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+// Add stores bundles and moves the cursor to next, in one durable batch.
+// A bundle of a game that already has one is not replaced (the Bundler
+// never builds one twice; Reset starts over). next must not be below the
+// current cursor, and every bundle's Index must be in [cursor, next). Add
+// is for one writer (the Bundler): calls must not overlap.
+func (s *Store) Add(ctx context.Context, next uint64, bundles []StoredBundle) error {
+	cur, err := s.Cursor()
+	if err != nil {
+		return err
+	}
+	if next < cur {
+		return fmt.Errorf("publisher: bundle cursor %d would move back from %d", next, cur)
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, x := range bundles {
+		if x.Index < cur || x.Index >= next {
+			return fmt.Errorf("publisher: bundle of %q at index %d is outside [%d, %d)", x.Game, x.Index, cur, next)
+		}
+		if _, err := s.get(bundleKey(x.Game)); err == nil {
+			continue
+		} else if !errors.Is(err, pebble.ErrNotFound) {
+			return fmt.Errorf("publisher: bundle store: %w", err)
+		}
+		if err := b.Set(bundleKey(x.Game), x.Bundle, nil); err != nil {
+			return err
+		}
+		if err := b.Set(orderKey(x.Index), []byte(x.Game), nil); err != nil {
+			return err
+		}
+	}
+	if err := b.Set(keyCursor, binary.BigEndian.AppendUint64(nil, next), nil); err != nil {
+		return err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("publisher: storing %d bundles: %w", len(bundles), err)
+	}
+	return nil
+}
+
+// List returns up to limit stored bundles whose game's final event has a
+// leaf index ≥ from, in log order. The next page starts at the last Index
+// + 1.
+func (s *Store) List(ctx context.Context, from uint64, limit int) ([]BundleRef, error) {
+	it, err := s.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: orderKey(from), UpperBound: []byte{keyOrder + 1}})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []BundleRef
+	for ok := it.First(); ok && len(out) < limit; ok = it.Next() {
+		k := it.Key()
+		if len(k) != 9 {
+			return out, fmt.Errorf("publisher: bundle store: order key of %d bytes", len(k))
+		}
+		out = append(out, BundleRef{Index: binary.BigEndian.Uint64(k[1:]), Game: string(it.Value())})
+	}
+	return out, it.Error()
+}
+
+// Reset deletes every bundle and the cursor, durably: the Bundler then
+// builds every finished game's bundle again, at the latest checkpoint.
+func (s *Store) Reset(ctx context.Context) error {
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, r := range [][2][]byte{{{keyBundle}, {keyBundle + 1}}, {{keyOrder}, {keyOrder + 1}}} {
+		if err := b.DeleteRange(r[0], r[1], nil); err != nil {
+			return err
+		}
+	}
+	if err := b.Delete(keyCursor, nil); err != nil {
+		return err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("publisher: resetting the bundle store: %w", err)
+	}
+	return nil
+}
+
+// A storeLogger sends Pebble's logs to slog. Fatalf panics: Pebble cannot go
+// on, and a restart recovers (the store is derived).
+type storeLogger struct{ log *slog.Logger }
+
+func (p storeLogger) Infof(format string, args ...any) {
+	p.log.Debug("bundle store: pebble: " + fmt.Sprintf(format, args...))
+}
+
+func (p storeLogger) Errorf(format string, args ...any) {
+	p.log.Error("bundle store: pebble: " + fmt.Sprintf(format, args...))
+}
+
+func (p storeLogger) Fatalf(format string, args ...any) {
+	panic("bundle store: pebble: " + fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,527 @@
+// Package serve runs a zarlog log service, as `zarlog serve` does: the
+// Pebble ledger (package ledger), the NATS JetStream ingest (ledger/ingest)
+// with an embedded nats-server by default, the witnesses of a C2SP
+// tlog-policy (package witness), the proof-bundle publisher and the HTTP
+// read API with the audit pages (package publisher: C2SP tlog-tiles, docs/
+// HTTP.md). It wires those packages together and does nothing else; the
+// adapters between them are exported so that other commands (the demo,
+// tests) can reuse them.
+//
+// The data directory holds everything the service keeps:
+//
+//	DIR/log.key   the log's checkpoint signer key (created on the first run, mode 0600)
+//	DIR/ledger/   the ledger's Pebble database: the log and its projections
+//	DIR/bundles/  the bundle store's Pebble database (derived: delete it to rebuild it)
+//	DIR/nats/     the embedded nats-server's JetStream file store
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/ledger"
+	"github.com/zarlog/zarlog/ledger/ingest"
+	"github.com/zarlog/zarlog/merkle"
+	"github.com/zarlog/zarlog/publisher"
+	"github.com/zarlog/zarlog/rules/movecheck"
+	"github.com/zarlog/zarlog/wire"
+)
+
+// Defaults of Config.
+const (
+	DefaultHTTPAddr   = "localhost:8080"
+	DefaultNATSListen = "127.0.0.1:4222"
+	DefaultOrigin     = "zarlog.localhost/log"
+	// ShutdownTimeout bounds how long the HTTP server waits for requests in
+	// flight when the service stops.
+	ShutdownTimeout = 10 * time.Second
+)
+
+// Config is what `zarlog serve` is asked to run. Dir is required; every
+// other field's zero value is documented.
+type Config struct {
+	// Dir is the data directory (see the package doc); created with mode
+	// 0700 if missing.
+	Dir string
+
+	// HTTPAddr is the HTTP listen address. Zero means DefaultHTTPAddr;
+	// port 0 picks a free port.
+	HTTPAddr string
+
+	// NATSListen is the embedded nats-server's client listen address for
+	// backends in other processes. Zero means DefaultNATSListen; port 0
+	// picks a free port. Ignored when NATS.URL is set.
+	NATSListen string
+	// NATSUsers, if not empty, turns on authentication on the embedded
+	// server: only these emitters may connect, each with the permissions of
+	// docs/NATS.md §7 (ParseNATSUsers reads them from a file). Empty: anyone
+	// who reaches NATSListen may publish as any emitter.
+	NATSUsers []ingest.EmitterAccess
+	// NATS, when its URL is set, connects to an existing NATS deployment
+	// instead of starting the embedded server.
+	NATS ingest.DialConfig
+	// Replicas is the events stream's replica count (external clusters).
+	// Zero means 1.
+	Replicas int
+	// Subjects is the NATS subject scheme. Zero means root "zarlog".
+	Subjects wire.Subjects
+
+	// KeyFile is the log's checkpoint signer key file (`zarlog keygen`).
+	// Zero means DIR/log.key, created on the first run with key name Origin.
+	// A key file readable by group or others is refused.
+	KeyFile string
+	// Origin is the log's origin (the key's name) when a key is created;
+	// with an existing key it must be the key's name. Zero means
+	// DefaultOrigin for a new key, and the key's name otherwise.
+	Origin string
+	// EmitterKeys are the emitters' event-signing verifier keys (C2SP
+	// signed-note vkeys named by emitter id): the emitters the log accepts.
+	EmitterKeys []string
+	// WitnessPolicy, if not empty, is a C2SP tlog-policy whose witnesses
+	// with a URL are asked to cosign every checkpoint.
+	WitnessPolicy []byte
+	// WitnessTimeout bounds one round of cosigning. Zero means the
+	// ledger's default (10 s).
+	WitnessTimeout time.Duration
+
+	// CheckpointInterval is how often a grown tree is signed. Zero means
+	// the ledger's default (100 ms).
+	CheckpointInterval time.Duration
+	// Rebuild replays the log into fresh projections before serving
+	// (ledger.Rebuild).
+	Rebuild bool
+	// RebuildBundles deletes the bundle store first: every finished game's
+	// bundle is built again, at the latest checkpoint.
+	RebuildBundles bool
+	// ExportDir, if not empty, is kept in step with the log while serving:
+	// the static tree of files of docs/HTTP.md "Export".
+	ExportDir string
+
+	// Now is the ledger's clock. Nil means time.Now. (`zarlog serve
+	// --clock-start` sets a clock that starts at a given time, for tests
+	// and demos that replay recorded drand beacons.)
+	Now func() time.Time
+	// Rand is the source of a created key. Nil means crypto/rand.
+	Rand io.Reader
+	// Logger receives every component's logs. Nil discards them.
+	Logger *slog.Logger
+	// Ready, if not nil, is called once everything is running, with what
+	// the command prints.
+	Ready func(Info)
+}
+
+// Info is what a running service tells its operator: the log's identity
+// and every URL it serves.
+type Info struct {
+	KeyFile     string
+	KeyCreated  bool
+	VerifierKey string // the log's vkey: what auditors pin (zarlog-verify --log-key)
+	Origin      string
+	HTTP        string // the base URL, without a trailing slash
+	NATS        string // the URL backends connect to
+	ExportDir   string
+}
+
+// Lines returns the lines `zarlog serve` prints on start, label first.
+func (i Info) Lines() []string {
+	var out []string
+	if i.KeyCreated {
+		out = append(out, "key "+i.KeyFile+" created")
+	} else {
+		out = append(out, "key "+i.KeyFile)
+	}
+	out = append(out,
+		"vkey "+i.VerifierKey,
+		"origin "+i.Origin,
+		"checkpoint "+i.HTTP+"/checkpoint",
+		"tiles "+i.HTTP+"/tile/",
+		"entries "+i.HTTP+"/tile/entries/",
+		"game "+i.HTTP+"/games/{id}",
+		"proof "+i.HTTP+"/games/{id}/proof.json",
+		"tlog-proof "+i.HTTP+"/games/{id}/proofs/{seq}.tlog-proof",
+		"auditor "+i.HTTP+"/auditor.html",
+		"stats "+i.HTTP+"/stats",
+		"metrics "+i.HTTP+"/metrics",
+		"healthz "+i.HTTP+"/healthz",
+	)
+	if i.ExportDir != "" {
+		out = append(out, "export "+i.ExportDir)
+	}
+	out = append(out, "nats "+i.NATS)
+	return out
+}
+
+// paths of the data directory.
+func (c *Config) ledgerDir() string  { return filepath.Join(c.Dir, "ledger") }
+func (c *Config) bundlesDir() string { return filepath.Join(c.Dir, "bundles") }
+func (c *Config) natsDir() string    { return filepath.Join(c.Dir, "nats") }
+
+// Run runs the service until ctx ends, then shuts it down and returns nil
+// after a clean shutdown. It returns an error if a component cannot start,
+// or if one fails for good while running (the ledger stops after a failed
+// write, the ingest loses its NATS connection for good, the HTTP server
+// fails); it shuts the others down first.
+//
+// Start order: the key, the ledger (and Rebuild), the bundle store, NATS
+// (the embedded server, or a connection), the ingest, the bundler, the
+// exporter, the HTTP server; then Ready.
+//
+// Shutdown order, on ctx's end or a failure:
+//  1. the ingest stops taking messages: the Submit in progress returns and
+//     its messages are acknowledged (or redelivered to the next run);
+//  2. the bundler and the exporter stop (a round in progress is either
+//     durable or not written; the next run resumes from the cursor);
+//  3. the HTTP server stops accepting and waits for the requests in flight
+//     (up to ShutdownTimeout);
+//  4. the NATS connections close, then the embedded server shuts down
+//     (JetStream flushes its file store);
+//  5. the bundle store closes;
+//  6. the ledger closes: queued groups are committed, a last checkpoint
+//     covering every appended event is signed, Pebble is closed.
+func Run(ctx context.Context, cfg Config) error {
+	log := logger(cfg.Logger)
+	if err := cfg.check(); err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	lcfg, err := cfg.ledgerConfig(log, reg)
+	if err != nil {
+		return err
+	}
+	key, err := loadOrCreateKey(&cfg)
+	if err != nil {
+		return err
+	}
+	lcfg.Signer, lcfg.Verifier = key.signer, key.verifier
+	l, err := ledger.Open(ctx, lcfg)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	closers := []func() error{l.Close}
+	shutdown := func() error {
+		var errs []error
+		for i := len(closers) - 1; i >= 0; i-- {
+			errs = append(errs, closers[i]())
+		}
+		return errors.Join(errs...)
+	}
+	fail := func(err error) error { return errors.Join(err, shutdown()) }
+
+	if cfg.Rebuild {
+		log.Info("rebuilding the projections")
+		if err := l.Rebuild(ctx); err != nil {
+			return fail(fmt.Errorf("serve: rebuilding: %w", err))
+		}
+	}
+	store, err := openStore(ctx, &cfg, l.Origin(), log)
+	if err != nil {
+		return fail(err)
+	}
+	closers = append(closers, store.Close)
+
+	// NATS.
+	var (
+		nc      *nats.Conn
+		natsURL string
+	)
+	if cfg.NATS.URL == "" {
+		host, port, err := listenAddr(cfg.NATSListen)
+		if err != nil {
+			return fail(err)
+		}
+		srv, err := ingest.StartServer(ctx, ingest.ServerConfig{StoreDir: cfg.natsDir(), Host: host, Port: port,
+			Emitters: cfg.NATSUsers, Subjects: cfg.Subjects, Logger: log})
+		if err != nil {
+			return fail(fmt.Errorf("serve: starting the embedded nats-server: %w", err))
+		}
+		closers = append(closers, func() error { srv.Shutdown(); return nil })
+		if nc, err = srv.Connect(nats.Name("zarlog-ledger")); err != nil {
+			return fail(fmt.Errorf("serve: connecting to the embedded nats-server: %w", err))
+		}
+		natsURL = srv.ClientURL()
+	} else {
+		d := cfg.NATS
+		d.Logger = log.With("component", "nats")
+		if nc, err = ingest.Dial(d); err != nil {
+			return fail(fmt.Errorf("serve: %w", err))
+		}
+		natsURL = cfg.NATS.URL
+	}
+	closers = append(closers, func() error { nc.Close(); return nil })
+
+	in, err := ingest.New(nc, ingest.Config{Sink: Sink{l}, Locator: Locator{l}, Checkpoints: l,
+		Subjects: cfg.Subjects, Stream: ingest.StreamConfig{Replicas: cfg.Replicas},
+		Logger: log.With("component", "ingest"), Registerer: reg})
+	if err != nil {
+		return fail(fmt.Errorf("serve: %w", err))
+	}
+	bundler, err := publisher.NewBundler(publisher.BundlerConfig{Source: NewBundleSource(l), Store: store,
+		Announce: publisher.NATSAnnouncer(nc, cfg.Subjects), Logger: log.With("component", "bundler"), Registerer: reg})
+	if err != nil {
+		return fail(fmt.Errorf("serve: %w", err))
+	}
+
+	// HTTP.
+	mux, err := Handler(l, store, key.vkey, log, reg, func(ctx context.Context) error {
+		if err := l.Err(); err != nil {
+			return err
+		}
+		if s := nc.Status(); s != nats.CONNECTED {
+			return fmt.Errorf("nats connection is %s", s)
+		}
+		return nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	var exp *publisher.Exporter
+	if cfg.ExportDir != "" {
+		exp, err = publisher.NewExporter(publisher.ExportConfig{Dir: cfg.ExportDir, Log: NewLogReader(l), Bundles: store, Pages: mux,
+			Logger: log.With("component", "export")})
+		if err != nil {
+			return fail(fmt.Errorf("serve: %w", err))
+		}
+	}
+	ln, err := net.Listen("tcp", orDefault(cfg.HTTPAddr, DefaultHTTPAddr))
+	if err != nil {
+		return fail(fmt.Errorf("serve: %w", err))
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(log.With("component", "http").Handler(), slog.LevelWarn)}
+
+	// Run the components; each reports how it ended.
+	runCtx, stopRun := context.WithCancel(context.Background())
+	defer stopRun()
+	type ended struct {
+		what string
+		err  error
+	}
+	endedCh := make(chan ended, 4)
+	var wg sync.WaitGroup
+	ingestCtx, stopIngest := context.WithCancel(runCtx)
+	ingestDone := make(chan struct{})
+	go func() {
+		defer close(ingestDone)
+		endedCh <- ended{"ingest", in.Run(ingestCtx)}
+	}()
+	pubCtx, stopPub := context.WithCancel(runCtx)
+	wg.Go(func() { endedCh <- ended{"bundler", bundler.Run(pubCtx)} })
+	if exp != nil {
+		wg.Go(func() { endedCh <- ended{"export", follow(pubCtx, l, exp, log)} })
+	}
+	httpDone := make(chan struct{})
+	go func() {
+		defer close(httpDone)
+		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			endedCh <- ended{"http", err}
+		}
+	}()
+
+	if cfg.Ready != nil {
+		cfg.Ready(Info{KeyFile: key.file, KeyCreated: key.created, VerifierKey: key.vkey, Origin: l.Origin(),
+			HTTP: baseURL(ln.Addr()), NATS: natsURL, ExportDir: cfg.ExportDir})
+	}
+	log.Info("serving", "origin", l.Origin(), "http", ln.Addr().String(), "nats", natsURL)
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case <-l.Done():
+		runErr = fmt.Errorf("serve: %w", l.Err())
+	case e := <-endedCh:
+		runErr = fmt.Errorf("serve: the %s stopped: %w", e.what, e.err)
+	}
+	if runErr != nil {
+		log.Error("shutting down after a failure", "err", runErr)
+	}
+	// 1. The ingest.
+	stopIngest()
+	<-ingestDone
+	// 2. The bundler and the exporter.
+	stopPub()
+	wg.Wait()
+	// 3. HTTP.
+	sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	if err := hs.Shutdown(sctx); err != nil {
+		log.Warn("http shutdown", "err", err)
+		hs.Close()
+	}
+	cancel()
+	<-httpDone
+	// 4–6. NATS connection, embedded server, bundle store, ledger.
+	if err := shutdown(); err != nil && runErr == nil && !errors.Is(err, ledger.ErrClosed) {
+		runErr = fmt.Errorf("serve: shutting down: %w", err)
+	}
+	log.Info("stopped")
+	return runErr
+}
+
+// Handler returns the HTTP handler of the service: the read API and the
+// pages of ledger l and bundle store store, with CORS. vkey is the log's
+// verifier key (shown on the pages); reg is served at /metrics and receives
+// the API's metrics; health is /healthz.
+func Handler(l *ledger.Ledger, store *publisher.Store, vkey string, log *slog.Logger, reg *prometheus.Registry, health func(context.Context) error) (http.Handler, error) {
+	games := Games{L: l, Store: store}
+	pages, err := publisher.NewPages(publisher.Config{Games: games, Stats: Stats{l}, LogKey: vkey, Origin: l.Origin(),
+		Logger: log.With("component", "pages")})
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	api, err := publisher.NewAPI(publisher.APIConfig{Log: NewLogReader(l), Games: games, Metrics: reg, Registerer: reg,
+		Health: health, Logger: log.With("component", "api")})
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	mux := http.NewServeMux()
+	api.Register(mux)
+	pages.Register(mux)
+	return publisher.CORS(mux), nil
+}
+
+// follow keeps the export in step with the log: a Sync after each new
+// checkpoint (coalesced: a Sync covers every checkpoint published while the
+// one before ran).
+func follow(ctx context.Context, l *ledger.Ledger, exp *publisher.Exporter, log *slog.Logger) error {
+	for {
+		note, _, next := l.Latest()
+		if note != nil {
+			if res, err := exp.Sync(ctx); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				log.Error("export failed; retrying at the next checkpoint", "err", err)
+			} else if res.Size != res.OldSize || res.Games > 0 {
+				log.Debug("exported", "size", res.Size, "tiles", res.Tiles, "games", res.Games)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-next:
+		}
+	}
+}
+
+// Export writes the static tree of files of the log in cfg.Dir (docs/
+// HTTP.md "Export") to dir, or brings a previous export up to date, and
+// returns what it wrote. It opens the ledger without signing anything and
+// starts neither NATS nor HTTP: stop the service first (the ledger's
+// directory is locked while it runs), or use Config.ExportDir.
+func Export(ctx context.Context, cfg Config, dir string) (Info, publisher.ExportResult, error) {
+	log := logger(cfg.Logger)
+	if cfg.Dir == "" {
+		return Info{}, publisher.ExportResult{}, errors.New("serve: export: the data directory is required")
+	}
+	if _, err := os.Stat(cfg.ledgerDir()); err != nil {
+		return Info{}, publisher.ExportResult{}, fmt.Errorf("serve: export: no log in %s: %w", cfg.Dir, err)
+	}
+	key, err := loadKey(&cfg)
+	if err != nil {
+		return Info{}, publisher.ExportResult{}, err
+	}
+	lcfg, err := cfg.ledgerConfig(log, nil)
+	if err != nil {
+		return Info{}, publisher.ExportResult{}, err
+	}
+	lcfg.Signer, lcfg.Verifier = key.signer, key.verifier
+	lcfg.CheckpointInterval = -1
+	lcfg.Witness = nil
+	l, err := ledger.Open(ctx, lcfg)
+	if err != nil {
+		return Info{}, publisher.ExportResult{}, fmt.Errorf("serve: export: %w", err)
+	}
+	defer l.Close()
+	store, err := openStore(ctx, &cfg, l.Origin(), log)
+	if err != nil {
+		return Info{}, publisher.ExportResult{}, err
+	}
+	defer store.Close()
+	mux, err := Handler(l, store, key.vkey, log, prometheus.NewRegistry(), nil)
+	if err != nil {
+		return Info{}, publisher.ExportResult{}, err
+	}
+	exp, err := publisher.NewExporter(publisher.ExportConfig{Dir: dir, Log: NewLogReader(l), Bundles: store, Pages: mux, Logger: log})
+	if err != nil {
+		return Info{}, publisher.ExportResult{}, err
+	}
+	res, err := exp.Sync(ctx)
+	info := Info{KeyFile: key.file, VerifierKey: key.vkey, Origin: l.Origin(), ExportDir: dir}
+	if err != nil {
+		return info, res, fmt.Errorf("serve: %w", err)
+	}
+	return info, res, nil
+}
+
+func (c *Config) check() error {
+	if c.Dir == "" {
+		return errors.New("serve: the data directory is required")
+	}
+	if err := c.Subjects.Check(); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+// ledgerConfig returns the ledger's Config without its keys.
+func (c *Config) ledgerConfig(log *slog.Logger, reg prometheus.Registerer) (ledger.Config, error) {
+	kr, err := events.NewKeyring(c.EmitterKeys...)
+	if err != nil {
+		return ledger.Config{}, fmt.Errorf("serve: emitter keys: %w", err)
+	}
+	lc := ledger.Config{Dir: c.ledgerDir(), Emitters: kr,
+		Moves: movecheck.Checker{}, CheckpointInterval: c.CheckpointInterval, WitnessTimeout: c.WitnessTimeout,
+		Now: c.Now, Logger: log.With("component", "ledger"), Metrics: reg}
+	if len(c.WitnessPolicy) > 0 {
+		p, err := merkle.ParsePolicy(c.WitnessPolicy)
+		if err != nil {
+			return ledger.Config{}, fmt.Errorf("serve: witness policy: %w", err)
+		}
+		to := c.WitnessTimeout
+		if to == 0 {
+			to = ledger.DefaultWitnessTimeout
+		}
+		w, err := NewWitnesses(p, &http.Client{Timeout: to}, log.With("component", "witnesses"))
+		if err != nil {
+			return ledger.Config{}, fmt.Errorf("serve: witness policy: %w", err)
+		}
+		if w == nil {
+			log.Warn("the witness policy has no witness with a URL: nobody is asked to cosign")
+		} else {
+			lc.Witness = w
+		}
+	}
+	return lc, nil
+}
+
+func openStore(ctx context.Context, cfg *Config, origin string, log *slog.Logger) (*publisher.Store, error) {
+	store, err := publisher.OpenStore(publisher.StoreConfig{Dir: cfg.bundlesDir(), Origin: origin, Logger: log.With("component", "bundles")})
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	if cfg.RebuildBundles {
+		log.Info("deleting the bundle store: every bundle is built again")
+		if err := store.Reset(ctx); err != nil {
+			return nil, errors.Join(fmt.Errorf("serve: %w", err), store.Close())
+		}
+	}
+	return store, nil
+}
