@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zarlog/zarlog/serve"
-	"github.com/zarlog/zarlog/wire"
+	"github.com/zarlog/zarlog/internal/serve"
+	"github.com/zarlog/zarlog/sdk/wire"
 )
 
 // repeated is a flag that may be given several times.

@@ -27,7 +27,7 @@ import (
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/sdk"
 	"github.com/zarlog/zarlog/verifier"
-	"github.com/zarlog/zarlog/wire"
+	"github.com/zarlog/zarlog/sdk/wire"
 )
 
 // The binaries, built once per test process into toolsDir (removed by

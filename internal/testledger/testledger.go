@@ -20,7 +20,7 @@ import (
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/publisher"
 	"github.com/zarlog/zarlog/rules/movecheck"
-	"github.com/zarlog/zarlog/serve"
+	"github.com/zarlog/zarlog/internal/serve"
 )
 
 // Origin is the origin of the test logs.
