@@ -26,8 +26,8 @@ import (
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/sdk"
-	"github.com/zarlog/zarlog/verifier"
 	"github.com/zarlog/zarlog/sdk/wire"
+	"github.com/zarlog/zarlog/verifier"
 )
 
 // The binaries, built once per test process into toolsDir (removed by
