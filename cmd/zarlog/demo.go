@@ -34,7 +34,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.Dir, "data", demo.DefaultDir, "the `folder` in which each run makes a fresh data directory")
 	fs.Var(&relays, "drand-relay", "a drand HTTP relay `URL` for live quicknet rounds (repeatable; default: replay a recorded round offline)")
 	fs.BoolVar(&cfg.Exit, "exit", false, "stop once the games are published and verified; exit 0 only if every one verified")
-	fs.BoolVar(&verbose, "v", false, "show the service's logs (info level) on standard error")
+	fs.BoolVar(&verbose, "v", false, "show the service's logs (info level) on standard error; without -v only errors")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -50,7 +50,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg.Relays = relays
-	level := slog.LevelWarn
+	// The embedded nats-server warns about the in-process ledger user's
+	// random password; the demo shows errors only, unless -v.
+	level := slog.LevelError
 	if verbose {
 		level = slog.LevelInfo
 	}

@@ -179,8 +179,8 @@ func (v verdict) summary() string {
 			passed++
 		}
 	}
-	return fmt.Sprintf("verified: %d checks passed (%s events, proof.json %s, log key, emitter key, seal code)",
-		passed, fmt.Sprint(v.events), kB(v.size))
+	return fmt.Sprintf("verified: %d checks passed, with the log's key, the bot's key and the seal code (%d events, proof.json %s)",
+		passed, v.events, kB(v.size))
 }
 
 func list(s []string) string {

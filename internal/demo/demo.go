@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/zarlog/zarlog/events"
@@ -189,7 +190,15 @@ func (d *run) run(ctx context.Context) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("emitter key: %w", err)
 	}
-	password := random32()
+	// The bot authenticates to the embedded NATS server with an nkey.
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		return Result{}, fmt.Errorf("the bot's nkey: %w", err)
+	}
+	nkey, err := kp.PublicKey()
+	if err != nil {
+		return Result{}, fmt.Errorf("the bot's nkey: %w", err)
+	}
 
 	svcCtx, stopService := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopService()
@@ -198,7 +207,7 @@ func (d *run) run(ctx context.Context) (Result, error) {
 	go func() {
 		done <- serve.Run(svcCtx, serve.Config{
 			Dir: dir, HTTPAddr: httpAddr, NATSListen: "127.0.0.1:0",
-			NATSUsers:   []ingest.EmitterAccess{{Emitter: Emitter, Password: hex.EncodeToString(password[:])}},
+			NATSUsers:   []ingest.EmitterAccess{{Emitter: Emitter, NKey: nkey}},
 			EmitterKeys: []string{vkey}, Now: d.clock.Now, Logger: cfg.Logger,
 			Ready: func(i serve.Info) { ready <- i },
 		})
@@ -218,7 +227,7 @@ func (d *run) run(ctx context.Context) (Result, error) {
 		return <-done
 	}
 
-	d.printf("zarlog demo: a log service, and a bot backend playing %d games of backgammon through the SDK\n", cfg.Games)
+	d.printf("zarlog demo: a log service, and a bot backend playing %d games through the SDK\n", cfg.Games)
 	d.printf("data %s (a fresh folder, with a fresh log key, every run)\n", dir)
 	if busy {
 		d.printf("note %s is taken: serving on a free port instead\n", DefaultHTTPAddr)
@@ -239,7 +248,7 @@ func (d *run) run(ctx context.Context) (Result, error) {
 			cfg.Relays, RelayRounds, RelayRounds*quicknet.Period())
 	}
 
-	err = d.play(ctx, info, signer, vkey, hex.EncodeToString(password[:]))
+	err = d.play(ctx, info, signer, vkey, nats.Nkey(nkey, kp.Sign))
 	if serr := stop(); err == nil && serr != nil {
 		err = fmt.Errorf("the service: %w", serr)
 	}
@@ -249,8 +258,8 @@ func (d *run) run(ctx context.Context) (Result, error) {
 }
 
 // play connects the bot and plays the games.
-func (d *run) play(ctx context.Context, info serve.Info, signer note.Signer, vkey, password string) error {
-	nc, err := sdk.Dial(info.NATS, Emitter, nats.UserInfo(Emitter, password))
+func (d *run) play(ctx context.Context, info serve.Info, signer note.Signer, vkey string, auth nats.Option) error {
+	nc, err := sdk.Dial(info.NATS, Emitter, auth)
 	if err != nil {
 		return fmt.Errorf("the bot's NATS connection: %w", err)
 	}
