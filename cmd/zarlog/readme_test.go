@@ -19,7 +19,9 @@ import (
 const root = "../.."
 
 // readmeCommands returns the commands of README.md's code blocks: every
-// line of a block without its "# comment" and its "$ " prompt.
+// line of a block without its "# comment" and its "$ " prompt. Blocks
+// tagged with a language other than sh ("```text": output, diagrams) are
+// not commands.
 func readmeCommands(t *testing.T) []string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(root, "README.md"))
@@ -32,6 +34,11 @@ func readmeCommands(t *testing.T) []string {
 	for sc.Scan() {
 		line := sc.Text()
 		if strings.HasPrefix(line, "```") {
+			if tag := strings.TrimPrefix(line, "```"); !in && tag != "" && tag != "sh" {
+				for sc.Scan() && !strings.HasPrefix(sc.Text(), "```") {
+				}
+				continue
+			}
 			in = !in
 			continue
 		}
@@ -165,6 +172,60 @@ func TestReadmeDemo(t *testing.T) {
 	for _, s := range []string{"tavlarena-v1", "anchored-v1", "per-roll-v1"} {
 		if !strings.Contains(out, " "+s+" ") {
 			t.Errorf("no %s game in:\n%s", s, out)
+		}
+	}
+}
+
+// TestReadmeLayout: the README's layout table has a row for every package
+// and every top-level folder, and every row names a folder that exists.
+func TestReadmeLayout(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "\n## Layout\n")
+	if !ok {
+		t.Fatal("the README has no Layout section")
+	}
+	rows := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([^`]+)` \\|").FindAllStringSubmatch(table, -1) {
+		rows[m[1]] = true
+		if fi, err := os.Stat(filepath.Join(root, m[1])); err != nil || !fi.IsDir() {
+			t.Errorf("the layout names %s, which is not a folder", m[1])
+		}
+	}
+	want := map[string]bool{}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != ".git" && e.Name() != "demo-data" && e.Name() != "cmd" && e.Name() != "internal" {
+			want[e.Name()] = true
+		}
+	}
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == ".git" || d.Name() == "demo-data") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".go") {
+			rel, err := filepath.Rel(root, filepath.Dir(p))
+			if err != nil {
+				return err
+			}
+			want[filepath.ToSlash(rel)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range want {
+		if !rows[p] {
+			t.Errorf("the layout has no row for %s", p)
 		}
 	}
 }
