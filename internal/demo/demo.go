@@ -315,7 +315,7 @@ func (d *run) play(ctx context.Context, info serve.Info, signer note.Signer, vke
 		nos[i] = i + 1
 	}
 	each(ctx, nos, d.cfg.Concurrency, func(no int) {
-		d.game(ctx, bt, ck, no, sealed[no], sealErr[no])
+		d.game(ctx, bt, ck, no, planOf(no), sealed[no], sealErr[no])
 	})
 	if err := ctx.Err(); err != nil {
 		d.summary(info, true)
@@ -326,11 +326,13 @@ func (d *run) play(ctx context.Context, info serve.Info, signer note.Signer, vke
 		return nil
 	}
 	// Keep serving, and playing slowly, until ctx ends.
-	for no := d.cfg.Games + 1; ; no++ {
-		if d.replay && planOf(no).scheme == events.Anchored {
-			continue // the recorded round has passed on the replay clock
+	for no, k := d.cfg.Games+1, d.cfg.Games+1; ; no, k = no+1, k+1 {
+		p := planOf(k)
+		if d.replay && p.scheme == events.Anchored {
+			k++ // the recorded round has passed on the replay clock
+			p = planOf(k)
 		}
-		d.game(ctx, bt, ck, no, nil, nil)
+		d.game(ctx, bt, ck, no, p, nil, nil)
 		t := time.NewTimer(Pause)
 		select {
 		case <-ctx.Done():
@@ -344,9 +346,8 @@ func (d *run) play(ctx context.Context, info serve.Info, signer note.Signer, vke
 
 func planOf(no int) plan { return plans[(no-1)%len(plans)] }
 
-// game plays game no and checks its bundle, and prints both.
-func (d *run) game(ctx context.Context, bt *bot, ck *checker, no int, sealed *sdk.AnchoredGame, sealErr error) {
-	p := planOf(no)
+// game plays game no after plan p and checks its bundle, and prints both.
+func (d *run) game(ctx context.Context, bt *bot, ck *checker, no int, p plan, sealed *sdk.AnchoredGame, sealErr error) {
 	var g *played
 	err := sealErr
 	if err == nil {
