@@ -96,13 +96,13 @@ func twoLogs(t *testing.T, common, na, nb int) (a, b *memLog) {
 func TestRefusals(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
-		name       string
-		common, a  int // leaves in common, size of the verified log
-		b          int // size of the forked log shown next
-		kind       string
-		proofFrom  string
-		proven     bool
-		splitView  bool
+		name      string
+		common, a int // leaves in common, size of the verified log
+		b         int // size of the forked log shown next
+		kind      string
+		proofFrom string
+		proven    bool
+		splitView bool
 	}{
 		{name: "fork-same-size", common: 300, a: 600, b: 600, kind: KindFork, proven: true, splitView: true},
 		{name: "smaller-other-root", common: 300, a: 600, b: 400, kind: KindInconsistent, proofFrom: ProofFromVerified, proven: true, splitView: true},

@@ -132,12 +132,12 @@ func (m *memLog) tile(t merkle.Tile) []byte {
 // hook that may answer a request itself, and counts requests by path.
 type server struct {
 	*httptest.Server
-	mu     sync.Mutex
+	mu       sync.Mutex
 	log      publisher.LogReader
 	handlers map[publisher.LogReader]http.Handler
-	hook   func(w http.ResponseWriter, r *http.Request) bool
-	counts map[string]int
-	total  atomic.Int64
+	hook     func(w http.ResponseWriter, r *http.Request) bool
+	counts   map[string]int
+	total    atomic.Int64
 }
 
 func serve(t testing.TB, l publisher.LogReader) *server {
