@@ -29,8 +29,10 @@ const (
 	// the proof, from the watcher's verified copy, leads from RootAtSmaller to
 	// the verified root, and RootAtSmaller is not the refused checkpoint's
 	// root. With ProofFromLog (the refused checkpoint is the larger) the
-	// proof was built from the tiles the log served, and does not verify:
-	// the log could not show that its new checkpoint extends the old one.
+	// proof was built from the hash tiles served with the refused
+	// checkpoint (by the log, or by the source that showed it, such as a
+	// mirror), and does not verify: they cannot show that the new
+	// checkpoint extends the verified one.
 	KindInconsistent = "inconsistent"
 	// KindEntries: the log's entry bundles, appended to the verified tree,
 	// do not give the refused (larger) checkpoint's root, although the log's
@@ -43,7 +45,7 @@ const (
 // Where an evidence record's proof comes from.
 const (
 	ProofFromVerified = "verified-tiles" // the watcher's copy, verified against its checkpoint
-	ProofFromLog      = "log-tiles"      // the hash tiles the log served
+	ProofFromLog      = "log-tiles"      // the hash tiles served with the refused checkpoint
 )
 
 // maxEvidenceSize bounds an evidence file: two notes and a proof.

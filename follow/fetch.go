@@ -90,6 +90,13 @@ func (s *Source) Checkpoint(ctx context.Context) ([]byte, error) {
 	return s.get(ctx, "checkpoint", merkle.MaxNoteSize)
 }
 
+// Get fetches path (relative to the prefix), at most limit bytes, trying
+// again after errors that may pass. A 404 is an error wrapping
+// merkle.ErrNotFound; other failures wrap ErrFetch.
+func (s *Source) Get(ctx context.Context, path string, limit int) ([]byte, error) {
+	return s.get(ctx, path, limit)
+}
+
 // get fetches path, trying again after errors that may pass.
 func (s *Source) get(ctx context.Context, path string, limit int) ([]byte, error) {
 	backoff := s.min

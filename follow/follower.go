@@ -75,6 +75,10 @@ type Result struct {
 	// Stale: it is smaller than the accepted one and consistent with it
 	// (an old checkpoint, a cache): nothing to do.
 	Stale bool
+	// Consistent (Check only): it is larger than the accepted one, and a
+	// consistency proof from the given tiles shows it extends it; it is not
+	// accepted.
+	Consistent bool
 	// Bundles and Entries count what was fetched.
 	Bundles int
 	Entries uint64
@@ -206,6 +210,39 @@ func (f *Follower) Advance(ctx context.Context, signed []byte, source string) (R
 		return f.check(ctx, sc, source, true)
 	}
 	return f.advance(ctx, sc, source)
+}
+
+// Check checks a signed checkpoint from source against the verified copy
+// without fetching entries or accepting anything: one no larger than the
+// accepted checkpoint as Advance does; a larger one with a consistency
+// proof from the accepted size built from the tiles r returns (those of the
+// source that served it: a mirror's, say), giving Result.Consistent or a
+// *Refusal of KindInconsistent. Before any checkpoint is accepted there is
+// nothing to check a larger one against: the result is empty.
+func (f *Follower) Check(ctx context.Context, signed []byte, source string, r merkle.TileReader) (Result, error) {
+	cp, err := merkle.Open(signed, f.cfg.LogKey)
+	if err != nil {
+		f.m.checkpoints.WithLabelValues("bad-signature").Inc()
+		_, acc, _ := f.cfg.Store.Checkpoint()
+		return Result{Checkpoint: acc}, fmt.Errorf("follow: checkpoint from %s: %w", source, err)
+	}
+	sc := merkle.SignedCheckpoint{Checkpoint: cp, Note: signed}
+	accNote, acc, accSource := f.cfg.Store.Checkpoint()
+	if accNote == nil {
+		return Result{}, nil
+	}
+	if cp.Size <= acc.Size {
+		return f.check(ctx, sc, source, false)
+	}
+	old := merkle.SignedCheckpoint{Checkpoint: acc, Note: accNote}
+	proof, err := merkle.ConsistencyProof(ctx, r, acc.Size, cp.Size)
+	if err != nil {
+		return Result{Checkpoint: acc}, fmt.Errorf("follow: consistency proof from %d to %d from the tiles of %s: %w", acc.Size, cp.Size, source, err)
+	}
+	if err := merkle.CheckSignedConsistency(old, sc, proof); err != nil {
+		return Result{Checkpoint: acc}, f.refuse(KindInconsistent, old, accSource, sc, source, proof, ProofFromLog, nil, "", err)
+	}
+	return Result{Checkpoint: acc, Consistent: true}, nil
 }
 
 // check checks a checkpoint no larger than the accepted one against the
