@@ -222,14 +222,17 @@ type Problem struct {
 
 func (p Problem) String() string {
 	s := p.Kind
-	if p.Game != "" {
-		s += " game " + p.Game
+	switch {
+	case p.Kind == ProblemGame:
+		s = "game " + p.Game
+	case p.Game != "":
+		s += " (game " + p.Game + ")"
 	}
 	if p.Index != nil {
-		s += fmt.Sprintf(" leaf %d", *p.Index)
+		s += fmt.Sprintf(" %d", *p.Index)
 	}
 	if p.Check != "" {
-		s += " " + p.Check
+		s += ": " + p.Check
 	}
 	s += ": " + p.Detail
 	if p.Evidence != "" {

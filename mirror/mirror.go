@@ -227,13 +227,13 @@ func Run(ctx context.Context, cfg Config) error {
 			switch {
 			case errors.As(err, &ref):
 				path, wrote, werr := follow.WriteEvidence(filepath.Join(cfg.Dir, "evidence"), &ref.Evidence)
+				h.set(fmt.Errorf("refused a checkpoint of size %d (%s): evidence %s", ref.Evidence.Conflicting.Size, ref.Evidence.Kind, path))
 				if werr != nil {
 					log.Error("mirror: writing the evidence", "err", werr)
 				} else if wrote {
 					refusals.Inc()
 					log.Error("mirror: evidence kept", "file", path)
 				}
-				h.set(fmt.Errorf("refused a checkpoint of size %d (%s): evidence %s", ref.Evidence.Conflicting.Size, ref.Evidence.Kind, path))
 			case err != nil:
 				log.Warn("mirror: following the origin", "err", err, "verified_size", res.Checkpoint.Size)
 			case res.Accepted:

@@ -46,6 +46,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&cfg.Poll, "poll", audit.DefaultPoll, "time between passes (follow mode)")
 	fs.DurationVar(&cfg.BundleGrace, "bundle-grace", audit.DefaultBundleGrace, "how long a finished game may go without its proof bundle before that is a problem")
 	fs.IntVar(&cfg.Concurrency, "concurrency", 8, "entry bundles fetched at once")
+	fs.IntVar(&cfg.Chunk, "batch", 16, "entry bundles stored per durable write while catching up (a killed process fetches at most this many again, and those in flight)")
 	fs.BoolVar(&verbose, "v", false, "log debug messages")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -37,6 +37,7 @@ func runMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.StringVar(&policyFile, "witness-policy", "", "C2SP tlog-policy `file`: accept only checkpoints with its witness quorum")
 	fs.DurationVar(&cfg.Poll, "poll", mirror.DefaultPoll, "how often to fetch the origin's checkpoint")
 	fs.IntVar(&cfg.Concurrency, "concurrency", 8, "entry bundles fetched at once")
+	fs.IntVar(&cfg.Chunk, "batch", 16, "entry bundles stored per durable write while catching up (a killed process fetches at most this many again, and those in flight)")
 	fs.BoolVar(&verbose, "v", false, "log debug messages")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

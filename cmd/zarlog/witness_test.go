@@ -16,16 +16,16 @@ import (
 	"github.com/zarlog/zarlog/witness"
 )
 
-// buildZarlog builds the zarlog binary into a temporary directory.
+// buildZarlog returns the zarlog binary, built once per test run (see
+// TestMain).
 func buildZarlog(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "zarlog")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	bin, err := binary.get()
 	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatal(err)
 	}
 	return bin
 }
