@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
@@ -374,4 +376,49 @@ func mustSign(t *testing.T, m *memLog, size uint64) []byte {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestPolicy: with a witness policy, a larger checkpoint without the quorum
+// is not accepted, and the same checkpoint cosigned is.
+func TestPolicy(t *testing.T) {
+	ctx := context.Background()
+	m := newMemLog(t)
+	m.addN(300, "a")
+	plain := m.sign()
+	wskey, wvkey, err := merkle.GenerateCosignerKey(rand.NewChaCha8([32]byte{3}), "witness.example/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, err := merkle.ParsePolicy([]byte("log " + m.vkey + "\nwitness w " + wvkey + "\nquorum w\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, m)
+	f := newFollower(t, srv.URL, m.vkey, nil, func(c *Config) { c.Policy = policy })
+	if _, err := f.Update(ctx); !errors.Is(err, ErrQuorum) {
+		t.Fatalf("an uncosigned checkpoint: %v", err)
+	}
+	if srv.count("/tile/entries/000") != 0 {
+		t.Fatal("the entries of a checkpoint without the quorum were fetched")
+	}
+	w, err := merkle.NewCosigner(wskey, func() time.Time { return time.Unix(1_800_000_000, 0) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, _ := merkle.ParseSignedCheckpoint(plain)
+	line, err := w.Cosign(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cosigned := append(bytes.Clone(plain), line...)
+	if res, err := f.Advance(ctx, cosigned, "cosigned"); err != nil || !res.Accepted {
+		t.Fatalf("the cosigned checkpoint: %+v %v", res, err)
+	}
+	// The uncosigned note of the same tree is still checked (same root).
+	if res, err := f.Advance(ctx, plain, "plain"); err != nil || !res.Same {
+		t.Fatalf("the uncosigned note of the accepted tree: %+v %v", res, err)
+	}
+	if n, _, _ := f.store.Checkpoint(); !bytes.Equal(n, cosigned) {
+		t.Fatal("the cosigned note was replaced by one without the quorum")
+	}
 }
