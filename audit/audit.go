@@ -89,6 +89,9 @@ type Config struct {
 	Progress func(follow.Progress)
 	// Found, if not nil, is called with each new problem.
 	Found func(Problem)
+	// Decided, if not nil, is called after a game's decision is stored,
+	// with whether its bundle passed.
+	Decided func(game string, ok bool)
 	// Now is the clock of problems and grace periods. Nil means time.Now.
 	Now func() time.Time
 	// Logger receives the auditor's logs. Nil discards them.
@@ -272,6 +275,9 @@ func (a *Auditor) store(ds []decision, ps []Problem, cursor, unusable *uint64) e
 			a.found(*d.problem)
 		} else if d.ok {
 			a.m.verified.Inc()
+		}
+		if a.cfg.Decided != nil {
+			a.cfg.Decided(d.game, d.ok)
 		}
 	}
 	a.found(ps...)

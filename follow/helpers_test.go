@@ -227,7 +227,11 @@ func newFollower(t testing.TB, url, vkey string, fs vfs.FS, opts ...func(*Config
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := OpenStore(StoreConfig{Dir: "store", FS: fs, LogKey: key})
+	dir := "store"
+	if fs == vfs.Default {
+		dir = t.TempDir()
+	}
+	st, err := OpenStore(StoreConfig{Dir: dir, FS: fs, LogKey: key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +248,7 @@ func newFollower(t testing.TB, url, vkey string, fs vfs.FS, opts ...func(*Config
 		st.Close()
 		t.Fatal(err)
 	}
-	fl := &follower{Follower: f, fs: fs, dir: "store", store: st, key: key, url: url}
+	fl := &follower{Follower: f, fs: fs, dir: dir, store: st, key: key, url: url}
 	t.Cleanup(func() { st.Close() })
 	return fl
 }
