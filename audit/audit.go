@@ -270,17 +270,20 @@ func (a *Auditor) store(ds []decision, ps []Problem, cursor, unusable *uint64) e
 	if err := a.st.record(ds, ps, cursor, unusable); err != nil {
 		return err
 	}
+	var all []Problem
 	for _, d := range ds {
 		if d.problem != nil {
-			a.found(*d.problem)
+			all = append(all, *d.problem)
 		} else if d.ok {
 			a.m.verified.Inc()
 		}
-		if a.cfg.Decided != nil {
+	}
+	a.found(append(all, ps...)...)
+	if a.cfg.Decided != nil {
+		for _, d := range ds {
 			a.cfg.Decided(d.game, d.ok)
 		}
 	}
-	a.found(ps...)
 	return nil
 }
 

@@ -24,15 +24,18 @@ const (
 	// different roots. The two signed notes prove it by themselves.
 	KindFork = "fork"
 	// KindInconsistent: the log signed two checkpoints of different sizes
-	// and the smaller is not a prefix of the larger. With ProofFrom
-	// ProofFromVerified (the refused checkpoint is the smaller) it is proven:
-	// the proof, from the watcher's verified copy, leads from RootAtSmaller to
-	// the verified root, and RootAtSmaller is not the refused checkpoint's
-	// root. With ProofFromLog (the refused checkpoint is the larger) the
-	// proof was built from the hash tiles served with the refused
-	// checkpoint (by the log, or by the source that showed it, such as a
-	// mirror), and does not verify: they cannot show that the new
-	// checkpoint extends the verified one.
+	// and the smaller is not a prefix of the larger. The proof is the
+	// consistency proof between their sizes, built from the tiles of the
+	// larger tree: the watcher's verified copy (ProofFromVerified, when the
+	// refused checkpoint is the smaller) or the hash tiles served with the
+	// refused larger checkpoint (ProofFromLog: by the log, or by the source
+	// that showed it, such as a mirror). When RootAtSmaller is given, the
+	// proof leads from it to the larger checkpoint's signed root, so
+	// RootAtSmaller is that tree's root at the smaller size; it differs from
+	// the smaller checkpoint's root, and the record proves the split view by
+	// itself. Without it the tiles served did not even lead to their own
+	// root, and the record is a lead: the log could not show that its
+	// larger checkpoint extends the smaller one.
 	KindInconsistent = "inconsistent"
 	// KindEntries: the log's entry bundles, appended to the verified tree,
 	// do not give the refused (larger) checkpoint's root, although the log's
@@ -76,8 +79,9 @@ type Evidence struct {
 	// (empty for a fork), base64; ProofFrom says whose tiles built it.
 	Proof     []string `json:"proof"`
 	ProofFrom string   `json:"proofFrom,omitempty"`
-	// RootAtSmaller is, with ProofFromVerified, the verified tree's root at
-	// the refused checkpoint's smaller size.
+	// RootAtSmaller (KindInconsistent) is the larger tree's root at the
+	// smaller size, from the same tiles as the proof, when the proof leads
+	// from it to the larger checkpoint's root.
 	RootAtSmaller string `json:"rootAtSmaller,omitempty"`
 	// Detail says more about what failed (KindEntries: the bundle).
 	Detail string `json:"detail,omitempty"`
@@ -254,25 +258,26 @@ func CheckEvidence(e *Evidence, key note.Verifier) (proven bool, err error) {
 		if vc.Size == cc.Size {
 			return false, fmt.Errorf("an inconsistency between checkpoints of the same size %d: that is a fork", vc.Size)
 		}
-		if e.ProofFrom == ProofFromVerified && cc.Size < vc.Size {
+		small, large := v, c
+		if cc.Size < vc.Size {
+			small, large = c, v
+		}
+		sc, lc := small.Checkpoint, large.Checkpoint
+		if e.RootAtSmaller != "" {
 			at, err := parseB64Hash(e.RootAtSmaller)
 			if err != nil {
 				return false, fmt.Errorf("rootAtSmaller: %w", err)
 			}
-			if err := merkle.CheckConsistency(cc.Size, vc.Size, at, vc.Hash, proof); err != nil {
-				return false, fmt.Errorf("the proof does not lead from rootAtSmaller to the verified root: %w", err)
+			if err := merkle.CheckConsistency(sc.Size, lc.Size, at, lc.Hash, proof); err != nil {
+				return false, fmt.Errorf("the proof does not lead from rootAtSmaller to the root of size %d: %w", lc.Size, err)
 			}
-			if at == cc.Hash {
-				return false, fmt.Errorf("the refused checkpoint's root is the verified tree's root at size %d: consistent", cc.Size)
+			if at == sc.Hash {
+				return false, fmt.Errorf("the checkpoint of size %d has the larger tree's root at that size: consistent", sc.Size)
 			}
 			return true, nil
 		}
-		old, nw := v, c
-		if cc.Size < vc.Size {
-			old, nw = c, v
-		}
-		if merkle.CheckSignedConsistency(old, nw, proof) == nil {
-			return false, fmt.Errorf("the proof from size %d to %d verifies: consistent", old.Checkpoint.Size, nw.Checkpoint.Size)
+		if merkle.CheckSignedConsistency(small, large, proof) == nil {
+			return false, fmt.Errorf("the proof from size %d to %d verifies: consistent", sc.Size, lc.Size)
 		}
 		return false, nil
 	case KindEntries:

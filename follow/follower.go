@@ -240,9 +240,22 @@ func (f *Follower) Check(ctx context.Context, signed []byte, source string, r me
 		return Result{Checkpoint: acc}, fmt.Errorf("follow: consistency proof from %d to %d from the tiles of %s: %w", acc.Size, cp.Size, source, err)
 	}
 	if err := merkle.CheckSignedConsistency(old, sc, proof); err != nil {
-		return Result{Checkpoint: acc}, f.refuse(KindInconsistent, old, accSource, sc, source, proof, ProofFromLog, nil, "", err)
+		return Result{Checkpoint: acc}, f.refuse(KindInconsistent, old, accSource, sc, source, proof, ProofFromLog, rootAt(ctx, r, acc.Size, cp, proof), "", err)
 	}
 	return Result{Checkpoint: acc, Consistent: true}, nil
+}
+
+// rootAt returns the root at size of the larger tree whose tiles r
+// returns, if proof leads from it to that tree's signed root: then the
+// tiles are the larger checkpoint's own, and the root they give at the
+// smaller size proves (when it is not the smaller checkpoint's) that the
+// log signed two histories. It returns nil otherwise.
+func rootAt(ctx context.Context, r merkle.TileReader, size uint64, larger merkle.Checkpoint, proof []merkle.Hash) *merkle.Hash {
+	at, err := merkle.RootHash(ctx, r, size)
+	if err != nil || merkle.CheckConsistency(size, larger.Size, at, larger.Hash, proof) != nil {
+		return nil
+	}
+	return &at
 }
 
 // check checks a checkpoint no larger than the accepted one against the
@@ -427,7 +440,7 @@ func (f *Follower) diagnose(ctx context.Context, old merkle.SignedCheckpoint, ol
 				fmt.Sprintf("the log's hash tiles could not be read to tell a split view from bad entries: %s", err), errEntries)
 		}
 		if err := merkle.CheckSignedConsistency(old, sc, proof); err != nil {
-			return f.refuse(KindInconsistent, old, oldSource, sc, source, proof, ProofFromLog, nil, "", err)
+			return f.refuse(KindInconsistent, old, oldSource, sc, source, proof, ProofFromLog, rootAt(ctx, lt, old.Checkpoint.Size, sc.Checkpoint, proof), "", err)
 		}
 	}
 	// The tiles are consistent: find the bundle whose entries differ.

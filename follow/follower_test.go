@@ -108,8 +108,8 @@ func TestRefusals(t *testing.T) {
 	}{
 		{name: "fork-same-size", common: 300, a: 600, b: 600, kind: KindFork, proven: true, splitView: true},
 		{name: "smaller-other-root", common: 300, a: 600, b: 400, kind: KindInconsistent, proofFrom: ProofFromVerified, proven: true, splitView: true},
-		{name: "larger-other-history", common: 300, a: 600, b: 900, kind: KindInconsistent, proofFrom: ProofFromLog, splitView: true},
-		{name: "larger-fork-from-empty-prefix", common: 0, a: 1, b: 2, kind: KindInconsistent, proofFrom: ProofFromLog, splitView: true},
+		{name: "larger-other-history", common: 300, a: 600, b: 900, kind: KindInconsistent, proofFrom: ProofFromLog, proven: true, splitView: true},
+		{name: "larger-fork-from-empty-prefix", common: 0, a: 1, b: 2, kind: KindInconsistent, proofFrom: ProofFromLog, proven: true, splitView: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := twoLogs(t, tc.common, tc.a, tc.b)
@@ -420,5 +420,37 @@ func TestPolicy(t *testing.T) {
 	}
 	if n, _, _ := f.store.Checkpoint(); !bytes.Equal(n, cosigned) {
 		t.Fatal("the cosigned note was replaced by one without the quorum")
+	}
+}
+
+// TestLead: a larger checkpoint of another history, served with hash tiles
+// that do not lead to its own root, gives a record that points at the split
+// view without proving it by itself.
+func TestLead(t *testing.T) {
+	ctx := context.Background()
+	a, b := twoLogs(t, 300, 600, 900)
+	a.sign()
+	b.sign()
+	srv := serve(t, a)
+	f := newFollower(t, srv.URL, a.vkey, nil)
+	if _, err := f.Update(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv.setLog(t, b)
+	srv.setHook(func(w http.ResponseWriter, r *http.Request) bool {
+		tl, err := merkle.ParseTilePath(strings.TrimPrefix(r.URL.Path, "/"))
+		if err != nil || tl.IsEntries() {
+			return false
+		}
+		w.Write(make([]byte, tl.Width*merkle.HashSize)) // zero hashes
+		return true
+	})
+	_, err := f.Update(ctx)
+	var ref *Refusal
+	if !errors.As(err, &ref) || ref.Evidence.Kind != KindInconsistent || ref.Evidence.RootAtSmaller != "" {
+		t.Fatalf("Update: %v", err)
+	}
+	if proven, err := CheckEvidence(&ref.Evidence, f.key); proven || err != nil {
+		t.Fatalf("CheckEvidence: proven %v, %v; want a lead", proven, err)
 	}
 }

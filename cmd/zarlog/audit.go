@@ -9,6 +9,8 @@ import (
 	"os"
 
 	"github.com/zarlog/zarlog/audit"
+	"github.com/zarlog/zarlog/follow"
+	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/wire"
 )
 
@@ -22,6 +24,9 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "a verified copy of the log; keep evidence of split views (docs/WATCHERS.md).")
 		fmt.Fprintln(stderr, "--once: catch up, verify everything, print what was found; exit 0 if all is good, 1 if a problem was")
 		fmt.Fprintln(stderr, "found or the log could not be audited, 2 for bad flags.")
+		fmt.Fprintln(stderr, "\n       zarlog audit --check-evidence FILE --log-key VKEY")
+		fmt.Fprintln(stderr, "\nCheck an evidence file of a watcher: exit 0 if it holds (it says whether it proves a split view by")
+		fmt.Fprintln(stderr, "itself or points at one), 1 if it does not show what it claims, 2 if it is not an evidence file.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
@@ -48,11 +53,15 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&cfg.Concurrency, "concurrency", 8, "entry bundles fetched at once")
 	fs.IntVar(&cfg.Chunk, "batch", 16, "entry bundles stored per durable write while catching up (a killed process fetches at most this many again, and those in flight)")
 	fs.BoolVar(&verbose, "v", false, "log debug messages")
+	checkFile := fs.String("check-evidence", "", "check an evidence `file` with --log-key instead of auditing, and say what it proves")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
+	}
+	if *checkFile != "" && cfg.LogKey != "" && fs.NArg() == 0 {
+		return checkEvidence(*checkFile, cfg.LogKey, stdout, stderr)
 	}
 	if fs.NArg() > 0 || cfg.From == "" || cfg.LogKey == "" {
 		fs.Usage()
@@ -97,14 +106,44 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			fmt.Fprintln(stdout, "FAIL: the log could not be audited:", err)
 		}
 		return 1
-	case len(sum.Problems) > 0:
-		if cfg.Once {
-			fmt.Fprintf(stdout, "FAIL: %d problems found\n", len(sum.Problems))
-		}
+	case cfg.Once && len(sum.Problems) > 0:
+		fmt.Fprintf(stdout, "FAIL: %d problems found\n", len(sum.Problems))
 		return 1
 	}
 	if cfg.Once {
 		fmt.Fprintln(stdout, "ok: no problem found")
+	}
+	return 0
+}
+
+// checkEvidence checks an evidence file (follow.CheckEvidence) and says
+// what it shows.
+func checkEvidence(path, vkey string, stdout, stderr io.Writer) int {
+	key, err := merkle.NewVerifier(vkey)
+	if err != nil {
+		fmt.Fprintln(stderr, "zarlog audit: --log-key:", err)
+		return 2
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "zarlog audit:", err)
+		return 2
+	}
+	e, err := follow.ParseEvidence(data)
+	if err != nil {
+		fmt.Fprintln(stderr, "zarlog audit:", path+":", err)
+		return 2
+	}
+	proven, err := follow.CheckEvidence(e, key)
+	if err != nil {
+		fmt.Fprintf(stdout, "INVALID %s: %s\n", e.Kind, err)
+		return 1
+	}
+	if proven {
+		fmt.Fprintf(stdout, "PROVEN %s: the log %s signed two checkpoints that cannot both be true (sizes %d and %d)\n",
+			e.Kind, e.Origin, e.Verified.Size, e.Conflicting.Size)
+	} else {
+		fmt.Fprintf(stdout, "LEAD %s: the signatures hold; the claim rests on what the log served: %s\n", e.Kind, e.Error)
 	}
 	return 0
 }

@@ -308,8 +308,35 @@ func TestAuditCommand(t *testing.T) {
 	if code := p.cmd.ProcessState.ExitCode(); code != 1 {
 		t.Fatalf("a tampered bundle: exit %d\n%s", code, out)
 	}
-	if want := "PROBLEM game " + ids[1] + ": log-agreement: "; !strings.Contains(out, want) || !strings.Contains(out, "FAIL: 1 problems found") {
+	want := "PROBLEM game " + ids[1] + ": log-agreement: "
+	if !strings.Contains(out, want) || !strings.Contains(out, "FAIL: 1 problems found") {
 		t.Fatalf("output does not say %q:\n%s", want, out)
+	}
+
+	// Follow mode prints the problem when found and serves its health and
+	// metrics; SIGINT stops it cleanly.
+	p = start(t, bin, "healthz", "audit", "--from", o.URL, "--log-key", o.VKey, "--evidence-dir", t.TempDir(), "--http", "127.0.0.1:0", "--poll", "1h")
+	if !p.stdout.Scan() || !strings.HasPrefix(p.stdout.Text(), want) {
+		t.Fatalf("follow mode printed %q, want %q", p.stdout.Text(), want)
+	}
+	resp, err := http.Get(p.lines["healthz"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), ids[1]) {
+		t.Fatalf("/healthz: %s %s", resp.Status, body)
+	}
+	metrics := string(httpGet(t, p.lines["metrics"]))
+	for _, m := range []string{"zarlog_audit_problems 1", "zarlog_audit_games_verified_total 2", `zarlog_audit_problems_found_total{kind="game"} 1`, "zarlog_follow_checkpoint_size "} {
+		if !strings.Contains(metrics, m) {
+			t.Errorf("/metrics has no %q", m)
+		}
+	}
+	p.cmd.Process.Signal(syscall.SIGINT)
+	if err := p.wait(); err != nil {
+		t.Fatalf("zarlog audit after SIGINT: %v", err)
 	}
 }
 
@@ -419,6 +446,10 @@ func TestForkCaught(t *testing.T) {
 		}
 		if _, err := follow.CheckEvidence(e, key); err != nil {
 			t.Fatalf("%s: %v", files[0], err)
+		}
+		var out, errb strings.Builder
+		if code := run(ctx, []string{"audit", "--check-evidence", files[0], "--log-key", a.VKey}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "PROVEN inconsistent") {
+			t.Fatalf("zarlog audit --check-evidence: exit %d\n%s%s", code, out.String(), errb.String())
 		}
 	}
 }
