@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -156,7 +157,7 @@ func TestAppendOutcomes(t *testing.T) {
 				t.Fatalf("%s: rejected record %d: %v %v", tc.name, out.Seq, recs, err)
 			}
 			r := recs[0]
-			if wantID := idOf(tc.in); out.ID != wantID || r.ID != cmpOr(wantID, tc.in.MsgID) {
+			if wantID := idOf(tc.in); out.ID != wantID || r.ID != cmp.Or(wantID, tc.in.MsgID, peekID(tc.in.Data)) {
 				t.Errorf("%s: outcome id %q, record id %q; the event's id is %q", tc.name, out.ID, r.ID, wantID)
 			}
 			if r.ID != "" {
@@ -210,13 +211,6 @@ func idOf(in Input) string {
 		return ""
 	}
 	return ev.ID
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 type checkerFunc func(events.MoveInput) ([]byte, error)

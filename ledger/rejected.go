@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -21,7 +22,7 @@ import (
 // what, when, and why it was refused.
 type Rejection struct {
 	Seq     uint64      // its number in the rejected store, from 0, never reused
-	ID      string      // the event's id if the input parsed, else MsgID (RejectedByID finds it by this)
+	ID      string      // the event's id if the input parsed, else MsgID, else a readable "id" member (see newRejection); RejectedByID finds it by this
 	Time    time.Time   // the ledger's clock when it refused the input
 	Emitter string      // the authenticated emitter (Input.Emitter), at most MaxRejectedField bytes
 	MsgID   string      // the transport message id (Input.MsgID), at most MaxRejectedField bytes
@@ -60,6 +61,19 @@ type RejectedSummary struct {
 
 const rejectionVersion = 1
 
+// peekID returns the "id" member of data if data is a JSON object whose
+// "id" is a valid event id, else "". It reads untrusted bytes: it only
+// decodes, and never fails.
+func peekID(data []byte) string {
+	var h struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(data, &h) != nil || !events.ValidEventID(h.ID) {
+		return ""
+	}
+	return h.ID
+}
+
 func cut(s string, n int) string {
 	if len(s) > n {
 		return s[:n]
@@ -67,10 +81,17 @@ func cut(s string, n int) string {
 	return s
 }
 
-// newRejection builds the record of a refused input.
+// newRejection builds the record of a refused input. Its ID is the event's
+// id (id) if the input parsed, else the transport's message id, else, for
+// an input of a multi-event message that does not parse, its "id" member if
+// it is a JSON object whose id is a valid event id: the id its sender asks
+// a receipt for.
 func newRejection(now time.Time, in Input, id string, rej *events.RejectError) Rejection {
 	if id == "" {
 		id = in.MsgID
+	}
+	if id == "" {
+		id = peekID(in.Data)
 	}
 	r := Rejection{
 		ID:      cut(id, MaxRejectedField),

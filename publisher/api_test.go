@@ -434,3 +434,62 @@ func gameIDOf(t testing.TB, leaf []byte) string {
 	}
 	return ev.Game
 }
+
+// FuzzTileAtWidth: any stored bytes and any width never panic; a result is
+// a prefix of the stored bytes with exactly the asked width.
+func FuzzTileAtWidth(f *testing.F) {
+	bundle, _ := merkle.FormatBundle([][]byte{[]byte("a"), {}, []byte("ccc")})
+	f.Add(true, 2, bundle)
+	f.Add(false, 1, bytes.Repeat([]byte{1}, 64))
+	f.Add(true, 1, []byte{0})
+	f.Fuzz(func(t *testing.T, entries bool, width int, data []byte) {
+		if width < 1 || width > merkle.TileWidth {
+			return
+		}
+		tile := merkle.Tile{Level: 0, Width: width}
+		if entries {
+			tile.Level = merkle.EntriesLevel
+		}
+		got, err := TileAtWidth(tile, data)
+		if err != nil {
+			if !errors.Is(err, merkle.ErrNotFound) && !errors.Is(err, merkle.ErrMalformed) {
+				t.Fatalf("error %v wraps neither ErrNotFound nor ErrMalformed", err)
+			}
+			return
+		}
+		if !bytes.HasPrefix(data, got) {
+			t.Fatal("the result is not a prefix of the stored tile")
+		}
+		if entries {
+			es, err := merkle.ParseBundle(got)
+			if err != nil || len(es) != width {
+				t.Fatalf("the result is a bundle of %d entries (%v), want %d", len(es), err, width)
+			}
+		} else if len(got) != width*merkle.HashSize {
+			t.Fatalf("%d bytes for width %d", len(got), width)
+		}
+	})
+}
+
+// FuzzParseProofFile: a name that parses is the canonical spelling of its
+// number.
+func FuzzParseProofFile(f *testing.F) {
+	for _, s := range []string{"0.tlog-proof", "17.tlog-proof", "01.tlog-proof", ".tlog-proof", "x.tlog-proof", "18446744073709551615.tlog-proof"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		n, ok := parseProofFile(name)
+		if ok && fmt.Sprintf("%d.tlog-proof", n) != name {
+			t.Fatalf("%q parsed as %d", name, n)
+		}
+	})
+}
+
+// FuzzAcceptsGzip never panics.
+func FuzzAcceptsGzip(f *testing.F) {
+	f.Add("gzip;q=0.5, br")
+	f.Add(";;,q=")
+	f.Fuzz(func(t *testing.T, v string) {
+		acceptsGzip(http.Header{"Accept-Encoding": {v}})
+	})
+}

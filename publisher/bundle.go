@@ -1,13 +1,11 @@
-// Package publisher makes what players and auditors read from zarlog's log.
 // This file builds proof bundles: the dice-proof-v1 evidence of a finished
 // game plus a log member with every event leaf of the game, their inclusion
 // proofs sharing one table of hashes, and the signed checkpoint they lead to
 // (docs/FORMATS.md §3; the evidence fields are docs/SCHEMES.md §7). It also
 // writes each leaf's proof as a C2SP tlog-proof@v1
-// (https://c2sp.org/tlog-proof).
-//
-// Everything here is pure apart from the merkle.TileReader it reads proofs
-// through; the HTTP and NATS publishing live elsewhere.
+// (https://c2sp.org/tlog-proof). Everything here is pure apart from the
+// merkle.TileReader it reads proofs through.
+
 package publisher
 
 import (

@@ -307,3 +307,41 @@ func TestStore(t *testing.T) {
 		t.Errorf("g4: %v", err)
 	}
 }
+
+// BenchmarkBundler measures the Bundler end to end: 64 finished
+// tavlarena-v1 games of 40 rolls, interleaved in a log with filler leaves,
+// built (and self-checked), stored with fsync and announced, with as many
+// workers as GOMAXPROCS. It reports games/s.
+func BenchmarkBundler(b *testing.B) {
+	signer, _ := testKey(b, testEmitter)
+	src := newMemSource(b)
+	var games [][][]byte
+	for i := range 64 {
+		games = append(games, tavlarenaGame(b, signer, fmt.Sprintf("bench-%d", i), 40))
+	}
+	src.add(b, games...)
+	src.publish(b)
+	n := 0
+	for b.Loop() {
+		store := openTestStore(b, b.TempDir())
+		done := make(chan struct{})
+		count := 0
+		bu, err := NewBundler(BundlerConfig{Source: src, Store: store, Announce: func(ctx context.Context, a Announcement) error {
+			if count++; count == len(games) {
+				close(done)
+			}
+			return nil
+		}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		ended := make(chan error, 1)
+		go func() { ended <- bu.Run(ctx) }()
+		<-done
+		cancel()
+		<-ended
+		n += len(games)
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "games/s")
+}

@@ -27,7 +27,7 @@ func seats(label string) [2]dice.UUID {
 }
 
 // TestTavlarenaGames plays whole tavlarena-v1 games through the embedded
-// server and the ingest into the fake ledger, and verifies their proof
+// server and the ingest into the ledger, and verifies their proof
 // bundles: move-logged games of several variants (moves chosen by
 // rules.Choose, the backgammon one with the cube), and an unlogged one.
 func TestTavlarenaGames(t *testing.T) {

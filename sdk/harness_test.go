@@ -15,8 +15,8 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
-	"github.com/zarlog/zarlog/internal/fakeledger"
 	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/internal/testledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/rules"
 	"github.com/zarlog/zarlog/rules/movecheck"
@@ -55,14 +55,14 @@ func newRand(label string) *rng { return &rng{rand.NewChaCha8(gamegen.Label32("s
 
 func (r *rng) Read(p []byte) (int, error) { return r.r.Read(p) }
 
-// A stack is an embedded nats-server, an ingest into a fake ledger, and an
+// A stack is an embedded nats-server, an ingest into the ledger, and an
 // SDK backend connected over TCP, all torn down at the end of the test.
 type stack struct {
 	t       testing.TB
 	dir     string
 	port    int
 	srv     *ingest.Server
-	ledger  *fakeledger.Ledger
+	ledger  *testledger.Ledger
 	clock   *clock
 	signer  note.Signer
 	vkey    string
@@ -91,10 +91,7 @@ func newStack(t testing.TB, o stackOpts) *stack {
 	}
 	s := &stack{t: t, dir: t.TempDir(), port: -1, clock: newClock(o.start), signer: signer, vkey: vkey,
 		retries: make(chan error, 1024)}
-	s.ledger, err = fakeledger.New(fakeledger.Config{EmitterKeys: []string{vkey}, Now: s.clock.Now, Rand: newRand("log-key")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s.ledger = testledger.Open(t, testledger.Config{EmitterKeys: []string{vkey}, Now: s.clock.Now})
 	s.startNATS()
 	s.nc, err = sdk.Dial(s.srv.ClientURL(), emitter)
 	if err != nil {
@@ -150,8 +147,7 @@ func (s *stack) start() error {
 	if err != nil {
 		return err
 	}
-	in, err := ingest.New(nc, ingest.Config{Sink: s.ledger, Locator: s.ledger, Checkpoints: s.ledger,
-		RetryMin: time.Millisecond, RetryMax: 50 * time.Millisecond, InfoInterval: -1})
+	in, err := ingest.New(nc, s.ledger.Ingest(ingest.Config{RetryMin: time.Millisecond, RetryMax: 50 * time.Millisecond, InfoInterval: -1}))
 	if err != nil {
 		return err
 	}
@@ -203,7 +199,7 @@ func (s *stack) streamMessages(ctx context.Context) uint64 {
 	return info.State.LastSeq
 }
 
-// verifyBundle builds the game's proof bundle from the fake ledger and
+// verifyBundle builds the game's proof bundle from the ledger and
 // checks it with the verifier and every key; it returns the report.
 func (s *stack) verifyBundle(ctx context.Context, game string) *verifier.Report {
 	s.t.Helper()

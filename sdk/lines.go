@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/wire"
+	"github.com/zarlog/zarlog/sdk/wire"
 )
 
 // LinesConfig configures PublishLines. Every field's zero value is

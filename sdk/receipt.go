@@ -10,7 +10,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/zarlog/zarlog/merkle"
-	"github.com/zarlog/zarlog/wire"
+	"github.com/zarlog/zarlog/sdk/wire"
 )
 
 // A Receipt is the ledger's promise about an event: it is durable in the log

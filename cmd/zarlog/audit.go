@@ -11,7 +11,7 @@ import (
 	"github.com/zarlog/zarlog/audit"
 	"github.com/zarlog/zarlog/follow"
 	"github.com/zarlog/zarlog/merkle"
-	"github.com/zarlog/zarlog/wire"
+	"github.com/zarlog/zarlog/sdk/wire"
 )
 
 func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int {

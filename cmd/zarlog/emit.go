@@ -16,7 +16,7 @@ import (
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/sdk"
-	"github.com/zarlog/zarlog/wire"
+	"github.com/zarlog/zarlog/sdk/wire"
 )
 
 func runEmit(ctx context.Context, args []string, stdout, stderr io.Writer) int {

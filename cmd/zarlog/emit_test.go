@@ -16,16 +16,16 @@ import (
 	"time"
 
 	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/internal/fakeledger"
 	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/internal/testledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/rules"
 )
 
-// emitStack is an embedded nats-server with an ingest into a fake ledger.
+// emitStack is an embedded nats-server with an ingest into the ledger.
 type emitStack struct {
 	url    string
-	ledger *fakeledger.Ledger
+	ledger *testledger.Ledger
 	signer interface {
 		Name() string
 		Sign([]byte) ([]byte, error)
@@ -43,10 +43,7 @@ func newEmitStackAuth(t *testing.T, password string) *emitStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ledger, err := fakeledger.New(fakeledger.Config{EmitterKeys: []string{vkey}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ledger := testledger.Open(t, testledger.Config{EmitterKeys: []string{vkey}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cfg := ingest.ServerConfig{StoreDir: t.TempDir(), Port: -1}
@@ -63,8 +60,7 @@ func newEmitStackAuth(t *testing.T, password string) *emitStack {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	in, err := ingest.New(nc, ingest.Config{Sink: ledger, Locator: ledger, Checkpoints: ledger, InfoInterval: -1,
-		RetryMin: time.Millisecond, RetryMax: 50 * time.Millisecond})
+	in, err := ingest.New(nc, ledger.Ingest(ingest.Config{InfoInterval: -1, RetryMin: time.Millisecond, RetryMax: 50 * time.Millisecond}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +137,7 @@ func TestEmit(t *testing.T) {
 	if len(out) != len(lines) {
 		t.Fatalf("%d output lines for %d events:\n%s", len(out), len(lines), strings.Join(out, "\n"))
 	}
-	logged := regexp.MustCompile(`^line (\d+): (\S+): logged at index (\d+) \(checkpoint fake\.zarlog\.example/log, tree size (\d+)\)$`)
+	logged := regexp.MustCompile(`^line (\d+): (\S+): logged at index (\d+) \(checkpoint test\.zarlog\.example/log, tree size (\d+)\)$`)
 	indices := map[string]string{}
 	for i, l := range out {
 		m := logged.FindStringSubmatch(l)
@@ -170,7 +166,7 @@ func TestEmit(t *testing.T) {
 		if err := json.Unmarshal([]byte(l), &j); err != nil {
 			t.Fatal(err)
 		}
-		if j.Status != "logged" || j.Index == nil || fmt.Sprint(*j.Index) != indices[j.ID] || !strings.HasPrefix(j.Checkpoint, "fake.zarlog.example/log\n") {
+		if j.Status != "logged" || j.Index == nil || fmt.Sprint(*j.Index) != indices[j.ID] || !strings.HasPrefix(j.Checkpoint, "test.zarlog.example/log\n") {
 			t.Errorf("again: %s (first index %s)", l, indices[j.ID])
 		}
 	}

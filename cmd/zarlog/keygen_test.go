@@ -15,11 +15,7 @@ import (
 // zarlogBinary builds the command once per test binary.
 func zarlogBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "zarlog")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin, _ := buildTools(t)
 	return bin
 }
 

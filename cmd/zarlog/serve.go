@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zarlog/zarlog/serve"
-	"github.com/zarlog/zarlog/wire"
+	"github.com/zarlog/zarlog/internal/serve"
+	"github.com/zarlog/zarlog/sdk/wire"
 )
 
 // repeated is a flag that may be given several times.
@@ -93,7 +93,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if emittersFile != "" {
 		b, err := os.ReadFile(emittersFile)
 		if err != nil {
-			return bad("--emitters: %v", err)
+			return bad("--emitters: %s", err)
 		}
 		cfg.EmitterKeys = serve.ParseKeyLines(b)
 	}
@@ -101,23 +101,23 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if natsUsers != "" {
 		b, err := os.ReadFile(natsUsers)
 		if err != nil {
-			return bad("--nats-users: %v", err)
+			return bad("--nats-users: %s", err)
 		}
 		if cfg.NATSUsers, err = serve.ParseNATSUsers(b); err != nil {
-			return bad("--nats-users %s: %v", natsUsers, err)
+			return bad("--nats-users %s: %s", natsUsers, err)
 		}
 	}
 	if policyFile != "" {
 		b, err := os.ReadFile(policyFile)
 		if err != nil {
-			return bad("--witness-policy: %v", err)
+			return bad("--witness-policy: %s", err)
 		}
 		cfg.WitnessPolicy = b
 	}
 	if clockStart != "" {
 		start, err := time.Parse(time.RFC3339Nano, clockStart)
 		if err != nil {
-			return bad("--clock-start: %v", err)
+			return bad("--clock-start: %s", err)
 		}
 		t0 := time.Now()
 		cfg.Now = func() time.Time { return start.Add(time.Since(t0)) }
@@ -148,6 +148,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	if err := serve.Run(ctx, cfg); err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return 0 // stopped while starting
+		}
 		fmt.Fprintln(stderr, "zarlog serve:", err)
 		return 1
 	}

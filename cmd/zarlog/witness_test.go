@@ -16,17 +16,10 @@ import (
 	"github.com/zarlog/zarlog/witness"
 )
 
-// buildZarlog returns the zarlog binary, built once per test run (see
-// TestMain).
+// buildZarlog builds the zarlog binary into a temporary directory.
 func buildZarlog(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin, err := binary.get()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin, _ := tools(t)
 	return bin
 }
 

@@ -21,12 +21,12 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/internal/serve"
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/publisher"
 	"github.com/zarlog/zarlog/rules"
 	"github.com/zarlog/zarlog/rules/movecheck"
-	"github.com/zarlog/zarlog/serve"
 )
 
 // Names of the test log and emitter.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/zarlog/zarlog/wire"
+	"github.com/zarlog/zarlog/sdk/wire"
 )
 
 // The receipt protocol (docs/NATS.md): an emitter sends a

@@ -16,7 +16,7 @@ import (
 
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/merkle"
-	"github.com/zarlog/zarlog/wire"
+	"github.com/zarlog/zarlog/sdk/wire"
 )
 
 // A loadedKey is the log's checkpoint key.

@@ -38,7 +38,7 @@ import (
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/publisher"
 	"github.com/zarlog/zarlog/rules/movecheck"
-	"github.com/zarlog/zarlog/wire"
+	"github.com/zarlog/zarlog/sdk/wire"
 )
 
 // Defaults of Config.
@@ -197,17 +197,17 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.check(); err != nil {
 		return err
 	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	lcfg, err := cfg.ledgerConfig(log, reg)
+	if err != nil {
+		return err
+	}
 	key, err := loadOrCreateKey(&cfg)
 	if err != nil {
 		return err
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-
-	lcfg, err := cfg.ledgerConfig(key, log, reg)
-	if err != nil {
-		return err
-	}
+	lcfg.Signer, lcfg.Verifier = key.signer, key.verifier
 	l, err := ledger.Open(ctx, lcfg)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -289,6 +289,14 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fail(err)
 	}
+	var exp *publisher.Exporter
+	if cfg.ExportDir != "" {
+		exp, err = publisher.NewExporter(publisher.ExportConfig{Dir: cfg.ExportDir, Log: NewLogReader(l), Bundles: store, Pages: mux,
+			Logger: log.With("component", "export")})
+		if err != nil {
+			return fail(fmt.Errorf("serve: %w", err))
+		}
+	}
 	ln, err := net.Listen("tcp", orDefault(cfg.HTTPAddr, DefaultHTTPAddr))
 	if err != nil {
 		return fail(fmt.Errorf("serve: %w", err))
@@ -313,14 +321,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}()
 	pubCtx, stopPub := context.WithCancel(runCtx)
 	wg.Go(func() { endedCh <- ended{"bundler", bundler.Run(pubCtx)} })
-	if cfg.ExportDir != "" {
-		exp, err := publisher.NewExporter(publisher.ExportConfig{Dir: cfg.ExportDir, Log: NewLogReader(l), Bundles: store, Pages: mux,
-			Logger: log.With("component", "export")})
-		if err != nil {
-			stopIngest()
-			stopPub()
-			return fail(err)
-		}
+	if exp != nil {
 		wg.Go(func() { endedCh <- ended{"export", follow(pubCtx, l, exp, log)} })
 	}
 	httpDone := make(chan struct{})
@@ -434,10 +435,11 @@ func Export(ctx context.Context, cfg Config, dir string) (Info, publisher.Export
 	if err != nil {
 		return Info{}, publisher.ExportResult{}, err
 	}
-	lcfg, err := cfg.ledgerConfig(key, log, nil)
+	lcfg, err := cfg.ledgerConfig(log, nil)
 	if err != nil {
 		return Info{}, publisher.ExportResult{}, err
 	}
+	lcfg.Signer, lcfg.Verifier = key.signer, key.verifier
 	lcfg.CheckpointInterval = -1
 	lcfg.Witness = nil
 	l, err := ledger.Open(ctx, lcfg)
@@ -479,12 +481,13 @@ func (c *Config) check() error {
 	return nil
 }
 
-func (c *Config) ledgerConfig(key *loadedKey, log *slog.Logger, reg prometheus.Registerer) (ledger.Config, error) {
+// ledgerConfig returns the ledger's Config without its keys.
+func (c *Config) ledgerConfig(log *slog.Logger, reg prometheus.Registerer) (ledger.Config, error) {
 	kr, err := events.NewKeyring(c.EmitterKeys...)
 	if err != nil {
 		return ledger.Config{}, fmt.Errorf("serve: emitter keys: %w", err)
 	}
-	lc := ledger.Config{Dir: c.ledgerDir(), Signer: key.signer, Verifier: key.verifier, Emitters: kr,
+	lc := ledger.Config{Dir: c.ledgerDir(), Emitters: kr,
 		Moves: movecheck.Checker{}, CheckpointInterval: c.CheckpointInterval, WitnessTimeout: c.WitnessTimeout,
 		Now: c.Now, Logger: log.With("component", "ledger"), Metrics: reg}
 	if len(c.WitnessPolicy) > 0 {

@@ -48,7 +48,18 @@ func (s Sink) Submit(ctx context.Context, subs []ingest.Submission) ([]ingest.Ou
 		case ledger.Duplicate:
 			res[i] = ingest.Outcome{Kind: ingest.Duplicate, Index: o.Index, EventID: o.ID}
 		case ledger.Rejected:
-			res[i] = ingest.Outcome{Kind: ingest.Rejected, EventID: o.ID, Refusal: refusal(o.Reject)}
+			// An input that did not parse is known to the receipt waiters by
+			// the id its rejection record has (its message id, or an "id"
+			// member the ledger could read), as to RejectedByID.
+			id := o.ID
+			if id == "" {
+				if id = subs[i].MsgID; id == "" {
+					if rs, err := s.L.Rejected(ctx, o.Seq, 1); err == nil && len(rs) == 1 && rs[0].Seq == o.Seq {
+						id = rs[0].ID
+					}
+				}
+			}
+			res[i] = ingest.Outcome{Kind: ingest.Rejected, EventID: id, Refusal: refusal(o.Reject)}
 		default:
 			return nil, fmt.Errorf("serve: the ledger returned result %v for input %d", o.Result, i)
 		}

@@ -1,0 +1,250 @@
+// Package sdkplay plays whole games of the three schemes through the SDK,
+// as a game backend does, for the end-to-end tests of `zarlog serve` (in
+// process and as a built binary). Moves are chosen by rules.Choose from a
+// seeded source when the settings log them; otherwise every played roll gets
+// the move "-" and the game ends by resignation after a number of rolls.
+//
+// It is test support, not part of zarlog's contract. Its functions return
+// errors (they run in goroutines) and never print.
+package sdkplay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/events/dice"
+	"github.com/zarlog/zarlog/events/drand"
+	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/rules"
+	"github.com/zarlog/zarlog/rules/movecheck"
+	"github.com/zarlog/zarlog/sdk"
+)
+
+// A Clock is a settable clock for the backend (sdk.GameConfig.Now).
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewClock returns a clock set to t.
+func NewClock(t time.Time) *Clock { return &Clock{t: t} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Set sets the clock.
+func (c *Clock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
+
+// AnchoredStart is a time at which a new anchored-v1 game names the round
+// of the real quicknet beacon the SDK's recorded source holds
+// (gamegen.BeaconRound): the backend's clock, and the ledger's (`zarlog
+// serve --clock-start`), start there.
+func AnchoredStart() time.Time {
+	return drand.Quicknet().RoundTime(gamegen.BeaconRound - sdk.DefaultAnchorRounds).Add(time.Second)
+}
+
+// A Game is what the per-game schemes' games share.
+type Game interface {
+	ID() string
+	Roll(ctx context.Context) (sdk.Rolled, error)
+	Move(ctx context.Context, seat int, play string) (events.Move, error)
+	End(ctx context.Context, end events.End) error
+	Reveal(ctx context.Context) error
+	BoardEnd(ctx context.Context) (events.End, bool, error)
+	State(ctx context.Context) (*events.Game, error)
+}
+
+// After, if not nil, is called after every event a Play function logs with
+// the game and the event's seq (its JetStream ack received).
+type After func(game string, seq uint64)
+
+// Tavlarena plays a tavlarena-v1 game with the given settings (JSON object
+// text) and returns its id. Without logged moves it resigns after maxRolls
+// rolls.
+func Tavlarena(ctx context.Context, b *sdk.Backend, label, settings string, maxRolls int, after After) (string, error) {
+	g, err := b.NewTavlarena(ctx, sdk.TavlarenaSpec{
+		Seats:    [2]dice.UUID{gamegen.LabelUUID(label + "/seat0"), gamegen.LabelUUID(label + "/seat1")},
+		Settings: []byte(settings)})
+	if err != nil {
+		return "", fmt.Errorf("%s: commit: %w", label, err)
+	}
+	note(after, g.ID(), 0)
+	if err := g.Contribute(ctx, 1, gamegen.Label32(label+"/c1")); err != nil {
+		return g.ID(), fmt.Errorf("%s: contribution: %w", label, err)
+	}
+	if err := g.Contribute(ctx, 0, gamegen.Label32(label+"/c0")); err != nil {
+		return g.ID(), fmt.Errorf("%s: contribution: %w", label, err)
+	}
+	note(after, g.ID(), 1)
+	note(after, g.ID(), 2)
+	return g.ID(), play(ctx, g, label, maxRolls, 3, after)
+}
+
+// Anchored plays an anchored-v1 game anchored to the real quicknet round
+// gamegen.BeaconRound: clock, the backend's, must be at AnchoredStart and
+// the ledger's clock before the round's time. The tokens' receipts are
+// taken before the clock moves to the round's time and the beacon is
+// recorded.
+func Anchored(ctx context.Context, b *sdk.Backend, clock *Clock, label, settings string, maxRolls int, after After) (string, error) {
+	g, err := b.NewAnchored(ctx, sdk.AnchoredSpec{MatchID: "match " + label, GameNo: 1, Settings: []byte(settings)})
+	if err != nil {
+		return "", fmt.Errorf("%s: commit: %w", label, err)
+	}
+	if g.Anchor().Round != gamegen.BeaconRound {
+		return g.ID(), fmt.Errorf("%s: anchor round %d, want %d (set the clock to AnchoredStart)", label, g.Anchor().Round, gamegen.BeaconRound)
+	}
+	note(after, g.ID(), 0)
+	for seat, tok := range []string{"gül " + label, "zar 🎲"} {
+		if err := g.Token(ctx, seat, tok); err != nil {
+			return g.ID(), fmt.Errorf("%s: token: %w", label, err)
+		}
+		note(after, g.ID(), uint64(seat+1))
+	}
+	for seq := uint64(1); seq <= 2; seq++ {
+		if _, err := g.Receipt(ctx, seq); err != nil {
+			return g.ID(), fmt.Errorf("%s: receipt of token %d: %w", label, seq, err)
+		}
+	}
+	clock.Set(g.AnchorTime())
+	if err := g.RecordBeacon(ctx, sdk.QuicknetBeacons()); err != nil {
+		return g.ID(), fmt.Errorf("%s: beacon: %w", label, err)
+	}
+	note(after, g.ID(), 3)
+	return g.ID(), play(ctx, g, label, maxRolls, 4, after)
+}
+
+// PerRoll plays a per-roll-v1 match of rolls rolls (the second number
+// alternately from the client and the server), every roll checked with
+// sdk.CheckRoll, a move "-" for each played roll, and a resignation.
+func PerRoll(ctx context.Context, b *sdk.Backend, label, settings string, rolls int, after After) (string, error) {
+	m, err := b.NewPerRoll(ctx, sdk.PerRollSpec{Settings: []byte(settings)})
+	if err != nil {
+		return "", fmt.Errorf("%s: commit: %w", label, err)
+	}
+	seq := uint64(0)
+	note(after, m.ID(), seq)
+	for i := range rolls {
+		before, err := m.CommitRoll(ctx)
+		if err != nil {
+			return m.ID(), fmt.Errorf("%s: roll %d: commit: %w", label, i, err)
+		}
+		seq++
+		note(after, m.ID(), seq)
+		var sent *[32]byte
+		if i%2 == 1 {
+			err = m.ServerSecond(ctx)
+		} else {
+			s := gamegen.Label32(fmt.Sprintf("%s/second/%d", label, i))
+			sent = &s
+			err = m.ClientSecond(ctx, s)
+		}
+		if err != nil {
+			return m.ID(), fmt.Errorf("%s: roll %d: second: %w", label, i, err)
+		}
+		seq++
+		note(after, m.ID(), seq)
+		got, err := m.RevealRoll(ctx)
+		if err != nil {
+			return m.ID(), fmt.Errorf("%s: roll %d: reveal: %w", label, i, err)
+		}
+		seq++
+		note(after, m.ID(), seq)
+		if err := sdk.CheckRoll(before, sent, got); err != nil {
+			return m.ID(), fmt.Errorf("%s: roll %d: the player's check: %w", label, i, err)
+		}
+		if got.Seat >= 0 {
+			if _, err := m.Move(ctx, got.Seat, "-"); err != nil {
+				return m.ID(), fmt.Errorf("%s: roll %d: move: %w", label, i, err)
+			}
+			seq++
+			note(after, m.ID(), seq)
+		}
+	}
+	if err := m.End(ctx, events.End{Result: events.Resigned, Winner: 0, Points: 1}); err != nil {
+		return m.ID(), fmt.Errorf("%s: end: %w", label, err)
+	}
+	note(after, m.ID(), seq+1)
+	return m.ID(), nil
+}
+
+// play plays a per-game scheme's game from its first roll to its reveal;
+// seq is the seq of the next event.
+func play(ctx context.Context, g Game, label string, maxRolls int, seq uint64, after After) error {
+	strategy := rand.New(rand.NewChaCha8(gamegen.Label32("strategy/" + label)))
+	st, err := g.State(ctx)
+	if err != nil {
+		return err
+	}
+	for n := 0; ; n++ {
+		if st.MovesLogged {
+			end, over, err := g.BoardEnd(ctx)
+			if err != nil {
+				return err
+			}
+			if over {
+				if err := g.End(ctx, end); err != nil {
+					return fmt.Errorf("%s: end: %w", label, err)
+				}
+				break
+			}
+		} else if n >= maxRolls {
+			if err := g.End(ctx, events.End{Result: events.Resigned, Winner: 1, Points: 1}); err != nil {
+				return fmt.Errorf("%s: end: %w", label, err)
+			}
+			break
+		}
+		r, err := g.Roll(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: roll %d: %w", label, n, err)
+		}
+		note(after, g.ID(), seq)
+		seq++
+		if r.Seat < 0 {
+			continue
+		}
+		p := "-"
+		if st.MovesLogged {
+			if st, err = g.State(ctx); err != nil {
+				return err
+			}
+			ms, err := movecheck.ParseState(st.Position)
+			if err != nil {
+				return err
+			}
+			if ms.Phase != movecheck.PhasePlay || ms.Seat != r.Seat {
+				return errors.New(label + ": the SDK and the rules engine disagree on who plays")
+			}
+			p = rules.FormatPlay(rules.Choose(ms.Variant, ms.Position, r.Seat, ms.Dice, strategy))
+		}
+		if _, err := g.Move(ctx, r.Seat, p); err != nil {
+			return fmt.Errorf("%s: move of roll %d: %w", label, r.N, err)
+		}
+		note(after, g.ID(), seq)
+		seq++
+	}
+	note(after, g.ID(), seq) // the end
+	if err := g.Reveal(ctx); err != nil {
+		return fmt.Errorf("%s: reveal: %w", label, err)
+	}
+	note(after, g.ID(), seq+1)
+	return nil
+}
+
+func note(after After, game string, seq uint64) {
+	if after != nil {
+		after(game, seq)
+	}
+}

@@ -1,0 +1,423 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/zarlog/zarlog/events/dice"
+	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/internal/sdkplay"
+	"github.com/zarlog/zarlog/internal/tlogtest"
+	"github.com/zarlog/zarlog/ledger/ingest"
+	"github.com/zarlog/zarlog/merkle"
+	"github.com/zarlog/zarlog/sdk"
+	"github.com/zarlog/zarlog/sdk/wire"
+	"github.com/zarlog/zarlog/verifier"
+	"github.com/zarlog/zarlog/witness"
+)
+
+const emitter = "tavla-east"
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// A running service started by start.
+type running struct {
+	t    testing.TB
+	info Info
+	stop func() error
+}
+
+// start runs the service in a goroutine and returns once it is ready.
+func start(t testing.TB, cfg Config) *running {
+	t.Helper()
+	if cfg.HTTPAddr == "" {
+		cfg.HTTPAddr = "127.0.0.1:0"
+	}
+	if cfg.NATSListen == "" {
+		cfg.NATSListen = "127.0.0.1:0"
+	}
+	ready := make(chan Info, 1)
+	cfg.Ready = func(i Info) { ready <- i }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg) }()
+	r := &running{t: t}
+	var once sync.Once
+	var stopErr error
+	r.stop = func() error {
+		once.Do(func() { cancel(); stopErr = <-done })
+		return stopErr
+	}
+	t.Cleanup(func() { r.stop() })
+	select {
+	case r.info = <-ready:
+	case err := <-done:
+		t.Fatalf("Run: %v", err)
+	}
+	return r
+}
+
+func (r *running) get(path string) (int, []byte) {
+	r.t.Helper()
+	resp, err := http.Get(r.info.HTTP + path)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return resp.StatusCode, b
+}
+
+// backend connects an SDK backend for emitter to the service.
+func backend(t testing.TB, url string, signer note.Signer, now func() time.Time, opts ...nats.Option) (*sdk.Backend, *sdk.Client, *nats.Conn) {
+	t.Helper()
+	nc, err := sdk.Dial(url, emitter, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	c, err := sdk.New(nc, sdk.Config{Emitter: emitter, AckTimeout: 2 * time.Second, RetryMin: time.Millisecond, RetryMax: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	b, err := sdk.NewBackend(c, sdk.GameConfig{Signer: signer, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, c, nc
+}
+
+// TestRun runs the service with NATS authentication on, plays a game of
+// each scheme through the SDK, and checks what it publishes: each game's
+// bundle announced on the proofs subject and served at proof.json, both
+// verifying with the printed log key and the emitter's key; each event's
+// tlog-proof; the pages, stats, health and metrics; the whole log read with
+// tessera's client. After a clean stop, a one-shot export of the data
+// directory serves the same log.
+func TestRun(t *testing.T) {
+	ctx := testCtx(t)
+	signer, vkey, err := gamegen.Key(emitter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := sdkplay.NewClock(sdkplay.AnchoredStart())
+	ledgerClock := sdkplay.NewClock(sdkplay.AnchoredStart())
+	dir, out := t.TempDir(), t.TempDir()
+	cfg := Config{Dir: dir, EmitterKeys: []string{vkey}, Now: ledgerClock.Now, CheckpointInterval: 20 * time.Millisecond,
+		NATSUsers: []ingest.EmitterAccess{{Emitter: emitter, Password: "s3cret"}}, ExportDir: out}
+	r := start(t, cfg)
+	if !r.info.KeyCreated || r.info.Origin != DefaultOrigin || !strings.HasPrefix(r.info.VerifierKey, DefaultOrigin+"+") {
+		t.Errorf("info: %+v", r.info)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "log.key")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the created key: %v, %v", fi, err)
+	}
+	b, _, nc := backend(t, r.info.NATS, signer, clock.Now, nats.UserInfo(emitter, "s3cret"))
+	proofs := make(chan *nats.Msg, 16)
+	sub, err := nc.ChanSubscribe(wire.Subjects{}.Proofs(emitter), proofs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	var ids []string
+	for _, p := range []func() (string, error){
+		func() (string, error) {
+			return sdkplay.Tavlarena(ctx, b, "run-t", `{"moves":"logged","variant":"tavla","opening":"turkish-reroll"}`, 0, nil)
+		},
+		func() (string, error) {
+			return sdkplay.Anchored(ctx, b, clock, "run-a", `{"variant":"portes"}`, 8, nil)
+		},
+		func() (string, error) { return sdkplay.PerRoll(ctx, b, "run-p", `{"variant":"fevga"}`, 5, nil) },
+	} {
+		id, err := p()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+
+	logKey, err := verifier.ParseLogKey(r.info.VerifierKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emitterKeys, err := verifier.ParseEmitterKeys(vkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := merkle.NewVerifier(r.info.VerifierKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	announced := map[string][]byte{}
+	for len(announced) < len(ids) {
+		select {
+		case m := <-proofs:
+			announced[m.Header.Get(wire.HeaderGame)] = m.Data
+			if m.Header.Get(wire.HeaderBundleSize) != fmt.Sprint(len(m.Data)) {
+				t.Errorf("announced size %s, payload %d bytes", m.Header.Get(wire.HeaderBundleSize), len(m.Data))
+			}
+		case <-ctx.Done():
+			t.Fatalf("bundles announced: %d of %d", len(announced), len(ids))
+		}
+	}
+	for _, id := range ids {
+		code, bundle := r.get("/games/" + id + "/proof.json")
+		if code != 200 || !bytes.Equal(bundle, announced[id]) {
+			t.Fatalf("proof.json of %s: %d, equal to the announced: %t", id, code, bytes.Equal(bundle, announced[id]))
+		}
+		rep := verifier.Verify(bundle, verifier.Options{LogKey: logKey, EmitterKeys: emitterKeys})
+		if rep.Exit() != 0 {
+			t.Fatalf("bundle of %s: %s", id, rep.Text(verifier.English))
+		}
+		ev, err := verifier.Parse(bundle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range ev.Log.Entries {
+			code, body := r.get(fmt.Sprintf("/games/%s/proofs/%d.tlog-proof", id, i))
+			if code != 200 {
+				t.Fatalf("tlog-proof %d of %s: %d", i, id, code)
+			}
+			p, err := merkle.ParseTlogProof(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := merkle.CheckTlogProof(p, merkle.LeafHash(e.Leaf), v); err != nil || !bytes.Equal(p.Extra, e.Leaf) {
+				t.Fatalf("tlog-proof %d of %s: %v", i, id, err)
+			}
+		}
+		if code, page := r.get("/games/" + id); code != 200 || !strings.Contains(string(page), id) {
+			t.Errorf("the page of %s: %d", id, code)
+		}
+	}
+	if code, body := r.get("/healthz"); code != 200 || string(body) != "ok\n" {
+		t.Errorf("healthz: %d %q", code, body)
+	}
+	if code, _ := r.get("/stats"); code != 200 {
+		t.Errorf("stats: %d", code)
+	}
+	if code, body := r.get("/metrics"); code != 200 || !strings.Contains(string(body), "zarlog_bundles_stored_total 3") ||
+		!strings.Contains(string(body), "zarlog_ingest_outcomes_total") || !strings.Contains(string(body), "go_goroutines") {
+		t.Errorf("metrics: %d", code)
+	}
+	lg, err := tlogtest.Fetch(ctx, r.info.HTTP+"/", nil, r.info.VerifierKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		ev, _ := verifier.Parse(announced[id])
+		for _, e := range ev.Log.Entries {
+			if e.Index >= uint64(len(lg.Entries)) || !bytes.Equal(lg.Entries[e.Index], e.Leaf) {
+				t.Fatalf("game %s: leaf %d is not in the served log", id, e.Index)
+			}
+		}
+	}
+	if err := r.stop(); err != nil {
+		t.Fatalf("Run after a clean stop: %v", err)
+	}
+
+	// The export kept while serving is a consistent log as far as it got
+	// (the service does not wait for it); the one-shot export of the
+	// stopped service continues it to the end.
+	fsrv := httptest.NewServer(http.FileServer(http.Dir(out)))
+	defer fsrv.Close()
+	live, err := tlogtest.Fetch(ctx, fsrv.URL+"/", fsrv.Client(), r.info.VerifierKey)
+	if err != nil {
+		t.Fatalf("the export kept while serving: %v", err)
+	}
+	if len(live.Entries) > len(lg.Entries) {
+		t.Fatalf("the live export has %d entries, the log had %d when read", len(live.Entries), len(lg.Entries))
+	}
+	for i, e := range live.Entries {
+		if !bytes.Equal(e, lg.Entries[i]) {
+			t.Fatalf("entry %d of the live export differs from the log's", i)
+		}
+	}
+	info, res, err := Export(ctx, Config{Dir: dir}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.VerifierKey != r.info.VerifierKey || res.OldSize != live.Checkpoint.Size || res.Size < uint64(len(lg.Entries)) {
+		t.Errorf("export: %+v %+v", info, res)
+	}
+	if _, err := tlogtest.Fetch(ctx, fsrv.URL+"/", fsrv.Client(), r.info.VerifierKey, lg.Note, live.Note); err != nil {
+		t.Fatalf("the export: %v", err)
+	}
+	for _, id := range ids {
+		b, err := os.ReadFile(filepath.Join(out, "games", id, "proof.json"))
+		if err != nil || !bytes.Equal(b, announced[id]) {
+			t.Errorf("exported proof.json of %s: %v", id, err)
+		}
+	}
+}
+
+// TestWitnessed runs the service with a witness policy: the checkpoints it
+// publishes (in receipts and at /checkpoint) carry the witness's
+// cosignature and meet the policy.
+func TestWitnessed(t *testing.T) {
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	skey, logVkey, err := merkle.GenerateKey(strings.NewReader(strings.Repeat("k", 64)), "witnessed.example/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "log.key"), []byte(skey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wdir := t.TempDir()
+	logs := filepath.Join(wdir, "logs")
+	if err := os.WriteFile(logs, []byte("log "+logVkey+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	winfo := make(chan witness.Info, 1)
+	wctx, wcancel := context.WithCancel(ctx)
+	wdone := make(chan error, 1)
+	go func() {
+		wdone <- witness.Serve(wctx, witness.ServeConfig{Dir: filepath.Join(wdir, "data"), Addr: "127.0.0.1:0", LogsFile: logs,
+			Init: true, Name: "witness.example/w1", Ready: func(i witness.Info) { winfo <- i }})
+	}()
+	defer func() { wcancel(); <-wdone }()
+	var wi witness.Info
+	select {
+	case wi = <-winfo:
+	case err := <-wdone:
+		t.Fatal(err)
+	}
+	policy := fmt.Sprintf("log %s\nwitness w1 %s %s\nquorum w1\n", logVkey, wi.VerifierKey, strings.TrimSuffix(wi.AddCheckpointURL, "/add-checkpoint"))
+	signer, vkey, _ := gamegen.Key(emitter)
+	r := start(t, Config{Dir: dir, EmitterKeys: []string{vkey}, WitnessPolicy: []byte(policy)})
+	if r.info.KeyCreated || r.info.VerifierKey != logVkey {
+		t.Fatalf("the service did not use the key file: %+v", r.info)
+	}
+	b, _, _ := backend(t, r.info.NATS, signer, nil)
+	g, err := b.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: [2]dice.UUID{gamegen.LabelUUID("w0"), gamegen.LabelUUID("w1")}, Settings: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := g.CommitReceipt(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := merkle.ParsePolicy([]byte(policy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.Open(rc.Checkpoint); err != nil {
+		t.Errorf("the receipt's checkpoint does not meet the policy: %v\n%s", err, rc.Checkpoint)
+	}
+	code, cp := r.get("/checkpoint")
+	if code != 200 {
+		t.Fatalf("checkpoint: %d", code)
+	}
+	if _, _, err := p.Open(cp); err != nil {
+		t.Errorf("the served checkpoint does not meet the policy: %v\n%s", err, cp)
+	}
+}
+
+func TestKeys(t *testing.T) {
+	dir := t.TempDir()
+	cfg := &Config{Dir: dir, Origin: "keys.example/log"}
+	k, err := loadOrCreateKey(cfg)
+	if err != nil || !k.created || k.signer.Name() != "keys.example/log" {
+		t.Fatalf("creating: %+v, %v", k, err)
+	}
+	k2, err := loadOrCreateKey(cfg)
+	if err != nil || k2.created || k2.vkey != k.vkey {
+		t.Fatalf("loading: %+v, %v", k2, err)
+	}
+	if _, err := loadOrCreateKey(&Config{Dir: dir, Origin: "other.example/log"}); err == nil {
+		t.Error("a key for another origin was accepted")
+	}
+	if k3, err := loadOrCreateKey(&Config{Dir: dir}); err != nil || k3.vkey != k.vkey {
+		t.Errorf("loading without an origin: %v", err)
+	}
+	if err := os.Chmod(filepath.Join(dir, "log.key"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadOrCreateKey(cfg); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Errorf("a group-readable key: %v", err)
+	}
+	if _, err := loadOrCreateKey(&Config{Dir: dir, KeyFile: filepath.Join(dir, "missing.key")}); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing key file: %v", err)
+	}
+}
+
+func TestParseNATSUsers(t *testing.T) {
+	got, err := ParseNATSUsers([]byte("# backends\n\ntavla-east password s3cret\n  nard-2 nkey UABC \n"))
+	want := []ingest.EmitterAccess{{Emitter: "tavla-east", Password: "s3cret"}, {Emitter: "nard-2", NKey: "UABC"}}
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v, %v", got, err)
+	}
+	for _, bad := range []string{
+		"tavla-east password",
+		"tavla-east password a b",
+		"Tavla password x",
+		"tavla-east token x",
+		"tavla-east nkey SUABC",
+		"a password x\na nkey UX",
+	} {
+		if _, err := ParseNATSUsers([]byte(bad)); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestInfoLines(t *testing.T) {
+	i := Info{KeyFile: "d/log.key", VerifierKey: "o+1+A", Origin: "o", HTTP: "http://h:1", NATS: "nats://h:2"}
+	got := strings.Join(i.Lines(), "\n")
+	for _, want := range []string{"key d/log.key\n", "vkey o+1+A\n", "origin o\n", "checkpoint http://h:1/checkpoint\n",
+		"tiles http://h:1/tile/\n", "game http://h:1/games/{id}\n", "auditor http://h:1/auditor.html\n",
+		"metrics http://h:1/metrics\n", "healthz http://h:1/healthz\n", "\nnats nats://h:2"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the lines lack %q:\n%s", want, got)
+		}
+	}
+	i.KeyCreated = true
+	if l := i.Lines()[0]; l != "key d/log.key created" {
+		t.Errorf("first line %q", l)
+	}
+}
+
+// FuzzParseNATSUsers: never panics; every user it returns has a valid
+// emitter id and exactly one credential.
+func FuzzParseNATSUsers(f *testing.F) {
+	f.Add("tavla-east password s3cret\nnard nkey UABC\n# x\n")
+	f.Add("a b c d")
+	f.Fuzz(func(t *testing.T, text string) {
+		us, err := ParseNATSUsers([]byte(text))
+		if err != nil {
+			return
+		}
+		for _, u := range us {
+			if wire.CheckEmitter(u.Emitter) != nil || (u.Password == "") == (u.NKey == "") {
+				t.Fatalf("user %+v", u)
+			}
+		}
+	})
+}
