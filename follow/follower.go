@@ -195,6 +195,15 @@ func (f *Follower) Advance(ctx context.Context, signed []byte, source string) (R
 	}
 	sc := merkle.SignedCheckpoint{Checkpoint: cp, Note: signed}
 	accNote, acc, _ := f.cfg.Store.Checkpoint()
+	if f.cfg.Store.Projected() < acc.Size {
+		// A projection interrupted after its checkpoint was accepted.
+		f.mu.Lock()
+		err := f.project(ctx)
+		f.mu.Unlock()
+		if err != nil {
+			return Result{Checkpoint: acc}, err
+		}
+	}
 	if accNote != nil && cp.Size <= acc.Size {
 		return f.check(ctx, sc, source, false)
 	}

@@ -185,7 +185,7 @@ func TestBadEntries(t *testing.T) {
 		if r.URL.Path != "/tile/entries/002" {
 			return false
 		}
-		entries, _ := merkle.ParseBundle(m.tile(merkle.Tile{Level: merkle.EntriesLevel, Index: 2, Width: 256}))
+		entries, _ := merkle.ParseBundle(m.tile(t, merkle.Tile{Level: merkle.EntriesLevel, Index: 2, Width: 256}))
 		entries[7] = []byte("a leaf that is not in the tree")
 		b, _ := merkle.FormatBundle(entries)
 		w.Write(b)

@@ -2,7 +2,9 @@ package follow
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"net/http"
 	"reflect"
 	"testing"
 	"time"
@@ -110,5 +112,50 @@ func FuzzRecords(f *testing.F) {
 			}
 		}
 		parseUnusable(k, v)
+	})
+}
+
+// FuzzFollowGarbage: a log that serves arbitrary bytes for its checkpoint
+// or an entry bundle never makes the follower panic, and never makes it
+// accept anything but the log's true tree.
+func FuzzFollowGarbage(f *testing.F) {
+	m := newMemLog(f)
+	m.addN(300, "a")
+	good := m.sign()
+	srv := serve(f, m)
+	paths := []string{"/checkpoint", "/tile/entries/000", "/tile/entries/001.p/44"}
+	for i, p := range paths {
+		switch p {
+		case "/checkpoint":
+			f.Add(uint8(i), good)
+			f.Add(uint8(i), bytes.Replace(good, []byte("300"), []byte("301"), 1))
+		default:
+			tl, _ := merkle.ParseTilePath(p[1:])
+			b := m.tile(f, tl)
+			f.Add(uint8(i), b)
+			f.Add(uint8(i), b[:len(b)-1])
+			f.Add(uint8(i), append(bytes.Clone(b), 0, 1, 'x'))
+		}
+	}
+	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
+		path := paths[int(which)%len(paths)]
+		srv.setHook(func(w http.ResponseWriter, r *http.Request) bool {
+			if r.URL.Path == path {
+				w.Write(data)
+				return true
+			}
+			return false
+		})
+		fl := newFollower(t, srv.URL, m.vkey, nil, func(c *Config) {
+			src, _ := NewSource(SourceConfig{URL: srv.URL, Attempts: 1})
+			c.Source = src
+		})
+		res, err := fl.Update(context.Background())
+		if err == nil && res.Accepted {
+			if res.Checkpoint.Size != 300 || res.Checkpoint.Hash != m.b.Root() {
+				t.Fatalf("accepted a checkpoint of size %d that is not the log's", res.Checkpoint.Size)
+			}
+			sameTiles(t, m, fl.store, 300)
+		}
 	})
 }

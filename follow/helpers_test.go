@@ -114,16 +114,16 @@ func (m *memLog) sign() []byte {
 	return n
 }
 
-// tile returns the origin's tile t at exactly its width.
-func (m *memLog) tile(t merkle.Tile) []byte {
-	m.t.Helper()
-	d, err := m.ReadTiles(context.Background(), []merkle.Tile{t})
+// tile returns the origin's tile tl at exactly its width.
+func (m *memLog) tile(t testing.TB, tl merkle.Tile) []byte {
+	t.Helper()
+	d, err := m.ReadTiles(context.Background(), []merkle.Tile{tl})
 	if err != nil {
-		m.t.Fatal(err)
+		t.Fatal(err)
 	}
-	b, err := publisher.TileAtWidth(t, d[0])
+	b, err := publisher.TileAtWidth(tl, d[0])
 	if err != nil {
-		m.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return b
 }
@@ -258,7 +258,7 @@ func newFollower(t testing.TB, url, vkey string, fs vfs.FS, opts ...func(*Config
 func sameTiles(t testing.TB, m *memLog, st *Store, size uint64) {
 	t.Helper()
 	for _, td := range merkle.NewTiles(0, size) {
-		want := m.tile(td)
+		want := m.tile(t, td)
 		got, err := st.Verified().ReadTiles(context.Background(), []merkle.Tile{td})
 		if err != nil {
 			t.Fatalf("%s: %v", td, err)
