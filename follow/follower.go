@@ -174,7 +174,8 @@ func (f *Follower) Open(signed []byte) (merkle.Checkpoint, error) {
 //   - no larger than the accepted one: checked against the verified copy
 //     (same size: same root; smaller: its root must be the copy's root at
 //     its size), Result.Same or Result.Stale if it holds, a *Refusal with
-//     the evidence if not;
+//     the evidence if not; the log's own /checkpoint of the accepted tree
+//     with other cosignatures replaces the stored note;
 //   - larger: with a Policy, its quorum is checked (ErrQuorum); the missing
 //     entry bundles are fetched at the checkpoint's widths, appended to the
 //     copy's tree and stored in durable batches; if the tree then has the
@@ -278,8 +279,9 @@ func (f *Follower) check(ctx context.Context, sc merkle.SignedCheckpoint, source
 		if cp.Hash == acc.Hash {
 			f.m.checkpoints.WithLabelValues("same").Inc()
 			res.Same = true
-			if !bytes.Equal(sc.Note, accNote) && f.meetsPolicy(sc.Note) {
-				// The same tree with other cosignatures: serve the newer note.
+			if !bytes.Equal(sc.Note, accNote) && source == f.cfg.Source.URL("checkpoint") && f.meetsPolicy(sc.Note) {
+				// The log's latest note of the same tree, with other
+				// cosignatures: serve it.
 				if !locked {
 					f.mu.Lock()
 					defer f.mu.Unlock()
