@@ -9,7 +9,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/zarlog/zarlog/follow"
+	"github.com/zarlog/zarlog/internal/follow"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/publisher"
 )

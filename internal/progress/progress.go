@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zarlog/zarlog/follow"
+	"github.com/zarlog/zarlog/internal/follow"
 )
 
 // IsTerminal reports whether f is a terminal (a character device).

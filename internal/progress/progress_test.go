@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zarlog/zarlog/follow"
+	"github.com/zarlog/zarlog/internal/follow"
 )
 
 func TestBar(t *testing.T) {
