@@ -7,7 +7,7 @@ GO ?= go
 # The packages where concurrency lives run under the race detector; the
 # others run without it (it would cost time and find nothing).
 RACE_PKGS := ./ledger/... ./internal/serve ./internal/demo ./sdk/... ./publisher ./witness \
-	$(foreach d,follow mirror audit,$(if $(wildcard $(d)/*.go),./$(d)/...))
+	./internal/follow ./mirror ./audit
 
 .PHONY: demo test deps vet
 

@@ -2,11 +2,88 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/zarlog/zarlog/internal/progress"
+	"github.com/zarlog/zarlog/mirror"
 )
 
 func runMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "zarlog mirror: not built yet")
-	return 2
+	fs := flag.NewFlagSet("zarlog mirror", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: zarlog mirror --from URL --log-key VKEY --data DIR [--http ADDR] [--witness-policy FILE] [--poll D]")
+		fmt.Fprintln(stderr, "\nFollow a tlog-tiles log over HTTP, verify every checkpoint by rebuilding the tree from its entries,")
+		fmt.Fprintln(stderr, "and serve the verified copy read-only: the same read API and game pages as the origin (docs/WATCHERS.md).")
+		fmt.Fprintln(stderr, "Prints the log's verifier key and every URL it serves, one per line, label first.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	var (
+		cfg        mirror.Config
+		policyFile string
+		verbose    bool
+	)
+	fs.StringVar(&cfg.From, "from", "", "the origin's tlog-tiles `URL` prefix (its /checkpoint and /tile/ are under it)")
+	fs.StringVar(&cfg.LogKey, "log-key", "", "the origin's checkpoint verifier `key` (vkey)")
+	fs.StringVar(&cfg.Dir, "data", "", "data `directory` (created, mode 0700): the verified copy, the bundles, the evidence")
+	fs.StringVar(&cfg.HTTPAddr, "http", mirror.DefaultHTTPAddr, "HTTP listen `address` (port 0: any free port)")
+	fs.StringVar(&policyFile, "witness-policy", "", "C2SP tlog-policy `file`: accept only checkpoints with its witness quorum")
+	fs.DurationVar(&cfg.Poll, "poll", mirror.DefaultPoll, "how often to fetch the origin's checkpoint")
+	fs.IntVar(&cfg.Concurrency, "concurrency", 8, "entry bundles fetched at once")
+	fs.IntVar(&cfg.Chunk, "batch", 16, "entry bundles stored per durable write while catching up (a killed process fetches at most this many again, and those in flight)")
+	fs.BoolVar(&verbose, "v", false, "log debug messages")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 || cfg.From == "" || cfg.LogKey == "" || cfg.Dir == "" {
+		fs.Usage()
+		return 2
+	}
+	if policyFile != "" {
+		b, err := os.ReadFile(policyFile)
+		if err != nil {
+			fmt.Fprintln(stderr, "zarlog mirror: --witness-policy:", err)
+			return 2
+		}
+		cfg.WitnessPolicy = b
+	}
+	cfg.Logger = newLogger(stderr, verbose)
+	cfg.Progress = newProgress(stderr, cfg.Logger).Report
+	cfg.Ready = func(info mirror.Info) {
+		for _, l := range info.Lines() {
+			fmt.Fprintln(stdout, l)
+		}
+	}
+	if err := mirror.Run(ctx, cfg); err != nil {
+		fmt.Fprintln(stderr, "zarlog mirror:", err)
+		return 1
+	}
+	return 0
+}
+
+func newLogger(w io.Writer, verbose bool) *slog.Logger {
+	level := slog.LevelInfo
+	if verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// newProgress shows catch-up progress as a bar when stderr is a terminal,
+// as log lines every 5 s otherwise.
+func newProgress(stderr io.Writer, log *slog.Logger) *progress.Printer {
+	if f, ok := stderr.(*os.File); ok && progress.IsTerminal(f) {
+		return progress.New(f, log, 100*time.Millisecond, nil)
+	}
+	return progress.New(nil, log, 5*time.Second, nil)
 }

@@ -1,0 +1,38 @@
+package follow
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// metrics are the follower's Prometheus metrics.
+type metrics struct {
+	checkpointSize, storedSize, target, projected prometheus.Gauge
+	bundles, bytes, entries, retries, fetchErrors prometheus.Counter
+	checkpoints, refusals                         *prometheus.CounterVec
+}
+
+func newMetrics() *metrics {
+	return &metrics{
+		checkpointSize: prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_follow_checkpoint_size", Help: "Tree size of the accepted (verified) checkpoint."}),
+		storedSize:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_follow_stored_size", Help: "Leaves stored, including those fetched for a checkpoint not verified yet."}),
+		target:         prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_follow_target_size", Help: "Tree size of the checkpoint the last catch-up went to."}),
+		projected:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_follow_projected_leaves", Help: "Leaves replayed into the games projection."}),
+		bundles:        prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_follow_bundles_fetched_total", Help: "Entry bundles fetched."}),
+		bytes:          prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_follow_bundle_bytes_total", Help: "Bytes of the entry bundles fetched (uncompressed)."}),
+		entries:        prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_follow_entries_total", Help: "Entries appended to the copy's tree."}),
+		retries:        prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_follow_fetch_retries_total", Help: "HTTP requests tried again after an error that may pass."}),
+		fetchErrors:    prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_follow_fetch_errors_total", Help: "Fetches that failed after their retries."}),
+		checkpoints: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zarlog_follow_checkpoints_total",
+			Help: "Checkpoints considered, by result: accepted, same, stale, refused, bad-signature, quorum."}, []string{"result"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zarlog_follow_refusals_total",
+			Help: "Validly signed checkpoints refused, by evidence kind: fork, inconsistent, entries."}, []string{"kind"}),
+	}
+}
+
+func (m *metrics) register(r prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{m.checkpointSize, m.storedSize, m.target, m.projected, m.bundles, m.bytes, m.entries,
+		m.retries, m.fetchErrors, m.checkpoints, m.refusals} {
+		if err := r.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
