@@ -178,9 +178,7 @@ func benchAppend(b *testing.B, mode string, batch int) {
 		case "checked":
 			b.StopTimer()
 			items := make([]item, len(in))
-			for i := range in {
-				items[i] = l.check(in[i])
-			}
+			l.checkAll(in, items)
 			b.StartTimer()
 			if err := l.begin(); err != nil {
 				b.Error(err)
@@ -248,9 +246,7 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 				if tc.mode == "checked" {
 					for _, share := range shares {
 						items := make([]item, len(share))
-						for i := range share {
-							items[i] = l.check(share[i])
-						}
+						l.checkAll(share, items)
 						checked = append(checked, items)
 					}
 				}

@@ -1,0 +1,125 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zarlog/zarlog/internal/workload"
+)
+
+// Benchmarks of this package measure the machine they run on, on the
+// events of package internal/workload: ZARLOG_BENCH_EVENTS of them (default
+// 200,000), mix ZARLOG_BENCH_MIX (default "mixed"). Run them with
+// -benchtime=1x (or Nx to repeat); each iteration is a whole measurement on
+// a new directory. The comparison of zarlog with Tessera in one run is
+// BenchmarkVersusTessera in package ledger.
+
+var (
+	workloadOnce sync.Once
+	workloadVal  *Workload
+	workloadErr  error
+)
+
+func testWorkload(b testing.TB) *Workload {
+	workloadOnce.Do(func() {
+		n := 200_000
+		if s := os.Getenv("ZARLOG_BENCH_EVENTS"); s != "" {
+			if n, workloadErr = strconv.Atoi(s); workloadErr != nil {
+				return
+			}
+		}
+		var mix workload.Mix
+		if name := os.Getenv("ZARLOG_BENCH_MIX"); name != "" {
+			if mix, workloadErr = workload.ParseMix(name); workloadErr != nil {
+				return
+			}
+		}
+		workloadVal, workloadErr = NewWorkload(workload.Config{Seed: 1, Mix: mix}, n)
+	})
+	if workloadErr != nil {
+		b.Fatal(workloadErr)
+	}
+	return workloadVal
+}
+
+func report(b *testing.B, results []Result) {
+	var sum float64
+	var p50, p99, mx float64
+	metrics := map[string]float64{}
+	for _, r := range results {
+		b.Logf("%v", r)
+		sum += r.EventsPerSec()
+		p50 += r.P50.Seconds() * 1000
+		p99 += r.P99.Seconds() * 1000
+		mx = max(mx, r.Max.Seconds()*1000)
+		for k, v := range r.Metrics {
+			metrics[k] += v
+		}
+	}
+	n := float64(len(results))
+	b.ReportMetric(sum/n, "events/s")
+	if p99 > 0 {
+		b.ReportMetric(p50/n, "p50-ms")
+		b.ReportMetric(p99/n, "p99-ms")
+		b.ReportMetric(mx, "max-ms")
+	}
+	for k, v := range metrics {
+		b.ReportMetric(v/n, k)
+	}
+}
+
+// BenchmarkTessera measures Tessera on its POSIX driver with several
+// batching settings.
+func BenchmarkTessera(b *testing.B) {
+	w := testWorkload(b)
+	leaves := w.Leaves()
+	for _, tc := range []TesseraConfig{
+		{BatchSize: 256, BatchMaxAge: 250 * time.Millisecond},
+		{BatchSize: 1024},
+		{BatchSize: 4096},
+		{BatchSize: 1024, Adders: 1},
+		{BatchSize: 1024, Adders: 8},
+		{BatchSize: 1024, NoAntispam: true},
+	} {
+		name := fmt.Sprintf("batch=%d/adders=%d/antispam=%v", tc.BatchSize, max(tc.Adders, 2), !tc.NoAntispam)
+		b.Run(name, func(b *testing.B) {
+			var rs []Result
+			for b.Loop() {
+				tc.Dir = b.TempDir()
+				r, err := Tessera(context.Background(), tc, leaves)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rs = append(rs, r)
+			}
+			report(b, rs)
+		})
+	}
+}
+
+// BenchmarkLedger measures the ledger's full append path with one caller
+// (the ingest's pattern) and with several, at several batch sizes.
+func BenchmarkLedger(b *testing.B) {
+	w := testWorkload(b)
+	for _, tc := range []LedgerConfig{
+		{Batch: 100}, {Batch: 1000}, {Batch: 8192}, {Batch: 1000, Callers: 4}, {Batch: 100, Callers: 16},
+	} {
+		b.Run(fmt.Sprintf("callers=%d/batch=%d", max(tc.Callers, 1), tc.Batch), func(b *testing.B) {
+			var rs []Result
+			for b.Loop() {
+				tc.Dir = b.TempDir()
+				r, err := Ledger(context.Background(), tc, w)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rs = append(rs, r)
+			}
+			report(b, rs)
+		})
+	}
+}
