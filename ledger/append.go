@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -124,17 +125,22 @@ func (l *Ledger) pipeline(ctx context.Context, inputs []Input) ([]Outcome, error
 		return l.wait(ctx, reqs, len(items))
 	}
 	// Workers take chunks in order; chunk k's channel is closed once it is
-	// checked. A worker of an abandoned call (ctx done) finishes the chunk
-	// it holds and stops.
+	// checked. When the call is abandoned (ctx done), the workers finish
+	// the chunk they hold and stop, and Append waits for them: they read
+	// Pebble, which Close closes once every Append has returned.
 	done := make([]chan struct{}, chunks)
 	for k := range done {
 		done[k] = make(chan struct{})
 	}
 	var next atomic.Int64
 	stop := make(chan struct{})
-	defer close(stop)
+	var wg sync.WaitGroup
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
 	for range workers {
-		go func() {
+		wg.Go(func() {
 			for {
 				k := int(next.Add(1) - 1)
 				if k >= chunks {
@@ -149,7 +155,7 @@ func (l *Ledger) pipeline(ctx context.Context, inputs []Input) ([]Outcome, error
 				l.checkAll(inputs[lo:hi], items[lo:hi])
 				close(done[k])
 			}
-		}()
+		})
 	}
 	var reqs []*request
 	for k := range chunks {

@@ -123,3 +123,28 @@ func BenchmarkLedger(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEndToEnd measures SDK clients → embedded nats-server → ingest →
+// ledger → signed checkpoint, as fast as the clients can publish and at an
+// offered 50,000 events/s.
+func BenchmarkEndToEnd(b *testing.B) {
+	w := testWorkload(b)
+	for _, tc := range []EndToEndConfig{{}, {Rate: 50_000}, {Rate: 100_000}} {
+		name := "rate=max"
+		if tc.Rate > 0 {
+			name = fmt.Sprintf("rate=%d", tc.Rate)
+		}
+		b.Run(name, func(b *testing.B) {
+			var rs []Result
+			for b.Loop() {
+				tc.Dir = b.TempDir()
+				r, err := EndToEnd(context.Background(), tc, w)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rs = append(rs, r)
+			}
+			report(b, rs)
+		})
+	}
+}
