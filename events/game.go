@@ -257,14 +257,9 @@ func (g *Game) Starter() int {
 	return g.sequence().Starter()
 }
 
-// sequence replays the game's rolls into a dice.Sequence.
-func (g *Game) sequence() *dice.Sequence {
-	s := dice.NewSequence(g.Opening)
-	for _, r := range g.Rolls {
-		_ = s.Next(r) // the rolls were checked when they were applied
-	}
-	return s
-}
+// sequence returns the dice.Sequence after the game's rolls, which were
+// checked when they were applied.
+func (g *Game) sequence() *dice.Sequence { return dice.Resume(g.Opening, g.Rolls) }
 
 // appendTo appends e to a copy of s, or, for Next (grow), to s itself:
 // into its spare capacity, beyond the elements any state holding s sees.
@@ -578,8 +573,10 @@ func (g *Game) roll(b Roll, env Env) error {
 	if g.Scheme == Anchored && g.Beacon == nil {
 		return reject(CodeNotAllowedNow, "type", "roll before the beacon of round %d", g.Anchor.Round)
 	}
-	if err := g.owed(fmt.Sprintf("roll %d", b.N)); err != nil {
-		return err
+	if g.MoveOwed { // owed's message is formatted only when it is needed
+		if err := g.owed(fmt.Sprintf("roll %d", b.N)); err != nil {
+			return err
+		}
 	}
 	r := dice.Roll{N: b.N, Dice: b.Dice, Kind: b.Kind}
 	if err := g.sequence().Next(r); err != nil {
@@ -708,8 +705,10 @@ func (g *Game) rollCommit(b RollCommit) error {
 	if g.Pending != nil {
 		return reject(CodeNotAllowedNow, "type", "roll-commit while roll %s is pending", g.Pending.RollID)
 	}
-	if err := g.owed(fmt.Sprintf("roll-commit of roll %d", len(g.RollRecords))); err != nil {
-		return err
+	if g.MoveOwed {
+		if err := g.owed(fmt.Sprintf("roll-commit of roll %d", len(g.RollRecords))); err != nil {
+			return err
+		}
 	}
 	for i, r := range g.RollRecords {
 		if r.RollID == b.RollID {
