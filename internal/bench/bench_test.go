@@ -79,14 +79,14 @@ func BenchmarkTessera(b *testing.B) {
 	w := testWorkload(b)
 	leaves := w.Leaves()
 	for _, tc := range []TesseraConfig{
-		{BatchSize: 256, BatchMaxAge: 250 * time.Millisecond},
-		{BatchSize: 1024},
-		{BatchSize: 4096},
-		{BatchSize: 1024, Adders: 1},
-		{BatchSize: 1024, Adders: 8},
-		{BatchSize: 1024, NoAntispam: true},
+		{},
+		{BatchSize: 1024, BatchMaxAge: 100 * time.Millisecond},
+		{BatchSize: 4096, BatchMaxAge: 100 * time.Millisecond},
+		{BatchSize: 4096, BatchMaxAge: 100 * time.Millisecond, Adders: 1},
+		{BatchSize: 4096, BatchMaxAge: 100 * time.Millisecond, Adders: 8},
+		{BatchSize: 4096, BatchMaxAge: 100 * time.Millisecond, NoAntispam: true},
 	} {
-		name := fmt.Sprintf("batch=%d/adders=%d/antispam=%v", tc.BatchSize, max(tc.Adders, 2), !tc.NoAntispam)
+		name := fmt.Sprintf("batch=%d/adders=%d/antispam=%v", max(tc.BatchSize, 256), max(tc.Adders, 2), !tc.NoAntispam)
 		b.Run(name, func(b *testing.B) {
 			var rs []Result
 			for b.Loop() {
@@ -125,20 +125,53 @@ func BenchmarkLedger(b *testing.B) {
 }
 
 // BenchmarkEndToEnd measures SDK clients → embedded nats-server → ingest →
-// ledger → signed checkpoint, as fast as the clients can publish and at an
-// offered 50,000 events/s.
+// ledger → signed checkpoint. Sub-benchmark "versus-tessera" runs, in each
+// iteration and in rotating order, the end-to-end path as fast as the
+// clients can publish and Tessera on its POSIX driver (default batching,
+// and batches of 4096) on the same events, and reports the ratios from the
+// same run; "rate=N" offers N events/s and reports the publish→checkpoint
+// latencies.
 func BenchmarkEndToEnd(b *testing.B) {
 	w := testWorkload(b)
-	for _, tc := range []EndToEndConfig{{}, {Rate: 50_000}, {Rate: 100_000}} {
-		name := "rate=max"
-		if tc.Rate > 0 {
-			name = fmt.Sprintf("rate=%d", tc.Rate)
+	ctx := context.Background()
+	b.Run("versus-tessera", func(b *testing.B) {
+		leaves := w.Leaves()
+		var sums [3]float64
+		var e2e []Result
+		runs := []func() (Result, error){
+			func() (Result, error) { return EndToEnd(ctx, EndToEndConfig{Dir: b.TempDir()}, w) },
+			func() (Result, error) { return Tessera(ctx, TesseraConfig{Dir: b.TempDir()}, leaves) },
+			func() (Result, error) {
+				return Tessera(ctx, TesseraConfig{Dir: b.TempDir(), BatchSize: 4096, BatchMaxAge: 100 * time.Millisecond}, leaves)
+			},
 		}
-		b.Run(name, func(b *testing.B) {
+		n := 0
+		for b.Loop() {
+			for k := range runs {
+				i := (k + n) % len(runs)
+				r, err := runs[i]()
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Logf("%v", r)
+				sums[i] += r.EventsPerSec()
+				if i == 0 {
+					e2e = append(e2e, r)
+				}
+			}
+			n++
+		}
+		report(b, e2e)
+		b.ReportMetric(sums[1]/float64(n), "tessera-events/s")
+		b.ReportMetric(sums[2]/float64(n), "tessera4096-events/s")
+		b.ReportMetric(sums[0]/sums[1], "e2e/tessera")
+		b.ReportMetric(sums[0]/sums[2], "e2e/tessera4096")
+	})
+	for _, rate := range []int{50_000, 100_000} {
+		b.Run(fmt.Sprintf("rate=%d", rate), func(b *testing.B) {
 			var rs []Result
 			for b.Loop() {
-				tc.Dir = b.TempDir()
-				r, err := EndToEnd(context.Background(), tc, w)
+				r, err := EndToEnd(ctx, EndToEndConfig{Dir: b.TempDir(), Rate: rate}, w)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -22,7 +22,9 @@ type TesseraConfig struct {
 	Dir string
 	// BatchSize and BatchMaxAge are Tessera's batching (WithBatching): a
 	// batch is sequenced once it holds BatchSize entries or its first entry
-	// is BatchMaxAge old. Zero means 1024 entries and 100 ms.
+	// is BatchMaxAge old. Zero means Tessera's defaults,
+	// tessera.DefaultBatchMaxSize (256) and tessera.DefaultBatchMaxAge
+	// (250 ms).
 	BatchSize   uint
 	BatchMaxAge time.Duration
 	// CheckpointInterval is how often a checkpoint is published
@@ -47,10 +49,10 @@ func Tessera(ctx context.Context, cfg TesseraConfig, leaves [][]byte) (Result, e
 		return Result{}, errors.New("bench: TesseraConfig.Dir is empty")
 	}
 	if cfg.BatchSize == 0 {
-		cfg.BatchSize = 1024
+		cfg.BatchSize = tessera.DefaultBatchMaxSize
 	}
 	if cfg.BatchMaxAge == 0 {
-		cfg.BatchMaxAge = 100 * time.Millisecond
+		cfg.BatchMaxAge = tessera.DefaultBatchMaxAge
 	}
 	if cfg.CheckpointInterval == 0 {
 		cfg.CheckpointInterval = 100 * time.Millisecond
@@ -117,7 +119,7 @@ func Tessera(ctx context.Context, cfg TesseraConfig, leaves [][]byte) (Result, e
 	if err := shutdown(ctx); err != nil {
 		return Result{}, fmt.Errorf("bench: tessera shutdown: %w", err)
 	}
-	res := Result{Name: "tessera-posix", Events: len(leaves), Elapsed: elapsed}
+	res := Result{Name: fmt.Sprintf("tessera-posix-batch%d", cfg.BatchSize), Events: len(leaves), Elapsed: elapsed}
 	res.cpuMetrics(startCPU)
 	return res, nil
 }
