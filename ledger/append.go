@@ -105,7 +105,7 @@ func (l *Ledger) Append(ctx context.Context, inputs []Input) ([]Outcome, error) 
 // Small enough that the sequencer starts on a call's first inputs while the
 // workers check the rest, large enough that the requests of a call are
 // grouped into few commits.
-const checkChunk = 256
+const checkChunk = 512
 
 // pipeline checks the inputs, in parallel when there are many of them, and
 // hands them to the sequencer in order as they are checked, so that one
