@@ -181,3 +181,43 @@ func BenchmarkEndToEnd(b *testing.B) {
 		})
 	}
 }
+
+// TestMeasurements runs each measurement on a small workload and checks
+// that it accounts for every event (no timing is asserted).
+func TestMeasurements(t *testing.T) {
+	w, err := NewWorkload(workload.Config{Seed: 3, Concurrent: 16, Rolls: 8}, 3000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Events) != 3000 || w.SignedShare <= 0 || w.MeanBytes <= 0 {
+		t.Fatalf("workload: %d events, %.2f signed, %.0f bytes", len(w.Events), w.SignedShare, w.MeanBytes)
+	}
+	ctx := context.Background()
+	check := func(r Result, err error) Result {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Events != len(w.Events) || r.Elapsed <= 0 || r.EventsPerSec() <= 0 || r.Metrics["cpu-µs/event"] <= 0 {
+			t.Fatalf("%v", r)
+		}
+		t.Logf("%v", r)
+		return r
+	}
+	check(Ledger(ctx, LedgerConfig{Dir: t.TempDir(), Batch: 700}, w))
+	check(Ledger(ctx, LedgerConfig{Dir: t.TempDir(), Batch: 100, Callers: 3}, w))
+	check(Tessera(ctx, TesseraConfig{Dir: t.TempDir(), BatchMaxAge: 10 * time.Millisecond}, w.Leaves()))
+	r := check(EndToEnd(ctx, EndToEndConfig{Dir: t.TempDir(), Rate: 20_000}, w))
+	if r.P50 <= 0 || r.P99 < r.P50 || r.Max < r.P99 {
+		t.Fatalf("latencies p50 %v p99 %v max %v", r.P50, r.P99, r.Max)
+	}
+	if _, err := Ledger(ctx, LedgerConfig{}, w); err == nil {
+		t.Error("Ledger without a directory did not fail")
+	}
+	if _, err := Tessera(ctx, TesseraConfig{}, w.Leaves()); err == nil {
+		t.Error("Tessera without a directory did not fail")
+	}
+	if _, err := EndToEnd(ctx, EndToEndConfig{}, w); err == nil {
+		t.Error("EndToEnd without a directory did not fail")
+	}
+}
