@@ -80,7 +80,10 @@ type Outcome struct {
 // Inputs of one call are sequenced in order, so several events of one game
 // may be passed together. Calls from concurrent goroutines are grouped into
 // one Pebble batch with one fsync; the order between concurrent calls is the
-// order in which they reach the sequencer.
+// order in which they reach the sequencer. A large call uses every core: its
+// inputs are checked by GOMAXPROCS workers in chunks, and each chunk goes to
+// the sequencer as soon as it is checked, so one call may be committed in
+// several groups (all durable before Append returns).
 //
 // An error means the outcomes are unknown: ErrClosed before anything was
 // sent; ErrStopped (a write failed) or ctx's error after the inputs may
