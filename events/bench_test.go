@@ -105,3 +105,31 @@ func benchState(b *testing.B, decode bool) {
 // final state of a tavlarena-v1 game.
 func BenchmarkStateMarshal(b *testing.B)   { benchState(b, false) }
 func BenchmarkStateUnmarshal(b *testing.B) { benchState(b, true) }
+
+// BenchmarkParse parses every event of the three fixture games (a
+// tavlarena-v1 game, an anchored-v1 game and a per-roll-v1 match), with
+// Parse and with parseTree alone (the path Parse takes for what its fast
+// path declines); ns/event is the mean.
+func BenchmarkParse(b *testing.B) {
+	f := newFixture(b)
+	var leaves [][]byte
+	for _, ev := range allEvents(b, f) {
+		leaves = append(leaves, mustFormat(b, ev))
+	}
+	for _, bc := range []struct {
+		name  string
+		parse func([]byte) (*Event, error)
+	}{{"Parse", Parse}, {"parseTree", parseTree}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, l := range leaves {
+					if _, err := bc.parse(l); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(leaves)), "ns/event")
+		})
+	}
+}

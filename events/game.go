@@ -126,6 +126,10 @@ type Env struct {
 	// rolls and their end checked, and a played roll's move is required
 	// before the next roll and a finished end (FORMATS.md §1.4).
 	Moves MoveChecker
+
+	// grow is set by Next: the new state may append into spare capacity of
+	// the old one's slices.
+	grow bool
 }
 
 // A RollStage is how far a per-roll-v1 roll has got.
@@ -253,16 +257,33 @@ func (g *Game) Starter() int {
 	return g.sequence().Starter()
 }
 
-// sequence replays the game's rolls into a dice.Sequence.
-func (g *Game) sequence() *dice.Sequence {
-	s := dice.NewSequence(g.Opening)
-	for _, r := range g.Rolls {
-		_ = s.Next(r) // the rolls were checked when they were applied
+// sequence returns the dice.Sequence after the game's rolls, which were
+// checked when they were applied.
+func (g *Game) sequence() *dice.Sequence { return dice.Resume(g.Opening, g.Rolls) }
+
+// appendTo appends e to a copy of s, or, for Next (grow), to s itself:
+// into its spare capacity, beyond the elements any state holding s sees.
+func appendTo[S ~[]E, E any](grow bool, s S, e E) S {
+	if grow {
+		return append(s, e)
 	}
-	return s
+	return append(slices.Clip(s), e)
 }
 
-func appendClip[S ~[]E, E any](s S, e E) S { return append(slices.Clip(s), e) }
+// Next is Apply for a caller that keeps only the latest state of a game, as
+// the ledger's sequencer does: it returns what Apply returns, but may store
+// the new leaf index, roll, move or revealed roll in spare capacity of g's
+// slices, beyond their lengths, instead of copying the slices. g itself
+// still never changes, and a refused event leaves nothing behind that
+// matters; but two states made from the same g by successful calls of Next
+// share that capacity, and the second overwrites the last element of the
+// first. So after a successful Next, apply the game's next event to the
+// state it returned, never to g again. A game's history then costs amortized
+// constant time per event instead of time proportional to its length.
+func Next(g *Game, ev *Event, env Env) (*Game, error) {
+	env.grow = true
+	return Apply(g, ev, env)
+}
 
 // Apply returns the state of game g after ev, or an error if ev may not
 // follow g's history; g is nil for a game with no events yet. It never
@@ -315,7 +336,7 @@ func Apply(g *Game, ev *Event, env Env) (*Game, error) {
 		return nil, reject(CodeNotAllowedNow, "type", "%s after the end (seq %d): only the reveal may follow", ev.Type, len(g.Leaves)-1)
 	}
 	ng := *g
-	ng.Leaves = appendClip(g.Leaves, env.Index)
+	ng.Leaves = appendTo(env.grow, g.Leaves, env.Index)
 	var err error
 	switch b := ev.Body.(type) {
 	case Contribution:
@@ -552,8 +573,10 @@ func (g *Game) roll(b Roll, env Env) error {
 	if g.Scheme == Anchored && g.Beacon == nil {
 		return reject(CodeNotAllowedNow, "type", "roll before the beacon of round %d", g.Anchor.Round)
 	}
-	if err := g.owed(fmt.Sprintf("roll %d", b.N)); err != nil {
-		return err
+	if g.MoveOwed { // owed's message is formatted only when it is needed
+		if err := g.owed(fmt.Sprintf("roll %d", b.N)); err != nil {
+			return err
+		}
 	}
 	r := dice.Roll{N: b.N, Dice: b.Dice, Kind: b.Kind}
 	if err := g.sequence().Next(r); err != nil {
@@ -562,7 +585,7 @@ func (g *Game) roll(b Roll, env Env) error {
 	if err := g.checkRoll(r, env); err != nil {
 		return err
 	}
-	g.Rolls = appendClip(g.Rolls, r)
+	g.Rolls = appendTo(env.grow, g.Rolls, r)
 	return nil
 }
 
@@ -599,7 +622,7 @@ func (g *Game) move(b Move, env Env) error {
 		}
 	}
 	g.MoveOwed = false
-	g.Moves = appendClip(g.Moves, b)
+	g.Moves = appendTo(env.grow, g.Moves, b)
 	return nil
 }
 
@@ -682,8 +705,10 @@ func (g *Game) rollCommit(b RollCommit) error {
 	if g.Pending != nil {
 		return reject(CodeNotAllowedNow, "type", "roll-commit while roll %s is pending", g.Pending.RollID)
 	}
-	if err := g.owed(fmt.Sprintf("roll-commit of roll %d", len(g.RollRecords))); err != nil {
-		return err
+	if g.MoveOwed {
+		if err := g.owed(fmt.Sprintf("roll-commit of roll %d", len(g.RollRecords))); err != nil {
+			return err
+		}
 	}
 	for i, r := range g.RollRecords {
 		if r.RollID == b.RollID {
@@ -735,7 +760,7 @@ func (g *Game) rollReveal(b RollReveal, seq uint64, env Env) error {
 	if err := g.checkRoll(dice.Roll{N: n, Dice: r.Dice}, env); err != nil {
 		return err
 	}
-	g.RollRecords = appendClip(g.RollRecords, r)
+	g.RollRecords = appendTo(env.grow, g.RollRecords, r)
 	g.Pending = nil
 	if f := RecheckRoll(g.ID, n, r); f != nil && g.Failure == nil {
 		f.Seq = seq

@@ -537,3 +537,47 @@ func TestRejectErrorChain(t *testing.T) {
 		t.Errorf("out of order message %q", s)
 	}
 }
+
+// TestNext checks that Next gives the states Apply gives, event by event,
+// also when a refused event is tried on a state first, and that no state it
+// made changes afterwards (the later states use spare capacity beyond the
+// earlier ones' lengths).
+func TestNext(t *testing.T) {
+	f := newFixture(t)
+	for _, evs := range [][]*Event{tavlarenaGame(t, f), anchoredGame(t, f), perRollMatch(t, f)} {
+		want := applyAll(t, f, evs)
+		var got []*Game
+		var g *Game
+		refused := 0
+		for i, ev := range evs {
+			if i > 0 {
+				// A move of a roll that was never made, in the event's
+				// place, is refused after its leaf index was stored, and
+				// must leave nothing that matters behind.
+				bad := *ev
+				bad.Type, bad.Body, bad.Sig = TypeMove, Move{N: 1 << 30, Play: "x"}, nil
+				if _, err := Next(g, &bad, f.env(&bad, uint64(1000+i))); err == nil {
+					t.Fatalf("event %d: Next accepted a move of roll 2^30", i)
+				}
+				refused++
+			}
+			ng, err := Next(g, ev, f.env(ev, uint64(i)))
+			if err != nil {
+				t.Fatalf("event %d: %v", i, err)
+			}
+			if !reflect.DeepEqual(ng, want[i]) {
+				t.Fatalf("event %d: Next gives\n%+v\nApply gives\n%+v", i, ng, want[i])
+			}
+			got = append(got, ng)
+			g = ng
+		}
+		for i := range got {
+			if !reflect.DeepEqual(got[i], want[i]) {
+				t.Fatalf("state %d changed after later events:\n%+v\nwant\n%+v", i, got[i], want[i])
+			}
+		}
+		if refused == 0 {
+			t.Fatal("no refused event was tried")
+		}
+	}
+}

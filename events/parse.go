@@ -23,6 +23,18 @@ func Parse(b []byte) (*Event, error) {
 	if len(b) > MaxEventSize {
 		return nil, reject(CodeTooLarge, "", "event is %d bytes, the limit is %d", len(b), MaxEventSize)
 	}
+	if ev, ok := parseFast(b); ok {
+		return ev, nil
+	}
+	return parseTree(b)
+}
+
+// parseTree is Parse by way of the canonical-JSON tree: it decodes b,
+// compares its canonical re-encoding with b, and walks the tree. It decides
+// every input, with the precise reason for a refusal; parseFast decides the
+// common ones and leaves the rest, and every refusal, to it. b is at most
+// MaxEventSize bytes.
+func parseTree(b []byte) (*Event, error) {
 	// The same test as cjson.Check, without decoding twice.
 	v, err := cjson.Decode(b)
 	if err != nil {
@@ -210,7 +222,7 @@ func (p *parser) uuid(v any, field string) dice.UUID {
 }
 
 // parseUUID parses the lowercase 8-4-4-4-12 form of a UUID.
-func parseUUID(s string) (dice.UUID, bool) {
+func parseUUID[T string | []byte](s T) (dice.UUID, bool) {
 	var u dice.UUID
 	if len(s) != 36 {
 		return u, false
@@ -250,13 +262,14 @@ func (p *parser) time(v any, field string) time.Time {
 
 // parseTime parses the exact form YYYY-MM-DDTHH:MM:SS.mmmZ of a real UTC
 // time (no leap seconds).
-func parseTime(s string) (time.Time, bool) {
+func parseTime[T string | []byte](s T) (time.Time, bool) {
 	if len(s) != len(TimeLayout) {
 		return time.Time{}, false
 	}
 	num := func(i, n int) int {
 		v := 0
-		for _, c := range []byte(s[i : i+n]) {
+		for j := i; j < i+n; j++ {
+			c := s[j]
 			if c < '0' || c > '9' {
 				return -1
 			}
@@ -264,8 +277,9 @@ func parseTime(s string) (time.Time, bool) {
 		}
 		return v
 	}
-	for i, c := range []byte("    -  -  T  :  :  .   Z") {
-		if c != ' ' && s[i] != c {
+	const form = "    -  -  T  :  :  .   Z"
+	for i := 0; i < len(form); i++ {
+		if c := form[i]; c != ' ' && s[i] != c {
 			return time.Time{}, false
 		}
 	}
@@ -334,7 +348,7 @@ func (p *parser) utf8Len(v any, field string, lo, hi int) string {
 }
 
 // Identifier syntax (FORMATS.md §1.1).
-func validID(s string, extra string, maxLen int) bool {
+func validID[T string | []byte](s T, extra string, maxLen int) bool {
 	if len(s) == 0 || len(s) > maxLen {
 		return false
 	}
@@ -360,7 +374,9 @@ func ValidEventID(s string) bool { return validID(s, "._:-", 128) }
 func ValidGameID(s string) bool { return validID(s, "._-", 128) }
 
 // ValidEmitter reports whether s is a valid emitter id: [a-z0-9][a-z0-9-]{0,62}.
-func ValidEmitter(s string) bool {
+func ValidEmitter(s string) bool { return validEmitter(s) }
+
+func validEmitter[T string | []byte](s T) bool {
 	if len(s) == 0 || len(s) > 63 {
 		return false
 	}

@@ -141,7 +141,26 @@ func (w *stateWriter) record(r *RollRecord) {
 
 // MarshalBinary encodes the game state.
 func (g *Game) MarshalBinary() ([]byte, error) {
-	w := &stateWriter{b: make([]byte, 0, 256)}
+	return g.AppendBinary(make([]byte, 0, g.sizeHint()))
+}
+
+// sizeHint is about the size of g's encoding, rounded up.
+func (g *Game) sizeHint() int {
+	n := 320 + len(g.ID) + len(g.Emitter) + len(g.Settings) + len(g.MatchID) + len(g.Tokens[0]) + len(g.Tokens[1]) +
+		len(g.Position) + 5*len(g.Leaves) + 6*len(g.Rolls) + 150*len(g.RollRecords) + 150
+	for _, m := range g.Moves {
+		n += len(m.Play) + 8
+	}
+	if g.Beacon != nil {
+		n += 80 + len(g.Beacon.Signature)
+	}
+	return n
+}
+
+// AppendBinary appends the encoding of the game state (MarshalBinary's) to
+// b and returns the extended slice.
+func (g *Game) AppendBinary(b []byte) ([]byte, error) {
+	w := &stateWriter{b: b}
 	w.u8(stateVersion)
 	w.str(g.ID)
 	c, ok := codeOf(schemeCodes, g.Scheme)

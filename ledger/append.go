@@ -1,11 +1,16 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/merkle"
@@ -75,7 +80,10 @@ type Outcome struct {
 // Inputs of one call are sequenced in order, so several events of one game
 // may be passed together. Calls from concurrent goroutines are grouped into
 // one Pebble batch with one fsync; the order between concurrent calls is the
-// order in which they reach the sequencer.
+// order in which they reach the sequencer. A large call uses every core: its
+// inputs are checked by GOMAXPROCS workers in chunks, and each chunk goes to
+// the sequencer as soon as it is checked, so one call may be committed in
+// several groups (all durable before Append returns).
 //
 // An error means the outcomes are unknown: ErrClosed before anything was
 // sent; ErrStopped (a write failed) or ctx's error after the inputs may
@@ -92,14 +100,95 @@ func (l *Ledger) Append(ctx context.Context, inputs []Input) ([]Outcome, error) 
 	if len(inputs) == 0 {
 		return nil, nil
 	}
-	return l.submit(ctx, l.checkAll(inputs))
+	return l.pipeline(ctx, copyInputs(inputs))
 }
 
-// submit hands checked inputs to the sequencer, in calls of at most
-// MaxBatchEvents inputs and MaxBatchBytes bytes, and waits for their
+// checkChunk is how many inputs a checking worker takes at a time, and
+// the most a call sends to the sequencer in one request once it is checked.
+// Small enough that the sequencer starts on a call's first inputs while the
+// workers check the rest, large enough that the requests of a call are
+// grouped into few commits.
+const checkChunk = 512
+
+// pipeline checks the inputs, in parallel when there are many of them, and
+// hands them to the sequencer in order as they are checked, so that one
+// caller with a large batch keeps every core busy: the workers check chunk
+// k+1 while the sequencer prepares chunk k and the committer commits the
+// group before it. It waits for every outcome.
+func (l *Ledger) pipeline(ctx context.Context, inputs []Input) ([]Outcome, error) {
+	items := make([]item, len(inputs))
+	chunks := (len(inputs) + checkChunk - 1) / checkChunk
+	workers := min(runtime.GOMAXPROCS(0), chunks)
+	if workers <= 1 {
+		l.checkAll(inputs, items)
+		reqs, err := l.send(ctx, nil, items)
+		if err != nil {
+			return nil, err
+		}
+		return l.wait(ctx, reqs, len(items))
+	}
+	// Workers take chunks in order; chunk k's channel is closed once it is
+	// checked. When the call is abandoned (ctx done), the workers finish
+	// the chunk they hold and stop, and Append waits for them: they read
+	// Pebble, which Close closes once every Append has returned.
+	done := make([]chan struct{}, chunks)
+	for k := range done {
+		done[k] = make(chan struct{})
+	}
+	var next atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	for range workers {
+		wg.Go(func() {
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= chunks {
+					return
+				}
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				lo, hi := k*checkChunk, min((k+1)*checkChunk, len(inputs))
+				l.checkAll(inputs[lo:hi], items[lo:hi])
+				close(done[k])
+			}
+		})
+	}
+	var reqs []*request
+	for k := range chunks {
+		select {
+		case <-done[k]:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("appending %d inputs: %w", len(inputs), ctx.Err())
+		}
+		lo, hi := k*checkChunk, min((k+1)*checkChunk, len(inputs))
+		var err error
+		if reqs, err = l.send(ctx, reqs, items[lo:hi]); err != nil {
+			return nil, err
+		}
+	}
+	return l.wait(ctx, reqs, len(items))
+}
+
+// submit hands checked inputs to the sequencer and waits for their
 // outcomes. The caller has called begin.
 func (l *Ledger) submit(ctx context.Context, items []item) ([]Outcome, error) {
-	var reqs []*request
+	reqs, err := l.send(ctx, nil, items)
+	if err != nil {
+		return nil, err
+	}
+	return l.wait(ctx, reqs, len(items))
+}
+
+// send hands checked inputs to the sequencer, in requests of at most
+// MaxBatchEvents inputs and MaxBatchBytes bytes, appended to reqs.
+func (l *Ledger) send(ctx context.Context, reqs []*request, items []item) ([]*request, error) {
 	for start := 0; start < len(items); {
 		end, size := start, 0
 		for end < len(items) && end-start < l.cfg.MaxBatchEvents && (end == start || size+len(items[end].in.Data) <= l.cfg.MaxBatchBytes) {
@@ -115,12 +204,17 @@ func (l *Ledger) submit(ctx context.Context, items []item) ([]Outcome, error) {
 		reqs = append(reqs, r)
 		start = end
 	}
-	out := make([]Outcome, 0, len(items))
+	return reqs, nil
+}
+
+// wait waits for the outcomes of requests holding n inputs, in order.
+func (l *Ledger) wait(ctx context.Context, reqs []*request, n int) ([]Outcome, error) {
+	out := make([]Outcome, 0, n)
 	for _, r := range reqs {
 		select {
 		case <-r.done:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("appending %d inputs: %w", len(items), ctx.Err())
+			return nil, fmt.Errorf("appending %d inputs: %w", n, ctx.Err())
 		}
 		if r.err != nil {
 			return nil, r.err
@@ -168,10 +262,10 @@ type dedupHint struct {
 	rec   dedupRecord
 }
 
-// checkAll copies the inputs' bytes (a call abandoned through its context
-// may still be sequenced after Append returned) and runs check on every
-// input, in parallel for large calls.
-func (l *Ledger) checkAll(inputs []Input) []item {
+// copyInputs copies the inputs' bytes into one buffer: a call abandoned
+// through its context may still be sequenced after Append returned, and the
+// caller may reuse its slices by then.
+func copyInputs(inputs []Input) []Input {
 	total := 0
 	for i := range inputs {
 		total += len(inputs[i].Data)
@@ -184,32 +278,20 @@ func (l *Ledger) checkAll(inputs []Input) []item {
 		in.Data = buf[start:len(buf):len(buf)]
 		copied[i] = in
 	}
-	inputs = copied
-	items := make([]item, len(inputs))
-	const perWorker = 32
-	workers := min(runtime.GOMAXPROCS(0), (len(inputs)+perWorker-1)/perWorker)
-	if workers <= 1 {
-		for i := range inputs {
-			items[i] = l.check(inputs[i])
-		}
-		return items
+	return copied
+}
+
+// checkAll runs check on each input, then looks up the ids of those that
+// passed in the dedup index (their hints).
+func (l *Ledger) checkAll(inputs []Input, items []item) {
+	for i := range inputs {
+		items[i] = l.check(inputs[i])
 	}
-	var wg sync.WaitGroup
-	chunk := (len(inputs) + workers - 1) / workers
-	for w := range workers {
-		lo, hi := w*chunk, min((w+1)*chunk, len(inputs))
-		wg.Go(func() {
-			for i := lo; i < hi; i++ {
-				items[i] = l.check(inputs[i])
-			}
-		})
-	}
-	wg.Wait()
-	return items
+	l.hint(items)
 }
 
 // check runs the checks that need no sequencing, in the caller's goroutine:
-// Parse, Verify, the message id, and a first dedup lookup (the hint).
+// Parse, Verify and the message id.
 func (l *Ledger) check(in Input) item {
 	it := item{in: in}
 	if in.Refuse != nil {
@@ -236,14 +318,66 @@ func (l *Ledger) check(in Input) item {
 		return it
 	}
 	it.ev, it.hash = ev, merkle.LeafHash(in.Data)
-	// Read the epoch and the committed group count before the lookup: the
-	// lookup sees at least every group committed by then.
-	h := dedupHint{epoch: l.epoch.Load(), gen: l.committed.Load()}
-	if h.rec, h.found, err = lookupID(l.db, ev.ID); err == nil {
-		h.ok = true
-		it.hint = h
-	}
 	return it
+}
+
+// hint looks up the ids of the checked items in the dedup index and sets
+// their hints. It seeks one iterator through the ids in sorted order, which
+// costs about half as much per id as a Get. On a read error it sets no
+// hint: the sequencer then looks the ids up itself.
+func (l *Ledger) hint(items []item) {
+	type idKey struct {
+		key []byte
+		i   int
+	}
+	var keys []idKey
+	size := 0
+	for i := range items {
+		if items[i].ev != nil {
+			size += 1 + len(items[i].ev.ID)
+		}
+	}
+	if size == 0 {
+		return
+	}
+	buf := make([]byte, 0, size)
+	for i := range items {
+		if ev := items[i].ev; ev != nil {
+			start := len(buf)
+			buf = append(append(buf, prefixDedup), ev.ID...)
+			keys = append(keys, idKey{buf[start:len(buf):len(buf)], i})
+		}
+	}
+	slices.SortFunc(keys, func(a, b idKey) int { return bytes.Compare(a.key, b.key) })
+	// Read the epoch and the committed group count before the iterator is
+	// made: it sees at least every group committed by then.
+	h := dedupHint{ok: true, epoch: l.epoch.Load(), gen: l.committed.Load()}
+	it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixDedup}, UpperBound: prefixEnd(prefixDedup)})
+	if err != nil {
+		return
+	}
+	defer it.Close()
+	hints := make([]dedupHint, len(keys))
+	for j, k := range keys {
+		hints[j] = h
+		if !it.SeekPrefixGE(k.key) || !bytes.Equal(it.Key(), k.key) {
+			continue
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return
+		}
+		if hints[j].rec, err = parseDedup(v); err != nil {
+			return // the sequencer's own lookup reports it
+		}
+		hints[j].found = true
+	}
+	if it.Error() != nil {
+		return
+	}
+	for j, k := range keys {
+		items[k.i].hint = hints[j]
+	}
 }
 
 func asReject(err error) *events.RejectError {

@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -14,39 +16,68 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/zarlog/zarlog/internal/workload"
 )
 
 // Benchmarks run on the real file system (b.TempDir), with an fsync per
 // group, the signer loop running at its default interval, and realistic
-// events: interleaved games of the three schemes (about 1 event in 8 carries
-// an Ed25519 signature). Custom metrics: events/s, and for the disk and
-// memory benchmarks B/event and heap-MiB.
+// events from package internal/workload: 256 interleaved games, 40 %
+// tavlarena-v1 and 40 % anchored-v1 games of 60 rolls and moves (125 events,
+// 3 of them signed), 20 % per-roll-v1 matches of 30 rolls (122 events, 62
+// signed): about 300 bytes and 12 % signed on average. ZARLOG_BENCH_MIX
+// names another mix (workload.ParseMix). Custom metrics: events/s, and for
+// the disk and memory benchmarks B/event and heap-MiB.
 
 // A benchPool hands out a deterministic stream of events as inputs,
 // generating more (with the timer stopped) when it runs out.
 type benchPool struct {
-	gen    *streamGen
+	gen    *workload.Generator
 	inputs []Input
 }
 
-var (
-	benchKeysOnce sync.Once
-	benchKeysVal  *testKeys
-)
+func benchMix(b testing.TB) workload.Mix {
+	name := os.Getenv("ZARLOG_BENCH_MIX")
+	if name == "" {
+		name = "mixed"
+	}
+	m, err := workload.ParseMix(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
 
-func benchKeys(b testing.TB) *testKeys {
-	benchKeysOnce.Do(func() { benchKeysVal = newTestKeys(b) })
-	return benchKeysVal
+func newBenchGen(b testing.TB, seed uint64) *workload.Generator {
+	g, err := workload.New(workload.Config{Seed: seed, Mix: benchMix(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g
 }
 
 func newBenchPool(b *testing.B, name string) *benchPool {
-	return &benchPool{gen: newStreamGen(b, benchKeys(b), name, 42, 64)}
+	h := sha256.Sum256([]byte(name))
+	return &benchPool{gen: newBenchGen(b, binary.BigEndian.Uint64(h[:]))}
+}
+
+// workloadInputs returns the inputs of n events of g.
+func workloadInputs(b testing.TB, g *workload.Generator, n int) []Input {
+	evs, err := g.Take(n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := make([]Input, len(evs))
+	for i, e := range evs {
+		out[i] = Input{Emitter: e.Emitter, MsgID: e.ID, Data: e.Data}
+	}
+	return out
 }
 
 func (p *benchPool) take(b *testing.B, n int) []Input {
 	if len(p.inputs) < n {
 		b.StopTimer()
-		p.inputs = append(p.inputs, inputs(b, p.gen.take(max(n, 20_000))...)...)
+		p.inputs = append(p.inputs, workloadInputs(b, p.gen, max(n, 20_000))...)
 		b.StartTimer()
 	}
 	out := p.inputs[:n]
@@ -62,14 +93,26 @@ func leavesOf(in []Input) [][]byte {
 	return out
 }
 
+// benchLedger opens a ledger for the workload's emitters in dir.
 func benchLedger(b *testing.B, dir string) *Ledger {
 	k := benchKeys(b)
-	l, err := Open(context.Background(), Config{Dir: dir, Signer: k.signer, Verifier: k.verifier, Emitters: k.keyring, Beacons: testBeacons, Metrics: prometheus.NewRegistry()})
+	g := newBenchGen(b, 0)
+	l, err := Open(context.Background(), Config{Dir: dir, Signer: k.signer, Verifier: k.verifier, Emitters: g.Keyring(), Beacons: workload.Beacons, Metrics: prometheus.NewRegistry()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { l.Close() })
 	return l
+}
+
+var (
+	benchKeysOnce sync.Once
+	benchKeysVal  *testKeys
+)
+
+func benchKeys(b testing.TB) *testKeys {
+	benchKeysOnce.Do(func() { benchKeysVal = newTestKeys(b) })
+	return benchKeysVal
 }
 
 // appendRaw appends leaves through the tree builder and Pebble only: no
@@ -135,9 +178,7 @@ func benchAppend(b *testing.B, mode string, batch int) {
 		case "checked":
 			b.StopTimer()
 			items := make([]item, len(in))
-			for i := range in {
-				items[i] = l.check(in[i])
-			}
+			l.checkAll(in, items)
 			b.StartTimer()
 			if err := l.begin(); err != nil {
 				b.Error(err)
@@ -178,7 +219,7 @@ const concurrentEvents = 200_000
 // -benchtime=Nx.
 func BenchmarkAppendConcurrent(b *testing.B) {
 	concurrentOnce.Do(func() {
-		concurrentAll = inputs(b, newStreamGen(b, benchKeys(b), "concurrent", 9, 256).take(concurrentEvents)...)
+		concurrentAll = workloadInputs(b, newBenchGen(b, 9), concurrentEvents)
 	})
 	for _, tc := range []struct {
 		mode           string
@@ -188,7 +229,8 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 			shares := make([][]Input, tc.callers)
 			for _, in := range concurrentAll {
 				ev := parse(b, in.Data)
-				c := int(testUUID(ev.Game)[0]) % tc.callers
+				h := sha256.Sum256([]byte(ev.Game))
+				c := int(h[0]) % tc.callers
 				shares[c] = append(shares[c], in)
 			}
 			ctx := context.Background()
@@ -204,9 +246,7 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 				if tc.mode == "checked" {
 					for _, share := range shares {
 						items := make([]item, len(share))
-						for i := range share {
-							items[i] = l.check(share[i])
-						}
+						l.checkAll(share, items)
 						checked = append(checked, items)
 					}
 				}
@@ -370,7 +410,7 @@ func BenchmarkDiskPerEvent(b *testing.B) {
 // should not grow with the log. Run it with -benchtime=1x.
 func BenchmarkHeap(b *testing.B) {
 	l := benchLedger(b, b.TempDir())
-	gen := newStreamGen(b, benchKeys(b), "heap", 3, 64)
+	gen := newBenchGen(b, 3)
 	ctx := context.Background()
 	heap := func() float64 {
 		runtime.GC()
@@ -382,7 +422,7 @@ func BenchmarkHeap(b *testing.B) {
 	start := time.Now()
 	for b.Loop() {
 		for i := 1; i <= 1000; i++ {
-			if _, err := l.Append(ctx, inputs(b, gen.take(1000)...)); err != nil {
+			if _, err := l.Append(ctx, workloadInputs(b, gen, 1000)); err != nil {
 				b.Fatal(err)
 			}
 			switch i {

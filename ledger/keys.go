@@ -83,8 +83,10 @@ type dedupRecord struct {
 
 const dedupSize = 8 + merkle.HashSize
 
-func (d dedupRecord) marshal() []byte {
-	b := binary.BigEndian.AppendUint64(make([]byte, 0, dedupSize), d.Index)
+func (d dedupRecord) marshal() []byte { return d.append(make([]byte, 0, dedupSize)) }
+
+func (d dedupRecord) append(b []byte) []byte {
+	b = binary.BigEndian.AppendUint64(b, d.Index)
 	return append(b, d.LeafHash[:]...)
 }
 

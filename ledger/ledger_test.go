@@ -588,7 +588,11 @@ func TestAppendCopiesData(t *testing.T) {
 	l := e.open()
 	g := e.k.tavlarenaGame(t, "copy", gameOpts{rolls: 2})
 	in := inputs(t, bytes.Clone(g[0]), bytes.Clone(g[1]))
-	items := l.checkAll(in)
+	copied := copyInputs(in)
+	items := make([]item, len(copied))
+	for i := range copied {
+		items[i] = l.check(copied[i])
+	}
 	for i := range in {
 		for j := range in[i].Data {
 			in[i].Data[j] = 'x'
@@ -596,5 +600,45 @@ func TestAppendCopiesData(t *testing.T) {
 		if !bytes.Equal(items[i].in.Data, g[i]) || items[i].ev == nil {
 			t.Fatalf("input %d: the sequencer would see %q", i, items[i].in.Data)
 		}
+	}
+}
+
+// TestAppendAbandoned abandons large calls (their context ends while the
+// workers check them), closes the ledger at once, and checks that the
+// workers stopped before Pebble was closed and that sending the same inputs
+// again appends each event exactly once.
+func TestAppendAbandoned(t *testing.T) {
+	e := newTestEnv(t)
+	in := inputs(t, newStreamGen(t, e.k, "abandoned", 5, 16).take(4*checkChunk+17)...)
+	for round := range 3 {
+		l := e.open()
+		ctx, cancel := context.WithCancel(context.Background())
+		if round > 0 {
+			cancel()
+		} else {
+			go cancel()
+		}
+		_, err := l.Append(ctx, in)
+		if err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatalf("round %d: Close: %v", round, err)
+		}
+	}
+	l := e.open()
+	outs := mustAppend(t, l, in)
+	seen := map[uint64]bool{}
+	for i, o := range outs {
+		if o.Result != Appended && o.Result != Duplicate {
+			t.Fatalf("input %d: %v %v", i, o.Result, o.Reject)
+		}
+		if seen[o.Index] {
+			t.Fatalf("input %d: index %d twice", i, o.Index)
+		}
+		seen[o.Index] = true
+	}
+	if size, _ := l.Size(); size != uint64(len(in)) {
+		t.Fatalf("size %d after %d events", size, len(in))
 	}
 }

@@ -168,7 +168,7 @@ func (s *sequencer) replay(leaf []byte, i uint64, env *events.Env) error {
 		return err
 	}
 	env.Emitter, env.Index = ev.Emitter, i
-	ng, err := events.Apply(g, ev, *env)
+	ng, err := events.Next(g, ev, *env)
 	if err != nil {
 		return fmt.Errorf("leaf %d (event %q, %s of game %q) is refused on replay: %w", i, ev.ID, ev.Type, ev.Game, err)
 	}

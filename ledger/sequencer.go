@@ -58,6 +58,8 @@ type sequencer struct {
 	leaves [][]byte
 	fin    []finished
 	counts groupCounts
+
+	keyBuf, valBuf []byte // scratch for encoding batch records
 }
 
 type taggedGame struct {
@@ -370,7 +372,10 @@ func (s *sequencer) accept(batch *pebble.Batch, it *item, env *events.Env) (Outc
 	if err != nil {
 		return Outcome{}, err
 	}
-	ng, err := events.Apply(g, ev, *env)
+	// Next, not Apply: the sequencer keeps one line of states per game
+	// (pend, inflight, the cache and Pebble all hold the latest), so the
+	// new state may grow the old one's slices in place.
+	ng, err := events.Next(g, ev, *env)
 	if err != nil {
 		var re *events.RejectError
 		if !errors.As(err, &re) {
@@ -498,18 +503,24 @@ func (s *sequencer) write(batch *pebble.Batch, first uint64, now time.Time) erro
 	return nil
 }
 
-// writeProjections adds the group's projection records to the batch.
+// writeProjections adds the group's projection records to the batch. The
+// keys and values are encoded in scratch buffers, which Set copies.
 func (s *sequencer) writeProjections(batch *pebble.Batch) error {
+	key, val := s.keyBuf[:0], s.valBuf[:0]
 	for _, id := range s.ids {
-		batch.Set(strKey(prefixDedup, id), s.recent[id].rec.marshal(), nil)
+		key = append(append(key[:0], prefixDedup), id...)
+		val = s.recent[id].rec.append(val[:0])
+		batch.Set(key, val, nil)
 	}
 	for id, g := range s.pend {
-		enc, err := g.MarshalBinary()
-		if err != nil {
+		var err error
+		if val, err = g.AppendBinary(val[:0]); err != nil {
 			return fmt.Errorf("encoding the state of game %q: %w", id, err)
 		}
-		batch.Set(strKey(prefixGame, id), enc, nil)
+		key = append(append(key[:0], prefixGame), id...)
+		batch.Set(key, val, nil)
 	}
+	s.keyBuf, s.valBuf = key, val
 	for _, f := range s.fin {
 		batch.Set(u64Key(prefixFinished, f.index), marshalFinished(f.status, f.game), nil)
 	}

@@ -216,3 +216,36 @@ func BenchmarkTavlarena60Rolls(b *testing.B) {
 		}
 	}
 }
+
+// TestResume checks Resume against a full replay after every prefix of
+// every valid roll sequence of up to 7 rolls (opening ties, re-rolls and
+// turns, both opening styles).
+func TestResume(t *testing.T) {
+	faces := []Dice{{1, 1}, {2, 5}, {5, 2}}
+	n := 0
+	var grow func(o Opening, s *Sequence, rolls []Roll)
+	grow = func(o Opening, s *Sequence, rolls []Roll) {
+		got := Resume(o, rolls)
+		if *got != *s {
+			t.Fatalf("%s %v: Resume gives %+v, replay %+v", o, rolls, *got, *s)
+		}
+		n++
+		if len(rolls) == 7 {
+			return
+		}
+		for _, d := range faces {
+			r := Roll{N: uint32(len(rolls)), Dice: d, Kind: s.WantKind()}
+			next := *s
+			if err := next.Next(r); err != nil {
+				t.Fatal(err)
+			}
+			grow(o, &next, append(rolls[:len(rolls):len(rolls)], r))
+		}
+	}
+	for _, o := range []Opening{OpeningWestern, OpeningTurkishReroll} {
+		grow(o, NewSequence(o), nil)
+	}
+	if n < 1000 {
+		t.Fatalf("only %d sequences", n)
+	}
+}

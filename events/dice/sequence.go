@@ -144,3 +144,21 @@ func CheckSequence(o Opening, rolls []Roll) error {
 	}
 	return nil
 }
+
+// Resume returns the Sequence after rolls, which a Sequence of opening o
+// accepted in full (the rolls of a game's state). It replays the opening
+// rolls only: once they are past, every roll is a turn and only the count
+// changes, so it costs constant time for a game in play. It does not check
+// the rolls again; for a list a Sequence would refuse, the result is
+// meaningless.
+func Resume(o Opening, rolls []Roll) *Sequence {
+	s := NewSequence(o)
+	for _, r := range rolls {
+		if s.want == KindTurn {
+			break
+		}
+		_ = s.Next(r)
+	}
+	s.next = uint32(len(rolls))
+	return s
+}

@@ -1,0 +1,155 @@
+// Package bench measures zarlog's ingest path on the machine it runs on, and
+// github.com/transparency-dev/tessera with its POSIX driver on the same
+// events, so that the two can be compared in one run (issues 3 and 4;
+// docs/BENCHMARKS.md has the numbers and how they were taken).
+//
+// Each function runs one measurement and returns a Result: Ledger (zarlog's
+// ledger, the full append path: parse, signatures, dedup, game state
+// machine, projections, tree, one fsync per group), Tessera (Tessera's
+// appender on its POSIX driver), and EndToEnd (SDK clients publishing over
+// an embedded nats-server, the ingest, the ledger). All count an event as
+// done once it is durable and covered by a published signed checkpoint.
+// The events come from package internal/workload (NewWorkload), generated
+// before the clock starts.
+//
+// The `zarlog bench` command and the Benchmark functions of this package's
+// tests (and of package ledger) call these functions; the tests report
+// Result's fields as custom benchmark metrics.
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"syscall"
+	"time"
+
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/internal/workload"
+)
+
+// A Result is one measurement.
+type Result struct {
+	// Name says what ran, such as "zarlog-full" or "tessera-posix".
+	Name string
+	// Events is the number of events (entries) appended.
+	Events int
+	// Elapsed is the time from the first append (or publish) until a
+	// published signed checkpoint covered every event.
+	Elapsed time.Duration
+	// Latencies, when measured (EndToEnd): from each event's publication
+	// to the publication of the first signed checkpoint covering it.
+	P50, P99, Max time.Duration
+	// Metrics holds further numbers by unit, as testing.B.ReportMetric
+	// takes them (for example "events/group").
+	Metrics map[string]float64
+}
+
+// EventsPerSec returns Events over Elapsed.
+func (r Result) EventsPerSec() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Events) / r.Elapsed.Seconds()
+}
+
+func (r Result) String() string {
+	s := fmt.Sprintf("%s: %d events in %v: %.0f events/s", r.Name, r.Events, r.Elapsed.Round(time.Millisecond), r.EventsPerSec())
+	if r.P99 > 0 {
+		s += fmt.Sprintf(", publish→checkpoint p50 %v p99 %v max %v", r.P50.Round(time.Microsecond), r.P99.Round(time.Microsecond), r.Max.Round(time.Microsecond))
+	}
+	keys := make([]string, 0, len(r.Metrics))
+	for k := range r.Metrics {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		s += fmt.Sprintf(", %.4g %s", r.Metrics[k], k)
+	}
+	return s
+}
+
+// A Workload is a pre-generated stream of events with the keys that
+// verify them.
+type Workload struct {
+	Events  []workload.Event
+	Keyring *events.Keyring
+	// Emitters are the emitter ids, and VerifierKeys their keys.
+	Emitters     []string
+	VerifierKeys []string
+	// MeanBytes is the mean event size; SignedShare the share of events
+	// that carry an Ed25519 signature.
+	MeanBytes, SignedShare float64
+}
+
+// NewWorkload generates n events of the stream cfg describes.
+func NewWorkload(cfg workload.Config, n int) (*Workload, error) {
+	g, err := workload.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := g.Take(n)
+	if err != nil {
+		return nil, err
+	}
+	_, mean, signed := workload.Stats(evs)
+	return &Workload{Events: evs, Keyring: g.Keyring(), Emitters: g.Emitters(), VerifierKeys: g.VerifierKeys(), MeanBytes: mean, SignedShare: signed}, nil
+}
+
+// Leaves returns the events' bytes.
+func (w *Workload) Leaves() [][]byte {
+	out := make([][]byte, len(w.Events))
+	for i, e := range w.Events {
+		out[i] = e.Data
+	}
+	return out
+}
+
+// logKey returns a checkpoint signer and verifier for a benchmark log.
+func logKey(origin string) (note.Signer, note.Verifier, error) {
+	s, vkey, err := workload.Key(origin)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := note.NewVerifier(vkey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bench: %w", err)
+	}
+	return s, v, nil
+}
+
+// percentiles returns the 50th and 99th percentile and the maximum of d,
+// which it sorts.
+func percentiles(d []time.Duration) (p50, p99, maxD time.Duration) {
+	if len(d) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(d)
+	at := func(p float64) time.Duration { return d[min(len(d)-1, int(p*float64(len(d))))] }
+	return at(0.50), at(0.99), d[len(d)-1]
+}
+
+// cpuTime returns the CPU time (user and system) the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// cpuMetrics sets "cpu-µs/event", the process's CPU time since start per
+// event, and "cores", that CPU time over the elapsed time.
+func (r *Result) cpuMetrics(startCPU time.Duration) {
+	cpu := cpuTime() - startCPU
+	if r.Metrics == nil {
+		r.Metrics = map[string]float64{}
+	}
+	if r.Events > 0 {
+		r.Metrics["cpu-µs/event"] = cpu.Seconds() * 1e6 / float64(r.Events)
+	}
+	if r.Elapsed > 0 {
+		r.Metrics["cores"] = cpu.Seconds() / r.Elapsed.Seconds()
+	}
+}

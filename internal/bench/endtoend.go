@@ -1,0 +1,322 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/ledger"
+	"github.com/zarlog/zarlog/ledger/ingest"
+	"github.com/zarlog/zarlog/sdk"
+	"github.com/zarlog/zarlog/wire"
+)
+
+// An EndToEndConfig configures an end-to-end measurement. Every field's zero
+// value is documented.
+type EndToEndConfig struct {
+	// Dir holds the NATS store (Dir/nats) and the ledger (Dir/ledger); it
+	// must be empty or absent. Required.
+	Dir string
+	// Rate is the offered load in events per second, paced over the whole
+	// run. Zero means as fast as the publishers can (each SDK client keeps
+	// up to its MaxQueued events waiting).
+	Rate int
+	// Window and MaxBatchEvents are the SDK clients' (sdk.Config): NATS
+	// messages awaiting their JetStream ack, and the most events packed
+	// into one message. Zero means the SDK's defaults (32 and 64).
+	Window, MaxBatchEvents int
+	// CheckpointInterval is the ledger's. Zero means its default, 100 ms.
+	CheckpointInterval time.Duration
+}
+
+// EndToEnd runs w's events through the whole ingest path in one process:
+// one SDK client per emitter (sdk.Dial over TCP to the embedded
+// nats-server's listener, sdk.Client.PublishAsync with the game id as
+// OrderKey, events published in stream order), the JetStream stream, the
+// ingest (ingest.Ingester) and the ledger (full append path) behind a small
+// adapter (ledger.Input per ingest.Submission, one Append per Submit). It
+// returns when a published signed checkpoint covers every event.
+//
+// Latencies (P50, P99, Max) run from each event's PublishAsync call to the
+// publication of the first signed checkpoint covering it. Metrics:
+// "events/submit", the mean number of events per Submit.
+func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, error) {
+	if cfg.Dir == "" {
+		return Result{}, errors.New("bench: EndToEndConfig.Dir is empty")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	srv, err := ingest.StartServer(ctx, ingest.ServerConfig{StoreDir: filepath.Join(cfg.Dir, "nats"), Port: -1})
+	if err != nil {
+		return Result{}, err
+	}
+	defer srv.Shutdown()
+	l, err := OpenLedger(ctx, filepath.Join(cfg.Dir, "ledger"), w, cfg.CheckpointInterval, nil, nil)
+	if err != nil {
+		return Result{}, err
+	}
+	defer l.Close()
+
+	n := len(w.Events)
+	seqOf := make(map[string]int, n)
+	for i, e := range w.Events {
+		seqOf[e.ID] = i
+	}
+	sink := &sink{l: l, seqOf: seqOf, leaf: make([]uint64, n), done: make(chan struct{}), want: int64(n)}
+
+	nc, err := srv.Connect()
+	if err != nil {
+		return Result{}, err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return Result{}, err
+	}
+	// The stream exists before the first publish (the ingest would create
+	// it too, at the start of its session).
+	if _, err := ingest.EnsureStream(ctx, js, wire.Subjects{}, ingest.StreamConfig{}); err != nil {
+		return Result{}, err
+	}
+	in, err := ingest.New(nc, ingest.Config{Sink: sink, Locator: sink, Checkpoints: l, InfoInterval: -1})
+	if err != nil {
+		return Result{}, err
+	}
+	ran := make(chan error, 1)
+	ictx, stopIngest := context.WithCancel(ctx)
+	go func() { ran <- in.Run(ictx) }()
+	defer func() { stopIngest(); <-ran }()
+
+	clients := map[string]*sdk.Client{}
+	for _, e := range w.Emitters {
+		enc, err := sdk.Dial(srv.ClientURL(), e)
+		if err != nil {
+			return Result{}, err
+		}
+		defer enc.Close()
+		c, err := sdk.New(enc, sdk.Config{Emitter: e, Window: cfg.Window, MaxBatchEvents: cfg.MaxBatchEvents})
+		if err != nil {
+			return Result{}, err
+		}
+		defer c.Close()
+		clients[e] = c
+	}
+
+	// Record every published checkpoint: (time, size).
+	var cps checkpoints
+	cpDone := make(chan struct{})
+	go func() {
+		defer close(cpDone)
+		cps.watch(ctx, l, uint64(n))
+	}()
+
+	// Publish, paced at cfg.Rate.
+	pub := make([]time.Time, n)
+	pending := make(chan *sdk.Pending, 1<<16)
+	ackErr := make(chan error, 1)
+	go func() {
+		var first error
+		for p := range pending {
+			if _, err := p.Wait(ctx); err != nil && first == nil {
+				first = err
+			}
+		}
+		ackErr <- first
+	}()
+	startCPU, start := cpuTime(), time.Now()
+	for i, e := range w.Events {
+		if cfg.Rate > 0 && i%64 == 0 {
+			if d := time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(cfg.Rate))); d > 0 {
+				time.Sleep(d)
+			}
+		}
+		pub[i] = time.Now()
+		p, err := clients[e.Emitter].PublishAsync(ctx, sdk.Event{ID: e.ID, Data: e.Data, OrderKey: e.Game})
+		if err != nil {
+			close(pending)
+			return Result{}, fmt.Errorf("bench: publishing event %d: %w", i, err)
+		}
+		pending <- p
+	}
+	close(pending)
+	published := time.Since(start)
+	select {
+	case <-sink.done:
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+	if err := sink.error(); err != nil {
+		return Result{}, err
+	}
+	if _, err := l.WaitCovering(ctx, sink.maxLeaf()); err != nil {
+		return Result{}, fmt.Errorf("bench: waiting for the last checkpoint: %w", err)
+	}
+	elapsed := time.Since(start)
+	<-cpDone
+	if err := <-ackErr; err != nil {
+		return Result{}, fmt.Errorf("bench: a publish failed: %w", err)
+	}
+
+	lat := make([]time.Duration, n)
+	for i := range lat {
+		t, ok := cps.covering(sink.leaf[i])
+		if !ok {
+			return Result{}, fmt.Errorf("bench: no checkpoint recorded covering leaf %d", sink.leaf[i])
+		}
+		lat[i] = t.Sub(pub[i])
+	}
+	res := Result{Name: "zarlog-endtoend", Events: n, Elapsed: elapsed, Metrics: map[string]float64{}}
+	res.P50, res.P99, res.Max = percentiles(lat)
+	res.Metrics["events/submit"] = float64(n) / float64(max(sink.submits.Load(), 1))
+	res.Metrics["publish-s"] = published.Seconds()
+	res.cpuMetrics(startCPU)
+	return res, nil
+}
+
+// A sink is the ingest→ledger adapter of the benchmark: one Append per
+// Submit, in order (the real one is `zarlog serve`'s). It also records each
+// event's leaf index, and is the ingest's Locator.
+type sink struct {
+	l       *ledger.Ledger
+	seqOf   map[string]int // event id → position in the workload
+	leaf    []uint64       // by position: the event's leaf index
+	submits atomic.Int64
+	count   atomic.Int64
+	want    int64
+	done    chan struct{}
+	mu      sync.Mutex
+	err     error
+	max     uint64
+}
+
+func (s *sink) Submit(ctx context.Context, subs []ingest.Submission) ([]ingest.Outcome, error) {
+	in := make([]ledger.Input, len(subs))
+	for i, sub := range subs {
+		in[i] = ledger.Input{Emitter: sub.Emitter, MsgID: sub.MsgID, Data: sub.Event}
+		if r := sub.Refused; r != nil {
+			in[i].Refuse = &events.RejectError{Code: events.Code(r.Code), Msg: r.Reason}
+		}
+	}
+	outs, err := s.l.Append(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	res := make([]ingest.Outcome, len(outs))
+	appended := 0
+	s.mu.Lock()
+	for i, o := range outs {
+		res[i] = outcome(o)
+		switch o.Result {
+		case ledger.Appended, ledger.Duplicate:
+			if p, ok := s.seqOf[o.ID]; ok {
+				s.leaf[p] = o.Index
+				s.max = max(s.max, o.Index)
+				appended++
+			}
+		default:
+			if s.err == nil {
+				s.err = fmt.Errorf("bench: the ledger refused event %s: %v", o.ID, o.Reject)
+			}
+		}
+	}
+	failed := s.err != nil
+	s.mu.Unlock()
+	s.submits.Add(1)
+	if c := s.count.Add(int64(appended)); c >= s.want || failed {
+		select {
+		case <-s.done:
+		default:
+			close(s.done)
+		}
+	}
+	return res, nil
+}
+
+func (s *sink) error() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+func (s *sink) maxLeaf() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.max
+}
+
+// Locate serves receipts: the event's leaf, else its rejection.
+func (s *sink) Locate(ctx context.Context, id string) (ingest.Outcome, error) {
+	idx, _, err := s.l.Lookup(ctx, id)
+	if err == nil {
+		return ingest.Outcome{Kind: ingest.Appended, Index: idx, EventID: id}, nil
+	}
+	if !errors.Is(err, ledger.ErrNotFound) {
+		return ingest.Outcome{}, err
+	}
+	r, err := s.l.RejectedByID(ctx, id)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return ingest.Outcome{}, fmt.Errorf("event %s: %w", id, ingest.ErrNotFound)
+	}
+	if err != nil {
+		return ingest.Outcome{}, err
+	}
+	return ingest.Outcome{Kind: ingest.Rejected, EventID: id, Refusal: ingest.Refusal{Code: string(r.Code), Reason: r.Reason}}, nil
+}
+
+func outcome(o ledger.Outcome) ingest.Outcome {
+	switch o.Result {
+	case ledger.Appended:
+		return ingest.Outcome{Kind: ingest.Appended, Index: o.Index, EventID: o.ID}
+	case ledger.Duplicate:
+		return ingest.Outcome{Kind: ingest.Duplicate, Index: o.Index, EventID: o.ID}
+	}
+	out := ingest.Outcome{Kind: ingest.Rejected, EventID: o.ID}
+	if o.Reject != nil {
+		out.Refusal = ingest.Refusal{Code: string(o.Reject.Code), Reason: o.Reject.Msg}
+	}
+	return out
+}
+
+// checkpoints records when each signed checkpoint was published.
+type checkpoints struct {
+	times []time.Time
+	sizes []uint64
+}
+
+// watch records every checkpoint the ledger publishes until one covers
+// want leaves or ctx ends.
+func (c *checkpoints) watch(ctx context.Context, l *ledger.Ledger, want uint64) {
+	for {
+		_, cp, next := l.Latest()
+		now := time.Now()
+		if len(c.sizes) == 0 || cp.Size > c.sizes[len(c.sizes)-1] {
+			c.times = append(c.times, now)
+			c.sizes = append(c.sizes, cp.Size)
+		}
+		if cp.Size >= want {
+			return
+		}
+		select {
+		case <-next:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// covering returns the time of the first checkpoint covering leaf index.
+func (c *checkpoints) covering(index uint64) (time.Time, bool) {
+	i := sort.Search(len(c.sizes), func(i int) bool { return c.sizes[i] > index })
+	if i == len(c.sizes) {
+		return time.Time{}, false
+	}
+	return c.times[i], true
+}

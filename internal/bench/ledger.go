@@ -1,0 +1,175 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/internal/workload"
+	"github.com/zarlog/zarlog/ledger"
+)
+
+// A LedgerConfig configures a measurement of the ledger's append path. Every
+// field's zero value is documented.
+type LedgerConfig struct {
+	// Dir is the ledger's Pebble directory, which must be empty or absent.
+	// Required.
+	Dir string
+	// Batch is the number of events per Append call. Zero means 1000.
+	Batch int
+	// Callers is the number of goroutines calling Append at once, each
+	// appending the events of its own share of the games, in order. Zero
+	// means 1 (the ingest's pattern: one Append per Submit).
+	Callers int
+	// CheckpointInterval is the ledger's (Config.CheckpointInterval). Zero
+	// means the ledger's default, 100 ms.
+	CheckpointInterval time.Duration
+	// Moves is the ledger's move checker (Config.Moves). Nil means moves
+	// are checked structurally only.
+	Moves events.MoveChecker
+}
+
+// OpenLedger opens a ledger in dir that accepts w's events: its emitters'
+// keys, the fake drand chain of package internal/workload, and the
+// benchmark log key. metrics, if not nil, receives the ledger's metrics.
+func OpenLedger(ctx context.Context, dir string, w *Workload, interval time.Duration, moves events.MoveChecker, metrics prometheus.Registerer) (*ledger.Ledger, error) {
+	signer, verifier, err := logKey("zarlog.bench.zarlog.example/log")
+	if err != nil {
+		return nil, err
+	}
+	return ledger.Open(ctx, ledger.Config{Dir: dir, Signer: signer, Verifier: verifier, Emitters: w.Keyring,
+		Beacons: workload.Beacons, Moves: moves, CheckpointInterval: interval, Metrics: metrics})
+}
+
+// Inputs returns the events of w as ledger inputs (the transport's emitter
+// and message id set as the ingest sets them).
+func (w *Workload) Inputs() []ledger.Input {
+	out := make([]ledger.Input, len(w.Events))
+	for i, e := range w.Events {
+		out[i] = ledger.Input{Emitter: e.Emitter, MsgID: e.ID, Data: e.Data}
+	}
+	return out
+}
+
+// Ledger appends w's events to a new ledger in cfg.Dir and returns when a
+// signed checkpoint covers them all. Every event must be appended (a
+// rejection is an error). Elapsed runs from the first Append until the
+// covering checkpoint is published. Metrics: "events/group", the mean
+// number of events per group commit (one fsync each).
+func Ledger(ctx context.Context, cfg LedgerConfig, w *Workload) (Result, error) {
+	if cfg.Dir == "" {
+		return Result{}, errors.New("bench: LedgerConfig.Dir is empty")
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 1000
+	}
+	if cfg.Callers <= 0 {
+		cfg.Callers = 1
+	}
+	reg := prometheus.NewRegistry()
+	l, err := OpenLedger(ctx, cfg.Dir, w, cfg.CheckpointInterval, cfg.Moves, reg)
+	if err != nil {
+		return Result{}, err
+	}
+	defer l.Close()
+	shares := splitByGame(w.Inputs(), w.Events, cfg.Callers)
+
+	startCPU, start := cpuTime(), time.Now()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	var last uint64
+	for _, share := range shares {
+		wg.Go(func() {
+			for i := 0; i < len(share); i += cfg.Batch {
+				outs, err := l.Append(ctx, share[i:min(i+cfg.Batch, len(share))])
+				if err == nil {
+					err = allAppended(outs)
+				}
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				for _, o := range outs {
+					last = max(last, o.Index)
+				}
+				mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return Result{}, firstErr
+	}
+	if _, err := l.WaitCovering(ctx, last); err != nil {
+		return Result{}, fmt.Errorf("bench: waiting for a checkpoint covering %d: %w", last, err)
+	}
+	elapsed := time.Since(start)
+	groups, err := histogramCount(reg, "zarlog_ledger_group_inputs")
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Name: "zarlog-full", Events: len(w.Events), Elapsed: elapsed, Metrics: map[string]float64{}}
+	if groups > 0 {
+		res.Metrics["events/group"] = float64(len(w.Events)) / groups
+	}
+	res.cpuMetrics(startCPU)
+	return res, nil
+}
+
+// allAppended returns an error unless every outcome is Appended.
+func allAppended(outs []ledger.Outcome) error {
+	for _, o := range outs {
+		if o.Result != ledger.Appended {
+			return fmt.Errorf("bench: event %s was not appended: %s %v", o.ID, o.Result, o.Reject)
+		}
+	}
+	return nil
+}
+
+// splitByGame splits inputs into n shares by game, each in stream order.
+func splitByGame(in []ledger.Input, evs []workload.Event, n int) [][]ledger.Input {
+	shares := make([][]ledger.Input, n)
+	owner := map[string]int{}
+	next := 0
+	for i, e := range evs {
+		c, ok := owner[e.Game]
+		if !ok {
+			c = next % n
+			next++
+			owner[e.Game] = c
+		}
+		shares[c] = append(shares[c], in[i])
+	}
+	return shares
+}
+
+// histogramCount returns the sample count of a histogram in reg.
+func histogramCount(reg *prometheus.Registry, name string) (float64, error) {
+	mfs, err := reg.Gather()
+	if err != nil {
+		return 0, fmt.Errorf("bench: reading the ledger's metrics: %w", err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		var n uint64
+		for _, m := range mf.GetMetric() {
+			n += histogram(m).GetSampleCount()
+		}
+		return float64(n), nil
+	}
+	return 0, nil
+}
+
+func histogram(m *dto.Metric) *dto.Histogram { return m.GetHistogram() }
