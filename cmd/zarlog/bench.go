@@ -108,7 +108,11 @@ func (b *bar) report(step string, done, total int) {
 	}
 	b.last = now
 	p := follow.Progress{Stored: uint64(done), Target: uint64(max(total, 1)), Elapsed: now.Sub(b.start)}
-	fmt.Fprintf(b.w, "\r%-20s %s", step, progress.Bar(p, 30))
+	unit := " events "
+	if step == "bundles" {
+		unit = " games "
+	}
+	fmt.Fprintf(b.w, "\r%-20s %s", step, strings.Replace(progress.Bar(p, 30), " leaves ", unit, 1))
 }
 
 func (b *bar) finish() {
