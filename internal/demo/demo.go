@@ -28,6 +28,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -222,9 +223,20 @@ func (d *run) run(ctx context.Context) (Result, error) {
 		<-done
 		return Result{}, ctx.Err()
 	}
+	// A service that fails while the bot plays stops the bot too.
+	playCtx, stopPlay := context.WithCancel(ctx)
+	defer stopPlay()
+	var serviceErr error
+	stopped := make(chan struct{})
+	go func() {
+		serviceErr = <-done
+		close(stopped)
+		stopPlay()
+	}()
 	stop := func() error {
 		stopService()
-		return <-done
+		<-stopped
+		return serviceErr
 	}
 
 	d.printf("zarlog demo: a log service, and a bot backend playing %d games through the SDK\n", cfg.Games)
@@ -248,9 +260,17 @@ func (d *run) run(ctx context.Context) (Result, error) {
 			cfg.Relays, RelayRounds, RelayRounds*quicknet.Period())
 	}
 
-	err = d.play(ctx, info, signer, vkey, nats.Nkey(nkey, kp.Sign))
-	if serr := stop(); err == nil && serr != nil {
-		err = fmt.Errorf("the service: %w", serr)
+	err = d.play(playCtx, info, signer, vkey, nats.Nkey(nkey, kp.Sign))
+	early := false
+	select {
+	case <-stopped:
+		early = true
+	default:
+	}
+	if serr := stop(); serr != nil {
+		err = fmt.Errorf("the service stopped: %w", serr)
+	} else if early {
+		err = errors.New("the service stopped while the bot played")
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
