@@ -2,11 +2,123 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/zarlog/zarlog/internal/benchrun"
+	"github.com/zarlog/zarlog/internal/follow"
+	"github.com/zarlog/zarlog/internal/progress"
+	"github.com/zarlog/zarlog/internal/workload"
 )
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "zarlog bench: not built yet")
-	return 2
+	fs := flag.NewFlagSet("zarlog bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: zarlog bench [--events N] [--emitters N] [--games N] [--mix NAME] [--rate N] [--bundles N] [--tessera] [--json] [--dir DIR]")
+		fmt.Fprintln(stderr, "\nMeasure zarlog on this machine: events end to end (SDK → embedded NATS JetStream → ingest → ledger →")
+		fmt.Fprintln(stderr, "signed checkpoint), publish→checkpoint latency, the ledger's bytes on disk per event, and the proof")
+		fmt.Fprintln(stderr, "bundles' size and verify time per game; with --tessera, the ledger alone and Tessera's POSIX log on")
+		fmt.Fprintln(stderr, "the same events. A progress bar on standard error when it is a terminal.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	var (
+		cfg    benchrun.Config
+		asJSON bool
+	)
+	fs.IntVar(&cfg.Events, "events", benchrun.DefaultEvents, "the number of events")
+	fs.IntVar(&cfg.Emitters, "emitters", benchrun.DefaultEmitters, "the number of emitters (game backends), each with its own NATS connection")
+	fs.IntVar(&cfg.Games, "games", benchrun.DefaultGames, "the number of games in play at once")
+	fs.StringVar(&cfg.Mix, "mix", "mixed", "the schemes of the games: "+strings.Join(workload.MixNames(), ", "))
+	fs.IntVar(&cfg.Rate, "rate", 0, "the offered load in events/s (0: as fast as the emitters can publish)")
+	fs.IntVar(&cfg.Bundles, "bundles", benchrun.DefaultBundles, "how many games' bundles are built and verified per scheme")
+	fs.BoolVar(&cfg.Tessera, "tessera", false, "also measure the ledger alone and Tessera's POSIX log on the same events")
+	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	fs.StringVar(&cfg.Dir, "dir", "", "scratch `directory` for the logs, removed at the end (default: a temporary one)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	if _, err := workload.ParseMix(cfg.Mix); err != nil {
+		fmt.Fprintln(stderr, "zarlog bench: --mix:", err)
+		return 2
+	}
+	if cfg.Events < 1 || cfg.Emitters < 1 || cfg.Games < 1 || cfg.Rate < 0 || cfg.Bundles < 1 {
+		fmt.Fprintln(stderr, "zarlog bench: --events, --emitters, --games and --bundles must be at least 1, --rate at least 0")
+		return 2
+	}
+	// Tessera logs through klog: its start-up lines are not the report's.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
+	if f, ok := stderr.(*os.File); ok && progress.IsTerminal(f) {
+		bar := newBar(f)
+		defer bar.finish()
+		cfg.Progress = bar.report
+	}
+	rep, err := benchrun.Run(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "zarlog bench:", err)
+		return 1
+	}
+	if asJSON {
+		stdout.Write(rep.JSON())
+	} else {
+		fmt.Fprint(stdout, rep.Text())
+	}
+	return 0
+}
+
+// A bar draws the run's progress on a terminal, one line redrawn in place.
+type bar struct {
+	w     io.Writer
+	mu    sync.Mutex
+	step  string
+	start time.Time
+	last  time.Time
+}
+
+func newBar(w io.Writer) *bar { return &bar{w: w} }
+
+func (b *bar) report(step string, done, total int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := time.Now()
+	if step != b.step {
+		if b.step != "" {
+			fmt.Fprintln(b.w)
+		}
+		b.step, b.start = step, now
+	} else if done < total && now.Sub(b.last) < 100*time.Millisecond {
+		return
+	}
+	b.last = now
+	p := follow.Progress{Stored: uint64(done), Target: uint64(max(total, 1)), Elapsed: now.Sub(b.start)}
+	unit := " events "
+	if step == "bundles" {
+		unit = " games "
+	}
+	fmt.Fprintf(b.w, "\r%-20s %s", step, strings.Replace(progress.Bar(p, 30), " leaves ", unit, 1))
+}
+
+func (b *bar) finish() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.step != "" {
+		fmt.Fprintln(b.w)
+	}
 }

@@ -35,6 +35,9 @@ type EndToEndConfig struct {
 	Window, MaxBatchEvents int
 	// CheckpointInterval is the ledger's. Zero means its default, 100 ms.
 	CheckpointInterval time.Duration
+	// Progress, if not nil, is called with the number of events appended
+	// so far, after each of the ingest's Submits (from its goroutine).
+	Progress func(done int)
 }
 
 // EndToEnd runs w's events through the whole ingest path in one process:
@@ -70,7 +73,7 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	for i, e := range w.Events {
 		seqOf[e.ID] = i
 	}
-	sink := &sink{l: l, seqOf: seqOf, leaf: make([]uint64, n), done: make(chan struct{}), want: int64(n)}
+	sink := &sink{l: l, seqOf: seqOf, leaf: make([]uint64, n), done: make(chan struct{}), want: int64(n), progress: cfg.Progress}
 
 	nc, err := srv.Connect()
 	if err != nil {
@@ -192,9 +195,11 @@ type sink struct {
 	count   atomic.Int64
 	want    int64
 	done    chan struct{}
-	mu      sync.Mutex
-	err     error
-	max     uint64
+	// progress, if not nil, is called with count after each Submit.
+	progress func(done int)
+	mu       sync.Mutex
+	err      error
+	max      uint64
 }
 
 func (s *sink) Submit(ctx context.Context, subs []ingest.Submission) ([]ingest.Outcome, error) {
@@ -230,7 +235,11 @@ func (s *sink) Submit(ctx context.Context, subs []ingest.Submission) ([]ingest.O
 	failed := s.err != nil
 	s.mu.Unlock()
 	s.submits.Add(1)
-	if c := s.count.Add(int64(appended)); c >= s.want || failed {
+	c := s.count.Add(int64(appended))
+	if s.progress != nil {
+		s.progress(int(c))
+	}
+	if c >= s.want || failed {
 		select {
 		case <-s.done:
 		default:

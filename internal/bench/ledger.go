@@ -33,18 +33,32 @@ type LedgerConfig struct {
 	// Moves is the ledger's move checker (Config.Moves). Nil means moves
 	// are checked structurally only.
 	Moves events.MoveChecker
+	// Progress, if not nil, is called with the number of events appended
+	// so far, after each Append (from the callers' goroutines, one at a
+	// time).
+	Progress func(done int)
 }
 
 // OpenLedger opens a ledger in dir that accepts w's events: its emitters'
 // keys, the fake drand chain of package internal/workload, and the
 // benchmark log key. metrics, if not nil, receives the ledger's metrics.
 func OpenLedger(ctx context.Context, dir string, w *Workload, interval time.Duration, moves events.MoveChecker, metrics prometheus.Registerer) (*ledger.Ledger, error) {
-	signer, verifier, err := logKey("zarlog.bench.zarlog.example/log")
+	signer, verifier, err := logKey(ledgerOrigin)
 	if err != nil {
 		return nil, err
 	}
 	return ledger.Open(ctx, ledger.Config{Dir: dir, Signer: signer, Verifier: verifier, Emitters: w.Keyring,
 		Beacons: workload.Beacons, Moves: moves, CheckpointInterval: interval, Metrics: metrics})
+}
+
+// ledgerOrigin is the origin of the ledgers OpenLedger opens.
+const ledgerOrigin = "zarlog.bench.zarlog.example/log"
+
+// LedgerVerifierKey returns the verifier key of the ledgers OpenLedger
+// opens: what verifies their checkpoints and proof bundles.
+func LedgerVerifierKey() (string, error) {
+	_, vkey, err := workload.Key(ledgerOrigin)
+	return vkey, err
 }
 
 // Inputs returns the events of w as ledger inputs (the transport's emitter
@@ -85,6 +99,7 @@ func Ledger(ctx context.Context, cfg LedgerConfig, w *Workload) (Result, error) 
 	var mu sync.Mutex
 	var firstErr error
 	var last uint64
+	done := 0
 	for _, share := range shares {
 		wg.Go(func() {
 			for i := 0; i < len(share); i += cfg.Batch {
@@ -98,6 +113,10 @@ func Ledger(ctx context.Context, cfg LedgerConfig, w *Workload) (Result, error) 
 				}
 				for _, o := range outs {
 					last = max(last, o.Index)
+				}
+				done += len(outs)
+				if cfg.Progress != nil {
+					cfg.Progress(done)
 				}
 				mu.Unlock()
 				if err != nil {

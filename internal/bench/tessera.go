@@ -39,6 +39,9 @@ type TesseraConfig struct {
 	// Adders is the number of goroutines calling Add, each adding an equal
 	// share of the entries. Zero means 2.
 	Adders int
+	// Progress, if not nil, is called with the number of entries
+	// sequenced so far, as their indices come back.
+	Progress func(done int)
 }
 
 // Tessera appends leaves to a new Tessera log on the POSIX driver in
@@ -107,6 +110,9 @@ func Tessera(ctx context.Context, cfg TesseraConfig, leaves [][]byte) (Result, e
 			return Result{}, fmt.Errorf("bench: tessera entry %d is a duplicate of %d", i, idx.Index)
 		}
 		last = max(last, idx.Index)
+		if cfg.Progress != nil && (i%1024 == 1023 || i == len(futures)-1) {
+			cfg.Progress(i + 1)
+		}
 	}
 	size, err := waitCheckpoint(ctx, reader, verifier, last+1)
 	if err != nil {

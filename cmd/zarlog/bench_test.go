@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/zarlog/zarlog/internal/benchrun"
+)
+
+// TestBench runs `zarlog bench --json` on a few events and reads the
+// report back; without --json the same figures are printed as text.
+func TestBench(t *testing.T) {
+	for _, asJSON := range []bool{true, false} {
+		args := []string{"bench", "--events", "3000", "--games", "8", "--bundles", "2", "--dir", t.TempDir() + "/b"}
+		if asJSON {
+			args = append(args, "--json")
+		}
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
+			t.Fatalf("zarlog %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
+		}
+		if stderr.Len() != 0 {
+			t.Errorf("standard error, not a terminal: %q", stderr.String())
+		}
+		if !asJSON {
+			if !strings.Contains(stdout.String(), "end to end ") || !strings.Contains(stdout.String(), "bundle     tavlarena-v1") {
+				t.Errorf("text report:\n%s", stdout.String())
+			}
+			continue
+		}
+		var rep benchrun.Report
+		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+			t.Fatalf("%v: %s", err, stdout.String())
+		}
+		if rep.EndToEnd.Events != 3000 || rep.EndToEnd.EventsPerSec <= 0 || rep.Paced == nil || len(rep.Bundles) != 2 || rep.Ledger != nil {
+			t.Errorf("report: %s", stdout.String())
+		}
+	}
+}
+
+func TestBenchUsage(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"bench", "-h"}, 0},
+		{[]string{"bench", "--events", "0"}, 2},
+		{[]string{"bench", "--rate", "-1"}, 2},
+		{[]string{"bench", "extra"}, 2},
+		{[]string{"bench", "--nope"}, 2},
+		{[]string{"bench", "--mix", "dominoes"}, 2},
+	} {
+		var stderr bytes.Buffer
+		if code := run(context.Background(), tt.args, &bytes.Buffer{}, &stderr); code != tt.code {
+			t.Errorf("zarlog %q: exit %d, want %d: %s", tt.args, code, tt.code, stderr.String())
+		}
+	}
+}

@@ -1,0 +1,468 @@
+// Package benchrun runs `zarlog bench`: the measurements of package
+// internal/bench in one run on this machine, with the figures around them
+// that a reader of docs/BENCHMARKS.md asks for, and reports them as text or
+// JSON. The run:
+//
+//  1. generates the events (package internal/workload: games of the three
+//     schemes in play at once, interleaved, spread over the emitters);
+//  2. end to end (bench.EndToEnd): one SDK client per emitter publishes
+//     them to an embedded nats-server, the ingest appends them to the
+//     ledger. First as fast as the emitters can (events/s; the latencies
+//     then measure the queue), then, on a fresh log, paced at half that
+//     rate: each event's publish→checkpoint latency under a load the
+//     machine sustains (a Rate given runs only that pass);
+//  3. the ledger's size on disk per event;
+//  4. the proof bundles of finished games, built from that ledger
+//     (publisher.BuildBundle) and verified as zarlog-verify does
+//     (verifier.Verify with the log's and the emitters' keys): bytes and
+//     verify time per game, by scheme;
+//  5. with Tessera set, the ledger's append path alone (bench.Ledger, one
+//     caller in calls of 1000, as docs/BENCHMARKS.md compares it) and
+//     Tessera's POSIX log (bench.Tessera, at its default batching and at
+//  4096. on the same events, and their size on disk.
+//
+// The workload's anchored-v1 games are anchored to a fake drand chain (so
+// that the ledger's clock checks pass with the real clock), which the
+// verifier refuses: their bundles are not built here (docs/FORMATS.md §3
+// has real ones).
+package benchrun
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/internal/bench"
+	"github.com/zarlog/zarlog/internal/serve"
+	"github.com/zarlog/zarlog/internal/workload"
+	"github.com/zarlog/zarlog/publisher"
+	"github.com/zarlog/zarlog/verifier"
+)
+
+// Defaults of Config.
+const (
+	DefaultEvents   = 200_000
+	DefaultEmitters = 4
+	DefaultGames    = 256
+	DefaultBundles  = 40
+)
+
+// Config configures a run. Every field's zero value is documented.
+type Config struct {
+	// Dir is a scratch directory for the logs, which is removed at the end.
+	// Zero means a new temporary directory.
+	Dir string
+	// Events is the number of events. Zero means DefaultEvents.
+	Events int
+	// Emitters is the number of emitters (game backends), each with its own
+	// SDK client and NATS connection. Zero means DefaultEmitters.
+	Emitters int
+	// Games is the number of games in play at once. Zero means DefaultGames.
+	Games int
+	// Mix names the schemes' shares of the games (workload.ParseMix).
+	// Zero means "mixed".
+	Mix string
+	// Rate is the offered load in events/s of a single end-to-end pass.
+	// Zero means two passes: as fast as the emitters can publish, then at
+	// half the rate measured.
+	Rate int
+	// Bundles is how many finished games' bundles are built and verified
+	// per scheme. Zero means DefaultBundles.
+	Bundles int
+	// Tessera adds the ledger's append path alone and Tessera's POSIX log
+	// on the same events.
+	Tessera bool
+	// Progress, if not nil, is called as the run goes: the step, and how
+	// many of its total items are done.
+	Progress func(step string, done, total int)
+}
+
+// A Report is what a run measured.
+type Report struct {
+	Machine  Machine  `json:"machine"`
+	Workload Workload `json:"workload"`
+	// EndToEnd is SDK → NATS → ingest → ledger → signed checkpoint, as
+	// fast as the emitters can publish (or at Config.Rate).
+	EndToEnd Measure `json:"endToEnd"`
+	// Paced is the same at half EndToEnd's rate (absent with Config.Rate):
+	// its latencies are the path's, not a queue's.
+	Paced *Measure `json:"paced,omitempty"`
+	// DiskBytesPerEvent is the ledger directory's size over the events
+	// (Pebble's tables, WAL and manifest); TableBytesPerEvent counts the
+	// tables only.
+	DiskBytesPerEvent  float64 `json:"diskBytesPerEvent"`
+	TableBytesPerEvent float64 `json:"tableBytesPerEvent"`
+	// Bundles are the proof bundles built and verified, by scheme.
+	Bundles []Bundles `json:"bundles"`
+	// Ledger and Tessera are the same-run comparison (Config.Tessera).
+	Ledger  *Measure  `json:"ledger,omitempty"`
+	Tessera []Measure `json:"tessera,omitempty"`
+}
+
+// A Machine describes where a run was measured.
+type Machine struct {
+	CPU    string `json:"cpu"`
+	Cores  int    `json:"cores"`
+	OS     string `json:"os"`
+	Go     string `json:"go"`
+	Kernel string `json:"kernel,omitempty"`
+}
+
+// A Workload describes the events.
+type Workload struct {
+	Mix         string  `json:"mix"`
+	Events      int     `json:"events"`
+	Emitters    int     `json:"emitters"`
+	Games       int     `json:"gamesInPlay"`
+	MeanBytes   float64 `json:"meanBytes"`
+	SignedShare float64 `json:"signedShare"`
+}
+
+// A Measure is one measured log.
+type Measure struct {
+	Name   string `json:"name"`
+	Events int    `json:"events"`
+	// OfferedPerSec is the paced load, 0 for as fast as possible.
+	OfferedPerSec int     `json:"offeredPerSec,omitempty"`
+	Seconds       float64 `json:"seconds"`
+	EventsPerSec  float64 `json:"eventsPerSec"`
+	// Latencies from publication to the first signed checkpoint covering
+	// the event, in milliseconds (end to end only).
+	P50ms float64 `json:"p50ms,omitempty"`
+	P99ms float64 `json:"p99ms,omitempty"`
+	MaxMs float64 `json:"maxMs,omitempty"`
+	// CPUMicrosPerEvent is the process's CPU time per event.
+	CPUMicrosPerEvent float64 `json:"cpuMicrosPerEvent,omitempty"`
+	// DiskBytesPerEvent is the log directory's size over the events.
+	DiskBytesPerEvent float64 `json:"diskBytesPerEvent,omitempty"`
+}
+
+// Bundles are the proof bundles of one scheme's games.
+type Bundles struct {
+	Scheme       string  `json:"scheme"`
+	Games        int     `json:"games"`
+	MeanEvents   float64 `json:"meanEvents"`
+	MeanBytes    float64 `json:"meanBytes"`
+	MeanVerifyMs float64 `json:"meanVerifyMs"`
+}
+
+func measure(r bench.Result) Measure {
+	m := Measure{Name: r.Name, Events: r.Events, Seconds: r.Elapsed.Seconds(), EventsPerSec: r.EventsPerSec(),
+		CPUMicrosPerEvent: r.Metrics["cpu-µs/event"]}
+	if r.P99 > 0 {
+		m.P50ms, m.P99ms, m.MaxMs = ms(r.P50), ms(r.P99), ms(r.Max)
+	}
+	return m
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Run runs the measurements and returns the report.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Events <= 0 {
+		cfg.Events = DefaultEvents
+	}
+	if cfg.Emitters <= 0 {
+		cfg.Emitters = DefaultEmitters
+	}
+	if cfg.Games <= 0 {
+		cfg.Games = DefaultGames
+	}
+	if cfg.Bundles <= 0 {
+		cfg.Bundles = DefaultBundles
+	}
+	progress := cfg.Progress
+	if progress == nil {
+		progress = func(string, int, int) {}
+	}
+	dir := cfg.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "zarlog-bench-")
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+
+	progress("generating events", 0, cfg.Events)
+	mix, err := workload.ParseMix(cmp.Or(cfg.Mix, "mixed"))
+	if err != nil {
+		return nil, err
+	}
+	w, err := bench.NewWorkload(workload.Config{Seed: 1, Mix: mix, Emitters: cfg.Emitters, Concurrent: cfg.Games}, cfg.Events)
+	if err != nil {
+		return nil, fmt.Errorf("generating the events: %w", err)
+	}
+	progress("generating events", cfg.Events, cfg.Events)
+	rep := &Report{Machine: machine(), Workload: Workload{Mix: cmp.Or(cfg.Mix, "mixed"), Events: len(w.Events), Emitters: len(w.Emitters), Games: cfg.Games,
+		MeanBytes: w.MeanBytes, SignedShare: w.SignedShare}}
+
+	e2eDir := filepath.Join(dir, "endtoend")
+	res, err := bench.EndToEnd(ctx, bench.EndToEndConfig{Dir: e2eDir, Rate: cfg.Rate,
+		Progress: func(done int) { progress("end to end", done, cfg.Events) }}, w)
+	if err != nil {
+		return nil, fmt.Errorf("end to end: %w", err)
+	}
+	rep.EndToEnd = measure(res)
+	total, tables, err := dirSize(filepath.Join(e2eDir, "ledger"))
+	if err != nil {
+		return nil, err
+	}
+	rep.DiskBytesPerEvent = float64(total) / float64(res.Events)
+	rep.TableBytesPerEvent = float64(tables) / float64(res.Events)
+	rep.EndToEnd.DiskBytesPerEvent = rep.DiskBytesPerEvent
+
+	if cfg.Rate == 0 {
+		rate := int(res.EventsPerSec() / 2)
+		pdir := filepath.Join(dir, "paced")
+		res, err := bench.EndToEnd(ctx, bench.EndToEndConfig{Dir: pdir, Rate: rate,
+			Progress: func(done int) { progress("end to end, paced", done, cfg.Events) }}, w)
+		if err != nil {
+			return nil, fmt.Errorf("end to end, paced: %w", err)
+		}
+		m := measure(res)
+		m.OfferedPerSec = rate
+		rep.Paced = &m
+		os.RemoveAll(pdir)
+	} else {
+		rep.EndToEnd.OfferedPerSec = cfg.Rate
+	}
+
+	if rep.Bundles, err = bundles(ctx, filepath.Join(e2eDir, "ledger"), w, cfg.Bundles, progress); err != nil {
+		return nil, fmt.Errorf("bundles: %w", err)
+	}
+
+	if cfg.Tessera {
+		ldir := filepath.Join(dir, "ledger")
+		res, err := bench.Ledger(ctx, bench.LedgerConfig{Dir: ldir,
+			Progress: func(done int) { progress("ledger alone", done, cfg.Events) }}, w)
+		if err != nil {
+			return nil, fmt.Errorf("the ledger alone: %w", err)
+		}
+		m := measure(res)
+		if total, _, err := dirSize(ldir); err == nil {
+			m.DiskBytesPerEvent = float64(total) / float64(res.Events)
+		}
+		rep.Ledger = &m
+		leaves := w.Leaves()
+		for _, batch := range []uint{0, 4096} {
+			tdir := filepath.Join(dir, fmt.Sprint("tessera-", batch))
+			step := fmt.Sprintf("tessera (batch %d)", max(batch, 256))
+			res, err := bench.Tessera(ctx, bench.TesseraConfig{Dir: tdir, BatchSize: batch,
+				Progress: func(done int) { progress(step, done, len(leaves)) }}, leaves)
+			if err != nil {
+				return nil, fmt.Errorf("tessera: %w", err)
+			}
+			m := measure(res)
+			if total, _, err := dirSize(tdir); err == nil {
+				m.DiskBytesPerEvent = float64(total) / float64(res.Events)
+			}
+			rep.Tessera = append(rep.Tessera, m)
+		}
+	}
+	return rep, nil
+}
+
+// bundles builds and verifies the bundles of up to per finished games of
+// each scheme but anchored-v1, from the ledger in dir.
+func bundles(ctx context.Context, dir string, w *bench.Workload, per int, progress func(string, int, int)) ([]Bundles, error) {
+	l, err := bench.OpenLedger(ctx, dir, w, 0, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	note, _, _ := l.Latest()
+	if note == nil {
+		return nil, errors.New("the ledger has no checkpoint")
+	}
+	vkey, err := bench.LedgerVerifierKey()
+	if err != nil {
+		return nil, err
+	}
+	logKey, err := verifier.ParseLogKey(vkey)
+	if err != nil {
+		return nil, err
+	}
+	emitterKeys, err := verifier.ParseEmitterKeys(w.VerifierKeys...)
+	if err != nil {
+		return nil, err
+	}
+	src := serve.NewBundleSource(l)
+	type acc struct {
+		games, events, bytes int
+		verify               time.Duration
+	}
+	by := map[events.Scheme]*acc{events.Tavlarena: {}, events.PerRoll: {}}
+	total := per * len(by)
+	done := 0
+	for from := uint64(0); done < total; {
+		page, err := l.Finished(ctx, from, 256)
+		if err != nil {
+			return nil, err
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, f := range page {
+			from = f.Index + 1
+			g, err := l.Game(ctx, f.Game)
+			if err != nil {
+				return nil, err
+			}
+			a := by[g.Scheme]
+			if a == nil || a.games >= per {
+				continue
+			}
+			leaves, err := src.GameLeaves(ctx, f.Game)
+			if err != nil {
+				return nil, err
+			}
+			b, err := publisher.BuildBundle(ctx, l.TileReader(), leaves, note)
+			if err != nil {
+				return nil, fmt.Errorf("game %s: %w", f.Game, err)
+			}
+			start := time.Now()
+			rep := verifier.Verify(b, verifier.Options{LogKey: logKey, EmitterKeys: emitterKeys})
+			a.verify += time.Since(start)
+			if rep.Exit() != 0 {
+				return nil, fmt.Errorf("game %s: the bundle does not verify: %s", f.Game, strings.Join(rep.Failed(), ", "))
+			}
+			a.games++
+			a.events += len(leaves)
+			a.bytes += len(b)
+			done++
+			progress("bundles", done, total)
+		}
+	}
+	var out []Bundles
+	for _, s := range []events.Scheme{events.Tavlarena, events.PerRoll} {
+		a := by[s]
+		if a.games == 0 {
+			continue
+		}
+		n := float64(a.games)
+		out = append(out, Bundles{Scheme: string(s), Games: a.games, MeanEvents: float64(a.events) / n,
+			MeanBytes: float64(a.bytes) / n, MeanVerifyMs: ms(a.verify) / n})
+	}
+	return out, nil
+}
+
+// dirSize returns the total size of the files under dir, and of its
+// Pebble tables (*.sst).
+func dirSize(dir string) (total, tables int64, err error) {
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		total += fi.Size()
+		if strings.HasSuffix(p, ".sst") {
+			tables += fi.Size()
+		}
+		return nil
+	})
+	return total, tables, err
+}
+
+// machine describes this machine.
+func machine() Machine {
+	m := Machine{Cores: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version()}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	return m
+}
+
+// JSON returns the report as indented JSON.
+func (r *Report) JSON() []byte {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		panic(err) // plain structs
+	}
+	return append(b, '\n')
+}
+
+// Text returns the report for people.
+func (r *Report) Text() string {
+	var b strings.Builder
+	m := r.Machine
+	fmt.Fprintf(&b, "machine    %s, %d cores, %s, %s", orUnknown(m.CPU), m.Cores, m.OS, m.Go)
+	if m.Kernel != "" {
+		fmt.Fprintf(&b, ", Linux %s", m.Kernel)
+	}
+	fmt.Fprintln(&b)
+	wl := r.Workload
+	fmt.Fprintf(&b, "events     %d (%s mix) of %d emitters, %d games in play, %.0f bytes on average, %.1f%% signed\n",
+		wl.Events, wl.Mix, wl.Emitters, wl.Games, wl.MeanBytes, 100*wl.SignedShare)
+	e := r.EndToEnd
+	offered := "as fast as the emitters can publish"
+	if e.OfferedPerSec > 0 {
+		offered = fmt.Sprintf("%d events/s offered", e.OfferedPerSec)
+	}
+	fmt.Fprintf(&b, "end to end %.0f events/s, SDK → NATS JetStream → ingest → ledger → signed checkpoint (%s, %.1f s)\n", e.EventsPerSec, offered, e.Seconds)
+	lat := e
+	if r.Paced != nil {
+		lat = *r.Paced
+		fmt.Fprintf(&b, "latency    publish → checkpoint at %d events/s offered: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", lat.OfferedPerSec, lat.P50ms, lat.P99ms, lat.MaxMs)
+		fmt.Fprintf(&b, "           (as fast as possible, the queue's: p50 %.0f ms, p99 %.0f ms)\n", e.P50ms, e.P99ms)
+	} else {
+		fmt.Fprintf(&b, "latency    publish → checkpoint p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", lat.P50ms, lat.P99ms, lat.MaxMs)
+	}
+	fmt.Fprintf(&b, "cpu        %.1f µs per event, end to end\n", e.CPUMicrosPerEvent)
+	fmt.Fprintf(&b, "disk       %.0f bytes per event in the ledger directory (%.0f in its tables)\n", r.DiskBytesPerEvent, r.TableBytesPerEvent)
+	bs := append([]Bundles(nil), r.Bundles...)
+	sort.Slice(bs, func(i, j int) bool { return bs[i].Scheme < bs[j].Scheme })
+	if len(bs) == 0 {
+		fmt.Fprintf(&b, "bundle     no game finished: give more --events than %d games' worth\n", r.Workload.Games)
+	}
+	for _, x := range bs {
+		fmt.Fprintf(&b, "bundle     %s: %.1f kB per game (%.0f events), verified in %.1f ms (the log's and emitters' keys; %d games)\n",
+			x.Scheme, x.MeanBytes/1000, x.MeanEvents, x.MeanVerifyMs, x.Games)
+	}
+	if r.Ledger != nil {
+		fmt.Fprintf(&b, "the same events, appended directly (no NATS), in the same run:\n")
+		row := func(x Measure) {
+			fmt.Fprintf(&b, "  %-24s %8.0f events/s  %6.1f s  %5.1f µs CPU/event  %5.0f bytes/event on disk\n",
+				x.Name, x.EventsPerSec, x.Seconds, x.CPUMicrosPerEvent, x.DiskBytesPerEvent)
+		}
+		row(*r.Ledger)
+		for _, t := range r.Tessera {
+			row(t)
+		}
+	}
+	return b.String()
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown CPU"
+	}
+	return s
+}

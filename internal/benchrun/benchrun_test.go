@@ -1,0 +1,77 @@
+package benchrun
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestRun runs a small bench with the Tessera comparison and checks that
+// every figure of the report was measured: the end-to-end passes, the disk,
+// the bundles of both schemes built and verified, the same-run comparison;
+// and that the scratch directory is removed.
+func TestRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir() + "/scratch"
+	var mu sync.Mutex
+	steps := map[string]int{}
+	rep, err := Run(ctx, Config{Dir: dir, Events: 4000, Games: 8, Bundles: 3, Tessera: true,
+		Progress: func(step string, done, total int) {
+			mu.Lock()
+			defer mu.Unlock()
+			if done > total {
+				t.Errorf("%s: %d of %d", step, done, total)
+			}
+			steps[step] = max(steps[step], done)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Workload.Events != 4000 || rep.Workload.Emitters != DefaultEmitters || rep.Workload.MeanBytes <= 0 {
+		t.Errorf("workload: %+v", rep.Workload)
+	}
+	e := rep.EndToEnd
+	if e.Events != 4000 || e.EventsPerSec <= 0 || e.P50ms <= 0 || e.P99ms < e.P50ms || e.MaxMs < e.P99ms {
+		t.Errorf("end to end: %+v", e)
+	}
+	if p := rep.Paced; p == nil || p.OfferedPerSec <= 0 || p.P99ms < p.P50ms {
+		t.Errorf("paced: %+v", p)
+	}
+	if rep.DiskBytesPerEvent <= 0 {
+		t.Errorf("disk per event: %v", rep.DiskBytesPerEvent)
+	}
+	if len(rep.Bundles) != 2 {
+		t.Fatalf("bundles: %+v", rep.Bundles)
+	}
+	for _, b := range rep.Bundles {
+		if b.Games != 3 || b.MeanBytes <= 0 || b.MeanEvents <= 0 || b.MeanVerifyMs <= 0 {
+			t.Errorf("bundles: %+v", b)
+		}
+	}
+	if rep.Ledger == nil || rep.Ledger.EventsPerSec <= 0 || len(rep.Tessera) != 2 || rep.Tessera[0].EventsPerSec <= 0 {
+		t.Errorf("comparison: %+v %+v", rep.Ledger, rep.Tessera)
+	}
+	for _, step := range []string{"end to end", "end to end, paced", "ledger alone"} {
+		if steps[step] != 4000 {
+			t.Errorf("progress of %q reached %d", step, steps[step])
+		}
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the scratch directory is still there: %v", err)
+	}
+	var back Report
+	if err := json.Unmarshal(rep.JSON(), &back); err != nil || back.EndToEnd != rep.EndToEnd {
+		t.Errorf("JSON round trip: %v", err)
+	}
+	text := rep.Text()
+	for _, want := range []string{"machine ", "end to end ", "latency ", "disk ", "bundle     per-roll-v1", "bundle     tavlarena-v1", "tessera-posix"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %q in:\n%s", want, text)
+		}
+	}
+}

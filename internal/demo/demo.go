@@ -1,0 +1,506 @@
+// Package demo runs `zarlog demo`: a whole zarlog log service (package
+// internal/serve: an embedded nats-server with JetStream, the Pebble ledger,
+// the bundle publisher and the HTTP read API with the audit pages) in a fresh
+// data directory with a fresh log key, and a bot game backend that plays
+// real games of the three dice schemes of docs/SCHEMES.md through the SDK
+// (package sdk) while the log grows. Every finished game's proof bundle is
+// fetched over HTTP from /games/<id>/proof.json, as a player's browser
+// fetches it, and verified with package verifier against the log's key,
+// the bot's emitter key and the seal code the players were shown.
+//
+// The games: tavlarena-v1, anchored-v1 and per-roll-v1 in turn, with
+// Western and Turkish (re-roll) openings, the five variants of docs/RULES.md
+// with their moves logged (so that the ledger's rules engine checks every
+// move) and chosen by rules.Choose, most played to the end on the board and
+// some resigned, several at once.
+//
+// anchored-v1 needs a drand quicknet beacon of a round that did not exist
+// when the game was sealed. Offline (the default) the demo replays quicknet
+// round 657413 of 2023-09-15, whose real beacon the SDK holds
+// (sdk.QuicknetBeacons): the ledger and the bot run on a replay clock that
+// starts a minute before that round and skips ahead to it once the anchored
+// games' tokens are logged, so every event time in the demo's log is of
+// 2023. With relay URLs (Config.Relays) the clock is the real one and the
+// anchored games wait a few seconds for live rounds.
+package demo
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/events/drand"
+	"github.com/zarlog/zarlog/internal/serve"
+	"github.com/zarlog/zarlog/ledger/ingest"
+	"github.com/zarlog/zarlog/merkle"
+	"github.com/zarlog/zarlog/sdk"
+	"github.com/zarlog/zarlog/sdk/wire"
+	"github.com/zarlog/zarlog/verifier"
+)
+
+// Defaults of Config.
+const (
+	DefaultDir         = "demo-data"
+	DefaultHTTPAddr    = "localhost:8080"
+	DefaultGames       = 10
+	DefaultConcurrency = 4
+	// Emitter is the bot backend's emitter id.
+	Emitter = "demo-bot"
+	// RelayRounds is how many rounds ahead a game anchors with live rounds
+	// (Config.Relays): the players' tokens have 3 periods (9 s) to be logged.
+	RelayRounds = 3
+	// Pause is the pause between games once the requested games are played
+	// (without Config.Exit).
+	Pause = 5 * time.Second
+)
+
+// RecordedRound is the quicknet round the offline demo replays: its real
+// beacon is one of sdk.QuicknetBeacons.
+const RecordedRound = 657413
+
+const timeLayout = "2006-01-02T15:04:05Z"
+
+var quicknet = drand.Quicknet()
+
+// Config configures a demo. Every field's zero value is documented.
+type Config struct {
+	// Dir is the folder in which each run makes a fresh data directory,
+	// run-<UTC time>-<random>, with a fresh log key. Zero means DefaultDir.
+	Dir string
+	// HTTPAddr is the HTTP listen address. Zero means DefaultHTTPAddr, or
+	// a free port of localhost when that one is taken.
+	HTTPAddr string
+	// Games is how many games the bot plays (and the checker verifies)
+	// before the demo either stops (Exit) or keeps serving. Zero means
+	// DefaultGames.
+	Games int
+	// Concurrency is how many games are played at once. Zero means
+	// DefaultConcurrency.
+	Concurrency int
+	// Exit stops the demo once Games games are published and checked.
+	// Otherwise it keeps serving, and the bot plays a game every Pause,
+	// until ctx ends.
+	Exit bool
+	// Relays are drand HTTP relay base URLs (v1 API) for live quicknet
+	// rounds. Empty: the recorded round RecordedRound is replayed.
+	Relays []string
+	// Out receives the report: the service's identity and URLs, then one
+	// entry per game. Nil discards it.
+	Out io.Writer
+	// Logger receives the service's logs. Nil discards them.
+	Logger *slog.Logger
+	// Now is the machine's clock. Nil means time.Now.
+	Now func() time.Time
+}
+
+// A Result counts the games the demo finished and verified.
+type Result struct {
+	Games    int // games finished, or failed
+	Verified int // games whose published bundle verified
+}
+
+// OK reports whether there were games and every one was played to its end
+// and its published bundle verified.
+func (r Result) OK() bool { return r.Games > 0 && r.Verified == r.Games }
+
+// Run runs the demo until ctx ends, or with Exit until Games games are
+// checked; then it stops the bot and the service and returns. It returns an
+// error if the service cannot start or fails while running.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Out == nil {
+		cfg.Out = io.Discard
+	}
+	if cfg.Games <= 0 {
+		cfg.Games = DefaultGames
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
+	d := &run{cfg: cfg}
+	if len(cfg.Relays) > 0 {
+		relay, err := sdk.NewRelay(sdk.RelayConfig{URLs: cfg.Relays})
+		if err != nil {
+			return Result{}, fmt.Errorf("drand relay: %w", err)
+		}
+		d.clock, d.beacons = realClock{now: cfg.Now}, relay
+	} else {
+		d.replay = true
+		d.clock = newReplayClock(cfg.Now, replayStart())
+		d.beacons = sdk.QuicknetBeacons()
+	}
+	return d.run(ctx)
+}
+
+// replayStart is when the replay clock starts: a minute (the SDK's
+// default anchor distance) before the recorded round.
+func replayStart() time.Time {
+	return quicknet.RoundTime(RecordedRound - sdk.DefaultAnchorRounds).Add(time.Second)
+}
+
+// A run is one demo.
+type run struct {
+	cfg     Config
+	clock   clock
+	beacons sdk.BeaconSource
+	replay  bool
+
+	mu     sync.Mutex // over out and result
+	result Result
+}
+
+func (d *run) printf(format string, args ...any) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	fmt.Fprintf(d.cfg.Out, format, args...)
+}
+
+func (d *run) run(ctx context.Context) (Result, error) {
+	cfg := d.cfg
+	dir, err := newRunDir(cfg.Dir, cfg.Now())
+	if err != nil {
+		return Result{}, err
+	}
+	httpAddr, busy := cfg.HTTPAddr, false
+	if httpAddr == "" {
+		httpAddr, busy = freeDefault()
+	}
+	skey, vkey, err := merkle.GenerateKey(rand.Reader, Emitter)
+	if err != nil {
+		return Result{}, fmt.Errorf("emitter key: %w", err)
+	}
+	signer, err := note.NewSigner(skey)
+	if err != nil {
+		return Result{}, fmt.Errorf("emitter key: %w", err)
+	}
+	// The bot authenticates to the embedded NATS server with an nkey.
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		return Result{}, fmt.Errorf("the bot's nkey: %w", err)
+	}
+	nkey, err := kp.PublicKey()
+	if err != nil {
+		return Result{}, fmt.Errorf("the bot's nkey: %w", err)
+	}
+
+	svcCtx, stopService := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopService()
+	ready := make(chan serve.Info, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- serve.Run(svcCtx, serve.Config{
+			Dir: dir, HTTPAddr: httpAddr, NATSListen: "127.0.0.1:0",
+			NATSUsers:   []ingest.EmitterAccess{{Emitter: Emitter, NKey: nkey}},
+			EmitterKeys: []string{vkey}, Now: d.clock.Now, Logger: cfg.Logger,
+			Ready: func(i serve.Info) { ready <- i },
+		})
+	}()
+	var info serve.Info
+	select {
+	case info = <-ready:
+	case err := <-done:
+		return Result{}, fmt.Errorf("starting the service: %w", err)
+	case <-ctx.Done():
+		stopService()
+		<-done
+		return Result{}, ctx.Err()
+	}
+	// A service that fails while the bot plays stops the bot too.
+	playCtx, stopPlay := context.WithCancel(ctx)
+	defer stopPlay()
+	var serviceErr error
+	stopped := make(chan struct{})
+	go func() {
+		serviceErr = <-done
+		close(stopped)
+		stopPlay()
+	}()
+	stop := func() error {
+		stopService()
+		<-stopped
+		return serviceErr
+	}
+
+	d.printf("zarlog demo: a log service, and a bot backend playing %d games through the SDK\n", cfg.Games)
+	d.printf("data %s (a fresh folder, with a fresh log key, every run)\n", dir)
+	if busy {
+		d.printf("note %s is taken: serving on a free port instead\n", DefaultHTTPAddr)
+	}
+	for _, line := range info.Lines() {
+		d.printf("%s\n", line)
+	}
+	d.printf("emitter %s (the bot's event-signing key, also fresh)\n", vkey)
+	if d.replay {
+		d.printf("replay anchored-v1 games are anchored to drand quicknet round %d, published %s and recorded:\n"+
+			"       the demo works offline, where no live round can be fetched, so the ledger's and the bot's\n"+
+			"       clocks replay that moment: they start at %s, a minute before the round, and skip\n"+
+			"       ahead to it once the players' tokens are logged. Every event time in this log is of 2023.\n"+
+			"       Give --drand-relay URL for live rounds on the real clock.\n",
+			RecordedRound, quicknet.RoundTime(RecordedRound).UTC().Format(timeLayout), replayStart().UTC().Format(timeLayout))
+	} else {
+		d.printf("drand live quicknet rounds from %v: each anchored-v1 game waits %d rounds (%s) for its beacon\n",
+			cfg.Relays, RelayRounds, RelayRounds*quicknet.Period())
+	}
+
+	err = d.play(playCtx, info, signer, vkey, nats.Nkey(nkey, kp.Sign))
+	early := false
+	select {
+	case <-stopped:
+		early = true
+	default:
+	}
+	if serr := stop(); serr != nil {
+		err = fmt.Errorf("the service stopped: %w", serr)
+	} else if early {
+		err = errors.New("the service stopped while the bot played")
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.result, err
+}
+
+// play connects the bot and plays the games.
+func (d *run) play(ctx context.Context, info serve.Info, signer note.Signer, vkey string, auth nats.Option) error {
+	nc, err := sdk.Dial(info.NATS, Emitter, auth)
+	if err != nil {
+		return fmt.Errorf("the bot's NATS connection: %w", err)
+	}
+	defer nc.Close()
+	client, err := sdk.New(nc, sdk.Config{Emitter: Emitter})
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	backend, err := sdk.NewBackend(client, sdk.GameConfig{Signer: signer, Now: d.clock.Now})
+	if err != nil {
+		return err
+	}
+	ann := &announcements{}
+	sub, err := nc.Subscribe(wire.Subjects{}.Proofs(Emitter), ann.handle)
+	if err != nil {
+		return fmt.Errorf("subscribing to the bundle announcements: %w", err)
+	}
+	defer sub.Unsubscribe()
+	logKey, err := verifier.ParseLogKey(info.VerifierKey)
+	if err != nil {
+		return err
+	}
+	emitterKeys, err := verifier.ParseEmitterKeys(vkey)
+	if err != nil {
+		return err
+	}
+	bt := &bot{b: backend, beacons: d.beacons, clock: d.clock}
+	ck := &checker{base: info.HTTP, hc: &http.Client{Timeout: 30 * time.Second}, ann: ann,
+		options: verifier.Options{LogKey: logKey, EmitterKeys: emitterKeys}}
+
+	// Offline, every anchored game is sealed before the replay clock
+	// skips to the recorded round.
+	sealed := map[int]*sdk.AnchoredGame{}
+	sealErr := map[int]error{}
+	if d.replay {
+		var nos []int
+		for no := 1; no <= d.cfg.Games; no++ {
+			if planOf(no).scheme == events.Anchored {
+				nos = append(nos, no)
+			}
+		}
+		var mu sync.Mutex
+		each(ctx, nos, max(d.cfg.Concurrency, 16), func(no int) {
+			g, err := bt.seal(ctx, no, planOf(no), RecordedRound)
+			mu.Lock()
+			defer mu.Unlock()
+			sealed[no], sealErr[no] = g, err
+		})
+	}
+	nos := make([]int, d.cfg.Games)
+	for i := range nos {
+		nos[i] = i + 1
+	}
+	each(ctx, nos, d.cfg.Concurrency, func(no int) {
+		d.game(ctx, bt, ck, no, planOf(no), sealed[no], sealErr[no])
+	})
+	if err := ctx.Err(); err != nil {
+		d.summary(info, true)
+		return nil
+	}
+	d.summary(info, d.cfg.Exit)
+	if d.cfg.Exit {
+		return nil
+	}
+	// Keep serving, and playing slowly, until ctx ends.
+	for no, k := d.cfg.Games+1, d.cfg.Games+1; ; no, k = no+1, k+1 {
+		p := planOf(k)
+		if d.replay && p.scheme == events.Anchored {
+			k++ // the recorded round has passed on the replay clock
+			p = planOf(k)
+		}
+		d.game(ctx, bt, ck, no, p, nil, nil)
+		t := time.NewTimer(Pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			d.printf("stopping\n")
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func planOf(no int) plan { return plans[(no-1)%len(plans)] }
+
+// game plays game no after plan p and checks its bundle, and prints both.
+func (d *run) game(ctx context.Context, bt *bot, ck *checker, no int, p plan, sealed *sdk.AnchoredGame, sealErr error) {
+	var g *played
+	err := sealErr
+	if err == nil {
+		switch p.scheme {
+		case events.Tavlarena:
+			g, err = bt.tavlarena(ctx, no, p)
+		case events.Anchored:
+			if sealed == nil {
+				sealed, err = bt.seal(ctx, no, p, quicknet.RoundAt(bt.clock.Now())+RelayRounds)
+			}
+			if err == nil {
+				g, err = bt.anchored(ctx, no, p, sealed)
+			}
+		case events.PerRoll:
+			g, err = bt.perRoll(ctx, no, p)
+		}
+	}
+	if ctx.Err() != nil {
+		return // stopped: not a failure of the game
+	}
+	if err != nil {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.result.Games++
+		id := "-"
+		if g != nil {
+			id = g.id
+		}
+		fmt.Fprintf(d.cfg.Out, "game %-3d %s: FAILED (game %s): %s\n", no, p.describe(), id, err.Error())
+		return
+	}
+	v := ck.check(ctx, g)
+	if ctx.Err() != nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.result.Games++
+	if v.ok {
+		d.result.Verified++
+	}
+	fmt.Fprintf(d.cfg.Out, "game %-3d %s: %d rolls (%d doubles), %s\n", no, p.describe(), g.rolls, g.doubles, result(g.end))
+	fmt.Fprintf(d.cfg.Out, "         seal %s  audit %s/games/%s\n", g.seal, ck.base, g.id)
+	fmt.Fprintf(d.cfg.Out, "         %s\n", v.summary())
+	if !v.ok && v.report != nil {
+		fmt.Fprintf(d.cfg.Out, "%s\n", v.report.Text(verifier.English))
+	}
+}
+
+// summary prints the count, and where to look.
+func (d *run) summary(info serve.Info, stopping bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r := d.result
+	fmt.Fprintf(d.cfg.Out, "%d of %d games verified\n", r.Verified, r.Games)
+	if !stopping {
+		fmt.Fprintf(d.cfg.Out, "serving until Ctrl-C: open a game's audit page above (\"verify in your browser\"), %s/stats or %s/auditor.html\n", info.HTTP, info.HTTP)
+		fmt.Fprintf(d.cfg.Out, "the bot goes on playing a game every %s", Pause)
+		if d.replay {
+			fmt.Fprintf(d.cfg.Out, " (tavlarena-v1 and per-roll-v1: the recorded drand round has passed on the replay clock)")
+		}
+		fmt.Fprintln(d.cfg.Out)
+	}
+}
+
+// result says how a game ended.
+func result(e events.End) string {
+	pts := func(n uint32) string {
+		if n == 1 {
+			return "1 point"
+		}
+		return fmt.Sprintf("%d points", n)
+	}
+	switch {
+	case e.Result == events.Finished && e.Winner == events.NoWinner:
+		return "finished: a draw"
+	case e.Result == events.Finished:
+		return fmt.Sprintf("finished: seat %d wins %s", e.Winner, pts(e.Points))
+	case e.Result == events.Resigned:
+		return fmt.Sprintf("seat %d resigned: seat %d wins %s", 1-e.Winner, e.Winner, pts(e.Points))
+	}
+	return string(e.Result)
+}
+
+// each calls f for every element of nos, n at a time, until ctx ends.
+func each(ctx context.Context, nos []int, n int, f func(no int)) {
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(n, len(nos)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for no := range work {
+				f(no)
+			}
+		}()
+	}
+	sort.Ints(nos)
+feed:
+	for _, no := range nos {
+		select {
+		case work <- no:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+}
+
+// newRunDir makes a fresh data directory under parent.
+func newRunDir(parent string, now time.Time) (string, error) {
+	if parent == "" {
+		parent = DefaultDir
+	}
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return "", fmt.Errorf("data folder: %w", err)
+	}
+	r := random32()
+	dir := filepath.Join(parent, "run-"+now.UTC().Format("20060102T150405Z")+"-"+hex.EncodeToString(r[:2]))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return "", fmt.Errorf("data folder: %w", err)
+	}
+	return dir, nil
+}
+
+// freeDefault returns DefaultHTTPAddr if it can be listened on, and a
+// free port of localhost otherwise (busy).
+func freeDefault() (addr string, busy bool) {
+	ln, err := net.Listen("tcp", DefaultHTTPAddr)
+	if err != nil {
+		return "localhost:0", true
+	}
+	ln.Close()
+	return DefaultHTTPAddr, false
+}

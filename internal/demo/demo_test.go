@@ -1,0 +1,267 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/events/dice"
+	"github.com/zarlog/zarlog/sdk"
+	"github.com/zarlog/zarlog/sdk/wire"
+	"github.com/zarlog/zarlog/verifier"
+)
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// A syncBuffer is a bytes.Buffer safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var gameLine = regexp.MustCompile(`(?m)^game (\d+) +(\S+) (.*?), (western|turkish-reroll): (\d+) rolls \((\d+) doubles\), (.*)\n +seal (\S+) +audit (\S+)\n +(.*)$`)
+
+// checkReport checks the report of a demo that verified every game: one
+// entry per game, each verified, and the closing count.
+func checkReport(t *testing.T, out string, games int) {
+	t.Helper()
+	ms := gameLine.FindAllStringSubmatch(out, -1)
+	if len(ms) != games {
+		t.Fatalf("%d game entries, want %d:\n%s", len(ms), games, out)
+	}
+	for _, m := range ms {
+		if !strings.HasPrefix(m[10], "verified: ") {
+			t.Errorf("game %s: %s", m[1], m[10])
+		}
+		if !strings.Contains(m[9], "/games/") {
+			t.Errorf("game %s: audit URL %s", m[1], m[9])
+		}
+	}
+	if want := fmt.Sprintf("%d of %d games verified\n", games, games); !strings.Contains(out, want) {
+		t.Errorf("no %q in:\n%s", want, out)
+	}
+}
+
+// TestRun runs the offline demo for one game of each plan: every game is
+// played, published and verified, and the report says so.
+func TestRun(t *testing.T) {
+	ctx := testCtx(t)
+	var out syncBuffer
+	dir := t.TempDir()
+	res, err := Run(ctx, Config{Dir: dir, HTTPAddr: "127.0.0.1:0", Games: len(plans), Concurrency: 4, Exit: true, Out: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK() || res.Games != len(plans) {
+		t.Fatalf("result %+v:\n%s", res, out.String())
+	}
+	checkReport(t, out.String(), len(plans))
+	for _, want := range []string{"\nvkey zarlog.localhost/log+", "\nauditor http://127.0.0.1:", "\nemitter demo-bot+",
+		"\nreplay anchored-v1 games are anchored to drand quicknet round 657413"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in the report", want)
+		}
+	}
+	runs, _ := filepath.Glob(filepath.Join(dir, "run-*", "log.key"))
+	if len(runs) != 1 {
+		t.Errorf("data directories with a key: %v", runs)
+	}
+	// Every plan's game ended as planned.
+	for _, m := range gameLine.FindAllStringSubmatch(out.String(), -1) {
+		var no int
+		fmt.Sscan(m[1], &no)
+		p := planOf(no)
+		if m[2] != string(p.scheme) || m[4] != p.opening {
+			t.Errorf("game %d: %s %s, planned %s", no, m[2], m[4], p.describe())
+		}
+		if resigned := strings.Contains(m[7], "resigned"); resigned != (p.resignAfter > 0) {
+			t.Errorf("game %d: %q, planned to resign after %d rolls", no, m[7], p.resignAfter)
+		}
+	}
+}
+
+// TestPlans: the first six games cover the three schemes, both openings,
+// the five variants, and games finished on the board and resigned.
+func TestPlans(t *testing.T) {
+	seen := map[string]bool{}
+	for no := 1; no <= 6; no++ {
+		p := planOf(no)
+		seen[string(p.scheme)], seen[p.opening], seen[p.variant] = true, true, true
+		seen[fmt.Sprint("resigned ", p.resignAfter > 0)] = true
+		if p.variant == "" && p.resignAfter == 0 {
+			t.Errorf("plan %d: a game whose moves are not logged must resign", no)
+		}
+		if p.scheme == events.PerRoll && p.variant == "" {
+			t.Errorf("plan %d: per-roll-v1 games are played with their moves logged", no)
+		}
+	}
+	for _, want := range append(events.Variants(), "tavlarena-v1", "anchored-v1", "per-roll-v1", "western", "turkish-reroll",
+		"resigned true", "resigned false") {
+		if !seen[want] {
+			t.Errorf("the first six games have no %s", want)
+		}
+	}
+}
+
+// TestRelay plays an anchored-v1 game with its beacon from a drand relay
+// (a local one serving the recorded beacon), the game sealed on its own,
+// as with --drand-relay.
+func TestRelay(t *testing.T) {
+	ctx := testCtx(t)
+	src := sdk.QuicknetBeacons()
+	ch := quicknet.Hash()
+	h := hex.EncodeToString(ch[:])
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var round uint64
+		if _, err := fmt.Sscan(strings.TrimPrefix(r.URL.Path, "/"+h+"/public/"), &round); err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		b, err := src.Beacon(r.Context(), ch, round)
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintf(w, `{"round":%d,"randomness":"%x","signature":"%x"}`, round, b.Randomness, b.Signature)
+	}))
+	defer srv.Close()
+	relay, err := sdk.NewRelay(sdk.RelayConfig{URLs: []string{srv.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	d := &run{
+		cfg: Config{Dir: t.TempDir(), HTTPAddr: "127.0.0.1:0", Games: 2, Concurrency: 2, Exit: true, Out: &out,
+			Relays: []string{srv.URL}, Now: time.Now},
+		// RelayRounds after the clock's round is the recorded round.
+		clock:   newReplayClock(time.Now, quicknet.RoundTime(RecordedRound-RelayRounds).Add(time.Second)),
+		beacons: relay,
+	}
+	res, err := d.run(ctx)
+	if err != nil || !res.OK() || res.Games != 2 {
+		t.Fatalf("%+v, %v:\n%s", res, err, out.String())
+	}
+	checkReport(t, out.String(), 2)
+	if !strings.Contains(out.String(), "game 2   anchored-v1") || strings.Contains(out.String(), "\nreplay ") {
+		t.Errorf("report:\n%s", out.String())
+	}
+}
+
+// TestCheck: the checker fetches a bundle once it is announced and accepts
+// it only if every required check passed; a check skipped for want of a
+// key fails it.
+func TestCheck(t *testing.T) {
+	ctx := testCtx(t)
+	const file = "../../testdata/dice/evidence/valid/bundle-tavlarena-10-rolls.json"
+	const logKey = "log.zarlog.example+58a735df+AabtJ4sEH6aKjQjFidVXKTVU3pwEtYb2uS3y5DAd+GNI"
+	bundle, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := verifier.Parse(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := ev.Tavlarena.GameID.String()
+	ann := &announcements{}
+	var mu sync.Mutex
+	requests := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/games/"+id+"/proof.json" {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		requests++
+		first := requests == 1
+		mu.Unlock()
+		if first { // not there yet; announced now
+			m := nats.NewMsg(wire.Subjects{}.Proofs(Emitter))
+			m.Header.Set(wire.HeaderGame, id)
+			ann.handle(m)
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(bundle)
+	}))
+	defer srv.Close()
+	key, err := verifier.ParseLogKey(logKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck := &checker{base: srv.URL, hc: srv.Client(), ann: ann, options: verifier.Options{LogKey: key}}
+	g := &played{id: id, plan: plan{scheme: events.Tavlarena, opening: "western", resignAfter: 1},
+		seal: dice.SealCode(ev.Tavlarena.Commitment)}
+	v := ck.check(ctx, g)
+	if v.err != nil || v.size != len(bundle) || v.report.Exit() != 0 {
+		t.Fatalf("check: %+v", v)
+	}
+	if v.ok || !strings.Contains(v.summary(), "NOT VERIFIED") || !strings.Contains(v.summary(), "log-emitter-signatures") {
+		t.Errorf("a bundle whose emitter signatures were not checked: ok %t, %s", v.ok, v.summary())
+	}
+	if requests != 2 {
+		t.Errorf("%d requests, want 2", requests)
+	}
+	g.seal = "0000-0000"
+	if v := ck.check(ctx, g); v.ok || v.report.Exit() != 1 {
+		t.Errorf("a wrong seal code: ok %t, exit %d", v.ok, v.report.Exit())
+	}
+}
+
+// TestReplayClock: the replay clock starts where it is told, runs at the
+// real rate, skips ahead when waited on, and never goes back.
+func TestReplayClock(t *testing.T) {
+	real := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	now := func() time.Time { return real }
+	start := replayStart()
+	c := newReplayClock(now, start)
+	if !c.Now().Equal(start) {
+		t.Fatalf("start %s, want %s", c.Now(), start)
+	}
+	real = real.Add(5 * time.Second)
+	if want := start.Add(5 * time.Second); !c.Now().Equal(want) {
+		t.Errorf("after 5 s: %s, want %s", c.Now(), want)
+	}
+	round := quicknet.RoundTime(RecordedRound)
+	if err := c.WaitUntil(context.Background(), round); err != nil || !c.Now().Equal(round) {
+		t.Errorf("WaitUntil the round: %s, %v", c.Now(), err)
+	}
+	if err := c.WaitUntil(context.Background(), start); err != nil || !c.Now().Equal(round) {
+		t.Errorf("WaitUntil the past moved the clock: %s, %v", c.Now(), err)
+	}
+	if quicknet.RoundAt(start)+sdk.DefaultAnchorRounds != RecordedRound {
+		t.Errorf("a game sealed at the start anchors to round %d", quicknet.RoundAt(start)+sdk.DefaultAnchorRounds)
+	}
+	if !strings.Contains(fmt.Sprint(sdk.QuicknetRounds()), fmt.Sprint(RecordedRound)) {
+		t.Errorf("the SDK's recorded rounds %v lack %d", sdk.QuicknetRounds(), RecordedRound)
+	}
+}
