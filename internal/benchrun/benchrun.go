@@ -91,7 +91,10 @@ type Config struct {
 
 // A Report is what a run measured.
 type Report struct {
-	Machine  Machine  `json:"machine"`
+	Machine Machine `json:"machine"`
+	// LogKey is the verifier key (C2SP vkey) of the throwaway logs the run
+	// writes, so their checkpoints and bundles can be checked.
+	LogKey   string   `json:"logKey"`
 	Workload Workload `json:"workload"`
 	// EndToEnd is SDK → NATS → ingest → ledger → signed checkpoint, as
 	// fast as the emitters can publish (or at Config.Rate).
@@ -209,7 +212,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("generating the events: %w", err)
 	}
 	progress("generating events", cfg.Events, cfg.Events)
-	rep := &Report{Machine: machine(), Workload: Workload{Mix: cmp.Or(cfg.Mix, "mixed"), Events: len(w.Events), Emitters: len(w.Emitters), Games: cfg.Games,
+	logKey, err := bench.LedgerVerifierKey()
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Machine: machine(), LogKey: logKey, Workload: Workload{Mix: cmp.Or(cfg.Mix, "mixed"), Events: len(w.Events), Emitters: len(w.Emitters), Games: cfg.Games,
 		MeanBytes: w.MeanBytes, SignedShare: w.SignedShare}}
 
 	e2eDir := filepath.Join(dir, "endtoend")
@@ -418,6 +425,7 @@ func (r *Report) Text() string {
 		fmt.Fprintf(&b, ", Linux %s", m.Kernel)
 	}
 	fmt.Fprintln(&b)
+	fmt.Fprintf(&b, "log        %s (the key of the throwaway logs this run writes)\n", r.LogKey)
 	wl := r.Workload
 	fmt.Fprintf(&b, "events     %d (%s mix) of %d emitters, %d games in play, %.0f bytes on average, %.1f%% signed\n",
 		wl.Events, wl.Mix, wl.Emitters, wl.Games, wl.MeanBytes, 100*wl.SignedShare)

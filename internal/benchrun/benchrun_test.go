@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/mod/sumdb/note"
 )
 
 // TestRun runs a small bench with the Tessera comparison and checks that
@@ -68,8 +70,11 @@ func TestRun(t *testing.T) {
 	if err := json.Unmarshal(rep.JSON(), &back); err != nil || back.EndToEnd != rep.EndToEnd {
 		t.Errorf("JSON round trip: %v", err)
 	}
+	if _, err := note.NewVerifier(rep.LogKey); err != nil {
+		t.Errorf("the report's log key %q is not a C2SP verifier key: %v", rep.LogKey, err)
+	}
 	text := rep.Text()
-	for _, want := range []string{"machine ", "end to end ", "latency ", "disk ", "bundle     per-roll-v1", "bundle     tavlarena-v1", "tessera-posix"} {
+	for _, want := range []string{"log        " + rep.LogKey, "machine ", "end to end ", "latency ", "disk ", "bundle     per-roll-v1", "bundle     tavlarena-v1", "tessera-posix"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q in:\n%s", want, text)
 		}
