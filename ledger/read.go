@@ -268,17 +268,11 @@ func (l *Ledger) AppendTime(ctx context.Context, index uint64) (time.Time, error
 	return parseTime(it.Value())
 }
 
-// A FinishedGame is an entry of the finished-games index: a game whose last
-// event (the reveal; per-roll-v1: the end) is logged.
-type FinishedGame struct {
-	Index  uint64        // the leaf index of the game's last event
-	Game   string        // the game id
-	Status events.Status // verified or failed
-}
-
-// Finished returns up to limit finished games whose last event has a leaf
-// index ≥ from, in log order. The next page starts at the last Index + 1.
-func (l *Ledger) Finished(ctx context.Context, from uint64, limit int) ([]FinishedGame, error) {
+// Finished returns up to limit entries of the finished-games index (games
+// whose last event, the reveal or per-roll-v1 the end, is logged) whose last
+// event has a leaf index ≥ from, in log order. The next page starts at the
+// last Index + 1.
+func (l *Ledger) Finished(ctx context.Context, from uint64, limit int) ([]events.FinishedGame, error) {
 	v, err := l.acquire()
 	if err != nil {
 		return nil, err
@@ -289,7 +283,7 @@ func (l *Ledger) Finished(ctx context.Context, from uint64, limit int) ([]Finish
 		return nil, err
 	}
 	defer it.Close()
-	var out []FinishedGame
+	var out []events.FinishedGame
 	for ok := it.First(); ok && len(out) < limit; ok = it.Next() {
 		f, err := parseFinished(it.Key(), it.Value())
 		if err != nil {

@@ -56,7 +56,7 @@ func TestProjection(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := f.store.Stats()
-	if st.Opening != ls.Opening.Matrix || st.Play != ls.Play.Matrix || st.Games != ls.Games || st.Leaves != ls.Events || st.Events != ls.Events {
+	if st.Opening != ls.Opening.Pairs || st.Play != ls.Play.Pairs || st.Games != ls.Games || st.Leaves != ls.Events || st.Events != ls.Events {
 		t.Fatalf("stats %+v, the ledger's %+v", st, ls)
 	}
 	if st.NonEvents != 0 || st.Refused != 0 || st.Finished != uint64(len(ids)) {

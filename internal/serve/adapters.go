@@ -254,8 +254,8 @@ func (s Stats) Stats(ctx context.Context) (publisher.Stats, error) {
 		return publisher.Stats{}, err
 	}
 	return publisher.Stats{
-		Opening: publisher.RollCounts{Pairs: st.Opening.Matrix},
-		Play:    publisher.RollCounts{Pairs: st.Play.Matrix},
+		Opening: publisher.RollCounts{Pairs: st.Opening.Pairs},
+		Play:    publisher.RollCounts{Pairs: st.Play.Pairs},
 		Games:   st.Games,
 		LogSize: st.Events,
 	}, nil
