@@ -398,7 +398,10 @@ func (s *sequencer) dedup(it *item) (dedupRecord, bool, error) {
 	return lookupID(s.l.db, it.ev.ID)
 }
 
-// add adds an accepted event to the group's projections.
+// add adds an accepted event to the group's projections. What is counted,
+// and which event finishes a game, is events.Tally.Count, as in the
+// watchers' projection (internal/follow/games.go says why the replays
+// themselves stay apart).
 func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *events.Game, index uint64) {
 	s.leaves = append(s.leaves, data)
 	s.recent[ev.ID] = taggedID{dedupRecord{Index: index, LeafHash: hash}, s.group + 1}
