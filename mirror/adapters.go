@@ -112,8 +112,8 @@ type Stats struct{ S *follow.Store }
 func (s Stats) Stats(ctx context.Context) (publisher.Stats, error) {
 	st := s.S.Stats()
 	return publisher.Stats{
-		Opening: publisher.RollCounts{Pairs: st.Opening.Pairs},
-		Play:    publisher.RollCounts{Pairs: st.Play.Pairs},
+		Opening: st.Opening,
+		Play:    st.Play,
 		Games:   st.Games,
 		LogSize: st.Leaves,
 	}, nil

@@ -254,8 +254,8 @@ func (s Stats) Stats(ctx context.Context) (publisher.Stats, error) {
 		return publisher.Stats{}, err
 	}
 	return publisher.Stats{
-		Opening: publisher.RollCounts{Pairs: st.Opening.Pairs},
-		Play:    publisher.RollCounts{Pairs: st.Play.Pairs},
+		Opening: st.Opening,
+		Play:    st.Play,
 		Games:   st.Games,
 		LogSize: st.Events,
 	}, nil
