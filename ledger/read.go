@@ -37,6 +37,14 @@ func (l *Ledger) Stats() (Stats, error) {
 	return v.stats, nil
 }
 
+// Tally returns the statistics' events.Tally and the number of leaves it
+// was counted over (every leaf is an event), as of the last committed group
+// (publisher.LogStore).
+func (l *Ledger) Tally() (events.Tally, uint64, error) {
+	st, err := l.Stats()
+	return st.Tally, st.Events, err
+}
+
 // TileReader returns a merkle.TileReader over the ledger's tiles and entry
 // bundles. It returns each tile as stored: the full tile, or the partial
 // tile as wide as the durable tree has it (at least as wide as any signed
