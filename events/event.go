@@ -3,7 +3,8 @@
 // schemes, their one canonical encoding (Parse and Format), the Ed25519
 // signatures of the binding events (Sign, Verify, Keyring), and the per-game
 // state machine that decides whether an event may follow its game's history
-// (Game, Apply).
+// (Game, Apply), and what the projections of the log count over the events
+// they apply (Tally, RollCounts, FinishedGame).
 //
 // The contract is docs/FORMATS.md §1; the dice arithmetic is package
 // events/dice (docs/SCHEMES.md, from the shared DICE.md). The package is pure:

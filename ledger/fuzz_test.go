@@ -15,10 +15,12 @@ func FuzzStats(f *testing.F) {
 	var s Stats
 	b, _ := s.MarshalBinary()
 	f.Add(b)
-	s.Events, s.Types[3], s.Opening.Matrix[5][4], s.Play.Faces[0] = 1<<40, 7, 300, 1
+	s.Events, s.Types[3], s.Opening.Pairs[5][4], s.Play.Pairs[0][0], s.Finished, s.Failed = 1<<40, 7, 300, 1, 3, 1
 	b, _ = s.MarshalBinary()
 	f.Add(b)
 	f.Add([]byte{statsVersion, 0x80, 0x00})
+	b[len(b)-36-8]++ // Play's number of rolls no longer matches its pairs
+	f.Add(b)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var s Stats
 		if err := s.UnmarshalBinary(b); err != nil {

@@ -121,9 +121,9 @@ func marshalFinished(st events.Status, game string) []byte {
 	return append([]byte{c}, game...)
 }
 
-func parseFinished(key, val []byte) (FinishedGame, error) {
+func parseFinished(key, val []byte) (events.FinishedGame, error) {
 	if len(key) != 9 || len(val) < 2 || int(val[0]) >= len(finishedStatus) {
-		return FinishedGame{}, fmt.Errorf("finished-game record %x = %x: %w", key, val, ErrCorrupt)
+		return events.FinishedGame{}, fmt.Errorf("finished-game record %x = %x: %w", key, val, ErrCorrupt)
 	}
-	return FinishedGame{Index: binary.BigEndian.Uint64(key[1:]), Status: finishedStatus[val[0]], Game: string(val[1:])}, nil
+	return events.FinishedGame{Index: binary.BigEndian.Uint64(key[1:]), Status: finishedStatus[val[0]], Game: string(val[1:])}, nil
 }

@@ -37,6 +37,14 @@ func (l *Ledger) Stats() (Stats, error) {
 	return v.stats, nil
 }
 
+// Tally returns the statistics' events.Tally and the number of leaves it
+// was counted over (every leaf is an event), as of the last committed group
+// (publisher.LogStore).
+func (l *Ledger) Tally() (events.Tally, uint64, error) {
+	st, err := l.Stats()
+	return st.Tally, st.Events, err
+}
+
 // TileReader returns a merkle.TileReader over the ledger's tiles and entry
 // bundles. It returns each tile as stored: the full tile, or the partial
 // tile as wide as the durable tree has it (at least as wide as any signed
@@ -268,17 +276,11 @@ func (l *Ledger) AppendTime(ctx context.Context, index uint64) (time.Time, error
 	return parseTime(it.Value())
 }
 
-// A FinishedGame is an entry of the finished-games index: a game whose last
-// event (the reveal; per-roll-v1: the end) is logged.
-type FinishedGame struct {
-	Index  uint64        // the leaf index of the game's last event
-	Game   string        // the game id
-	Status events.Status // verified or failed
-}
-
-// Finished returns up to limit finished games whose last event has a leaf
-// index ≥ from, in log order. The next page starts at the last Index + 1.
-func (l *Ledger) Finished(ctx context.Context, from uint64, limit int) ([]FinishedGame, error) {
+// Finished returns up to limit entries of the finished-games index (games
+// whose last event, the reveal or per-roll-v1 the end, is logged) whose last
+// event has a leaf index ≥ from, in log order. The next page starts at the
+// last Index + 1.
+func (l *Ledger) Finished(ctx context.Context, from uint64, limit int) ([]events.FinishedGame, error) {
 	v, err := l.acquire()
 	if err != nil {
 		return nil, err
@@ -289,7 +291,7 @@ func (l *Ledger) Finished(ctx context.Context, from uint64, limit int) ([]Finish
 		return nil, err
 	}
 	defer it.Close()
-	var out []FinishedGame
+	var out []events.FinishedGame
 	for ok := it.First(); ok && len(out) < limit; ok = it.Next() {
 		f, err := parseFinished(it.Key(), it.Value())
 		if err != nil {

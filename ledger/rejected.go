@@ -201,6 +201,26 @@ func (d *decoder) uvarint() uint64 {
 	return v
 }
 
+// uvarint reads a minimal uvarint.
+func uvarint(b []byte) (uint64, []byte, error) {
+	v, n := binary.Uvarint(b)
+	if n <= 0 {
+		return 0, nil, fmt.Errorf("bad uvarint: %w", ErrCorrupt)
+	}
+	if n != uvarintLen(v) {
+		return 0, nil, fmt.Errorf("non-minimal uvarint: %w", ErrCorrupt)
+	}
+	return v, b[n:], nil
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
+
 func (d *decoder) str(max int) string {
 	n := d.uvarint()
 	if d.err == nil && n > uint64(max) {

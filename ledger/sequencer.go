@@ -56,7 +56,7 @@ type sequencer struct {
 	pend   map[string]*events.Game // games changed by the group
 	ids    []string                // event ids appended by the group
 	leaves [][]byte
-	fin    []finished
+	fin    []events.FinishedGame
 	counts groupCounts
 
 	keyBuf, valBuf []byte // scratch for encoding batch records
@@ -81,12 +81,6 @@ type flightLog struct {
 type idLog struct {
 	group uint64
 	ids   []string
-}
-
-type finished struct {
-	index  uint64
-	status events.Status
-	game   string
 }
 
 type groupCounts struct {
@@ -404,16 +398,18 @@ func (s *sequencer) dedup(it *item) (dedupRecord, bool, error) {
 	return lookupID(s.l.db, it.ev.ID)
 }
 
-// add adds an accepted event to the group's projections.
+// add adds an accepted event to the group's projections. What is counted,
+// and which event finishes a game, is events.Tally.Count, as in the
+// watchers' projection (internal/follow/games.go says why the replays
+// themselves stay apart).
 func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *events.Game, index uint64) {
 	s.leaves = append(s.leaves, data)
 	s.recent[ev.ID] = taggedID{dedupRecord{Index: index, LeafHash: hash}, s.group + 1}
 	s.ids = append(s.ids, ev.ID)
 	s.nRecent++
 	s.pend[ev.Game] = ng
-	s.stats.observe(ev, g, ng)
-	if ng.Closed && (g == nil || !g.Closed) {
-		s.fin = append(s.fin, finished{index: index, status: ng.Status, game: ng.ID})
+	if f, ok := s.stats.observe(ev, g, ng); ok {
+		s.fin = append(s.fin, f)
 	}
 }
 
@@ -522,7 +518,7 @@ func (s *sequencer) writeProjections(batch *pebble.Batch) error {
 	}
 	s.keyBuf, s.valBuf = key, val
 	for _, f := range s.fin {
-		batch.Set(u64Key(prefixFinished, f.index), marshalFinished(f.status, f.game), nil)
+		batch.Set(u64Key(prefixFinished, f.Index), marshalFinished(f.Status, f.Game), nil)
 	}
 	if len(s.leaves) > 0 {
 		st, _ := s.stats.MarshalBinary()

@@ -176,7 +176,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Bundled != nil {
 		announce = func(_ context.Context, a publisher.Announcement) error { cfg.Bundled(a); return nil }
 	}
-	bundler, err := publisher.NewBundler(publisher.BundlerConfig{Source: BundleSource{st}, Store: bundles, Announce: announce,
+	bundler, err := publisher.NewBundler(publisher.BundlerConfig{Source: NewSource(st, nil), Store: bundles, Announce: announce,
 		Logger: log.With("component", "bundler"), Registerer: reg})
 	if err != nil {
 		return fmt.Errorf("mirror: %w", err)
@@ -276,12 +276,12 @@ func Run(ctx context.Context, cfg Config) error {
 // verifier key (shown on the pages); reg is served at /metrics and gets the
 // API's metrics; health is /healthz.
 func Handler(st *follow.Store, bundles *publisher.Store, vkey string, log *slog.Logger, reg *prometheus.Registry, health func(context.Context) error) (http.Handler, error) {
-	games := Games{S: st, Bundles: bundles}
-	pages, err := publisher.NewPages(publisher.Config{Games: games, Stats: Stats{st}, LogKey: vkey, Origin: st.Origin(), Logger: log.With("component", "pages")})
+	src := NewSource(st, bundles)
+	pages, err := publisher.NewPages(publisher.Config{Games: src, Stats: src, LogKey: vkey, Origin: st.Origin(), Logger: log.With("component", "pages")})
 	if err != nil {
 		return nil, fmt.Errorf("mirror: %w", err)
 	}
-	api, err := publisher.NewAPI(publisher.APIConfig{Log: LogReader{st}, Games: games, Metrics: reg, Registerer: reg, Health: health,
+	api, err := publisher.NewAPI(publisher.APIConfig{Log: src, Games: src, Metrics: reg, Registerer: reg, Health: health,
 		Logger: log.With("component", "api")})
 	if err != nil {
 		return nil, fmt.Errorf("mirror: %w", err)

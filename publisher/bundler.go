@@ -20,16 +20,9 @@ import (
 	"github.com/zarlog/zarlog/merkle"
 )
 
-// A FinishedGame is a game whose final event (the reveal; per-roll-v1: the
-// end) is in the log at leaf Index.
-type FinishedGame struct {
-	Index uint64
-	Game  string
-}
-
-// A BundleSource is the log as the Bundler reads it. The ledger is one
-// (through a small adapter in package serve). Its methods are safe for
-// concurrent use; ReadTiles is called from several goroutines at once.
+// A BundleSource is the log as the Bundler reads it. A Source is one, over
+// the ledger or a watcher's copy. Its methods are safe for concurrent use;
+// ReadTiles is called from several goroutines at once.
 type BundleSource interface {
 	// ReadTiles reads the log's tiles (merkle.TileReader): every tile of
 	// the tree of any checkpoint Latest returned.
@@ -39,9 +32,10 @@ type BundleSource interface {
 	// one is published.
 	Latest() (note []byte, size uint64, next <-chan struct{})
 	// Finished returns up to limit finished games whose final event has a
-	// leaf index ≥ from, in log order. A game may be listed before a
-	// checkpoint covers its final event, never before that event is durable.
-	Finished(ctx context.Context, from uint64, limit int) ([]FinishedGame, error)
+	// leaf index ≥ from, in log order (the Bundler reads Index and Game). A
+	// game may be listed before a checkpoint covers its final event, never
+	// before that event is durable.
+	Finished(ctx context.Context, from uint64, limit int) ([]events.FinishedGame, error)
 	// GameLeaves returns every event of the game with its leaf index, seq 0
 	// first.
 	GameLeaves(ctx context.Context, game string) ([]IndexedLeaf, error)

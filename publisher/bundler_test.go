@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/verifier"
 )
@@ -23,7 +24,7 @@ type memSource struct {
 	mu       sync.Mutex
 	size     uint64
 	next     chan struct{}
-	finished []FinishedGame
+	finished []events.FinishedGame
 	games    map[string][]IndexedLeaf
 }
 
@@ -41,7 +42,7 @@ func (s *memSource) add(t testing.TB, games ...[][]byte) []string {
 	for _, g := range s.interleave(t, fillerLeaf, 3, games...) {
 		id := gameIDOf(t, g[0].Leaf)
 		s.games[id] = g
-		s.finished = append(s.finished, FinishedGame{Index: g[len(g)-1].Index, Game: id})
+		s.finished = append(s.finished, events.FinishedGame{Index: g[len(g)-1].Index, Game: id})
 	}
 	// Finished lists games in the order of their final events.
 	for i := 1; i < len(s.finished); i++ {
@@ -73,10 +74,10 @@ func (s *memSource) Latest() ([]byte, uint64, <-chan struct{}) {
 	return s.note, s.size, s.next
 }
 
-func (s *memSource) Finished(ctx context.Context, from uint64, limit int) ([]FinishedGame, error) {
+func (s *memSource) Finished(ctx context.Context, from uint64, limit int) ([]events.FinishedGame, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []FinishedGame
+	var out []events.FinishedGame
 	for _, f := range s.finished {
 		if f.Index >= from && len(out) < limit {
 			out = append(out, f)
@@ -103,7 +104,7 @@ func (s *memSource) ReadTiles(ctx context.Context, tiles []merkle.Tile) ([][]byt
 
 // runBundler runs a Bundler over src and store until the test ends (or
 // stop is called) and returns its announcements.
-func runBundler(t *testing.T, src *memSource, store *Store) (*Bundler, <-chan Announcement, func()) {
+func runBundler(t *testing.T, src BundleSource, store *Store) (*Bundler, <-chan Announcement, func()) {
 	t.Helper()
 	ch := make(chan Announcement, 64)
 	b, err := NewBundler(BundlerConfig{Source: src, Store: store, Workers: 2, Batch: 2,

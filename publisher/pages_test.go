@@ -490,7 +490,7 @@ func TestChiSquareSF(t *testing.T) {
 // TestFairnessTests checks the statistics of exactly uniform counts (χ² 0,
 // p 1) and of a loaded die.
 func TestFairnessTests(t *testing.T) {
-	var c RollCounts
+	var c events.RollCounts
 	for a := 1; a <= 6; a++ {
 		for b := 1; b <= 6; b++ {
 			for range 10 {

@@ -9,76 +9,21 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/zarlog/zarlog/events/dice"
+	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/verifier"
 )
 
-// RollCounts counts rolls by their ordered pair of dice: Pairs[a-1][b-1] is
-// the number of rolls whose first die was a and second die b.
-type RollCounts struct {
-	Pairs [6][6]uint64
-}
-
-// Add counts one roll.
-func (c *RollCounts) Add(d dice.Dice) {
-	if d.Valid() {
-		c.Pairs[d[0]-1][d[1]-1]++
-	}
-}
-
-// Total returns the number of rolls.
-func (c RollCounts) Total() uint64 {
-	var n uint64
-	for _, row := range c.Pairs {
-		for _, x := range row {
-			n += x
-		}
-	}
-	return n
-}
-
-// Faces returns how often each face (1 to 6, at index face−1) came up,
-// counting both dice of every roll.
-func (c RollCounts) Faces() [6]uint64 {
-	var f [6]uint64
-	for a, row := range c.Pairs {
-		for b, x := range row {
-			f[a] += x
-			f[b] += x
-		}
-	}
-	return f
-}
-
-// Doubles returns the number of rolls whose two dice were equal.
-func (c RollCounts) Doubles() uint64 {
-	var n uint64
-	for i := range 6 {
-		n += c.Pairs[i][i]
-	}
-	return n
-}
-
-func (c RollCounts) plus(d RollCounts) RollCounts {
-	for a := range 6 {
-		for b := range 6 {
-			c.Pairs[a][b] += d.Pairs[a][b]
-		}
-	}
-	return c
-}
-
 // Stats are the fairness counters over the whole log that /stats draws:
-// the rolls of every game, opening rolls apart from the rest. The ledger
-// keeps them as a projection (a roll event, or a per-roll-v1 roll-reveal,
-// adds one roll) and the integrator maps them here.
+// the rolls of every game, opening rolls apart from the rest, as a
+// projection of the log counts them (events.Tally: a roll event, or a
+// per-roll-v1 roll-reveal, adds one roll). Source maps a store's here.
 type Stats struct {
 	// Opening counts the opening rolls of the per-game schemes (kind
 	// "opening", ties included): die 1 is seat 0's, die 2 seat 1's.
-	Opening RollCounts
+	Opening events.RollCounts
 	// Play counts every other roll: re-rolls, turns, and the rolls of
 	// per-roll-v1 matches.
-	Play RollCounts
+	Play events.RollCounts
 	// Games is the number of games (per-roll-v1: matches) the rolls come
 	// from; LogSize the log's size when they were counted (0: unknown).
 	Games   uint64
@@ -186,7 +131,7 @@ type fairness struct {
 	Doubles ChiSquare // doubles 1/6 against the rest
 }
 
-func testsOf(c RollCounts) fairness {
+func testsOf(c events.RollCounts) fairness {
 	six := make([]float64, 6)
 	for i := range six {
 		six[i] = 1.0 / 6
@@ -256,8 +201,8 @@ func (p *Pages) statsPage(w http.ResponseWriter, r *http.Request) {
 		v.Available, v.Stats = true, s
 		for _, x := range []struct {
 			key string
-			c   RollCounts
-		}{{"SetAll", s.Opening.plus(s.Play)}, {"SetOpening", s.Opening}, {"SetPlay", s.Play}} {
+			c   events.RollCounts
+		}{{"SetAll", s.Opening.Plus(s.Play)}, {"SetOpening", s.Opening}, {"SetPlay", s.Play}} {
 			set := statsSet{Name: text(l, x.key), Total: x.c.Total(), Doubles: x.c.Doubles(), Tests: testsOf(x.c)}
 			if set.Total > 0 {
 				set.DoublesRate = fmt.Sprintf("%.2f%%", 100*float64(set.Doubles)/float64(set.Total))
@@ -344,7 +289,7 @@ func rollGridSVG(d int) string {
 }
 
 // facesSVG draws the face counts as bars with the expected count as a line.
-func facesSVG(c RollCounts, l verifier.Lang) string {
+func facesSVG(c events.RollCounts, l verifier.Lang) string {
 	f := c.Faces()
 	n := c.Total()
 	expected := float64(2*n) / 6
@@ -373,7 +318,7 @@ func facesSVG(c RollCounts, l verifier.Lang) string {
 
 // matrixSVG draws the 36 ordered pairs as a heat map: each cell's shade is
 // its count against the expected count N/36 (darker: more).
-func matrixSVG(c RollCounts, l verifier.Lang) string {
+func matrixSVG(c events.RollCounts, l verifier.Lang) string {
 	n := c.Total()
 	expected := float64(n) / 36
 	var b strings.Builder

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/merkle"
 )
 
@@ -81,9 +82,9 @@ func FuzzParseEvidence(f *testing.F) {
 // FuzzStats: Stats.UnmarshalBinary never panics and accepts only the
 // canonical encoding.
 func FuzzStats(f *testing.F) {
-	s := Stats{Leaves: 1000, Events: 990, NonEvents: 10, Games: 7, Finished: 5, Failed: 1}
-	s.Opening[2][4] = 300
-	s.Play[5][5] = 1 << 40
+	s := Stats{Leaves: 1000, NonEvents: 10, Tally: events.Tally{Events: 990, Games: 7, Finished: 5, Failed: 1}}
+	s.Opening.Pairs[2][4] = 300
+	s.Play.Pairs[5][5] = 1 << 40
 	b, _ := s.MarshalBinary()
 	f.Add(b)
 	z, _ := (&Stats{}).MarshalBinary()

@@ -5,6 +5,19 @@ package follow
 // an auditor replays a log (no clock checks, beacons against the pinned
 // drand chains, moves checked structurally), and the games, the finished
 // games and the roll statistics are kept in the store.
+//
+// What the projection keeps is the ledger's (ledger/sequencer.go): the
+// events.Game of each game, and events.Tally.Count decides what is counted
+// and which event finishes a game, for both. The replay itself stays apart
+// from the ledger's, because the two do different things with a leaf: the
+// ledger judges an input before it is a leaf (its append time, the
+// emitter's key, the clock checks), rejects what the state machine refuses
+// and signs what it accepts; the follower replays leaves a log has already
+// signed, without their append times (SkipClockChecks), and records a leaf
+// it cannot use instead of refusing it, since the log broke its rules by
+// holding it. Their records differ for the same reason: each store keeps the
+// bytes it was written with (the "f" record's status byte is 1 verified,
+// 2 failed here; 2 and 3 in the ledger, which counts open and ended too).
 
 import (
 	"context"
@@ -15,7 +28,6 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/events/dice"
 	"github.com/zarlog/zarlog/events/drand"
 )
 
@@ -27,82 +39,44 @@ const MaxUnusable = 1000
 // projectChunk is how many leaves one projection batch applies.
 const projectChunk = 8192
 
-// Stats are the projection's counters over the projected leaves.
+// Stats are the projection's counters over the projected leaves: the
+// events.Tally of the events applied to their games, counted as the
+// ledger's statistics count them, and the leaves it could not use.
 type Stats struct {
 	Leaves    uint64 // leaves projected
-	Events    uint64 // leaves that are zarlog events applied to their game
 	NonEvents uint64 // leaves that do not parse as zarlog events
 	Refused   uint64 // events the state machine refuses (a log that accepted them broke its rules)
-	Games     uint64 // commits
-	Finished  uint64 // games whose final event is logged
-	Failed    uint64 // finished games whose reveal did not match (status failed)
-	// Opening counts the opening rolls of the per-game schemes; Play every
-	// other roll (re-rolls, turns, per-roll-v1 reveals), as the ledger's
-	// statistics do. Opening[a-1][b-1] is the number of rolls a-b.
-	Opening, Play [6][6]uint64
+	events.Tally
 }
 
 // statsVersion is the first byte of marshaled Stats.
 const statsVersion = 1
 
-func (s *Stats) fields(f func(*uint64)) {
+// fields visits the counters in the record's order.
+func (s *Stats) fields(visit func(*uint64)) {
 	for _, p := range []*uint64{&s.Leaves, &s.Events, &s.NonEvents, &s.Refused, &s.Games, &s.Finished, &s.Failed} {
-		f(p)
+		visit(p)
 	}
-	for _, m := range []*[6][6]uint64{&s.Opening, &s.Play} {
-		for i := range m {
-			for j := range m[i] {
-				f(&m[i][j])
-			}
-		}
-	}
+	s.Opening.Fields(visit)
+	s.Play.Fields(visit)
 }
 
 // MarshalBinary encodes s: the byte 1, then every counter as a uvarint in a
-// fixed order.
+// fixed order (events.MarshalCounters).
 func (s *Stats) MarshalBinary() ([]byte, error) {
-	b := []byte{statsVersion}
-	s.fields(func(v *uint64) { b = binary.AppendUvarint(b, *v) })
-	return b, nil
+	return events.MarshalCounters(statsVersion, s.fields), nil
 }
 
 // UnmarshalBinary decodes what MarshalBinary returns and only that: a
 // non-minimal varint, a missing counter or trailing bytes are errors
 // wrapping ErrCorrupt, and s is then unchanged.
 func (s *Stats) UnmarshalBinary(b []byte) error {
-	if len(b) == 0 || b[0] != statsVersion {
-		return fmt.Errorf("stats of %d bytes have no version %d header: %w", len(b), statsVersion, ErrCorrupt)
-	}
 	var t Stats
-	rest := b[1:]
-	var err error
-	t.fields(func(v *uint64) {
-		if err != nil {
-			return
-		}
-		x, n := binary.Uvarint(rest)
-		if n <= 0 || n != len(binary.AppendUvarint(nil, x)) {
-			err = fmt.Errorf("stats: bad varint at byte %d: %w", len(b)-len(rest), ErrCorrupt)
-			return
-		}
-		*v, rest = x, rest[n:]
-	})
-	if err != nil {
-		return err
-	}
-	if len(rest) != 0 {
-		return fmt.Errorf("stats: %d trailing bytes: %w", len(rest), ErrCorrupt)
+	if err := events.UnmarshalCounters(b, statsVersion, t.fields); err != nil {
+		return fmt.Errorf("stats: %w: %w", ErrCorrupt, err)
 	}
 	*s = t
 	return nil
-}
-
-// A FinishedGame is a game whose final event (the reveal; per-roll-v1: the
-// end) is leaf Index.
-type FinishedGame struct {
-	Index  uint64
-	Game   string
-	Status events.Status // verified or failed
 }
 
 // An UnusableKind says why the projection could not use a leaf.
@@ -134,11 +108,11 @@ func marshalFinished(st events.Status, game string) []byte {
 }
 
 // parseFinished decodes an "f" record.
-func parseFinished(key, val []byte) (FinishedGame, error) {
+func parseFinished(key, val []byte) (events.FinishedGame, error) {
 	if len(key) != 9 || len(val) < 2 || val[0] == 0 || int(val[0]) > len(statusCodes) || !events.ValidGameID(string(val[1:])) {
-		return FinishedGame{}, fmt.Errorf("finished-game record of %d bytes: %w", len(val), ErrCorrupt)
+		return events.FinishedGame{}, fmt.Errorf("finished-game record of %d bytes: %w", len(val), ErrCorrupt)
 	}
-	return FinishedGame{Index: binary.BigEndian.Uint64(key[1:]), Game: string(val[1:]), Status: statusCodes[val[0]-1]}, nil
+	return events.FinishedGame{Index: binary.BigEndian.Uint64(key[1:]), Game: string(val[1:]), Status: statusCodes[val[0]-1]}, nil
 }
 
 // parseUnusable decodes an "x" record.
@@ -170,8 +144,8 @@ func (s *Store) Game(ctx context.Context, id string) (*events.Game, error) {
 
 // Finished returns up to limit finished games whose final event's leaf index
 // is at least from, in log order.
-func (s *Store) Finished(ctx context.Context, from uint64, limit int) ([]FinishedGame, error) {
-	var out []FinishedGame
+func (s *Store) Finished(ctx context.Context, from uint64, limit int) ([]events.FinishedGame, error) {
+	var out []events.FinishedGame
 	err := s.scan(ctx, keyFinished, from, limit, func(k, v []byte) error {
 		f, err := parseFinished(k, v)
 		out = append(out, f)
@@ -268,9 +242,8 @@ func (s *Store) project(ctx context.Context) error {
 				continue
 			}
 			games[ev.Game] = ng
-			stats.observe(ev, g, ng)
-			if ng.Closed && (g == nil || !g.Closed) {
-				if err := b.Set(u64Key(keyFinished, i), marshalFinished(ng.Status, ng.ID), nil); err != nil {
+			if f, ok := stats.Count(ev, g, ng); ok {
+				if err := b.Set(u64Key(keyFinished, f.Index), marshalFinished(f.Status, f.Game), nil); err != nil {
 					b.Close()
 					return err
 				}
@@ -302,30 +275,5 @@ func (s *Store) project(ctx context.Context) error {
 			return fmt.Errorf("follow: storing the projection of leaves [%d, %d): %w", v.projected, end, err)
 		}
 		s.update(func(v *view) { v.projected, v.stats = end, stats })
-	}
-}
-
-// observe counts an applied event; before and after are its game's states
-// around it (before is nil for a commit).
-func (s *Stats) observe(ev *events.Event, before, after *events.Game) {
-	s.Events++
-	switch b := ev.Body.(type) {
-	case events.Roll:
-		if b.Kind == dice.KindOpening {
-			s.Opening[b.Dice[0]-1][b.Dice[1]-1]++
-		} else {
-			s.Play[b.Dice[0]-1][b.Dice[1]-1]++
-		}
-	case events.RollReveal:
-		s.Play[b.Dice[0]-1][b.Dice[1]-1]++
-	}
-	if before == nil {
-		s.Games++
-	}
-	if after.Closed && (before == nil || !before.Closed) {
-		s.Finished++
-		if after.Status == events.StatusFailed {
-			s.Failed++
-		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/merkle"
 )
 
@@ -58,8 +59,10 @@ var (
 	ErrStoreMismatch = errors.New("the store belongs to another log")
 	// ErrCorrupt marks a stored record that does not decode.
 	ErrCorrupt = errors.New("corrupt store record")
-	// ErrNotFound is returned for a game the projection has not seen.
-	ErrNotFound = errors.New("not found")
+	// ErrNotFound is returned for a game the projection has not seen, or a
+	// leaf beyond the accepted tree. It is merkle.ErrNotFound, as the
+	// ledger's is, so that both are a publisher.LogStore.
+	ErrNotFound = merkle.ErrNotFound
 )
 
 // StoreConfig configures a Store.
@@ -252,6 +255,13 @@ func (s *Store) Projected() uint64 { return s.view().projected }
 
 // Stats returns the projection's counters.
 func (s *Store) Stats() Stats { return s.view().stats }
+
+// Tally returns the projection's events.Tally and the number of leaves
+// projected (publisher.LogStore). The error is always nil.
+func (s *Store) Tally() (events.Tally, uint64, error) {
+	st := s.Stats()
+	return st.Tally, st.Leaves, nil
+}
 
 // tileKey is the key of a tile or entry bundle, without its width.
 func tileKey(t merkle.Tile) []byte {

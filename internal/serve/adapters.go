@@ -2,8 +2,8 @@ package serve
 
 // The adapters between the ledger and the packages that read from it or
 // write to it: the ingest's Sink, Locator (and CheckpointWaiter: the ledger
-// itself), the ledger's Witness hook, and the publisher's LogReader,
-// BundleSource, GameSource and StatsSource.
+// itself), the ledger's Witness hook, and the publisher's Source (the
+// ledger is a publisher.LogStore).
 
 import (
 	"context"
@@ -150,113 +150,14 @@ func (w *Witnesses) Cosign(ctx context.Context, signed []byte, proofs ledger.Con
 	return note, err
 }
 
-// A LogReader is the ledger as the publisher's LogReader.
-type LogReader struct {
-	merkle.TileReader
-	L *ledger.Ledger
+// NewSource returns the ledger as the publisher reads it (the read API's
+// LogReader, the pages' GameSource and StatsSource, the Bundler's
+// BundleSource): its durable tiles and, for the pages, the proof bundles in
+// bundles (nil: none).
+func NewSource(l *ledger.Ledger, bundles *publisher.Store) publisher.Source {
+	return publisher.Source{Store: l, Tiles: l.TileReader(), Bundles: bundles}
 }
 
-// NewLogReader returns the publisher.LogReader of l.
-func NewLogReader(l *ledger.Ledger) LogReader { return LogReader{TileReader: l.TileReader(), L: l} }
-
-// Checkpoint implements publisher.LogReader.
-func (r LogReader) Checkpoint(ctx context.Context) ([]byte, error) {
-	note, _, _ := r.L.Latest()
-	if note == nil {
-		return nil, fmt.Errorf("no checkpoint signed yet: %w", merkle.ErrNotFound)
-	}
-	return note, nil
-}
-
-// A BundleSource is the ledger as the publisher's BundleSource.
-type BundleSource struct {
-	merkle.TileReader
-	L *ledger.Ledger
-}
-
-// NewBundleSource returns the publisher.BundleSource of l.
-func NewBundleSource(l *ledger.Ledger) BundleSource {
-	return BundleSource{TileReader: l.TileReader(), L: l}
-}
-
-// Latest implements publisher.BundleSource.
-func (s BundleSource) Latest() ([]byte, uint64, <-chan struct{}) {
-	note, cp, next := s.L.Latest()
-	return note, cp.Size, next
-}
-
-// Finished implements publisher.BundleSource.
-func (s BundleSource) Finished(ctx context.Context, from uint64, limit int) ([]publisher.FinishedGame, error) {
-	fs, err := s.L.Finished(ctx, from, limit)
-	out := make([]publisher.FinishedGame, len(fs))
-	for i, f := range fs {
-		out[i] = publisher.FinishedGame{Index: f.Index, Game: f.Game}
-	}
-	return out, err
-}
-
-// GameLeaves implements publisher.BundleSource.
-func (s BundleSource) GameLeaves(ctx context.Context, game string) ([]publisher.IndexedLeaf, error) {
-	g, err := s.L.Game(ctx, game)
-	if err != nil {
-		return nil, err
-	}
-	leaves, err := s.L.LeavesAt(ctx, g.Leaves)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]publisher.IndexedLeaf, len(leaves))
-	for i, l := range leaves {
-		out[i] = publisher.IndexedLeaf{Index: g.Leaves[i], Leaf: l}
-	}
-	return out, nil
-}
-
-// A Games is the publisher's GameSource: a finished game's bundle from the
-// bundle store, else the game's events so far from the ledger.
-type Games struct {
-	L     *ledger.Ledger
-	Store *publisher.Store
-}
-
-// Game implements publisher.GameSource.
-func (g Games) Game(ctx context.Context, id string) (publisher.Game, error) {
-	b, err := g.Store.Bundle(ctx, id)
-	if err == nil {
-		return publisher.Game{Status: publisher.GameFinished, Bundle: b}, nil
-	}
-	if !errors.Is(err, publisher.ErrNoBundle) {
-		return publisher.Game{}, err
-	}
-	st, err := g.L.Game(ctx, id)
-	if errors.Is(err, ledger.ErrNotFound) {
-		return publisher.Game{}, fmt.Errorf("game %q: %w", id, publisher.ErrNoGame)
-	}
-	if err != nil {
-		return publisher.Game{}, err
-	}
-	leaves, err := g.L.LeavesAt(ctx, st.Leaves)
-	if err != nil {
-		return publisher.Game{}, err
-	}
-	return publisher.Game{Status: publisher.GameInPlay, Events: leaves}, nil
-}
-
-// A Stats is the publisher's StatsSource over the ledger's statistics
-// projection: the ledger counts each roll event in Opening (kind opening,
-// ties included) or Play, and each per-roll-v1 roll-reveal in Play.
-type Stats struct{ L *ledger.Ledger }
-
-// Stats implements publisher.StatsSource.
-func (s Stats) Stats(ctx context.Context) (publisher.Stats, error) {
-	st, err := s.L.Stats()
-	if err != nil {
-		return publisher.Stats{}, err
-	}
-	return publisher.Stats{
-		Opening: publisher.RollCounts{Pairs: st.Opening.Matrix},
-		Play:    publisher.RollCounts{Pairs: st.Play.Matrix},
-		Games:   st.Games,
-		LogSize: st.Events,
-	}, nil
-}
+// NewBundleSource returns the ledger as the Bundler's
+// publisher.BundleSource: NewSource without a bundle store.
+func NewBundleSource(l *ledger.Ledger) publisher.Source { return NewSource(l, nil) }

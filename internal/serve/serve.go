@@ -291,7 +291,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	var exp *publisher.Exporter
 	if cfg.ExportDir != "" {
-		exp, err = publisher.NewExporter(publisher.ExportConfig{Dir: cfg.ExportDir, Log: NewLogReader(l), Bundles: store, Pages: mux,
+		exp, err = publisher.NewExporter(publisher.ExportConfig{Dir: cfg.ExportDir, Log: NewSource(l, store), Bundles: store, Pages: mux,
 			Logger: log.With("component", "export")})
 		if err != nil {
 			return fail(fmt.Errorf("serve: %w", err))
@@ -377,13 +377,13 @@ func Run(ctx context.Context, cfg Config) error {
 // verifier key (shown on the pages); reg is served at /metrics and receives
 // the API's metrics; health is /healthz.
 func Handler(l *ledger.Ledger, store *publisher.Store, vkey string, log *slog.Logger, reg *prometheus.Registry, health func(context.Context) error) (http.Handler, error) {
-	games := Games{L: l, Store: store}
-	pages, err := publisher.NewPages(publisher.Config{Games: games, Stats: Stats{l}, LogKey: vkey, Origin: l.Origin(),
+	src := NewSource(l, store)
+	pages, err := publisher.NewPages(publisher.Config{Games: src, Stats: src, LogKey: vkey, Origin: l.Origin(),
 		Logger: log.With("component", "pages")})
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	api, err := publisher.NewAPI(publisher.APIConfig{Log: NewLogReader(l), Games: games, Metrics: reg, Registerer: reg,
+	api, err := publisher.NewAPI(publisher.APIConfig{Log: src, Games: src, Metrics: reg, Registerer: reg,
 		Health: health, Logger: log.With("component", "api")})
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
@@ -456,7 +456,7 @@ func Export(ctx context.Context, cfg Config, dir string) (Info, publisher.Export
 	if err != nil {
 		return Info{}, publisher.ExportResult{}, err
 	}
-	exp, err := publisher.NewExporter(publisher.ExportConfig{Dir: dir, Log: NewLogReader(l), Bundles: store, Pages: mux, Logger: log})
+	exp, err := publisher.NewExporter(publisher.ExportConfig{Dir: dir, Log: NewSource(l, store), Bundles: store, Pages: mux, Logger: log})
 	if err != nil {
 		return Info{}, publisher.ExportResult{}, err
 	}
