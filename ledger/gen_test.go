@@ -1,12 +1,9 @@
 package ledger
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -17,6 +14,7 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
+	"github.com/zarlog/zarlog/internal/workload"
 	"github.com/zarlog/zarlog/merkle"
 )
 
@@ -85,41 +83,10 @@ func emitterKey(t testing.TB, name string, seed byte) (note.Signer, string) {
 	return s, vkey
 }
 
-// fakeChain is a drand chain for tests: its rounds are emitted from the year
-// 2100 on (so every anchor is in the future), and the "signature" of a round
-// is a hash only this test knows how to make.
-type fakeChain struct{}
-
-var fakeChainHash = sha256.Sum256([]byte("zarlog test drand chain"))
-
-var fakeGenesis = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
-
-var errFakeBeacon = errors.New("fake beacon signature does not verify")
-
-func (fakeChain) sig(round uint64) []byte {
-	h := sha256.Sum256(binary.BigEndian.AppendUint64([]byte("beacon"), round))
-	return append(h[:], h[:16]...)
-}
-
-func (c fakeChain) Verify(round uint64, sig []byte) ([32]byte, error) {
-	if !bytes.Equal(sig, c.sig(round)) {
-		return [32]byte{}, errFakeBeacon
-	}
-	return sha256.Sum256(sig), nil
-}
-
-func (fakeChain) RoundTime(round uint64) time.Time {
-	return fakeGenesis.Add(time.Duration(round-1) * 3 * time.Second)
-}
-
-func (c fakeChain) ExistedAt(round uint64, t time.Time) bool { return !t.Before(c.RoundTime(round)) }
-
-func testBeacons(h [32]byte) (events.BeaconVerifier, bool) {
-	if h == fakeChainHash {
-		return fakeChain{}, true
-	}
-	return nil, false
-}
+// testBeacons resolves the chain of the anchored-v1 test games: a fake
+// drand chain whose rounds are emitted from the year 2100 on, so every anchor
+// is in the future (workload.FakeChain, which the benchmarks use too).
+var testBeacons = workload.Beacons
 
 // testUUID derives a version-4 UUID from a name.
 func testUUID(name string) dice.UUID {
@@ -233,7 +200,7 @@ func (k *testKeys) anchoredGame(t testing.TB, name string, o gameOpts) [][]byte 
 	b := k.builder(t, events.Anchored, "anch-"+u.String(), o)
 	seed := seed32(name)
 	round := 1 + uint64(u[0])<<8 | uint64(u[1])
-	anchor := events.AnchorRef{Chain: fakeChainHash, Round: round}
+	anchor := events.AnchorRef{Chain: workload.FakeChainHash, Round: round}
 	c, err := events.NewAnchoredCommit("match-"+name, 1, anchor, testStart.Add(-time.Hour), b.settings(o), seed)
 	if err != nil {
 		t.Fatal(err)
@@ -242,10 +209,10 @@ func (k *testKeys) anchoredGame(t testing.TB, name string, o gameOpts) [][]byte 
 	tokens := [2]string{"tok0 " + name, "tok1 " + name}
 	b.add(events.TokenContribution{Seat: 0, Token: tokens[0]})
 	b.add(events.TokenContribution{Seat: 1, Token: tokens[1]})
-	sig := fakeChain{}.sig(round)
+	sig := workload.FakeChain{}.Sign(round)
 	rnd := sha256.Sum256(sig)
-	b.add(events.Beacon{Chain: fakeChainHash, Randomness: rnd, Round: round, Signature: sig})
-	binding := dice.AnchoredBinding("match-"+name, 1, tokens, dice.Anchor{Chain: fakeChainHash, Round: round, Randomness: rnd})
+	b.add(events.Beacon{Chain: workload.FakeChainHash, Randomness: rnd, Round: round, Signature: sig})
+	binding := dice.AnchoredBinding("match-"+name, 1, tokens, dice.Anchor{Chain: workload.FakeChainHash, Round: round, Randomness: rnd})
 	b.playRolls(dice.NewAnchored(seed, binding), o)
 	b.add(events.End{Points: 2, Result: events.Resigned, Winner: 1})
 	if o.badSeed {

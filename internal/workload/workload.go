@@ -400,7 +400,7 @@ func (b *game) anchored(label string, turkish bool) error {
 	if err := b.add(events.TokenContribution{Seat: 1, Token: tokens[1]}); err != nil {
 		return err
 	}
-	sig := FakeChain{}.sig(round)
+	sig := FakeChain{}.Sign(round)
 	rnd := sha256.Sum256(sig)
 	if err := b.add(events.Beacon{Chain: FakeChainHash, Randomness: rnd, Round: round, Signature: sig}); err != nil {
 		return err
@@ -447,14 +447,16 @@ var errFakeBeacon = errors.New("workload: fake beacon signature does not verify"
 // of a round is a hash of the round. It is an events.BeaconVerifier.
 type FakeChain struct{}
 
-func (FakeChain) sig(round uint64) []byte {
+// Sign returns the fake signature of a round: the beacon a test or a
+// workload puts in its anchored-v1 games.
+func (FakeChain) Sign(round uint64) []byte {
 	h := sha256.Sum256(binary.BigEndian.AppendUint64([]byte("zarlog workload beacon"), round))
 	return append(h[:], h[:16]...)
 }
 
 // Verify checks a fake signature and returns its randomness.
 func (c FakeChain) Verify(round uint64, sig []byte) ([32]byte, error) {
-	if !bytes.Equal(sig, c.sig(round)) {
+	if !bytes.Equal(sig, c.Sign(round)) {
 		return [32]byte{}, errFakeBeacon
 	}
 	return sha256.Sum256(sig), nil
