@@ -16,6 +16,7 @@ import (
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
 	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/internal/sdkplay"
 	"github.com/zarlog/zarlog/internal/testledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/rules"
@@ -25,28 +26,6 @@ import (
 )
 
 const emitter = "tavla-east"
-
-// A clock is an injected clock that moves only when told.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock(t time.Time) *clock { return &clock{t: t} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
-func (c *clock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
 
 // rng is a deterministic source of the backend's "crypto" randomness.
 type rng struct{ r *rand.ChaCha8 }
@@ -63,7 +42,7 @@ type stack struct {
 	port    int
 	srv     *ingest.Server
 	ledger  *testledger.Ledger
-	clock   *clock
+	clock   *sdkplay.Clock
 	signer  note.Signer
 	vkey    string
 	nc      *nats.Conn
@@ -89,7 +68,7 @@ func newStack(t testing.TB, o stackOpts) *stack {
 	if o.start.IsZero() {
 		o.start = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	}
-	s := &stack{t: t, dir: t.TempDir(), port: -1, clock: newClock(o.start), signer: signer, vkey: vkey,
+	s := &stack{t: t, dir: t.TempDir(), port: -1, clock: sdkplay.NewClock(o.start), signer: signer, vkey: vkey,
 		retries: make(chan error, 1024)}
 	s.ledger = testledger.Open(t, testledger.Config{EmitterKeys: []string{vkey}, Now: s.clock.Now})
 	s.startNATS()

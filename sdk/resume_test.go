@@ -10,6 +10,7 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/internal/sdkplay"
 	"github.com/zarlog/zarlog/sdk"
 )
 
@@ -309,7 +310,7 @@ func snapshotCorpus(t testing.TB) [][]byte {
 		t.Fatal(err)
 	}
 	start := anchoredStart()
-	clk := newClock(start)
+	clk := sdkplay.NewClock(start)
 	dev, err := sdk.NewDevice(sdk.GameConfig{Signer: signer, Rand: newRand("corpus"), Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)

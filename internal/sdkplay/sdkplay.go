@@ -48,6 +48,13 @@ func (c *Clock) Set(t time.Time) {
 	c.t = t
 }
 
+// Advance moves the clock on by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
 // AnchoredStart is a time at which a new anchored-v1 game names the round
 // of the real quicknet beacon the SDK's recorded source holds
 // (gamegen.BeaconRound): the backend's clock, and the ledger's (`zarlog
