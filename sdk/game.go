@@ -607,6 +607,24 @@ func rollSeats(o dice.Opening, rolls []dice.Roll) (plays, next int) {
 	return plays, next
 }
 
+// A PerGame is a game of one of the per-game schemes, a *TavlarenaGame or
+// an *AnchoredGame, once its seed is fixed: the calls of play, for code that
+// plays either scheme the same way.
+type PerGame interface {
+	ID() string
+	State(ctx context.Context) (*events.Game, error)
+	Roll(ctx context.Context) (Rolled, error)
+	Move(ctx context.Context, seat int, play string) (events.Move, error)
+	BoardEnd(ctx context.Context) (events.End, bool, error)
+	End(ctx context.Context, end events.End) error
+	Reveal(ctx context.Context) error
+}
+
+var (
+	_ PerGame = (*TavlarenaGame)(nil)
+	_ PerGame = (*AnchoredGame)(nil)
+)
+
 // A Rolled is one roll of a per-game scheme, as Roll returns it.
 type Rolled struct {
 	N    uint32    // the roll's number in the game, from 0

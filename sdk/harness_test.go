@@ -218,22 +218,11 @@ func testCtx(t testing.TB) context.Context {
 	return ctx
 }
 
-// perGame is what the tavlarena-v1 and anchored-v1 games share.
-type perGame interface {
-	ID() string
-	Roll(ctx context.Context) (sdk.Rolled, error)
-	Move(ctx context.Context, seat int, play string) (events.Move, error)
-	End(ctx context.Context, end events.End) error
-	Reveal(ctx context.Context) error
-	BoardEnd(ctx context.Context) (events.End, bool, error)
-	State(ctx context.Context) (*events.Game, error)
-}
-
 // play plays a per-game scheme's game from its first roll: with logged
 // moves, every played roll gets a move chosen by rules.Choose until the game
 // is over on the board (then a finished end); otherwise maxRolls rolls with
 // "-" moves and a resignation. It returns the rolls.
-func play(t testing.TB, ctx context.Context, g perGame, seed string, maxRolls int) []sdk.Rolled {
+func play(t testing.TB, ctx context.Context, g sdk.PerGame, seed string, maxRolls int) []sdk.Rolled {
 	t.Helper()
 	return playWith(t, ctx, g, seed, maxRolls, nil)
 }
@@ -241,7 +230,7 @@ func play(t testing.TB, ctx context.Context, g perGame, seed string, maxRolls in
 // playWith is play with a hook called after each roll (and its move) with
 // the roll's number. It plays on from the game's current roll; the rolls it
 // returns are the ones it made.
-func playWith(t testing.TB, ctx context.Context, g perGame, seed string, maxRolls int, after func(n uint32)) []sdk.Rolled {
+func playWith(t testing.TB, ctx context.Context, g sdk.PerGame, seed string, maxRolls int, after func(n uint32)) []sdk.Rolled {
 	t.Helper()
 	strategy := rand.New(rand.NewChaCha8(gamegen.Label32("strategy/" + seed)))
 	st, err := g.State(ctx)

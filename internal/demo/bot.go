@@ -85,17 +85,6 @@ type played struct {
 // maxRolls bounds a game whose rules engine never ends it (a bug).
 const maxRolls = 2000
 
-// A perGame is what the per-game schemes' games share.
-type perGame interface {
-	ID() string
-	Roll(ctx context.Context) (sdk.Rolled, error)
-	Move(ctx context.Context, seat int, play string) (events.Move, error)
-	End(ctx context.Context, end events.End) error
-	Reveal(ctx context.Context) error
-	BoardEnd(ctx context.Context) (events.End, bool, error)
-	State(ctx context.Context) (*events.Game, error)
-}
-
 // A bot plays games through one SDK backend.
 type bot struct {
 	b       *sdk.Backend
@@ -194,7 +183,7 @@ func (bt *bot) anchored(ctx context.Context, no int, p plan, g *sdk.AnchoredGame
 }
 
 // play plays a per-game scheme's game from its first roll to its reveal.
-func (bt *bot) play(ctx context.Context, g perGame, out *played) error {
+func (bt *bot) play(ctx context.Context, g sdk.PerGame, out *played) error {
 	rng := strategy()
 	st, err := g.State(ctx)
 	if err != nil {

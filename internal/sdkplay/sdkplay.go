@@ -63,17 +63,6 @@ func AnchoredStart() time.Time {
 	return drand.Quicknet().RoundTime(gamegen.BeaconRound - sdk.DefaultAnchorRounds).Add(time.Second)
 }
 
-// A Game is what the per-game schemes' games share.
-type Game interface {
-	ID() string
-	Roll(ctx context.Context) (sdk.Rolled, error)
-	Move(ctx context.Context, seat int, play string) (events.Move, error)
-	End(ctx context.Context, end events.End) error
-	Reveal(ctx context.Context) error
-	BoardEnd(ctx context.Context) (events.End, bool, error)
-	State(ctx context.Context) (*events.Game, error)
-}
-
 // After, if not nil, is called after every event a Play function logs with
 // the game and the event's seq (its JetStream ack received).
 type After func(game string, seq uint64)
@@ -189,7 +178,7 @@ func PerRoll(ctx context.Context, b *sdk.Backend, label, settings string, rolls 
 
 // play plays a per-game scheme's game from its first roll to its reveal;
 // seq is the seq of the next event.
-func play(ctx context.Context, g Game, label string, maxRolls int, seq uint64, after After) error {
+func play(ctx context.Context, g sdk.PerGame, label string, maxRolls int, seq uint64, after After) error {
 	strategy := rand.New(rand.NewChaCha8(gamegen.Label32("strategy/" + label)))
 	st, err := g.State(ctx)
 	if err != nil {
