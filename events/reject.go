@@ -30,6 +30,9 @@ const (
 	// and checks it before Apply); it is defined here so all codes live in
 	// one place.
 	CodeDuplicateID Code = "duplicate-id"
+	// CodeMsgIDMismatch is the ledger's too: a one-event message whose
+	// Nats-Msg-Id header is not the event's id.
+	CodeMsgIDMismatch Code = "msg-id-mismatch"
 
 	// Apply (the game's history).
 	CodeWrongEmitter        Code = "wrong-emitter"         // the emitter member is not the NATS-authenticated emitter
@@ -57,7 +60,7 @@ func Codes() []Code {
 	return []Code{
 		CodeTooLarge, CodeMalformed, CodeNotCanonical,
 		CodeUnknownEmitter, CodeBadSignature,
-		CodeDuplicateID,
+		CodeMsgIDMismatch, CodeDuplicateID,
 		CodeWrongEmitter, CodeUnknownGame, CodeGameExists, CodeForeignGame, CodeWrongScheme,
 		CodeGameClosed, CodeOutOfOrder, CodeNotAllowedNow, CodeBadSequence,
 		CodeUnknownChain, CodeRoundAlreadyExisted, CodeSealedInFuture, CodeBadBeacon,

@@ -69,7 +69,14 @@ type Outcome struct {
 	ID     string              // the event's id, if the input parsed (always for Appended and Duplicate)
 	Index  uint64              // Appended, Duplicate: the event's leaf index
 	Reject *events.RejectError // Rejected: the code, the member and the reason
-	Seq    uint64              // Rejected: the record's number in the rejected store
+	Seq    uint64              // Rejected and stored: the record's number in the rejected store
+	// RecordID is the id a rejection is known by (Rejection.ID: the event's
+	// id, else the message id, else a readable "id" member), stored or not.
+	RecordID string
+	// OverQuota reports a rejection that was not stored because its
+	// emitter's quota in the rejected store is full; it is counted in
+	// RejectedSummary.Emitters instead (Seq is then meaningless).
+	OverQuota bool
 }
 
 // Append offers inputs to the log and returns what became of each, in the
@@ -314,7 +321,7 @@ func (l *Ledger) check(in Input) item {
 		return it
 	}
 	if in.MsgID != "" && in.MsgID != ev.ID {
-		it.rej = &events.RejectError{Code: events.CodeMalformed, Field: "id", Msg: fmt.Sprintf("%q, but the transport's message id is %q", ev.ID, in.MsgID)}
+		it.rej = &events.RejectError{Code: events.CodeMsgIDMismatch, Field: "id", Msg: fmt.Sprintf("%q, but the transport's message id is %q", ev.ID, in.MsgID)}
 		return it
 	}
 	it.ev, it.hash = ev, merkle.LeafHash(in.Data)

@@ -56,12 +56,16 @@ func FuzzRejection(f *testing.F) {
 }
 
 func FuzzRejectedSummary(f *testing.F) {
-	s := RejectedSummary{Next: 10, First: 3, Bytes: 999, Dropped: 3, Counts: map[events.Code]uint64{"malformed": 8, "too-large": 2}}
+	s := RejectedSummary{Next: 10, First: 3, Bytes: 999, Dropped: 3, Counts: map[events.Code]uint64{"malformed": 8, "too-large": 2},
+		Emitters: map[string]EmitterRejections{"": {Stored: 1, Bytes: 40}, "acme": {Stored: 9, Bytes: 959, OverQuota: 4,
+			FirstID: "g:1", LastID: "g:4", FirstTime: time.Unix(5, 0), LastTime: time.Unix(7, 1)}}}
 	f.Add(s.marshal())
+	v1 := []byte{rejMetaV1, 2, 0, 80, 0, 1, 9, 'm', 'a', 'l', 'f', 'o', 'r', 'm', 'e', 'd', 2}
+	f.Add(v1)
 	f.Add((&RejectedSummary{}).marshal())
 	f.Fuzz(func(t *testing.T, b []byte) {
-		s, err := parseRejMeta(b)
-		if err != nil {
+		s, v1, err := parseRejMeta(b)
+		if err != nil || v1 {
 			return
 		}
 		if again := s.marshal(); !bytes.Equal(again, b) {

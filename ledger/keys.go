@@ -28,7 +28,8 @@ import (
 //	  'm' "rebuild"         present while a Rebuild is unfinished
 //	operator data (not derived from the log):
 //	  'r' S:u64             rejected input S (Rejection, MarshalBinary)
-//	  'x' id 0x00 S:u64     by-id index of the rejected store (empty value)
+//	  'y' E 0x00 id 0x00 S:u64  by-(emitter, id) index of the rejected store (empty value)
+//	  ('x' id 0x00 S:u64    the by-id index of older versions; Open deletes it)
 //	  'm' "rejected"        the rejected store's counters
 const (
 	prefixBundle     = 'e'
@@ -39,7 +40,10 @@ const (
 	prefixGame       = 'g'
 	prefixFinished   = 'f'
 	prefixRejected   = 'r'
-	prefixRejectedID = 'x'
+	prefixRejectedID = 'y'
+	// prefixRejectedIDv1 is the by-id index of rejected-store version 1,
+	// without the emitter: migrateRejected deletes it.
+	prefixRejectedIDv1 = 'x'
 )
 
 var (

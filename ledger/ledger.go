@@ -64,14 +64,14 @@ const (
 
 // Defaults of the Config fields whose zero value means "the default".
 const (
-	DefaultCheckpointInterval = 100 * time.Millisecond
-	DefaultResignInterval     = time.Minute
-	DefaultMaxBatchEvents     = 4096
-	DefaultMaxBatchBytes      = 16 << 20
-	DefaultGameCache          = 16384
-	DefaultRejectedRecords    = 1_000_000
-	DefaultRejectedBytes      = 1 << 30
-	DefaultWitnessTimeout     = 10 * time.Second
+	DefaultCheckpointInterval   = 100 * time.Millisecond
+	DefaultResignInterval       = time.Minute
+	DefaultMaxBatchEvents       = 4096
+	DefaultMaxBatchBytes        = 16 << 20
+	DefaultGameCache            = 16384
+	DefaultRejectedQuotaRecords = 100_000
+	DefaultRejectedQuotaBytes   = 128 << 20
+	DefaultWitnessTimeout       = 10 * time.Second
 )
 
 // A Config configures a Ledger. Only Dir, Signer and Verifier are required.
@@ -134,13 +134,17 @@ type Config struct {
 	// decoded in memory (least recently used are dropped; finished games
 	// are not kept). Zero means DefaultGameCache.
 	GameCache int
-	// RejectedRecords and RejectedBytes bound the rejected store: when a
-	// new rejection makes it hold more records or bytes, the oldest records
-	// are deleted (and counted in RejectedSummary.Dropped; the per-code
-	// counts are kept for ever). Zero means DefaultRejectedRecords and
-	// DefaultRejectedBytes.
-	RejectedRecords int
-	RejectedBytes   int64
+	// RejectedQuotaRecords and RejectedQuotaBytes are each emitter's quota
+	// in the rejected store (RejectedSummary.Emitters: every configured
+	// emitter has its own; all other inputs share one). A rejection that
+	// would take its namespace over either is not stored but counted there
+	// (how many, the first and last ids and times), logged and counted in
+	// zarlog_ledger_rejected_over_quota_total; its outcome is still
+	// Rejected. Stored records are never deleted, so one emitter's flood
+	// never removes another's records. Zero means
+	// DefaultRejectedQuotaRecords and DefaultRejectedQuotaBytes.
+	RejectedQuotaRecords int
+	RejectedQuotaBytes   int64
 
 	// Check is how much of the stored tree Open verifies. Zero means
 	// CheckRoot.
@@ -181,6 +185,9 @@ type Ledger struct {
 	db     *pebble.DB
 	origin string
 	met    *metrics
+
+	overQuotaMu     sync.Mutex
+	overQuotaLogged map[string]time.Time // when each namespace last logged that it is over quota
 
 	mu      sync.RWMutex // guards closed, so Close can wait for Appends
 	closed  bool
@@ -351,11 +358,11 @@ func setDefaults(cfg *Config) {
 	if cfg.GameCache <= 0 {
 		cfg.GameCache = DefaultGameCache
 	}
-	if cfg.RejectedRecords <= 0 {
-		cfg.RejectedRecords = DefaultRejectedRecords
+	if cfg.RejectedQuotaRecords <= 0 {
+		cfg.RejectedQuotaRecords = DefaultRejectedQuotaRecords
 	}
-	if cfg.RejectedBytes <= 0 {
-		cfg.RejectedBytes = DefaultRejectedBytes
+	if cfg.RejectedQuotaBytes <= 0 {
+		cfg.RejectedQuotaBytes = DefaultRejectedQuotaBytes
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -410,10 +417,17 @@ func (l *Ledger) load(ctx context.Context) error {
 	} else if !errors.Is(err, pebble.ErrNotFound) {
 		return fmt.Errorf("ledger: reading the statistics: %w", err)
 	}
-	rej := RejectedSummary{Counts: map[events.Code]uint64{}}
+	rej := RejectedSummary{Counts: map[events.Code]uint64{}, Emitters: map[string]EmitterRejections{}}
 	if v, err := get(db, keyRejMeta); err == nil {
-		if rej, err = parseRejMeta(v); err != nil {
+		var v1 bool
+		if rej, v1, err = parseRejMeta(v); err != nil {
 			return fmt.Errorf("ledger: %w", err)
+		}
+		if v1 {
+			l.log.Info("migrating the rejected store: indexing its records by emitter")
+			if err := migrateRejected(db, &rej, l.rejectedNamespace); err != nil {
+				return fmt.Errorf("ledger: migrating the rejected store: %w", err)
+			}
 		}
 	} else if !errors.Is(err, pebble.ErrNotFound) {
 		return fmt.Errorf("ledger: reading the rejected store's counters: %w", err)

@@ -5,14 +5,17 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/zarlog/zarlog/events"
@@ -118,7 +121,7 @@ func TestAppendOutcomes(t *testing.T) {
 		{"not-canonical", Input{Emitter: emitterA, Data: notCanonical}, want{result: Rejected, code: events.CodeNotCanonical}},
 		{"unknown-emitter", Input{Emitter: "ghost", Data: ghost}, want{result: Rejected, code: events.CodeUnknownEmitter, field: "emitter"}},
 		{"bad-signature", Input{Emitter: emitterA, Data: forged}, want{result: Rejected, code: events.CodeBadSignature}},
-		{"msg id differs", Input{Emitter: emitterA, MsgID: "something-else", Data: base[m+1]}, want{result: Rejected, code: events.CodeMalformed, field: "id"}},
+		{"msg id differs", Input{Emitter: emitterA, MsgID: "something-else", Data: base[m+1]}, want{result: Rejected, code: events.CodeMsgIDMismatch, field: "id"}},
 		{"duplicate-id", Input{Emitter: emitterA, Data: sameID}, want{result: Rejected, code: events.CodeDuplicateID, field: "id"}},
 		{"wrong-emitter", Input{Emitter: emitterB, Data: base[m+1]}, want{result: Rejected, code: events.CodeWrongEmitter}},
 		{"unknown-game", Input{Emitter: emitterA, Data: other[1]}, want{result: Rejected, code: events.CodeUnknownGame}},
@@ -161,7 +164,7 @@ func TestAppendOutcomes(t *testing.T) {
 				t.Errorf("%s: outcome id %q, record id %q; the event's id is %q", tc.name, out.ID, r.ID, wantID)
 			}
 			if r.ID != "" {
-				if byID, err := l.RejectedByID(context.Background(), r.ID); err != nil || byID.Seq != r.Seq {
+				if byID, err := l.RejectedByID(context.Background(), tc.in.Emitter, r.ID); err != nil || byID.Seq != r.Seq {
 					t.Errorf("%s: RejectedByID(%q): record %d, %v; want %d", tc.name, r.ID, byID.Seq, err, r.Seq)
 				}
 			}
@@ -196,8 +199,8 @@ func TestAppendOutcomes(t *testing.T) {
 	for _, n := range sum.Counts {
 		total += n
 	}
-	if total != rejected || sum.Counts[events.CodeMalformed] != 3 {
-		t.Errorf("rejected counts %v: total %d, want %d (3 malformed)", sum.Counts, total, rejected)
+	if total != rejected || sum.Counts[events.CodeMalformed] != 2 || sum.Counts[events.CodeMsgIDMismatch] != 1 {
+		t.Errorf("rejected counts %v: total %d, want %d (2 malformed, 1 msg-id-mismatch)", sum.Counts, total, rejected)
 	}
 }
 
@@ -404,9 +407,12 @@ func TestStatsProjection(t *testing.T) {
 	}
 }
 
-// TestRejectedStoreBounds keeps the rejected store within its bounds: the
-// oldest records go, the counts stay.
-func TestRejectedStoreBounds(t *testing.T) {
+// TestRejectedStoreQuotas: each emitter has its own quota in the rejected
+// store. A flood from one emitter fills its quota and is then only counted
+// in its summary; the other emitter's records, stored before and after the
+// flood, are all kept, and an id rejected for one emitter is not found for
+// the other.
+func TestRejectedStoreQuotas(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		records int
@@ -417,73 +423,102 @@ func TestRejectedStoreBounds(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newTestEnv(t)
-			e.cfg.RejectedRecords, e.cfg.RejectedBytes = tc.records, tc.bytes
+			e.cfg.RejectedQuotaRecords, e.cfg.RejectedQuotaBytes = tc.records, tc.bytes
 			l := e.open()
+			junk := func(emitter, id string, n int) Input {
+				return Input{Emitter: emitter, MsgID: id, Data: bytes.Repeat([]byte{'x'}, n)}
+			}
+			// The victim's two rejections, before the flood.
+			mustAppend(t, l, []Input{junk(emitterB, "victim:0", 100), junk(emitterB, "shared:1", 100)})
+			// The flood: 40 calls of 1 to 3 inputs from emitterA, some
+			// under the victim's ids, and 3 from emitters with no key.
 			const n = 40
+			var overQuota int
 			for i := range n {
-				// Calls of 1 to 3 inputs: some groups evict records
-				// written in the same batch.
 				var in []Input
 				for j := range 1 + i%3 {
-					in = append(in, Input{Emitter: emitterA, MsgID: fmt.Sprint(i, j), Data: bytes.Repeat([]byte{'x'}, 100+i)})
+					in = append(in, junk(emitterA, fmt.Sprint("flood:", i, "-", j), 100+i))
 				}
+				in = append(in, junk(emitterA, "shared:1", 120))
 				for _, o := range mustAppend(t, l, in) {
 					if o.Result != Rejected {
 						t.Fatalf("%+v", o)
 					}
+					if o.OverQuota {
+						overQuota++
+					}
 				}
+			}
+			for i := range 3 {
+				mustAppend(t, l, []Input{junk("stranger", fmt.Sprint("s:", i), 50)})
+			}
+			// The victim's rejection after the flood is stored too.
+			after := mustAppend(t, l, []Input{junk(emitterB, "victim:2", 100)})
+			if after[0].OverQuota {
+				t.Fatalf("the victim's rejection after the flood was not stored: %+v", after[0])
 			}
 			sum, err := l.RejectedSummary()
 			if err != nil {
 				t.Fatal(err)
 			}
+			a, b, u := sum.Emitters[emitterA], sum.Emitters[emitterB], sum.Emitters[""]
+			if b.Stored != 3 || b.OverQuota != 0 {
+				t.Errorf("victim: %+v, want 3 stored, none over quota", b)
+			}
+			if u.Stored != 3 || u.OverQuota != 0 {
+				t.Errorf("unconfigured emitters: %+v, want 3 stored", u)
+			}
+			if a.OverQuota == 0 || a.OverQuota != uint64(overQuota) || a.FirstID == "" || a.LastID != "shared:1" {
+				t.Errorf("flood: %+v; %d outcomes over quota", a, overQuota)
+			}
+			if tc.records > 0 && a.Stored != uint64(tc.records) {
+				t.Errorf("flood: %d stored, quota %d", a.Stored, tc.records)
+			}
+			if tc.bytes > 0 && (a.Bytes > uint64(tc.bytes) || a.Bytes+300 < uint64(tc.bytes)) {
+				t.Errorf("flood: %d bytes stored, quota %d", a.Bytes, tc.bytes)
+			}
+			var total uint64
+			for _, c := range sum.Counts {
+				total += c
+			}
+			if total != sum.Next+a.OverQuota || sum.Dropped != 0 || sum.First != 0 {
+				t.Errorf("counts %v (total %d), next %d, over quota %d, dropped %d", sum.Counts, total, sum.Next, a.OverQuota, sum.Dropped)
+			}
 			recs, err := l.Rejected(context.Background(), 0, 1000)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sum.Counts[events.CodeMalformed] != sum.Next || sum.Next < n {
-				t.Errorf("counts %v, next %d", sum.Counts, sum.Next)
-			}
-			if uint64(len(recs)) != sum.Next-sum.First || recs[0].Seq != sum.First || recs[len(recs)-1].Seq != sum.Next-1 {
-				t.Fatalf("%d records from %d, summary %+v", len(recs), recs[0].Seq, sum)
+			if uint64(len(recs)) != sum.Next {
+				t.Fatalf("%d records, summary %+v", len(recs), sum)
 			}
 			var size uint64
 			for _, r := range recs {
 				b, _ := r.MarshalBinary()
 				size += uint64(len(b) + 9)
 			}
-			if size != sum.Bytes {
-				t.Errorf("records hold %d bytes, the summary says %d", size, sum.Bytes)
+			if size != sum.Bytes || size != a.Bytes+b.Bytes+u.Bytes {
+				t.Errorf("records hold %d bytes, the summary says %d (%d+%d+%d)", size, sum.Bytes, a.Bytes, b.Bytes, u.Bytes)
 			}
-			if tc.records > 0 && len(recs) != tc.records {
-				t.Errorf("%d records kept, want %d", len(recs), tc.records)
-			}
-			if tc.bytes > 0 && (sum.Bytes > uint64(tc.bytes) || sum.Bytes+200 < uint64(tc.bytes)) {
-				t.Errorf("%d bytes kept, bound %d", sum.Bytes, tc.bytes)
-			}
-			if sum.Dropped != sum.First || sum.Dropped == 0 {
-				t.Errorf("dropped %d, first %d", sum.Dropped, sum.First)
-			}
-			// The by-id index follows the records: the kept ones are
-			// found by their message id, the dropped ones are not.
-			for i := range n {
-				for j := range 1 + i%3 {
-					id := fmt.Sprint(i, j)
-					r, err := l.RejectedByID(context.Background(), id)
-					kept := false
-					for _, k := range recs {
-						kept = kept || k.MsgID == id
-					}
-					if kept && (err != nil || r.MsgID != id) || !kept && !errors.Is(err, ErrNotFound) {
-						t.Errorf("RejectedByID(%q): %+v, %v (kept: %v)", id, r.Seq, err, kept)
-					}
+			// Receipts look rejections up by emitter: the victim's own
+			// "shared:1" is the one it gets, the flood's is the flood's.
+			ctx := context.Background()
+			for _, id := range []string{"victim:0", "shared:1", "victim:2"} {
+				r, err := l.RejectedByID(ctx, emitterB, id)
+				if err != nil || r.Emitter != emitterB || r.ID != id || r.Size != 100 {
+					t.Errorf("RejectedByID(victim, %q) = %+v, %v", id, r, err)
 				}
+			}
+			if r, err := l.RejectedByID(ctx, emitterA, "shared:1"); err != nil || r.Emitter != emitterA {
+				t.Errorf("RejectedByID(flood, shared:1) = %+v, %v", r, err)
+			}
+			if _, err := l.RejectedByID(ctx, emitterA, "victim:0"); !errors.Is(err, ErrNotFound) {
+				t.Errorf("RejectedByID(flood, victim:0): %v, want ErrNotFound", err)
 			}
 			// The counters survive a restart.
 			l.Close()
 			l = e.open()
-			if again, _ := l.RejectedSummary(); again.Next != sum.Next || again.Bytes != sum.Bytes || again.First != sum.First {
-				t.Errorf("after reopening: %+v, want %+v", again, sum)
+			if again, _ := l.RejectedSummary(); !reflect.DeepEqual(again, sum) {
+				t.Errorf("after reopening:\n%+v\nwant\n%+v", again, sum)
 			}
 		})
 	}
@@ -633,5 +668,60 @@ func TestAppendAbandoned(t *testing.T) {
 	}
 	if size, _ := l.Size(); size != uint64(len(in)) {
 		t.Fatalf("size %d after %d events", size, len(in))
+	}
+}
+
+// TestRejectedStoreMigration opens a rejected store of version 1 (a
+// by-id index without the emitter, counters without namespaces): Open
+// indexes its records by emitter and id, counts each namespace, and deletes
+// the old index.
+func TestRejectedStoreMigration(t *testing.T) {
+	e := newTestEnv(t)
+	l := e.open()
+	in := []Input{
+		{Emitter: emitterA, MsgID: "a:1", Data: []byte("junk a")},
+		{Emitter: emitterB, MsgID: "b:1", Data: []byte("junk b")},
+		{Emitter: "stranger", MsgID: "s:1", Data: []byte("junk s")},
+	}
+	mustAppend(t, l, in)
+	want, _ := l.RejectedSummary()
+	l.Close()
+
+	// Make it a version 1 store.
+	db := openRaw(t, e)
+	b := db.NewBatch()
+	b.DeleteRange([]byte{prefixRejectedID}, prefixEnd(prefixRejectedID), nil)
+	for i, x := range in {
+		k := append([]byte{prefixRejectedIDv1}, x.MsgID...)
+		b.Set(binary.BigEndian.AppendUint64(append(k, 0), uint64(i)), nil, nil)
+	}
+	v1 := want
+	v1.Emitters = nil
+	meta := v1.marshal()
+	meta[0] = rejMetaV1
+	meta = meta[:len(meta)-1] // no namespaces: the count 0 is the last byte
+	b.Set(keyRejMeta, meta, nil)
+	if err := b.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	l = e.open()
+	got, _ := l.RejectedSummary()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("after the migration:\n%+v\nwant\n%+v", got, want)
+	}
+	for _, x := range in {
+		if r, err := l.RejectedByID(context.Background(), x.Emitter, x.MsgID); err != nil || r.Emitter != x.Emitter {
+			t.Errorf("RejectedByID(%s, %s) = %+v, %v", x.Emitter, x.MsgID, r, err)
+		}
+	}
+	l.Close()
+	db = openRaw(t, e)
+	defer db.Close()
+	it, _ := db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixRejectedIDv1}, UpperBound: prefixEnd(prefixRejectedIDv1)})
+	defer it.Close()
+	if it.First() {
+		t.Errorf("the version 1 index is still there: %q", it.Key())
 	}
 }

@@ -21,6 +21,7 @@ type metrics struct {
 	cpTime      prometheus.Gauge
 	signSeconds prometheus.Histogram
 	stopped     prometheus.Gauge
+	overQuota   *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -37,13 +38,15 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		cpTime:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_ledger_checkpoint_published_seconds", Help: "Unix time the latest checkpoint was published."}),
 		signSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "zarlog_ledger_sign_seconds", Help: "Time to store (and have cosigned) a checkpoint.", Buckets: prometheus.ExponentialBuckets(100e-6, 2, 16)}),
 		stopped:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_ledger_stopped", Help: "1 once a failed write stopped the ledger."}),
+		overQuota: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zarlog_ledger_rejected_over_quota_total",
+			Help: "Rejections not stored because their emitter's quota in the rejected store is full (counted in its summary instead), by emitter (\"(unconfigured)\": inputs of emitters the ledger has no key for)."}, []string{"emitter"}),
 	}
 	for _, c := range events.Codes() {
 		m.rejected.WithLabelValues(string(c))
 	}
 	m.rejected.WithLabelValues(string(CodeInternal))
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.appended, m.duplicates, m.rejected, m.groupSize, m.commit, m.treeSize, m.cpSize, m.cpTime, m.signSeconds, m.stopped} {
+		for _, c := range []prometheus.Collector{m.appended, m.duplicates, m.rejected, m.groupSize, m.commit, m.treeSize, m.cpSize, m.cpTime, m.signSeconds, m.stopped, m.overQuota} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

@@ -52,11 +52,42 @@ const CodeInternal events.Code = "internal"
 
 // RejectedSummary describes the rejected store.
 type RejectedSummary struct {
-	Next    uint64                 // the Seq the next rejection gets: the number of rejections ever
-	First   uint64                 // the oldest Seq still stored
+	Next    uint64                 // the Seq the next stored rejection gets: the number of records ever stored
+	First   uint64                 // the oldest Seq still stored (0 unless a store of an older version evicted records)
 	Bytes   uint64                 // the size of the stored records
-	Dropped uint64                 // records deleted to keep the store within its bounds (First − 0)
-	Counts  map[events.Code]uint64 // every rejection ever, by code (never dropped)
+	Dropped uint64                 // records an older version deleted to bound its store (First − 0); this version deletes none
+	Counts  map[events.Code]uint64 // every rejection ever, by code, stored or over quota (never dropped)
+	// Emitters holds each quota namespace's share: the namespace of an input
+	// is its authenticated emitter if that emitter is configured (the
+	// ledger's Keyring has it), and "" for every other input (unknown
+	// emitters, bad subjects), which share one quota.
+	Emitters map[string]EmitterRejections
+}
+
+// EmitterRejections is one quota namespace of the rejected store: what it
+// stores, and the rejections it refused to store because the namespace was
+// over its quota (Config.RejectedQuotaRecords, RejectedQuotaBytes). A
+// flood from one emitter fills its own quota and is then only counted
+// here; it never takes room from another emitter.
+type EmitterRejections struct {
+	Stored uint64 // records stored
+	Bytes  uint64 // their size
+	// OverQuota counts the rejections not stored because the quota was
+	// full; FirstID/LastID and FirstTime/LastTime are the first and the
+	// latest of them (ids as newRejection reads them, possibly "").
+	OverQuota           uint64
+	FirstID, LastID     string
+	FirstTime, LastTime time.Time
+}
+
+// String says what the namespace refused, for logs and the CLI.
+func (e EmitterRejections) String() string {
+	if e.OverQuota == 0 {
+		return fmt.Sprintf("%d stored (%d bytes)", e.Stored, e.Bytes)
+	}
+	return fmt.Sprintf("%d stored (%d bytes); over its rejection quota: %d more refused, ids %q…%q, %s…%s",
+		e.Stored, e.Bytes, e.OverQuota, e.FirstID, e.LastID,
+		e.FirstTime.UTC().Format(time.RFC3339), e.LastTime.UTC().Format(time.RFC3339))
 }
 
 const rejectionVersion = 1
@@ -232,7 +263,12 @@ func (d *decoder) str(max int) string {
 	return string(d.fixed(int(n)))
 }
 
-const rejMetaVersion = 1
+// The counters record: version 1 (older stores) has no per-emitter part;
+// Open migrates it (migrateRejected).
+const (
+	rejMetaV1      = 1
+	rejMetaVersion = 2
+)
 
 func (s *RejectedSummary) marshal() []byte {
 	b := []byte{rejMetaVersion}
@@ -246,15 +282,32 @@ func (s *RejectedSummary) marshal() []byte {
 		b = appendStr(b, string(c))
 		b = binary.AppendUvarint(b, s.Counts[c])
 	}
+	names := slices.Sorted(maps.Keys(s.Emitters))
+	b = binary.AppendUvarint(b, uint64(len(names)))
+	for _, n := range names {
+		e := s.Emitters[n]
+		b = appendStr(b, n)
+		b = binary.AppendUvarint(b, e.Stored)
+		b = binary.AppendUvarint(b, e.Bytes)
+		b = binary.AppendUvarint(b, e.OverQuota)
+		b = appendStr(b, e.FirstID)
+		b = appendStr(b, e.LastID)
+		b = binary.BigEndian.AppendUint64(b, unixNano(e.FirstTime))
+		b = binary.BigEndian.AppendUint64(b, unixNano(e.LastTime))
+	}
 	return b
 }
 
-func parseRejMeta(b []byte) (RejectedSummary, error) {
+// parseRejMeta decodes the counters record. A version 1 record comes back
+// with v1 set and no Emitters.
+func parseRejMeta(b []byte) (s RejectedSummary, v1 bool, err error) {
 	d := decoder{b: b}
-	if d.u8() != rejMetaVersion {
-		return RejectedSummary{}, fmt.Errorf("rejected-store counters: no version %d header: %w", rejMetaVersion, ErrCorrupt)
+	ver := d.u8()
+	if ver != rejMetaVersion && ver != rejMetaV1 {
+		return RejectedSummary{}, false, fmt.Errorf("rejected-store counters: no version %d header: %w", rejMetaVersion, ErrCorrupt)
 	}
-	s := RejectedSummary{Next: d.uvarint(), First: d.uvarint(), Bytes: d.uvarint(), Dropped: d.uvarint(), Counts: map[events.Code]uint64{}}
+	s = RejectedSummary{Next: d.uvarint(), First: d.uvarint(), Bytes: d.uvarint(), Dropped: d.uvarint(),
+		Counts: map[events.Code]uint64{}, Emitters: map[string]EmitterRejections{}}
 	n := d.uvarint()
 	if d.err == nil && n > 1024 {
 		d.err = fmt.Errorf("%d codes", n)
@@ -269,6 +322,24 @@ func parseRejMeta(b []byte) (RejectedSummary, error) {
 		prev = c
 		s.Counts[events.Code(c)] = v
 	}
+	if ver == rejMetaVersion {
+		n := d.uvarint()
+		if d.err == nil && n > 1<<20 {
+			d.err = fmt.Errorf("%d emitters", n)
+		}
+		prev = ""
+		for i := uint64(0); i < n && d.err == nil; i++ {
+			name := d.str(MaxRejectedField)
+			e := EmitterRejections{Stored: d.uvarint(), Bytes: d.uvarint(), OverQuota: d.uvarint(),
+				FirstID: d.str(MaxRejectedField), LastID: d.str(MaxRejectedField)}
+			e.FirstTime, e.LastTime = fromUnixNano(d.u64()), fromUnixNano(d.u64())
+			if d.err == nil && i > 0 && cmp.Compare(prev, name) >= 0 {
+				d.err = fmt.Errorf("emitters out of order: %q after %q", name, prev)
+			}
+			prev = name
+			s.Emitters[name] = e
+		}
+	}
 	if d.err == nil && len(d.b) != 0 {
 		d.err = fmt.Errorf("%d trailing bytes", len(d.b))
 	}
@@ -276,9 +347,24 @@ func parseRejMeta(b []byte) (RejectedSummary, error) {
 		d.err = fmt.Errorf("first %d, next %d, dropped %d do not agree", s.First, s.Next, s.Dropped)
 	}
 	if d.err != nil {
-		return RejectedSummary{}, fmt.Errorf("rejected-store counters: %w: %w", d.err, ErrCorrupt)
+		return RejectedSummary{}, false, fmt.Errorf("rejected-store counters: %w: %w", d.err, ErrCorrupt)
 	}
-	return s, nil
+	return s, ver == rejMetaV1, nil
+}
+
+// unixNano encodes a summary's time: 0 for the zero time.
+func unixNano(t time.Time) uint64 {
+	if t.IsZero() {
+		return 0
+	}
+	return uint64(t.UnixNano())
+}
+
+func fromUnixNano(n uint64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, int64(n)).UTC()
 }
 
 func (s RejectedSummary) clone() RejectedSummary {
@@ -286,94 +372,124 @@ func (s RejectedSummary) clone() RejectedSummary {
 	if s.Counts == nil {
 		s.Counts = map[events.Code]uint64{}
 	}
+	s.Emitters = maps.Clone(s.Emitters)
+	if s.Emitters == nil {
+		s.Emitters = map[string]EmitterRejections{}
+	}
 	return s
 }
 
-// rejWriter adds rejections to a group's batch and keeps the store within
-// its bounds by deleting the oldest records.
+// rejWriter adds rejections to a group's batch, within each quota
+// namespace's bounds: a rejection that does not fit is counted in its
+// namespace's EmitterRejections instead of stored. Nothing stored is ever
+// deleted.
 type rejWriter struct {
 	sum        RejectedSummary
-	maxRecords uint64
-	maxBytes   uint64
-	pending    map[uint64]pendingRej // records of groups not yet committed
-	added      []uint64              // records added by the group being prepared
+	maxRecords uint64 // per namespace
+	maxBytes   uint64 // per namespace
+	namespace  func(emitter string) string
+	added      []uint64 // records added by the group being prepared
 	dirty      bool
+	// overQuota is called (in the sequencer's goroutine) with a namespace
+	// that refused a record, for the log line and the metric.
+	overQuota func(ns string, e EmitterRejections)
 }
 
-type pendingRej struct {
-	size int
-	id   string
-}
-
-// rejIDKey is the by-id index entry of rejection seq: 'x' id 0x00 seq.
-// Ids holding a 0x00 byte (a transport's message id can) are not indexed.
-func rejIDKey(id string, seq uint64) []byte {
-	if id == "" || strings.IndexByte(id, 0) >= 0 {
+// rejIDKey is the by-id index entry of rejection seq of emitter:
+// 'y' emitter 0x00 id 0x00 seq. Receipts look a rejection up by the
+// emitter that asks and the id, so one emitter's rejections never answer
+// another's receipt requests. Emitters or ids holding a 0x00 byte (a
+// transport's message id can) are not indexed.
+func rejIDKey(emitter, id string, seq uint64) []byte {
+	if id == "" || strings.IndexByte(id, 0) >= 0 || strings.IndexByte(emitter, 0) >= 0 {
 		return nil
 	}
-	k := append([]byte{prefixRejectedID}, id...)
-	return binary.BigEndian.AppendUint64(append(k, 0), seq)
+	k := make([]byte, 0, 1+len(emitter)+1+len(id)+1+8)
+	k = append(append(append(k, prefixRejectedID), emitter...), 0)
+	k = append(append(k, id...), 0)
+	return binary.BigEndian.AppendUint64(k, seq)
 }
 
-func (w *rejWriter) add(b *pebble.Batch, r *Rejection) (uint64, error) {
-	r.Seq = w.sum.Next
+// add stores r (setting its Seq) if its namespace has room, and reports
+// whether it did; otherwise it counts r in the namespace's summary.
+func (w *rejWriter) add(b *pebble.Batch, r *Rejection) (bool, error) {
+	ns := w.namespace(r.Emitter)
+	e := w.sum.Emitters[ns]
 	v, _ := r.MarshalBinary()
-	k := u64Key(prefixRejected, r.Seq)
-	if err := b.Set(k, v, nil); err != nil {
-		return 0, err
-	}
-	if ik := rejIDKey(r.ID, r.Seq); ik != nil {
-		if err := b.Set(ik, nil, nil); err != nil {
-			return 0, err
-		}
-	}
-	w.pending[r.Seq] = pendingRej{len(k) + len(v), r.ID}
-	w.added = append(w.added, r.Seq)
-	w.sum.Next++
-	w.sum.Bytes += uint64(len(k) + len(v))
+	size := uint64(9 + len(v))
 	w.sum.Counts[r.Code]++
 	w.dirty = true
-	return r.Seq, nil
+	if e.Stored >= w.maxRecords || e.Bytes+size > w.maxBytes {
+		if e.OverQuota == 0 {
+			e.FirstID, e.FirstTime = r.ID, r.Time.UTC()
+		}
+		e.OverQuota++
+		e.LastID, e.LastTime = r.ID, r.Time.UTC()
+		w.sum.Emitters[ns] = e
+		if w.overQuota != nil {
+			w.overQuota(ns, e)
+		}
+		return false, nil
+	}
+	r.Seq = w.sum.Next
+	if err := b.Set(u64Key(prefixRejected, r.Seq), v, nil); err != nil {
+		return false, err
+	}
+	if ik := rejIDKey(r.Emitter, r.ID, r.Seq); ik != nil {
+		if err := b.Set(ik, nil, nil); err != nil {
+			return false, err
+		}
+	}
+	w.added = append(w.added, r.Seq)
+	w.sum.Next++
+	w.sum.Bytes += size
+	e.Stored++
+	e.Bytes += size
+	w.sum.Emitters[ns] = e
+	return true, nil
 }
 
-// evict deletes the oldest records (and their by-id entries) while the
-// store is over a bound, keeping at least the newest one. get reads a
-// stored record.
-func (w *rejWriter) evict(b *pebble.Batch, get func(key []byte) ([]byte, error)) (int, error) {
-	n := 0
-	for w.sum.Next-w.sum.First > 1 && (w.sum.Next-w.sum.First > w.maxRecords || w.sum.Bytes > w.maxBytes) {
-		seq := w.sum.First
-		k := u64Key(prefixRejected, seq)
-		p, ok := w.pending[seq]
-		if !ok {
-			v, err := get(k)
-			if errors.Is(err, pebble.ErrNotFound) {
-				return n, fmt.Errorf("evicting rejected record %d: missing: %w", seq, ErrCorrupt)
-			}
-			if err != nil {
-				return n, fmt.Errorf("evicting rejected record %d: %w", seq, err)
-			}
-			r := Rejection{Seq: seq}
-			if err := r.UnmarshalBinary(v); err != nil {
-				return n, fmt.Errorf("evicting rejected record %d: %w", seq, err)
-			}
-			p = pendingRej{len(k) + len(v), r.ID}
-		}
-		if err := b.Delete(k, nil); err != nil {
-			return n, err
-		}
-		if ik := rejIDKey(p.id, seq); ik != nil {
-			if err := b.Delete(ik, nil); err != nil {
-				return n, err
-			}
-		}
-		w.sum.Bytes -= min(w.sum.Bytes, uint64(p.size))
-		w.sum.First++
-		w.sum.Dropped++
-		w.dirty = true
-		n++
+// migrateRejected brings a store whose counters are of version 1 (one
+// global bound, oldest records evicted, a by-id index without the emitter)
+// to this version: it deletes the old index, indexes every stored record by
+// emitter and id, and counts each namespace's records. It runs once, in
+// Open, before anything is appended.
+func migrateRejected(db *pebble.DB, sum *RejectedSummary, namespace func(string) string) error {
+	b := db.NewBatch()
+	defer b.Close()
+	if err := b.DeleteRange([]byte{prefixRejectedIDv1}, prefixEnd(prefixRejectedIDv1), nil); err != nil {
+		return err
 	}
-	return n, nil
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixRejected}, UpperBound: prefixEnd(prefixRejected)})
+	if err != nil {
+		return err
+	}
+	sum.Emitters = map[string]EmitterRejections{}
+	for ok := it.First(); ok; ok = it.Next() {
+		r := Rejection{Seq: binary.BigEndian.Uint64(it.Key()[1:])}
+		if err := r.UnmarshalBinary(it.Value()); err != nil {
+			it.Close()
+			return fmt.Errorf("rejected record %d: %w", r.Seq, err)
+		}
+		ns := namespace(r.Emitter)
+		e := sum.Emitters[ns]
+		e.Stored++
+		e.Bytes += uint64(len(it.Key()) + len(it.Value()))
+		sum.Emitters[ns] = e
+		if ik := rejIDKey(r.Emitter, r.ID, r.Seq); ik != nil {
+			if err := b.Set(ik, nil, nil); err != nil {
+				it.Close()
+				return err
+			}
+		}
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return err
+	}
+	if err := b.Set(keyRejMeta, sum.marshal(), nil); err != nil {
+		return err
+	}
+	return b.Commit(pebble.Sync)
 }
 
 // Rejected returns up to limit stored rejections with Seq ≥ from, oldest
@@ -401,11 +517,13 @@ func (l *Ledger) Rejected(ctx context.Context, from uint64, limit int) ([]Reject
 	return out, it.Error()
 }
 
-// RejectedByID returns the latest stored rejection of the input with the
-// given id (the event's id, or the transport's message id of an input that
-// did not parse), or ErrNotFound. The ingest's receipts use it with Lookup.
-func (l *Ledger) RejectedByID(ctx context.Context, id string) (Rejection, error) {
-	lo := rejIDKey(id, 0)
+// RejectedByID returns the latest stored rejection of emitter's input with
+// the given id (the event's id, or the transport's message id of an input
+// that did not parse), or ErrNotFound. Only emitter's own rejections are
+// found: another emitter's junk under the same id is not. The ingest's
+// receipts use it with Lookup.
+func (l *Ledger) RejectedByID(ctx context.Context, emitter, id string) (Rejection, error) {
+	lo := rejIDKey(emitter, id, 0)
 	if lo == nil {
 		return Rejection{}, fmt.Errorf("rejection of %q: %w", id, ErrNotFound)
 	}
@@ -445,4 +563,38 @@ func (l *Ledger) RejectedSummary() (RejectedSummary, error) {
 	}
 	defer v.release()
 	return v.rejected.clone(), nil
+}
+
+// rejectedNamespace is the quota namespace of an input's authenticated
+// emitter: the emitter if it is configured, else "" (shared by the rest).
+func (l *Ledger) rejectedNamespace(emitter string) string {
+	if l.cfg.Emitters.Has(emitter) {
+		return emitter
+	}
+	return ""
+}
+
+// overQuotaLogEvery is how often, at most, the ledger logs that a
+// namespace refuses rejections (the metric counts every one).
+const overQuotaLogEvery = time.Minute
+
+// overQuota counts and, at most once per overQuotaLogEvery and namespace,
+// logs a rejection that was not stored.
+func (l *Ledger) overQuota(ns string, e EmitterRejections) {
+	label := ns
+	if label == "" {
+		label = "(unconfigured)"
+	}
+	l.met.overQuota.WithLabelValues(label).Inc()
+	l.overQuotaMu.Lock()
+	defer l.overQuotaMu.Unlock()
+	if last, ok := l.overQuotaLogged[ns]; ok && l.cfg.Now().Sub(last) < overQuotaLogEvery {
+		return
+	}
+	if l.overQuotaLogged == nil {
+		l.overQuotaLogged = map[string]time.Time{}
+	}
+	l.overQuotaLogged[ns] = l.cfg.Now()
+	l.log.Warn("rejected store: emitter over its rejection quota; further rejections are counted, not stored",
+		"emitter", label, "summary", e.String())
 }

@@ -90,11 +90,12 @@ type groupCounts struct {
 
 func newSequencer(l *Ledger, b *merkle.Builder, stats Stats, rej RejectedSummary) *sequencer {
 	return &sequencer{
-		l:        l,
-		b:        b,
-		games:    newLRU[*events.Game](l.cfg.GameCache),
-		stats:    stats,
-		rej:      rejWriter{sum: rej, maxRecords: uint64(l.cfg.RejectedRecords), maxBytes: uint64(l.cfg.RejectedBytes), pending: map[uint64]pendingRej{}},
+		l:     l,
+		b:     b,
+		games: newLRU[*events.Game](l.cfg.GameCache),
+		stats: stats,
+		rej: rejWriter{sum: rej, maxRecords: uint64(l.cfg.RejectedQuotaRecords), maxBytes: uint64(l.cfg.RejectedQuotaBytes),
+			namespace: l.rejectedNamespace, overQuota: l.overQuota},
 		inflight: map[string]taggedGame{},
 		recent:   map[string]taggedID{},
 		pend:     map[string]*events.Game{},
@@ -221,9 +222,6 @@ func (s *sequencer) prune() {
 				delete(s.inflight, id)
 			}
 		}
-		for _, seq := range f.rejs {
-			delete(s.rej.pending, seq)
-		}
 		s.flight = s.flight[1:]
 	}
 	for len(s.idLog) > 0 && s.idLog[0].group <= c && s.nRecent > s.maxIDs {
@@ -242,7 +240,6 @@ func (s *sequencer) prune() {
 func (s *sequencer) forget() {
 	clear(s.inflight)
 	clear(s.recent)
-	clear(s.rej.pending)
 	s.flight, s.idLog, s.nRecent = nil, nil, 0
 	s.floor = s.group
 	s.games.clear()
@@ -337,12 +334,12 @@ func (s *sequencer) prepareGroup(group []*request) {
 // reject records a refused input in the rejected store.
 func (s *sequencer) reject(batch *pebble.Batch, now time.Time, it *item, rej *events.RejectError) (Outcome, error) {
 	r := newRejection(now, it.in, it.id, rej)
-	seq, err := s.rej.add(batch, &r)
+	stored, err := s.rej.add(batch, &r)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("storing a rejection: %w", err)
 	}
 	s.counts.rejected = append(s.counts.rejected, rej.Code)
-	return Outcome{Result: Rejected, ID: it.id, Reject: rej, Seq: seq}, nil
+	return Outcome{Result: Rejected, ID: it.id, Reject: rej, Seq: r.Seq, RecordID: r.ID, OverQuota: !stored}, nil
 }
 
 // accept checks an event's id and history and, if it may follow, adds it
@@ -491,9 +488,6 @@ func (s *sequencer) write(batch *pebble.Batch, first uint64, now time.Time) erro
 		}
 	}
 	if s.rej.dirty {
-		if _, err := s.rej.evict(batch, func(k []byte) ([]byte, error) { return get(s.l.db, k) }); err != nil {
-			return err
-		}
 		batch.Set(keyRejMeta, s.rej.sum.marshal(), nil)
 	}
 	return nil

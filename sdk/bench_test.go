@@ -69,7 +69,7 @@ func eventID(e []byte) string {
 	return string(rest[:bytes.IndexByte(rest, '"')])
 }
 
-func (s *benchSink) Locate(ctx context.Context, id string) (ingest.Outcome, error) {
+func (s *benchSink) Locate(ctx context.Context, emitter, id string) (ingest.Outcome, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if i, ok := s.index[id]; ok {

@@ -1,6 +1,6 @@
 // This file is the transport: a Client publishes event bytes on its
-// emitter's subject (wire.Subjects.Events) with the event id as Nats-Msg-Id,
-// retries until JetStream acknowledges (also across a NATS server restart),
+// emitter's subject (wire.Subjects.Events), without a Nats-Msg-Id (see
+// message), retries until JetStream acknowledges (also across a NATS server restart),
 // keeps a bounded window of messages in flight, packs events that queue up
 // into multi-event messages (package wire), and waits for receipts. It
 // neither builds nor checks events. docs/NATS.md says what each
@@ -87,7 +87,7 @@ var (
 	ErrInvalidEvent = errors.New("invalid event")
 	// ErrClosed: the Client was closed before the event was acknowledged;
 	// it may or may not have reached the stream (publishing it again is
-	// safe: it is deduplicated by id).
+	// safe: the ledger deduplicates it by id).
 	ErrClosed = errors.New("sdk client closed")
 	// ErrPredecessor: an earlier event with the same OrderKey failed, so
 	// this one was not sent (sending it could put it before its
@@ -104,8 +104,8 @@ func (e *PublishError) Unwrap() error { return e.Err }
 
 // An Event is one event to publish.
 type Event struct {
-	// ID is the event's id (docs/FORMATS.md §1.1), used as Nats-Msg-Id and
-	// by the ledger to deduplicate.
+	// ID is the event's id (docs/FORMATS.md §1.1), by which the ledger
+	// deduplicates.
 	ID string
 	// Data is the event's canonical bytes. The Client keeps the slice until
 	// the event is acknowledged; do not modify it meanwhile.
@@ -126,7 +126,8 @@ type Ack struct {
 	// Seq is the stream sequence of the message carrying the event.
 	Seq uint64
 	// Duplicate reports that JetStream already had that message (same
-	// Nats-Msg-Id within its duplicate window).
+	// Nats-Msg-Id within its duplicate window). The Client sets no
+	// Nats-Msg-Id, so it is always false for its own messages.
 	Duplicate bool
 	// Events is the number of events in that message.
 	Events int
@@ -231,7 +232,7 @@ func Dial(url, emitter string, opts ...nats.Option) (*nats.Conn, error) {
 		nats.Name("zarlog-emitter-" + emitter),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(100 * time.Millisecond),
-		nats.CustomInboxPrefix("_INBOX." + emitter),
+		nats.CustomInboxPrefix(wire.InboxPrefix(emitter)),
 	}
 	nc, err := nats.Connect(url, append(o, opts...)...)
 	if err != nil {
@@ -434,12 +435,17 @@ func (c *Client) live(e *entry) *entry {
 	return e
 }
 
-// message builds the NATS message carrying items.
+// message builds the NATS message carrying items. It sets no Nats-Msg-Id:
+// JetStream deduplicates that header across the whole stream, whichever
+// subject a message came on, so another emitter that learnt or guessed an
+// id could publish junk under it first and make JetStream drop this
+// emitter's real event as a "duplicate". Without the header nothing another
+// emitter sends can match this emitter's messages; a resent message reaches
+// the ledger, which deduplicates by event id exactly (docs/SECURITY.md).
 func (c *Client) message(items []*entry) *nats.Msg {
 	m := nats.NewMsg(c.cfg.Subjects.Events(c.cfg.Emitter))
 	if len(items) == 1 {
 		m.Data = items[0].ev.Data
-		m.Header.Set(wire.HeaderMsgID, items[0].ev.ID)
 		return m
 	}
 	events := make([][]byte, len(items))
@@ -453,7 +459,6 @@ func (c *Client) message(items []*entry) *nats.Msg {
 		panic(fmt.Sprintf("sdk: packing %d checked events: %v", len(items), err)) // checked in PublishAsync
 	}
 	m.Data = payload
-	m.Header.Set(wire.HeaderMsgID, wire.BatchID(payload))
 	m.Header.Set(wire.HeaderEvents, strconv.Itoa(len(items)))
 	return m
 }

@@ -384,7 +384,7 @@ func TestServeCommand(t *testing.T) {
 		t.Errorf("no clean stop in the log:\n%s", p.stderr)
 	}
 	l := openLedger(t, data)
-	rj, err := l.RejectedByID(ctx, "bad-game:0")
+	rj, err := l.RejectedByID(ctx, "tavla-east", "bad-game:0")
 	if err != nil || rj.Code != events.CodeMalformed || rj.Reason == "" || rj.Emitter != "tavla-east" {
 		t.Errorf("the rejected store: %+v, %v", rj, err)
 	}

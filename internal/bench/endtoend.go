@@ -14,6 +14,7 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/ledger"
+	"github.com/zarlog/zarlog/internal/serve"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/sdk"
 	"github.com/zarlog/zarlog/sdk/wire"
@@ -262,22 +263,8 @@ func (s *sink) maxLeaf() uint64 {
 }
 
 // Locate serves receipts: the event's leaf, else its rejection.
-func (s *sink) Locate(ctx context.Context, id string) (ingest.Outcome, error) {
-	idx, _, err := s.l.Lookup(ctx, id)
-	if err == nil {
-		return ingest.Outcome{Kind: ingest.Appended, Index: idx, EventID: id}, nil
-	}
-	if !errors.Is(err, ledger.ErrNotFound) {
-		return ingest.Outcome{}, err
-	}
-	r, err := s.l.RejectedByID(ctx, id)
-	if errors.Is(err, ledger.ErrNotFound) {
-		return ingest.Outcome{}, fmt.Errorf("event %s: %w", id, ingest.ErrNotFound)
-	}
-	if err != nil {
-		return ingest.Outcome{}, err
-	}
-	return ingest.Outcome{Kind: ingest.Rejected, EventID: id, Refusal: ingest.Refusal{Code: string(r.Code), Reason: r.Reason}}, nil
+func (s *sink) Locate(ctx context.Context, emitter, id string) (ingest.Outcome, error) {
+	return serve.Locator{L: s.l}.Locate(ctx, emitter, id)
 }
 
 func outcome(o ledger.Outcome) ingest.Outcome {

@@ -51,15 +51,7 @@ func (s Sink) Submit(ctx context.Context, subs []ingest.Submission) ([]ingest.Ou
 			// An input that did not parse is known to the receipt waiters by
 			// the id its rejection record has (its message id, or an "id"
 			// member the ledger could read), as to RejectedByID.
-			id := o.ID
-			if id == "" {
-				if id = subs[i].MsgID; id == "" {
-					if rs, err := s.L.Rejected(ctx, o.Seq, 1); err == nil && len(rs) == 1 && rs[0].Seq == o.Seq {
-						id = rs[0].ID
-					}
-				}
-			}
-			res[i] = ingest.Outcome{Kind: ingest.Rejected, EventID: id, Refusal: refusal(o.Reject)}
+			res[i] = ingest.Outcome{Kind: ingest.Rejected, EventID: o.RecordID, Refusal: refusal(o.Reject)}
 		default:
 			return nil, fmt.Errorf("serve: the ledger returned result %v for input %d", o.Result, i)
 		}
@@ -77,11 +69,11 @@ func refusal(r *events.RejectError) ingest.Refusal {
 }
 
 // A Locator is the ledger as the ingest's ingest.Locator: the log first,
-// then the rejected store.
+// then the asking emitter's part of the rejected store.
 type Locator struct{ L *ledger.Ledger }
 
 // Locate implements ingest.Locator.
-func (l Locator) Locate(ctx context.Context, id string) (ingest.Outcome, error) {
+func (l Locator) Locate(ctx context.Context, emitter, id string) (ingest.Outcome, error) {
 	idx, _, err := l.L.Lookup(ctx, id)
 	if err == nil {
 		return ingest.Outcome{Kind: ingest.Appended, Index: idx, EventID: id}, nil
@@ -89,7 +81,7 @@ func (l Locator) Locate(ctx context.Context, id string) (ingest.Outcome, error) 
 	if !errors.Is(err, ledger.ErrNotFound) {
 		return ingest.Outcome{}, err
 	}
-	r, err := l.L.RejectedByID(ctx, id)
+	r, err := l.L.RejectedByID(ctx, emitter, id)
 	if errors.Is(err, ledger.ErrNotFound) {
 		return ingest.Outcome{}, fmt.Errorf("event %q: %w", id, ingest.ErrNotFound)
 	}

@@ -207,7 +207,7 @@ func (f *fakeSink) waitUntil(t testing.TB, ctx context.Context, cond func() bool
 	}
 }
 
-func (f *fakeSink) Locate(ctx context.Context, id string) (Outcome, error) {
+func (f *fakeSink) Locate(ctx context.Context, emitter, id string) (Outcome, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if i, ok := f.index[id]; ok {

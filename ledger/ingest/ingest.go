@@ -123,6 +123,8 @@ type Ingester struct {
 	log     *slog.Logger
 	m       *metrics
 	waiters waiters
+	// refusedLog rate-limits the log lines of refused receipt requests.
+	refusedLog rateLog
 
 	// noReset skips the consumer reset at session start (tests of the
 	// gap-filling path, which is what older servers get).
@@ -165,7 +167,7 @@ func New(nc *nats.Conn, cfg Config) (*Ingester, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
-	return &Ingester{cfg: cfg, nc: nc, js: js, log: cfg.Logger, m: m, waiters: waiters{m: map[string][]chan Outcome{}}}, nil
+	return &Ingester{cfg: cfg, nc: nc, js: js, log: cfg.Logger, m: m, waiters: waiters{m: map[waiterKey][]chan Outcome{}}}, nil
 }
 
 // Run consumes until ctx ends, then returns ctx's error (after the Submit in
@@ -415,9 +417,14 @@ func (in *Ingester) process(ctx context.Context, st *sessionState, batch []jetst
 func (in *Ingester) split(subs *[]Submission, subject string, h nats.Header, data []byte, seq uint64, m jetstream.Msg) item {
 	it := item{msg: m, seq: seq, first: len(*subs)}
 	emitter, err := in.cfg.Subjects.EmitterOf("events", subject)
+	if err == nil {
+		if cerr := wire.CheckEmitter(emitter); cerr != nil {
+			err = fmt.Errorf("subject %q: %w", subject, cerr)
+		}
+	}
 	var refused *Refusal
 	if err != nil {
-		refused = &Refusal{Code: "bad-subject", Reason: err.Error()}
+		refused = &Refusal{Code: CodeBadSubject, Reason: err.Error()}
 	}
 	if c := h.Get(wire.HeaderEvents); c != "" && refused == nil {
 		parts, err := wire.SplitBatch(c, data)
@@ -572,7 +579,7 @@ func (in *Ingester) report(messages int, subs []Submission, outs []Outcome) {
 			in.announce(subs[i], o)
 		}
 		if o.EventID != "" {
-			in.waiters.notify(o.EventID, o)
+			in.waiters.notify(subs[i].Emitter, o.EventID, o)
 		}
 	}
 	for _, k := range []OutcomeKind{Appended, Duplicate, Rejected} {

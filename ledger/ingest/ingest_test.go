@@ -140,7 +140,7 @@ func TestEndToEnd(t *testing.T) {
 
 	// Receipts: pending until a checkpoint covers the event, then ok.
 	id := ids[len(ids)-1]
-	want, err := sink.Locate(ctx, id)
+	want, err := sink.Locate(ctx, "e1", id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestDuplicates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub(batch, map[string]string{wire.HeaderMsgID: wire.BatchID(batch), wire.HeaderEvents: "2"})
+	pub(batch, map[string]string{wire.HeaderMsgID: "batch/1", wire.HeaderEvents: "2"})
 	last := pub(b, nil) // no Nats-Msg-Id: JetStream cannot deduplicate it
 	acks.wait(t, ctx, last.Sequence)
 
@@ -315,7 +315,7 @@ func TestRejected(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := <-rejections
-	if r.Code != "bad-event" || r.ID != badID || r.MsgID != badID || r.Part != 0 || r.Seq == 0 {
+	if r.Code != "bad-event" || r.ID != badID || r.MsgID != "" || r.Part != 0 || r.Seq == 0 {
 		t.Errorf("announced %+v", r)
 	}
 	if adv := <-terms; !strings.Contains(adv, "bad-event") {
@@ -338,7 +338,6 @@ func TestRejected(t *testing.T) {
 	}
 	m := nats.NewMsg(wire.Subjects{}.Events("e1"))
 	m.Data = batch
-	m.Header.Set(wire.HeaderMsgID, wire.BatchID(batch))
 	m.Header.Set(wire.HeaderEvents, "3")
 	ack, err := js.PublishMsg(ctx, m)
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +22,15 @@ import (
 // decide the event; then it waits for a signed checkpoint covering the
 // event's index (CheckpointWaiter). Whatever is not there in time is
 // answered "pending", and the emitter asks again.
+//
+// A request is served only if its reply subject is in the requesting
+// emitter's own inbox ("_INBOX.<emitter>.", the prefix the SDK uses and the
+// permissions of docs/NATS.md §7 let it read): the ledger publishes the
+// reply with its own rights, so a request whose reply subject named another
+// emitter's events subject, say, would otherwise make the ledger publish
+// there for the requester. Such requests are dropped unanswered, counted
+// (status "refused") and logged. Rejections are looked up in the emitter's
+// own namespace: another emitter's junk under the same id never answers.
 
 const receiptQueue = "zarlog-receipts"
 
@@ -27,6 +38,18 @@ func (in *Ingester) serveReceipts(ctx context.Context) (*nats.Subscription, erro
 	sem := make(chan struct{}, in.cfg.MaxReceiptRequests)
 	sub, err := in.nc.QueueSubscribe(in.cfg.Subjects.ReceiptsWildcard(), receiptQueue, func(m *nats.Msg) {
 		if m.Reply == "" {
+			return
+		}
+		emitter, err := in.cfg.Subjects.EmitterOf("receipts", m.Subject)
+		if err == nil {
+			err = wire.CheckEmitter(emitter)
+		}
+		if err == nil && !strings.HasPrefix(m.Reply, wire.InboxPrefix(emitter)+".") {
+			err = fmt.Errorf("reply subject %q is not in emitter %s's inbox %s.>", truncate(m.Reply, 128), emitter, wire.InboxPrefix(emitter))
+		}
+		if err != nil {
+			in.m.receipts.WithLabelValues("refused").Inc()
+			in.refusedLog.log(in.log, "receipt request refused and not answered", "subject", truncate(m.Subject, 128), "err", err)
 			return
 		}
 		select {
@@ -38,7 +61,7 @@ func (in *Ingester) serveReceipts(ctx context.Context) (*nats.Subscription, erro
 		}
 		go func() {
 			defer func() { <-sem }()
-			in.reply(m, in.receipt(ctx, m.Data))
+			in.reply(m, in.receipt(ctx, emitter, m.Data))
 		}()
 	})
 	if err != nil {
@@ -60,7 +83,7 @@ func (in *Ingester) reply(m *nats.Msg, p wire.ReceiptReply) {
 }
 
 // receipt answers one receipt request.
-func (in *Ingester) receipt(ctx context.Context, data []byte) wire.ReceiptReply {
+func (in *Ingester) receipt(ctx context.Context, emitter string, data []byte) wire.ReceiptReply {
 	q, err := wire.ParseReceiptRequest(data)
 	if err != nil {
 		return wire.ReceiptReply{Status: wire.StatusError, Code: "bad-request", Reason: truncate(err.Error(), wire.MaxReasonLength)}
@@ -72,9 +95,10 @@ func (in *Ingester) receipt(ctx context.Context, data []byte) wire.ReceiptReply 
 	defer cancel()
 
 	// Register before looking up, so a decision made in between is seen.
-	ch := in.waiters.add(q.ID)
-	defer in.waiters.remove(q.ID, ch)
-	out, err := in.cfg.Locator.Locate(ctx, q.ID)
+	key := waiterKey{emitter, q.ID}
+	ch := in.waiters.add(key)
+	defer in.waiters.remove(key, ch)
+	out, err := in.cfg.Locator.Locate(ctx, emitter, q.ID)
 	if errors.Is(err, ErrNotFound) {
 		select {
 		case out = <-ch:
@@ -104,13 +128,17 @@ func (in *Ingester) receipt(ctx context.Context, data []byte) wire.ReceiptReply 
 	return wire.ReceiptReply{ID: q.ID, Status: wire.StatusError, Code: "unavailable", Reason: fmt.Sprintf("ledger returned outcome %v", out.Kind)}
 }
 
-// waiters are receipt requests waiting for the ingest to decide an event.
+// waiters are receipt requests waiting for the ingest to decide an event,
+// by the emitter that asked and the id: an outcome wakes only the waiters of
+// the emitter whose subject carried the event.
 type waiters struct {
 	mu sync.Mutex
-	m  map[string][]chan Outcome
+	m  map[waiterKey][]chan Outcome
 }
 
-func (w *waiters) add(id string) chan Outcome {
+type waiterKey struct{ emitter, id string }
+
+func (w *waiters) add(id waiterKey) chan Outcome {
 	ch := make(chan Outcome, 1)
 	w.mu.Lock()
 	w.m[id] = append(w.m[id], ch)
@@ -118,7 +146,7 @@ func (w *waiters) add(id string) chan Outcome {
 	return ch
 }
 
-func (w *waiters) remove(id string, ch chan Outcome) {
+func (w *waiters) remove(id waiterKey, ch chan Outcome) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	list := w.m[id]
@@ -135,13 +163,40 @@ func (w *waiters) remove(id string, ch chan Outcome) {
 	}
 }
 
-func (w *waiters) notify(id string, o Outcome) {
+func (w *waiters) notify(emitter, id string, o Outcome) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, ch := range w.m[id] {
+	for _, ch := range w.m[waiterKey{emitter, id}] {
 		select {
 		case ch <- o:
 		default:
 		}
 	}
+}
+
+// A rateLog logs at most one line per interval (a minute) and counts the
+// lines it held back, so that a flood of bad requests cannot flood the log.
+type rateLog struct {
+	mu      sync.Mutex
+	last    time.Time
+	skipped int
+}
+
+const rateLogEvery = time.Minute
+
+func (r *rateLog) log(l *slog.Logger, msg string, args ...any) {
+	r.mu.Lock()
+	now := time.Now()
+	if !r.last.IsZero() && now.Sub(r.last) < rateLogEvery {
+		r.skipped++
+		r.mu.Unlock()
+		return
+	}
+	skipped := r.skipped
+	r.last, r.skipped = now, 0
+	r.mu.Unlock()
+	if skipped > 0 {
+		args = append(args, "similar_lines_skipped", skipped)
+	}
+	l.Warn(msg, args...)
 }

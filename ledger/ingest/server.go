@@ -104,7 +104,7 @@ func EmitterPermissions(subjects wire.Subjects, emitter string) *server.Permissi
 		Subscribe: &server.SubjectPermission{Allow: []string{
 			subjects.Rejected(emitter),
 			subjects.Proofs(emitter),
-			"_INBOX." + emitter + ".>",
+			wire.InboxPrefix(emitter) + ".>",
 		}},
 	}
 }

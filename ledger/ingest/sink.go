@@ -52,6 +52,9 @@ const (
 	// CodeBadBatch: a multi-event message whose Zarlog-Events header or
 	// payload framing is broken (wire.SplitBatch).
 	CodeBadBatch = "bad-batch"
+	// CodeBadSubject: a message on a subject whose emitter token is not a
+	// valid emitter id (wire.CheckEmitter), or not of the events shape.
+	CodeBadSubject = "bad-subject"
 )
 
 // An OutcomeKind says what the sink did with a submission.
@@ -133,13 +136,15 @@ var ErrNotFound = errors.New("event not found")
 // A Locator finds the durable outcome of an event by id, for receipts. The
 // ledger implements it.
 //
-// Locate returns the Appended outcome (Index set) of an event in the log,
-// or its Rejected outcome if the rejected store holds it and the log does
-// not, or an error wrapping ErrNotFound if the ledger has no durable record
-// of the id. It is safe for concurrent use and called concurrently with
-// Submit.
+// Locate returns the Appended outcome (Index set) of an event in the log
+// (whoever asks: the log is public), or else the Rejected outcome of
+// emitter's own input with that id if the rejected store holds one, or an
+// error wrapping ErrNotFound. Another emitter's rejected input under the
+// same id is never returned: emitter is the one whose receipt subject the
+// request came on, and rejections are namespaced by it. It is safe for
+// concurrent use and called concurrently with Submit.
 type Locator interface {
-	Locate(ctx context.Context, eventID string) (Outcome, error)
+	Locate(ctx context.Context, emitter, eventID string) (Outcome, error)
 }
 
 // A CheckpointWaiter hands out signed checkpoints. The ledger's checkpoint

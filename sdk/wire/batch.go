@@ -2,8 +2,6 @@ package wire
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -16,9 +14,8 @@ var ErrBatch = errors.New("malformed multi-event message")
 // JetStream stores, delivers and acknowledges one message instead of n. Its
 // HeaderEvents is n in decimal and its payload is the n events joined by
 // single '\n' bytes (no trailing newline). An event in such a message may
-// not contain '\n', which canonical JSON never does. Its HeaderMsgID is
-// BatchID(payload): a resend of the same message is deduplicated by
-// JetStream, and every event keeps its own id inside, which the ledger
+// not contain '\n', which canonical JSON never does. It carries no
+// HeaderMsgID: every event keeps its own id inside, which the ledger
 // deduplicates exactly as if it had come alone.
 
 // AppendBatch appends the payload of a multi-event message holding events
@@ -110,13 +107,4 @@ func ParseCount(s string) (int, error) {
 		return 0, fmt.Errorf("%w: %s %d is not 2…%d", ErrBatch, HeaderEvents, n, MaxBatchEvents)
 	}
 	return n, nil
-}
-
-// BatchID is the Nats-Msg-Id of a multi-event message with this payload:
-// "batch/" and the hex SHA-256 of the payload. '/' never occurs in an event
-// id, so batch ids and event ids cannot collide in JetStream's duplicate
-// window.
-func BatchID(payload []byte) string {
-	h := sha256.Sum256(payload)
-	return "batch/" + hex.EncodeToString(h[:])
 }

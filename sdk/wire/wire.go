@@ -30,9 +30,12 @@ const DefaultRoot = "zarlog"
 
 // Header names.
 const (
-	// HeaderMsgID is JetStream's deduplication header. For a one-event
-	// message it is the event id; for a multi-event message it is BatchID
-	// of the payload.
+	// HeaderMsgID is JetStream's deduplication header. zarlog's SDK does
+	// not set it: JetStream deduplicates it across the whole stream, so an
+	// emitter that sets it lets any other emitter suppress its events by
+	// publishing first under the same id (docs/SECURITY.md). If a one-event
+	// message carries it anyway, it must be the event's id (the ledger
+	// refuses it otherwise: msg-id-mismatch).
 	HeaderMsgID = "Nats-Msg-Id"
 	// HeaderEvents marks a multi-event message and gives its number of
 	// events (decimal, 2…MaxBatchEvents). A message without it holds exactly
@@ -165,3 +168,9 @@ func CheckEventID(id string) error {
 	}
 	return nil
 }
+
+// InboxPrefix is emitter's own reply-subject prefix, "_INBOX.<emitter>":
+// the SDK receives publish acks and receipt replies under it, the
+// permissions of docs/NATS.md §7 let the emitter read nothing else, and the
+// ledger answers a receipt request only if its reply subject is under it.
+func InboxPrefix(emitter string) string { return "_INBOX." + emitter }

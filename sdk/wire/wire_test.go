@@ -182,16 +182,6 @@ func TestParseCount(t *testing.T) {
 	}
 }
 
-func TestBatchID(t *testing.T) {
-	a, b := BatchID([]byte("a\nb")), BatchID([]byte("a\nc"))
-	if a == b || !strings.HasPrefix(a, "batch/") || len(a) != 6+64 {
-		t.Errorf("BatchID: %q %q", a, b)
-	}
-	if CheckEventID(a) == nil {
-		t.Errorf("batch id %q is a valid event id", a)
-	}
-}
-
 func FuzzSplitBatch(f *testing.F) {
 	f.Add("2", []byte("a\nb"))
 	f.Add("3", []byte("{}\n{}\n{}"))
