@@ -19,7 +19,7 @@ import (
 // HTTP afterwards; a tampered one is a problem naming its source).
 func TestNATSAnnouncements(t *testing.T) {
 	ctx := context.Background()
-	ns, err := ingest.StartServer(ctx, ingest.ServerConfig{StoreDir: t.TempDir(), Port: -1})
+	ns, err := ingest.StartServer(ctx, ingest.ServerConfig{StoreDir: t.TempDir(), Port: -1, InsecureNoAuth: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,6 +96,10 @@ type APIConfig struct {
 	// Health reports whether the service is healthy: /healthz answers 200
 	// when it returns nil and 503 with its error otherwise. Nil: always 200.
 	Health func(ctx context.Context) error
+	// Ready reports whether the service is ready to take events: /readyz
+	// answers 200 when it returns nil and 503 with its error otherwise.
+	// Nil: /readyz answers as /healthz.
+	Ready func(ctx context.Context) error
 	// BundleCache is how many gzip-compressed full entry bundles are kept
 	// in memory. Zero means 256 (a few MiB); negative means none.
 	BundleCache int
@@ -150,7 +154,8 @@ func NewAPI(cfg APIConfig) (*API, error) {
 //	GET /tile/entries/{N}[.p/{W}]             entry bundles (gzip when accepted)
 //	GET /games/{id}/proofs/{seq}.tlog-proof   an event's C2SP tlog-proof (with Games)
 //	GET /metrics                              Prometheus (with Metrics)
-//	GET /healthz                              200 ok or 503
+//	GET /healthz                              200 ok or 503 (liveness)
+//	GET /readyz                               200 ok or 503 (ready to take events)
 //
 // It does not register the pages (Pages.Register) and does not add CORS
 // headers (wrap the mux with CORS).
@@ -163,7 +168,12 @@ func (a *API) Register(mux *http.ServeMux) {
 	if a.cfg.Metrics != nil {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(a.cfg.Metrics, promhttp.HandlerOpts{}))
 	}
-	mux.HandleFunc("GET /healthz", a.healthz)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { probe(w, r, a.cfg.Health) })
+	ready := a.cfg.Ready
+	if ready == nil {
+		ready = a.cfg.Health
+	}
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) { probe(w, r, ready) })
 }
 
 // CORS returns h with the header Access-Control-Allow-Origin: * on every
@@ -460,12 +470,14 @@ func TlogProofPath(game string, seq int) string {
 	return "games/" + game + "/proofs/" + strconv.Itoa(seq) + ".tlog-proof"
 }
 
-func (a *API) healthz(w http.ResponseWriter, r *http.Request) {
+// probe answers a health probe: 200 "ok" when check returns nil (or is
+// nil), 503 with the error otherwise.
+func probe(w http.ResponseWriter, r *http.Request, check func(context.Context) error) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Type", "text/plain; charset=utf-8")
-	if a.cfg.Health != nil {
-		if err := a.cfg.Health(r.Context()); err != nil {
+	if check != nil {
+		if err := check(r.Context()); err != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintf(w, "unhealthy: %s\n", err)
 			return

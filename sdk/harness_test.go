@@ -113,7 +113,7 @@ func (s *stack) start() error {
 	t := s.t
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	srv, err := ingest.StartServer(ctx, ingest.ServerConfig{StoreDir: s.dir, Port: s.port})
+	srv, err := ingest.StartServer(ctx, ingest.ServerConfig{StoreDir: s.dir, Port: s.port, InsecureNoAuth: true})
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ func newEmitStackAuth(t *testing.T, password string) *emitStack {
 	ledger := testledger.Open(t, testledger.Config{EmitterKeys: []string{vkey}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cfg := ingest.ServerConfig{StoreDir: t.TempDir(), Port: -1}
+	cfg := ingest.ServerConfig{StoreDir: t.TempDir(), Port: -1, InsecureNoAuth: password == ""}
 	if password != "" {
 		cfg.Emitters = []ingest.EmitterAccess{{Emitter: "tavla-east", Password: password}}
 	}

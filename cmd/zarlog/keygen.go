@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/nats-io/nkeys"
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/merkle"
@@ -31,7 +34,9 @@ func runKeygen(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "usage: zarlog keygen --origin NAME [--out FILE]")
 		fmt.Fprintln(stderr, "       zarlog keygen --emitter ID [--out FILE]")
 		fmt.Fprintln(stderr, "\nWrites a new Ed25519 signer key (C2SP signed-note format) and prints its verifier key.")
-		fmt.Fprintln(stderr, "The log's verifier key is what auditors pin; an emitter's goes into the ledger's emitter keyring.")
+		fmt.Fprintln(stderr, "The log's verifier key is what auditors pin. With --emitter it also writes the emitter's")
+		fmt.Fprintln(stderr, "NATS credentials next to the key (FILE without .key, plus .nkey: a user nkey seed), and")
+		fmt.Fprintln(stderr, "prints the line for zarlog serve --emitters: the verifier key and the public nkey.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
@@ -45,22 +50,37 @@ func runKeygen(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fs.Usage()
 		return 2
 	}
-	vkey, err := keygen(cfg)
+	res, err := keygen(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "zarlog keygen: %v\n", err)
 		return 1
 	}
-	fmt.Fprintln(stdout, vkey)
+	fmt.Fprintf(stderr, "wrote %s (signer key, mode 0600)\n", res.keyFile)
+	if res.nkeyFile != "" {
+		fmt.Fprintf(stderr, "wrote %s (NATS user nkey seed, mode 0600: zarlog emit --nkey, sdk.Dial with nats.NkeyOptionFromSeed)\n", res.nkeyFile)
+		fmt.Fprintf(stderr, "add the line below to the file of zarlog serve --emitters\n")
+		fmt.Fprintln(stdout, res.vkey, res.nkey)
+		return 0
+	}
+	fmt.Fprintln(stdout, res.vkey)
 	return 0
 }
 
-// keygen makes the key pair, writes the signer key and returns the verifier
-// key.
-func keygen(cfg keygenConfig) (string, error) {
+// keygenResult is what keygen wrote.
+type keygenResult struct {
+	keyFile, vkey  string
+	nkeyFile, nkey string // --emitter: the NATS user seed's file and public key
+}
+
+// keygen makes the key pair and writes the signer key; for an emitter it
+// also makes and writes the emitter's NATS user nkey, a key of its own (the
+// event key never signs a NATS server's nonce, so no server can obtain an
+// event signature).
+func keygen(cfg keygenConfig) (keygenResult, error) {
 	name, out := cfg.origin, cfg.out
 	if cfg.emitter != "" {
 		if !events.ValidEmitter(cfg.emitter) {
-			return "", fmt.Errorf("emitter id %q is not of the form [a-z0-9][a-z0-9-]{0,62}", cfg.emitter)
+			return keygenResult{}, fmt.Errorf("emitter id %q is not of the form [a-z0-9][a-z0-9-]{0,62}", cfg.emitter)
 		}
 		name = cfg.emitter
 		if out == "" {
@@ -71,16 +91,48 @@ func keygen(cfg keygenConfig) (string, error) {
 	}
 	skey, vkey, err := merkle.GenerateKey(rand.Reader, name)
 	if err != nil {
-		return "", err
+		return keygenResult{}, err
 	}
-	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	res := keygenResult{keyFile: out, vkey: vkey}
+	if cfg.emitter != "" {
+		res.nkeyFile = strings.TrimSuffix(out, ".key") + ".nkey"
+		if _, err := os.Stat(res.nkeyFile); err == nil {
+			return keygenResult{}, fmt.Errorf("%s exists: refusing to overwrite a key", res.nkeyFile)
+		}
+	}
+	if err := writeSecret(out, []byte(skey+"\n")); err != nil {
+		return keygenResult{}, err
+	}
+	if cfg.emitter != "" {
+		kp, err := nkeys.CreateUser()
+		if err == nil {
+			res.nkey, err = kp.PublicKey()
+		}
+		var seed []byte
+		if err == nil {
+			seed, err = kp.Seed()
+		}
+		if err == nil {
+			err = writeSecret(res.nkeyFile, append(seed, '\n'))
+		}
+		if err != nil {
+			os.Remove(out)
+			return keygenResult{}, fmt.Errorf("the NATS user nkey: %w", err)
+		}
+	}
+	return res, nil
+}
+
+// writeSecret creates path with mode 0600 (never overwriting) and syncs it.
+func writeSecret(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, os.ErrExist) {
-		return "", fmt.Errorf("%s exists: refusing to overwrite a key", out)
+		return fmt.Errorf("%s exists: refusing to overwrite a key", path)
 	}
 	if err != nil {
-		return "", err
+		return err
 	}
-	_, err = fmt.Fprintln(f, skey)
+	_, err = f.Write(data)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -88,8 +140,8 @@ func keygen(cfg keygenConfig) (string, error) {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(out)
-		return "", fmt.Errorf("writing %s: %w", out, err)
+		os.Remove(path)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return vkey, nil
+	return nil
 }

@@ -85,11 +85,19 @@ func TestKeygen(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("emitter: exit %d: %s", code, stderr)
 	}
-	if _, err := events.NewKeyring(strings.TrimSpace(stdout)); err != nil {
+	if _, err := events.NewKeyring(strings.Fields(stdout)[0]); err != nil || len(strings.Fields(stdout)) != 2 || !strings.HasPrefix(strings.Fields(stdout)[1], "U") {
 		t.Errorf("emitter vkey %q: %v", stdout, err)
 	}
-	if fi, err := os.Stat(filepath.Join(dir, "tavla-east.key")); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("emitter key file: %v %v", fi, err)
+	for _, f := range []string{"tavla-east.key", "tavla-east.nkey"} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("emitter key file %s: %v %v", f, fi, err)
+		}
+		if !strings.Contains(stderr, "wrote "+f) {
+			t.Errorf("keygen did not say it wrote %s:\n%s", f, stderr)
+		}
+	}
+	if seed, err := os.ReadFile(filepath.Join(dir, "tavla-east.nkey")); err != nil || !bytes.HasPrefix(seed, []byte("SU")) {
+		t.Errorf("the nkey seed file: %.2q %v", seed, err)
 	}
 
 	for _, tc := range []struct {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zarlog/zarlog/internal/serve"
+	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/sdk/wire"
 )
 
@@ -45,7 +46,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&cfg.Dir, "data", "", "data `directory` (created, mode 0700): the key, the ledger, the bundle store, the NATS store")
 	fs.StringVar(&cfg.HTTPAddr, "http", serve.DefaultHTTPAddr, "HTTP listen `address` (port 0: any free port)")
 	fs.StringVar(&cfg.NATSListen, "nats-listen", serve.DefaultNATSListen, "the embedded nats-server's listen `address` for backends (port 0: any free port)")
-	fs.StringVar(&natsUsers, "nats-users", "", "`file` of the emitters allowed to connect to the embedded server, \"<emitter> password|nkey <value>\" per line\n(default: no authentication; keep --nats-listen on localhost)")
+	fs.StringVar(&natsUsers, "nats-users", "", "`file` (mode 0600) of more emitters allowed to connect to the embedded server, \"<emitter> password|nkey <value>\" per line\n(the embedded server always authenticates: the emitters of --emitters lines with an nkey, and these)")
 	fs.StringVar(&cfg.NATS.URL, "nats", "", "use the NATS deployment at `URL`s (comma-separated) instead of the embedded server")
 	fs.StringVar(&cfg.NATS.CredsFile, "nats-creds", "", "NATS credentials `file` (with --nats)")
 	fs.StringVar(&cfg.NATS.NKeySeedFile, "nats-nkey", "", "`file` holding a user nkey seed (with --nats)")
@@ -56,7 +57,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&root, "subject-root", wire.DefaultRoot, "NATS subject `root`")
 	fs.StringVar(&cfg.KeyFile, "key", "", "the log's checkpoint signer key `file` (zarlog keygen --origin)\n(default DIR/log.key, created on the first run)")
 	fs.StringVar(&cfg.Origin, "origin", "", "the log's origin for a created key (default "+serve.DefaultOrigin+"); checked against an existing key")
-	fs.StringVar(&emittersFile, "emitters", "", "`file` of emitter verifier keys, one per line (zarlog keygen --emitter prints them)")
+	fs.StringVar(&emittersFile, "emitters", "", "`file` of the emitters: \"<verifier key> [<NATS user nkey>]\" per line, as zarlog keygen --emitter prints them")
 	fs.Var(&emitterKeys, "emitter", "an emitter verifier `key` (repeatable; added to --emitters)")
 	fs.StringVar(&policyFile, "witness-policy", "", "C2SP tlog-policy `file`: its witnesses with a URL cosign every checkpoint")
 	fs.DurationVar(&cfg.CheckpointInterval, "checkpoint-interval", 0, "how often a grown tree is signed (default 100ms)")
@@ -90,21 +91,31 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return bad("--nats-users configures the embedded server; with --nats the deployment's own authorization applies")
 	}
 	cfg.Subjects = wire.Subjects{Root: root}
+	var fromEmitters []ingest.EmitterAccess
 	if emittersFile != "" {
 		b, err := os.ReadFile(emittersFile)
 		if err != nil {
 			return bad("--emitters: %s", err)
 		}
-		cfg.EmitterKeys = serve.ParseKeyLines(b)
+		if cfg.EmitterKeys, fromEmitters, err = serve.ParseEmitters(b); err != nil {
+			return bad("--emitters %s: %s", emittersFile, err)
+		}
 	}
 	cfg.EmitterKeys = append(cfg.EmitterKeys, emitterKeys...)
+	var fromUsers []ingest.EmitterAccess
 	if natsUsers != "" {
-		b, err := os.ReadFile(natsUsers)
+		b, err := serve.ReadSecretFile(natsUsers)
 		if err != nil {
 			return bad("--nats-users: %s", err)
 		}
-		if cfg.NATSUsers, err = serve.ParseNATSUsers(b); err != nil {
+		if fromUsers, err = serve.ParseNATSUsers(b); err != nil {
 			return bad("--nats-users %s: %s", natsUsers, err)
+		}
+	}
+	if cfg.NATS.URL == "" {
+		var err error
+		if cfg.NATSUsers, err = serve.MergeAccess(fromEmitters, fromUsers); err != nil {
+			return bad("%s", err)
 		}
 	}
 	if policyFile != "" {

@@ -108,7 +108,8 @@ func startServe(t *testing.T, bin string, args ...string) *serveProc {
 		p.done <- cmd.Wait()
 	}()
 	if _, ok := p.lines["nats"]; !ok {
-		<-p.done
+		err := <-p.done
+		p.done <- err // for the cleanup
 		t.Fatalf("zarlog serve exited before printing its URLs:\n%s", p.stderr)
 	}
 	return p
@@ -169,9 +170,11 @@ func hostPort(u string) string {
 	return hp
 }
 
-// emitterKey makes an emitter key with `zarlog keygen --emitter` and
-// returns its signer and verifier key.
-func emitterKey(t *testing.T, bin, dir, name string) (note.Signer, string) {
+// emitterKey makes an emitter's keys with `zarlog keygen --emitter` and
+// returns its event signer, its verifier key, the line keygen printed for
+// the --emitters file (the verifier key and the NATS user nkey) and the
+// nkey seed's file.
+func emitterKey(t *testing.T, bin, dir, name string) (signer note.Signer, vkey, line, nkeyFile string) {
 	t.Helper()
 	out := filepath.Join(dir, name+".key")
 	stdout, stderr, code := runBin(t, dir, bin, "keygen", "--emitter", name, "--out", out)
@@ -186,12 +189,19 @@ func emitterKey(t *testing.T, bin, dir, name string) (note.Signer, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, strings.TrimSpace(stdout)
+	line = strings.TrimSpace(stdout)
+	return s, strings.Fields(line)[0], line, filepath.Join(dir, name+".nkey")
 }
 
-func sdkBackend(t *testing.T, url string, signer note.Signer, now func() time.Time) (*sdk.Backend, *sdk.Client, *nats.Conn) {
+// sdkBackend connects a backend as keygen's credentials allow: the emitter
+// authenticates with the nkey seed in nkeyFile.
+func sdkBackend(t *testing.T, url string, signer note.Signer, now func() time.Time, nkeyFile string) (*sdk.Backend, *sdk.Client, *nats.Conn) {
 	t.Helper()
-	nc, err := sdk.Dial(url, signer.Name())
+	auth, err := nats.NkeyOptionFromSeed(nkeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := sdk.Dial(url, signer.Name(), auth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,9 +286,9 @@ func TestServeCommand(t *testing.T) {
 	ctx := testContext(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	signer, evkey := emitterKey(t, bin, dir, "tavla-east")
+	signer, evkey, line, nkey := emitterKey(t, bin, dir, "tavla-east")
 	emitters := filepath.Join(dir, "emitters")
-	if err := os.WriteFile(emitters, []byte("# our backends\n"+evkey+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(emitters, []byte("# our backends\n"+line+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	start := sdkplay.AnchoredStart()
@@ -299,7 +309,7 @@ func TestServeCommand(t *testing.T) {
 	}
 
 	clock := sdkplay.NewClock(start)
-	b, _, nc := sdkBackend(t, p.lines["nats"], signer, clock.Now)
+	b, _, nc := sdkBackend(t, p.lines["nats"], signer, clock.Now, nkey)
 	proofs := make(chan *nats.Msg, 16)
 	rejected := make(chan *nats.Msg, 16)
 	for subj, ch := range map[string]chan *nats.Msg{wire.Subjects{}.Proofs("tavla-east"): proofs, wire.Subjects{}.Rejected("tavla-east"): rejected} {
@@ -363,14 +373,14 @@ func TestServeCommand(t *testing.T) {
 	// A malformed event, published with zarlog emit.
 	bad := filepath.Join(dir, "bad.jsonl")
 	os.WriteFile(bad, []byte(`{"emitter":"tavla-east","game":"bad-game","id":"bad-game:0","seq":0,"type":"commit","v":1}`+"\n"), 0o644)
-	out, _, code := runBin(t, dir, bin, "emit", "--emitter", "tavla-east", "--nats", p.lines["nats"], "--no-check", "--wait", bad)
+	out, _, code := runBin(t, dir, bin, "emit", "--emitter", "tavla-east", "--nkey", nkey, "--nats", p.lines["nats"], "--no-check", "--wait", bad)
 	if code != 1 || !strings.Contains(out, "bad-game:0: rejected: malformed") {
 		t.Errorf("zarlog emit of a malformed event: exit %d\n%s", code, out)
 	}
 	select {
 	case m := <-rejected:
 		r, err := wire.ParseRejection(m.Data)
-		if err != nil || r.Code != "malformed" || r.MsgID != "bad-game:0" || r.Reason == "" {
+		if err != nil || r.Code != "malformed" || r.ID != "bad-game:0" || r.MsgID != "" || r.Reason == "" {
 			t.Errorf("announced rejection %+v, %v", r, err)
 		}
 	case <-ctx.Done():
@@ -450,12 +460,16 @@ func testServeRestart(t *testing.T, sig syscall.Signal) {
 	ctx := testContext(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	signer, evkey := emitterKey(t, bin, dir, "tavla-east")
-	args := []string{"--data", data, "--emitter", evkey, "--checkpoint-interval", "20ms"}
+	signer, _, line, nkey := emitterKey(t, bin, dir, "tavla-east")
+	emitters := filepath.Join(dir, "emitters")
+	if err := os.WriteFile(emitters, []byte(line+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--data", data, "--emitters", emitters, "--checkpoint-interval", "20ms"}
 	p := startServe(t, bin, append(args, "--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0")...)
 	vkey, natsURL := p.lines["vkey"], p.lines["nats"]
 	restartArgs := append(args, "--http", strings.TrimPrefix(p.base(), "http://"), "--nats-listen", hostPort(natsURL))
-	b, client, nc := sdkBackend(t, natsURL, signer, nil)
+	b, client, nc := sdkBackend(t, natsURL, signer, nil, nkey)
 	proofs := make(chan *nats.Msg, 256)
 	if _, err := nc.ChanSubscribe(wire.Subjects{}.Proofs("tavla-east"), proofs); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -10,11 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/internal/serve"
+	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/sdk"
 	"github.com/zarlog/zarlog/sdk/wire"
@@ -58,7 +60,13 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	srv, err := ingest.StartServer(ctx, ingest.ServerConfig{StoreDir: filepath.Join(cfg.Dir, "nats"), Port: -1})
+	// The emitters authenticate as they do against zarlog serve: each
+	// with its own user and the permissions of docs/NATS.md §7.
+	access := make([]ingest.EmitterAccess, len(w.Emitters))
+	for i, e := range w.Emitters {
+		access[i] = ingest.EmitterAccess{Emitter: e, Password: rand.Text()}
+	}
+	srv, err := ingest.StartServer(ctx, ingest.ServerConfig{StoreDir: filepath.Join(cfg.Dir, "nats"), Port: -1, Emitters: access})
 	if err != nil {
 		return Result{}, err
 	}
@@ -100,8 +108,8 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	defer func() { stopIngest(); <-ran }()
 
 	clients := map[string]*sdk.Client{}
-	for _, e := range w.Emitters {
-		enc, err := sdk.Dial(srv.ClientURL(), e)
+	for i, e := range w.Emitters {
+		enc, err := sdk.Dial(srv.ClientURL(), e, nats.UserInfo(e, access[i].Password))
 		if err != nil {
 			return Result{}, err
 		}

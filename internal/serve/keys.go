@@ -9,9 +9,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/nats-io/nkeys"
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/zarlog/zarlog/ledger/ingest"
@@ -62,14 +64,7 @@ func loadKey(cfg *Config) (*loadedKey, error) {
 	if p == "" {
 		p = filepath.Join(cfg.Dir, "log.key")
 	}
-	fi, err := os.Stat(p)
-	if err != nil {
-		return nil, fmt.Errorf("serve: the log key: %w", err)
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("serve: the log key %s is readable by others (mode %v): chmod 600 it", p, fi.Mode().Perm())
-	}
-	b, err := os.ReadFile(p)
+	b, err := ReadSecretFile(p)
 	if err != nil {
 		return nil, fmt.Errorf("serve: the log key: %w", err)
 	}
@@ -125,9 +120,7 @@ func writeKey(path, skey string) error {
 }
 
 // ParseKeyLines reads a file of keys, one per line: blank lines and lines
-// starting with '#' are skipped, surrounding spaces trimmed. It is the
-// format of `zarlog serve --emitters`: one emitter vkey per line, as
-// `zarlog keygen --emitter` prints it.
+// starting with '#' are skipped, surrounding spaces trimmed.
 func ParseKeyLines(text []byte) []string {
 	var out []string
 	for line := range strings.SplitSeq(string(text), "\n") {
@@ -138,6 +131,69 @@ func ParseKeyLines(text []byte) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// ParseEmitters reads the file of `zarlog serve --emitters`: one emitter a
+// line, as `zarlog keygen --emitter` prints it,
+//
+//	<event verifier key> [<NATS user nkey U…>]
+//
+// (blank lines and '#' comments skipped). It returns the verifier keys, and
+// for each line with an nkey the embedded server's access for that emitter
+// (named by the verifier key's name), so that the file alone gives a
+// working, closed setup.
+func ParseEmitters(text []byte) (vkeys []string, access []ingest.EmitterAccess, err error) {
+	for n, line := range strings.Split(string(text), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) > 2 {
+			return nil, nil, fmt.Errorf("line %d: want \"<verifier key> [<nkey U…>]\", got %d fields", n+1, len(f))
+		}
+		vkeys = append(vkeys, f[0])
+		if len(f) == 2 {
+			name, _, _ := strings.Cut(f[0], "+")
+			if err := wire.CheckEmitter(name); err != nil {
+				return nil, nil, fmt.Errorf("line %d: the verifier key's name: %w", n+1, err)
+			}
+			if !nkeys.IsValidPublicUserKey(f[1]) {
+				return nil, nil, fmt.Errorf("line %d: %q is not a public user nkey (U…)", n+1, f[1])
+			}
+			access = append(access, ingest.EmitterAccess{Emitter: name, NKey: f[1]})
+		}
+	}
+	return vkeys, access, nil
+}
+
+// MergeAccess joins the emitters' NATS access from the --emitters file and
+// from --nats-users; an emitter in both is an error.
+func MergeAccess(a, b []ingest.EmitterAccess) ([]ingest.EmitterAccess, error) {
+	seen := map[string]bool{}
+	var out []ingest.EmitterAccess
+	for _, x := range append(slices.Clip(a), b...) {
+		if seen[x.Emitter] {
+			return nil, fmt.Errorf("emitter %s is given NATS access twice (--emitters and --nats-users)", x.Emitter)
+		}
+		seen[x.Emitter] = true
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// ReadSecretFile reads a file that holds secrets (the log key, the
+// --nats-users file, the admin token), refusing it if group or others may
+// read it, as sshd does.
+func ReadSecretFile(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("%s is readable by others (mode %v): chmod 600 it", path, fi.Mode().Perm())
+	}
+	return os.ReadFile(path)
 }
 
 // ParseNATSUsers reads the emitters allowed to connect to the embedded

@@ -66,10 +66,10 @@ type Config struct {
 	// backends in other processes. Zero means DefaultNATSListen; port 0
 	// picks a free port. Ignored when NATS.URL is set.
 	NATSListen string
-	// NATSUsers, if not empty, turns on authentication on the embedded
-	// server: only these emitters may connect, each with the permissions of
-	// docs/NATS.md §7 (ParseNATSUsers reads them from a file). Empty: anyone
-	// who reaches NATSListen may publish as any emitter.
+	// NATSUsers are the emitters that may connect to the embedded server,
+	// each with the permissions of docs/NATS.md §7 (ParseEmitters and
+	// ParseNATSUsers read them from files). The embedded server always
+	// authenticates: with none, no backend can connect at all.
 	NATSUsers []ingest.EmitterAccess
 	// NATS, when its URL is set, connects to an existing NATS deployment
 	// instead of starting the embedded server.

@@ -54,6 +54,10 @@ func start(t testing.TB, cfg Config) *running {
 	if cfg.NATSListen == "" {
 		cfg.NATSListen = "127.0.0.1:0"
 	}
+	if cfg.NATSUsers == nil {
+		// The embedded server always authenticates: the test backend's user.
+		cfg.NATSUsers = []ingest.EmitterAccess{{Emitter: emitter, Password: testPassword}}
+	}
 	ready := make(chan Info, 1)
 	cfg.Ready = func(i Info) { ready <- i }
 	ctx, cancel := context.WithCancel(context.Background())
@@ -90,9 +94,12 @@ func (r *running) get(path string) (int, []byte) {
 }
 
 // backend connects an SDK backend for emitter to the service.
+// testPassword is the test backend's NATS password (start's default user).
+const testPassword = "s3cret"
+
 func backend(t testing.TB, url string, signer note.Signer, now func() time.Time, opts ...nats.Option) (*sdk.Backend, *sdk.Client, *nats.Conn) {
 	t.Helper()
-	nc, err := sdk.Dial(url, emitter, opts...)
+	nc, err := sdk.Dial(url, emitter, append([]nats.Option{nats.UserInfo(emitter, testPassword)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func TestHelperNATSProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The default settings: what `zarlog serve` runs with.
-	s, err := StartServer(context.Background(), ServerConfig{StoreDir: dir, Port: port})
+	s, err := StartServer(context.Background(), ServerConfig{StoreDir: dir, Port: port, InsecureNoAuth: true})
 	if err != nil {
 		t.Fatal(err)
 	}

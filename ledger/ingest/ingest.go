@@ -74,9 +74,15 @@ type Config struct {
 	// MaxReceiptRequests bounds receipt requests served at once; more are
 	// answered "busy". Zero means 4096.
 	MaxReceiptRequests int
-	// InfoInterval is how often the consumer's state is read for the lag
-	// metrics. Zero means 5 s; negative disables it.
+	// InfoInterval is how often the consumer's and the stream's state are
+	// read, for the lag metrics and Health. Zero means 2 s; negative
+	// disables it (Health then cannot see a stall).
 	InfoInterval time.Duration
+	// StallAfter is how long messages may wait with none decided before
+	// Health reports the ingest stalled. Zero means 10 s.
+	StallAfter time.Duration
+	// Now is the clock of Health. Nil means time.Now.
+	Now func() time.Time
 
 	// Logger receives the Ingester's logs. Nil means discard.
 	Logger *slog.Logger
@@ -106,7 +112,13 @@ func (c Config) withDefaults() Config {
 		c.MaxReceiptRequests = 4096
 	}
 	if c.InfoInterval == 0 {
-		c.InfoInterval = 5 * time.Second
+		c.InfoInterval = 2 * time.Second
+	}
+	if c.StallAfter == 0 {
+		c.StallAfter = 10 * time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -125,6 +137,7 @@ type Ingester struct {
 	waiters waiters
 	// refusedLog rate-limits the log lines of refused receipt requests.
 	refusedLog rateLog
+	health     health
 
 	// noReset skips the consumer reset at session start (tests of the
 	// gap-filling path, which is what older servers get).
@@ -167,7 +180,10 @@ func New(nc *nats.Conn, cfg Config) (*Ingester, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
-	return &Ingester{cfg: cfg, nc: nc, js: js, log: cfg.Logger, m: m, waiters: waiters{m: map[waiterKey][]chan Outcome{}}}, nil
+	in := &Ingester{cfg: cfg, nc: nc, js: js, log: cfg.Logger, m: m, waiters: waiters{m: map[waiterKey][]chan Outcome{}}}
+	in.health.now = cfg.Now
+	in.health.sessionSince = cfg.Now()
+	return in, nil
 }
 
 // Run consumes until ctx ends, then returns ctx's error (after the Submit in
@@ -195,6 +211,7 @@ func (in *Ingester) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		in.health.sessionFailed(err)
 		if in.nc.IsClosed() {
 			return fmt.Errorf("ingest: the NATS connection is closed: %w", err)
 		}
@@ -231,10 +248,13 @@ func (in *Ingester) session(ctx context.Context) error {
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
+	in.health.sessionStarted()
+	var sessionErr error
 	defer func() {
 		cancel()
 		it.Stop()
 		wg.Wait()
+		in.health.sessionEnded(sessionErr)
 	}()
 
 	msgs := make(chan jetstream.Msg, in.cfg.Prefetch)
@@ -254,7 +274,7 @@ func (in *Ingester) session(ctx context.Context) error {
 		}
 	})
 	if in.cfg.InfoInterval > 0 {
-		wg.Go(func() { in.pollInfo(sctx, cons) })
+		wg.Go(func() { in.pollInfo(sctx, stream, cons) })
 	}
 	in.log.Info("ingest session started", "stream", in.cfg.Stream.Name, "consumer", in.cfg.Consumer.Name, "next", next)
 
@@ -265,7 +285,8 @@ func (in *Ingester) session(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case err := <-errc:
-			return fmt.Errorf("pulling from consumer %s: %w", in.cfg.Consumer.Name, err)
+			sessionErr = fmt.Errorf("pulling from consumer %s: %w", in.cfg.Consumer.Name, err)
+			return sessionErr
 		case first = <-msgs:
 		}
 		batch := []jetstream.Msg{first}
@@ -282,8 +303,10 @@ func (in *Ingester) session(ctx context.Context) error {
 		}
 		in.m.inflight.Set(float64(len(batch) + len(msgs)))
 		if err := in.process(ctx, st, batch); err != nil {
+			sessionErr = err
 			return err
 		}
+		in.health.progressed()
 	}
 }
 
@@ -326,14 +349,21 @@ func (in *Ingester) startSeq(ctx context.Context, stream jetstream.Stream, cons 
 	return max(next, info.State.FirstSeq), nil
 }
 
-func (in *Ingester) pollInfo(ctx context.Context, cons jetstream.Consumer) {
+func (in *Ingester) pollInfo(ctx context.Context, stream jetstream.Stream, cons jetstream.Consumer) {
 	t := time.NewTicker(in.cfg.InfoInterval)
 	defer t.Stop()
 	for {
-		if info, err := cons.Info(ctx); err == nil {
+		info, err := cons.Info(ctx)
+		var si *jetstream.StreamInfo
+		if err == nil {
 			in.m.streamPending.Set(float64(info.NumPending))
 			in.m.ackPending.Set(float64(info.NumAckPending))
+			si, err = stream.Info(ctx)
 		}
+		if ctx.Err() != nil {
+			return
+		}
+		in.health.polled(info, si, err)
 		select {
 		case <-ctx.Done():
 			return
@@ -457,11 +487,13 @@ func (in *Ingester) submit(ctx context.Context, subs []Submission, items []item)
 		}
 		if err == nil {
 			in.m.submitSeconds.Observe(time.Since(start).Seconds())
+			in.health.submitOK()
 			return outs, nil
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		in.health.submitFailed(err)
 		in.m.submitErrors.Inc()
 		in.log.Warn("sink submit failed; retrying the batch", "attempt", attempt, "events", len(subs),
 			"first_seq", subs[0].Seq, "err", err, "backoff", backoff)

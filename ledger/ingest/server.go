@@ -53,12 +53,19 @@ type ServerConfig struct {
 	// the RAM).
 	MaxStore, MaxMemory int64
 
-	// Emitters, if not empty, turns on authentication: only these emitters
-	// (and the in-process ledger) may connect, each with the permissions of
-	// docs/NATS.md (publish its own events, read its own rejections and
-	// replies, ask for its own receipts). If empty, anyone who can reach the
-	// address may publish as any emitter: use it only on a private host.
+	// Emitters are the emitters that may connect, each with the
+	// permissions of docs/NATS.md §7 (publish its own events, read its own
+	// rejections, replies and proof bundles, ask for its own receipts).
+	// Authentication is always on: besides these, only the in-process
+	// ledger user (whose password is drawn at every start) may connect, and
+	// no one else reaches any subject or the JetStream API. Empty means no
+	// emitter can connect.
 	Emitters []EmitterAccess
+	// InsecureNoAuth turns authentication off: any client, in process or
+	// over the network, may publish anywhere and call the whole JetStream
+	// API (delete the stream, pause the consumer). It exists for tests in
+	// one process; no zarlog command sets it.
+	InsecureNoAuth bool
 	// Subjects, StreamName and ConsumerName are what the permissions are
 	// written for; they must match the Ingester's Config. Zero means root
 	// "zarlog", "ZARLOG_EVENTS" and "zarlog-ledger".
@@ -112,7 +119,10 @@ func EmitterPermissions(subjects wire.Subjects, emitter string) *server.Permissi
 // LedgerPermissions returns the NATS permissions docs/NATS.md prescribes
 // for the ledger's own user: manage and read the events stream and its
 // consumer, acknowledge, announce rejections and proof bundles, serve
-// receipts.
+// receipts. Receipt replies may go to inbox subjects only ("_INBOX.>"),
+// never to a subject a requester names, so a request cannot make the ledger
+// publish on an events subject; the ingest also answers only replies under
+// the requesting emitter's own inbox.
 func LedgerPermissions(subjects wire.Subjects, stream, consumer string) *server.Permissions {
 	api := "$JS.API."
 	return &server.Permissions{
@@ -128,12 +138,12 @@ func LedgerPermissions(subjects wire.Subjects, stream, consumer string) *server.
 			"$JS.ACK." + stream + "." + consumer + ".>",
 			subjects.Rejected("*"),
 			subjects.Proofs("*"),
+			"_INBOX.>",
 		}},
 		Subscribe: &server.SubjectPermission{Allow: []string{
 			subjects.ReceiptsWildcard(),
 			"_INBOX.>",
 		}},
-		Response: &server.ResponsePermission{MaxMsgs: 1, Expires: time.Minute},
 	}
 }
 
@@ -188,7 +198,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		opts.TLS = true
 	}
 	s := &Server{}
-	if len(cfg.Emitters) > 0 {
+	if !cfg.InsecureNoAuth {
 		r := cfg.Rand
 		if r == nil {
 			r = rand.Reader
