@@ -8,6 +8,7 @@
 //	zarlog audit    verify every finished game of a log, detect split views
 //	zarlog witness  cosign checkpoints (C2SP tlog-witness)
 //	zarlog bench    measure ingest throughput, latency and proof sizes
+//	zarlog rejected read the rejected store of a running service
 //
 // Each subcommand is in its own file: it parses its flags into a config and
 // calls into the packages that do the work.
@@ -32,14 +33,15 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"serve":   {"run the ledger: NATS ingest, Pebble log, HTTP publisher", runServe},
-		"demo":    {"run everything locally with bot backends playing real games", runDemo},
-		"emit":    {"publish JSON-lines events from a file or stdin", runEmit},
-		"keygen":  {"create a log signing key and print its verifier key", runKeygen},
-		"mirror":  {"follow a log over HTTP and serve a verified read-only copy", runMirror},
-		"audit":   {"verify every finished game of a log and detect split views", runAudit},
-		"witness": {"cosign checkpoints (C2SP tlog-witness)", runWitness},
-		"bench":   {"measure ingest throughput, latency and proof sizes", runBench},
+		"serve":    {"run the ledger: NATS ingest, Pebble log, HTTP publisher", runServe},
+		"demo":     {"run everything locally with bot backends playing real games", runDemo},
+		"emit":     {"publish JSON-lines events from a file or stdin", runEmit},
+		"keygen":   {"create a log signing key and print its verifier key", runKeygen},
+		"mirror":   {"follow a log over HTTP and serve a verified read-only copy", runMirror},
+		"audit":    {"verify every finished game of a log and detect split views", runAudit},
+		"witness":  {"cosign checkpoints (C2SP tlog-witness)", runWitness},
+		"bench":    {"measure ingest throughput, latency and proof sizes", runBench},
+		"rejected": {"read the rejected store of a running service (its admin listener)", runRejected},
 	}
 }
 

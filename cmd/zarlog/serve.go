@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zarlog/zarlog/internal/serve"
+	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/sdk/wire"
 )
@@ -45,6 +46,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	)
 	fs.StringVar(&cfg.Dir, "data", "", "data `directory` (created, mode 0700): the key, the ledger, the bundle store, the NATS store")
 	fs.StringVar(&cfg.HTTPAddr, "http", serve.DefaultHTTPAddr, "HTTP listen `address` (port 0: any free port)")
+	fs.StringVar(&cfg.AdminAddr, "admin", serve.DefaultAdminAddr, "the admin listener's `address` (the rejected store, metrics; token-protected; \"off\": none)")
+	fs.StringVar(&cfg.AdminTokenFile, "admin-token", "", "the admin token `file` (default DIR/admin.token, created on the first run, mode 0600)")
 	fs.StringVar(&cfg.NATSListen, "nats-listen", serve.DefaultNATSListen, "the embedded nats-server's listen `address` for backends (port 0: any free port)")
 	fs.StringVar(&natsUsers, "nats-users", "", "`file` (mode 0600) of more emitters allowed to connect to the embedded server, \"<emitter> password|nkey <value>\" per line\n(the embedded server always authenticates: the emitters of --emitters lines with an nkey, and these)")
 	fs.StringVar(&cfg.NATS.URL, "nats", "", "use the NATS deployment at `URL`s (comma-separated) instead of the embedded server")
@@ -61,6 +64,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.Var(&emitterKeys, "emitter", "an emitter verifier `key` (repeatable; added to --emitters)")
 	fs.StringVar(&policyFile, "witness-policy", "", "C2SP tlog-policy `file`: its witnesses with a URL cosign every checkpoint")
 	fs.DurationVar(&cfg.CheckpointInterval, "checkpoint-interval", 0, "how often a grown tree is signed (default 100ms)")
+	fs.IntVar(&cfg.RejectedQuotaRecords, "rejected-quota", ledger.DefaultRejectedQuotaRecords, "each emitter's quota of `records` in the rejected store (past it: counted, not stored)")
+	fs.Int64Var(&cfg.RejectedQuotaBytes, "rejected-quota-bytes", ledger.DefaultRejectedQuotaBytes, "each emitter's quota of `bytes` in the rejected store")
 	fs.BoolVar(&cfg.Rebuild, "rebuild", false, "replay the log into fresh projections before serving")
 	fs.BoolVar(&cfg.RebuildBundles, "rebuild-bundles", false, "delete the bundle store: build every finished game's bundle again")
 	fs.StringVar(&exportDir, "export", "", "keep a static copy of the read API and the pages in `directory` (docs/HTTP.md)")

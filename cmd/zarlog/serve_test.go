@@ -292,7 +292,7 @@ func TestServeCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := sdkplay.AnchoredStart()
-	args := []string{"--data", data, "--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0", "--emitters", emitters,
+	args := []string{"--data", data, "--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--emitters", emitters,
 		"--clock-start", start.Format(time.RFC3339Nano), "--checkpoint-interval", "20ms"}
 	p := startServe(t, bin, args...)
 	for _, label := range []string{"key", "vkey", "origin", "checkpoint", "tiles", "entries", "game", "proof", "tlog-proof", "auditor", "stats", "metrics", "healthz", "nats"} {
@@ -465,7 +465,7 @@ func testServeRestart(t *testing.T, sig syscall.Signal) {
 	if err := os.WriteFile(emitters, []byte(line+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--data", data, "--emitters", emitters, "--checkpoint-interval", "20ms"}
+	args := []string{"--data", data, "--emitters", emitters, "--checkpoint-interval", "20ms", "--admin", "127.0.0.1:0"}
 	p := startServe(t, bin, append(args, "--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0")...)
 	vkey, natsURL := p.lines["vkey"], p.lines["nats"]
 	restartArgs := append(args, "--http", strings.TrimPrefix(p.base(), "http://"), "--nats-listen", hostPort(natsURL))
@@ -692,7 +692,7 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "--data", dir, "--nats", "nats://x", "--nats-users", "f"}, 2, "--nats-users configures the embedded server"},
 		{[]string{"serve", "--data", dir, "--clock-start", "yesterday"}, 2, "--clock-start"},
 		{[]string{"serve", "--data", dir, "--emitters", filepath.Join(dir, "missing")}, 2, "--emitters"},
-		{[]string{"serve", "--data", dir, "--emitter", "not-a-key", "--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0"}, 1, "emitter keys"},
+		{[]string{"serve", "--data", dir, "--emitter", "not-a-key", "--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"}, 1, "emitter keys"},
 		{[]string{"serve", "--data", filepath.Join(dir, "none"), "--export", filepath.Join(dir, "out"), "--export-once"}, 1, "no log in"},
 	} {
 		_, stderr, code := runBin(t, dir, bin, tc.args...)

@@ -207,7 +207,7 @@ func (d *run) run(ctx context.Context) (Result, error) {
 	done := make(chan error, 1)
 	go func() {
 		done <- serve.Run(svcCtx, serve.Config{
-			Dir: dir, HTTPAddr: httpAddr, NATSListen: "127.0.0.1:0",
+			Dir: dir, HTTPAddr: httpAddr, NATSListen: "127.0.0.1:0", AdminAddr: "127.0.0.1:0",
 			NATSUsers:   []ingest.EmitterAccess{{Emitter: Emitter, NKey: nkey}},
 			EmitterKeys: []string{vkey}, Now: d.clock.Now, Logger: cfg.Logger,
 			Ready: func(i serve.Info) { ready <- i },

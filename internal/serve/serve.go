@@ -61,6 +61,15 @@ type Config struct {
 	// HTTPAddr is the HTTP listen address. Zero means DefaultHTTPAddr;
 	// port 0 picks a free port.
 	HTTPAddr string
+	// AdminAddr is the admin listener's address (admin.go: the rejected
+	// store, metrics, health; every request needs the admin token). Zero
+	// means DefaultAdminAddr (loopback); port 0 picks a free port; "off"
+	// runs no admin listener.
+	AdminAddr string
+	// AdminTokenFile holds the admin token. Zero means DIR/admin.token,
+	// created on the first run (mode 0600). A file readable by others is
+	// refused.
+	AdminTokenFile string
 
 	// NATSListen is the embedded nats-server's client listen address for
 	// backends in other processes. Zero means DefaultNATSListen; port 0
@@ -98,6 +107,12 @@ type Config struct {
 	// ledger's default (10 s).
 	WitnessTimeout time.Duration
 
+	// RejectedQuotaRecords and RejectedQuotaBytes are each emitter's quota
+	// in the rejected store (ledger.Config). Zero means the ledger's
+	// defaults.
+	RejectedQuotaRecords int
+	RejectedQuotaBytes   int64
+
 	// CheckpointInterval is how often a grown tree is signed. Zero means
 	// the ledger's default (100 ms).
 	CheckpointInterval time.Duration
@@ -134,6 +149,8 @@ type Info struct {
 	HTTP        string // the base URL, without a trailing slash
 	NATS        string // the URL backends connect to
 	ExportDir   string
+	Admin       string // the admin listener's base URL, or "" if off
+	AdminToken  string // the admin token's file
 }
 
 // Lines returns the lines `zarlog serve` prints on start, label first.
@@ -157,7 +174,11 @@ func (i Info) Lines() []string {
 		"stats "+i.HTTP+"/stats",
 		"metrics "+i.HTTP+"/metrics",
 		"healthz "+i.HTTP+"/healthz",
+		"readyz "+i.HTTP+"/readyz",
 	)
+	if i.Admin != "" {
+		out = append(out, "admin "+i.Admin, "admin-token "+i.AdminToken)
+	}
 	if i.ExportDir != "" {
 		out = append(out, "export "+i.ExportDir)
 	}
@@ -238,13 +259,14 @@ func Run(ctx context.Context, cfg Config) error {
 	var (
 		nc      *nats.Conn
 		natsURL string
+		srv     *ingest.Server
 	)
 	if cfg.NATS.URL == "" {
 		host, port, err := listenAddr(cfg.NATSListen)
 		if err != nil {
 			return fail(err)
 		}
-		srv, err := ingest.StartServer(ctx, ingest.ServerConfig{StoreDir: cfg.natsDir(), Host: host, Port: port,
+		srv, err = ingest.StartServer(ctx, ingest.ServerConfig{StoreDir: cfg.natsDir(), Host: host, Port: port,
 			Emitters: cfg.NATSUsers, Subjects: cfg.Subjects, Logger: log})
 		if err != nil {
 			return fail(fmt.Errorf("serve: starting the embedded nats-server: %w", err))
@@ -276,16 +298,29 @@ func Run(ctx context.Context, cfg Config) error {
 		return fail(fmt.Errorf("serve: %w", err))
 	}
 
-	// HTTP.
-	mux, err := Handler(l, store, key.vkey, log, reg, func(ctx context.Context) error {
+	// HTTP. /healthz fails when anything stops events from moving: a
+	// stopped ledger, the NATS connection down, the embedded server's
+	// JetStream disabled (its store failed), the ingest without a session,
+	// failing or stalled; /readyz also while the stream is full.
+	health := func(ctx context.Context) error {
 		if err := l.Err(); err != nil {
 			return err
 		}
 		if s := nc.Status(); s != nats.CONNECTED {
 			return fmt.Errorf("nats connection is %s", s)
 		}
-		return nil
-	})
+		if srv != nil && !srv.NATS().JetStreamEnabled() {
+			return errors.New("the embedded nats-server's JetStream is disabled (its store failed: see the log)")
+		}
+		return in.Health(ctx)
+	}
+	ready := func(ctx context.Context) error {
+		if err := health(ctx); err != nil {
+			return err
+		}
+		return in.Ready(ctx)
+	}
+	mux, err := Handler(l, store, key.vkey, log, reg, health, ready)
 	if err != nil {
 		return fail(err)
 	}
@@ -303,6 +338,32 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.With("component", "http").Handler(), slog.LevelWarn)}
+	var (
+		adminLn          net.Listener
+		adminURL, tokenF string
+	)
+	if cfg.AdminAddr != "off" {
+		tokenF = cfg.AdminTokenFile
+		if tokenF == "" {
+			tokenF = filepath.Join(cfg.Dir, "admin.token")
+		}
+		token, _, err := loadOrCreateToken(tokenF, randRead)
+		if err != nil {
+			ln.Close()
+			return fail(err)
+		}
+		if adminLn, err = net.Listen("tcp", orDefault(cfg.AdminAddr, DefaultAdminAddr)); err != nil {
+			ln.Close()
+			return fail(fmt.Errorf("serve: the admin listener: %w", err))
+		}
+		adminURL = baseURL(adminLn.Addr())
+		admin := AdminHandler(l, token, reg, func(r *http.Request) error { return health(r.Context()) },
+			func(r *http.Request) error { return ready(r.Context()) })
+		as := &http.Server{Handler: admin, ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: slog.NewLogLogger(log.With("component", "admin").Handler(), slog.LevelWarn)}
+		go as.Serve(adminLn)
+		closers = append(closers, func() error { as.Close(); return nil })
+	}
 
 	// Run the components; each reports how it ended.
 	runCtx, stopRun := context.WithCancel(context.Background())
@@ -334,7 +395,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 	if cfg.Ready != nil {
 		cfg.Ready(Info{KeyFile: key.file, KeyCreated: key.created, VerifierKey: key.vkey, Origin: l.Origin(),
-			HTTP: baseURL(ln.Addr()), NATS: natsURL, ExportDir: cfg.ExportDir})
+			HTTP: baseURL(ln.Addr()), NATS: natsURL, ExportDir: cfg.ExportDir, Admin: adminURL, AdminToken: tokenF})
 	}
 	log.Info("serving", "origin", l.Origin(), "http", ln.Addr().String(), "nats", natsURL)
 
@@ -375,8 +436,8 @@ func Run(ctx context.Context, cfg Config) error {
 // Handler returns the HTTP handler of the service: the read API and the
 // pages of ledger l and bundle store store, with CORS. vkey is the log's
 // verifier key (shown on the pages); reg is served at /metrics and receives
-// the API's metrics; health is /healthz.
-func Handler(l *ledger.Ledger, store *publisher.Store, vkey string, log *slog.Logger, reg *prometheus.Registry, health func(context.Context) error) (http.Handler, error) {
+// the API's metrics; health is /healthz and ready /readyz.
+func Handler(l *ledger.Ledger, store *publisher.Store, vkey string, log *slog.Logger, reg *prometheus.Registry, health, ready func(context.Context) error) (http.Handler, error) {
 	src := NewSource(l, store)
 	pages, err := publisher.NewPages(publisher.Config{Games: src, Stats: src, LogKey: vkey, Origin: l.Origin(),
 		Logger: log.With("component", "pages")})
@@ -384,7 +445,7 @@ func Handler(l *ledger.Ledger, store *publisher.Store, vkey string, log *slog.Lo
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	api, err := publisher.NewAPI(publisher.APIConfig{Log: src, Games: src, Metrics: reg, Registerer: reg,
-		Health: health, Logger: log.With("component", "api")})
+		Health: health, Ready: ready, Logger: log.With("component", "api")})
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
@@ -452,7 +513,7 @@ func Export(ctx context.Context, cfg Config, dir string) (Info, publisher.Export
 		return Info{}, publisher.ExportResult{}, err
 	}
 	defer store.Close()
-	mux, err := Handler(l, store, key.vkey, log, prometheus.NewRegistry(), nil)
+	mux, err := Handler(l, store, key.vkey, log, prometheus.NewRegistry(), nil, nil)
 	if err != nil {
 		return Info{}, publisher.ExportResult{}, err
 	}
@@ -489,6 +550,7 @@ func (c *Config) ledgerConfig(log *slog.Logger, reg prometheus.Registerer) (ledg
 	}
 	lc := ledger.Config{Dir: c.ledgerDir(), Emitters: kr,
 		Moves: movecheck.Checker{}, CheckpointInterval: c.CheckpointInterval, WitnessTimeout: c.WitnessTimeout,
+		RejectedQuotaRecords: c.RejectedQuotaRecords, RejectedQuotaBytes: c.RejectedQuotaBytes,
 		Now: c.Now, Logger: log.With("component", "ledger"), Metrics: reg}
 	if len(c.WitnessPolicy) > 0 {
 		p, err := merkle.ParsePolicy(c.WitnessPolicy)

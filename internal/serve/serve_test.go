@@ -54,6 +54,9 @@ func start(t testing.TB, cfg Config) *running {
 	if cfg.NATSListen == "" {
 		cfg.NATSListen = "127.0.0.1:0"
 	}
+	if cfg.AdminAddr == "" {
+		cfg.AdminAddr = "127.0.0.1:0"
+	}
 	if cfg.NATSUsers == nil {
 		// The embedded server always authenticates: the test backend's user.
 		cfg.NATSUsers = []ingest.EmitterAccess{{Emitter: emitter, Password: testPassword}}

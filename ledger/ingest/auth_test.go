@@ -178,3 +178,41 @@ func TestDialNKey(t *testing.T) {
 	acks.wait(t, ctx, ack.Seq)
 	sink.checkExactlyOnce(t, []string{id})
 }
+
+// TestClosedByDefault: an embedded server configured with no emitters at
+// all takes no client but the in-process ledger: an anonymous client over
+// the network is refused, and the ledger's own user runs the ingest with
+// its narrow permissions (it cannot, say, delete the stream).
+func TestClosedByDefault(t *testing.T) {
+	ctx := testContext(t)
+	s, err := StartServer(ctx, ServerConfig{StoreDir: t.TempDir(), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	if nc, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(0)); err == nil {
+		nc.Close()
+		t.Fatal("an anonymous client connected")
+	} else if !errors.Is(err, nats.ErrAuthorization) && !strings.Contains(err.Error(), "Authorization") {
+		t.Errorf("anonymous connect: %v", err)
+	}
+	lc, err := s.Connect(nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(lc.Close)
+	sink := newFakeSink()
+	in := newIngester(t, lc, Config{Sink: sink, Locator: sink, Checkpoints: sink})
+	runIngest(t, in)
+	up := func() bool { in.health.mu.Lock(); defer in.health.mu.Unlock(); return in.health.sessionUp }
+	deadline := time.Now().Add(10 * time.Second)
+	for !up() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := in.Health(ctx); err != nil || !up() {
+		t.Errorf("the ingest as the ledger user: session up %v, %v", up(), err)
+	}
+	if m, err := lc.Request("$JS.API.STREAM.DELETE.ZARLOG_EVENTS", nil, 300*time.Millisecond); err == nil {
+		t.Errorf("the ledger user deleted the stream: %s", m.Data)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -382,4 +383,52 @@ func TestRejected(t *testing.T) {
 func isRejected(err error, code string) bool {
 	var r *sdk.RejectedError
 	return errors.As(err, &r) && r.Code == code
+}
+
+// TestReceiptReplySubject: a receipt request is answered only on the
+// requesting emitter's own inbox. One whose reply subject is another
+// emitter's events subject (or another emitter's inbox) is dropped and
+// counted, even on a server that would let the ledger publish there.
+func TestReceiptReplySubject(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t, ServerConfig{}) // no permissions: only the ingest's check stands
+	sink := newFakeSink()
+	sink.publishCheckpoint(1 << 40)
+	in := newIngester(t, connect(t, s), Config{Sink: sink, Locator: sink, Checkpoints: sink})
+	runIngest(t, in)
+
+	nc := connect(t, s)
+	landed := make(chan *nats.Msg, 10)
+	for _, subj := range []string{wire.Subjects{}.Events("e2"), "_INBOX.e2.x"} {
+		if _, err := nc.ChanSubscribe(subj, landed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nc.Flush()
+	req, _ := wire.MarshalReceiptRequest(wire.ReceiptRequest{ID: "g:0"})
+	for _, reply := range []string{wire.Subjects{}.Events("e2"), "_INBOX.e2.x", "_INBOX.e1"} {
+		if err := nc.PublishRequest(wire.Subjects{}.Receipts("e1"), reply, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A request on the emitter's own inbox is answered.
+	// (nc's inbox is _INBOX.<nuid>, not e1's.)
+	own, err := nc.Request(wire.Subjects{}.Receipts("e1"), req, 300*time.Millisecond)
+	if err == nil {
+		t.Errorf("answered on an inbox that is not e1's: %s", own.Data)
+	}
+	cnc := clientConn(t, s, "e1")
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := cnc.RequestWithContext(rctx, wire.Subjects{}.Receipts("e1"), req); err != nil {
+		t.Errorf("a request from e1's own inbox: %v", err)
+	}
+	select {
+	case m := <-landed:
+		t.Errorf("the ingest published a reply on %s: %s", m.Subject, m.Data)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if got := testutil.ToFloat64(in.m.receipts.WithLabelValues("refused")); got != 4 {
+		t.Errorf("refused requests counted: %v, want 4", got)
+	}
 }
