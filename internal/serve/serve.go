@@ -86,6 +86,15 @@ type Config struct {
 	// Replicas is the events stream's replica count (external clusters).
 	// Zero means 1.
 	Replicas int
+	// StreamMaxBytes, StreamMaxMsgs and StreamMaxAge are the events
+	// stream's limits (ingest.StreamConfig). Zero StreamMaxBytes means, with
+	// the embedded server, half of its store limit (JetStream's share of the
+	// free disk at start) but at most ingest.DefaultMaxBytes, so that the
+	// default fits any disk; with an external deployment
+	// ingest.DefaultMaxBytes.
+	StreamMaxBytes int64
+	StreamMaxMsgs  int64
+	StreamMaxAge   time.Duration
 	// Subjects is the NATS subject scheme. Zero means root "zarlog".
 	Subjects wire.Subjects
 
@@ -286,8 +295,14 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	closers = append(closers, func() error { nc.Close(); return nil })
 
+	streamCfg := ingest.StreamConfig{Replicas: cfg.Replicas, MaxBytes: cfg.StreamMaxBytes, MaxMsgs: cfg.StreamMaxMsgs, MaxAge: cfg.StreamMaxAge}
+	if streamCfg.MaxBytes == 0 && srv != nil {
+		if limit := srv.StoreLimit(); limit > 0 {
+			streamCfg.MaxBytes = min(ingest.DefaultMaxBytes, limit/2)
+		}
+	}
 	in, err := ingest.New(nc, ingest.Config{Sink: Sink{l}, Locator: Locator{l}, Checkpoints: l,
-		Subjects: cfg.Subjects, Stream: ingest.StreamConfig{Replicas: cfg.Replicas},
+		Subjects: cfg.Subjects, Stream: streamCfg,
 		Logger: log.With("component", "ingest"), Registerer: reg})
 	if err != nil {
 		return fail(fmt.Errorf("serve: %w", err))
@@ -309,14 +324,27 @@ func Run(ctx context.Context, cfg Config) error {
 		if s := nc.Status(); s != nats.CONNECTED {
 			return fmt.Errorf("nats connection is %s", s)
 		}
-		if srv != nil && !srv.NATS().JetStreamEnabled() {
-			return errors.New("the embedded nats-server's JetStream is disabled (its store failed: see the log)")
+		if srv != nil {
+			if !srv.NATS().JetStreamEnabled() {
+				return errors.New("the embedded nats-server's JetStream is disabled (its store failed: see the log)")
+			}
+			if err := srv.StreamHealth(""); err != nil {
+				return fmt.Errorf("%w (restart zarlog serve once the cause is gone: nats-server keeps a stream's write error)", err)
+			}
 		}
 		return in.Health(ctx)
 	}
 	ready := func(ctx context.Context) error {
 		if err := health(ctx); err != nil {
 			return err
+		}
+		if err := diskRoom(cfg.ledgerDir()); err != nil {
+			return err
+		}
+		if srv != nil {
+			if err := diskRoom(cfg.natsDir()); err != nil {
+				return err
+			}
 		}
 		return in.Ready(ctx)
 	}

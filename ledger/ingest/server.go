@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/tls"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -149,11 +148,14 @@ func LedgerPermissions(subjects wire.Subjects, stream, consumer string) *server.
 
 // A Server is a running embedded nats-server with JetStream.
 type Server struct {
-	ns       *server.Server
-	user     string
-	password string
+	ns *server.Server
+	// ledgerKey is the in-process ledger user's nkey, drawn at every
+	// start (nil with InsecureNoAuth).
+	ledgerKey nkeys.KeyPair
+	ledgerPub string
 }
 
+// ledgerUser names the in-process ledger connection.
 const ledgerUser = "zarlog-ledger"
 
 // StartServer starts the embedded nats-server and returns when it accepts
@@ -203,11 +205,19 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		if r == nil {
 			r = rand.Reader
 		}
-		var pw [24]byte
-		if _, err := io.ReadFull(r, pw[:]); err != nil {
-			return nil, fmt.Errorf("embedded nats: drawing the ledger user's password: %w", err)
+		var seed [32]byte
+		if _, err := io.ReadFull(r, seed[:]); err != nil {
+			return nil, fmt.Errorf("embedded nats: drawing the ledger user's nkey: %w", err)
 		}
-		s.user, s.password = ledgerUser, hex.EncodeToString(pw[:])
+		kp, err := nkeys.FromRawSeed(nkeys.PrefixByteUser, seed[:])
+		if err != nil {
+			return nil, fmt.Errorf("embedded nats: the ledger user's nkey: %w", err)
+		}
+		pub, err := kp.PublicKey()
+		if err != nil {
+			return nil, fmt.Errorf("embedded nats: the ledger user's nkey: %w", err)
+		}
+		s.ledgerKey, s.ledgerPub = kp, pub
 		stream, consumer := cfg.StreamName, cfg.ConsumerName
 		if stream == "" {
 			stream = StreamConfig{}.withDefaults().Name
@@ -215,8 +225,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		if consumer == "" {
 			consumer = ConsumerConfig{}.withDefaults().Name
 		}
-		opts.Users = []*server.User{{Username: s.user, Password: s.password,
-			Permissions: LedgerPermissions(cfg.Subjects, stream, consumer)}}
+		opts.Nkeys = []*server.NkeyUser{{Nkey: pub, Permissions: LedgerPermissions(cfg.Subjects, stream, consumer)}}
 		for _, e := range cfg.Emitters {
 			if err := wire.CheckEmitter(e.Emitter); err != nil {
 				return nil, fmt.Errorf("embedded nats: %w", err)
@@ -274,6 +283,31 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 // NATS returns the underlying nats-server (for tests and diagnostics).
 func (s *Server) NATS() *server.Server { return s.ns }
 
+// StoreLimit returns the most bytes JetStream may store (ServerConfig.MaxStore,
+// or the server's default: a share of the free disk at start), or 0 if
+// JetStream is not running.
+func (s *Server) StoreLimit() int64 {
+	if c := s.ns.JetStreamConfig(); c != nil {
+		return c.MaxStore
+	}
+	return 0
+}
+
+// StreamHealth returns the embedded server's own verdict on the stream
+// (nats-server's healthz for it): nil, or why it cannot take messages, such
+// as a write error of its file store (a full disk). nats-server keeps such an
+// error until it restarts.
+func (s *Server) StreamHealth(stream string) error {
+	if stream == "" {
+		stream = StreamConfig{}.withDefaults().Name
+	}
+	h := s.ns.Healthz(&server.HealthzOptions{Account: server.DEFAULT_GLOBAL_ACCOUNT, Stream: stream})
+	if h.Status != "ok" && h.Error != "" && !strings.Contains(h.Error, "not found") {
+		return fmt.Errorf("embedded nats: %s", h.Error)
+	}
+	return nil
+}
+
 // ClientURL returns the URL backends in other processes connect to, or ""
 // if the server does not listen.
 func (s *Server) ClientURL() string {
@@ -290,8 +324,8 @@ func (s *Server) Addr() net.Addr { return s.ns.Addr() }
 // the ledger's own credentials when authentication is on.
 func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
 	o := []nats.Option{nats.InProcessServer(s.ns), nats.Name(ledgerUser)}
-	if s.user != "" {
-		o = append(o, nats.UserInfo(s.user, s.password))
+	if s.ledgerKey != nil {
+		o = append(o, nats.Nkey(s.ledgerPub, s.ledgerKey.Sign))
 	}
 	nc, err := nats.Connect("", append(o, opts...)...)
 	if err != nil {

@@ -29,17 +29,32 @@ type StreamConfig struct {
 	// by event id makes a resend exact; the window only saves work, and the
 	// server keeps every id of the window in memory.
 	Duplicates time.Duration
-	// MaxMsgs and MaxBytes bound the backlog. Zero means 10,000,000 messages
-	// and 8 GiB; a negative value means unlimited. When a limit is reached
-	// the stream refuses new messages (discard policy "new"): publishers get
-	// an error and retry, so nothing already acknowledged is ever dropped.
+	// MaxMsgs and MaxBytes bound the backlog. Zero means DefaultMaxMsgs
+	// messages and DefaultMaxBytes; a negative value means unlimited. When a
+	// limit is reached the stream refuses new messages (discard policy
+	// "new"): publishers get an error naming the limit (the SDK's
+	// ErrBacklog), so nothing already acknowledged is ever dropped.
+	// JetStream reserves MaxBytes of its store when the stream is created:
+	// `zarlog serve` sizes it from the embedded server's store limit.
 	MaxMsgs  int64
 	MaxBytes int64
+	// MaxAge, if positive, drops messages older than it, consumed or not:
+	// an event the ledger has not decided by then is lost from the stream
+	// (its publisher holds no receipt for it and must publish it again).
+	// Zero means never.
+	MaxAge time.Duration
 	// MaxMsgSize is the largest message in bytes. Zero means 1 MiB (the
 	// NATS default max_payload), which fits a multi-event message of many
 	// events and any single event (wire.MaxEventSize).
 	MaxMsgSize int32
 }
+
+// Defaults of StreamConfig's limits: the documented backlog past which
+// publishers are refused (docs/NATS.md §6 "Backpressure").
+const (
+	DefaultMaxMsgs  = 1_000_000
+	DefaultMaxBytes = 8 << 30
+)
 
 // ConsumerConfig configures the ingest's durable pull consumer.
 type ConsumerConfig struct {
@@ -66,10 +81,10 @@ func (c StreamConfig) withDefaults() StreamConfig {
 		c.Duplicates = 30 * time.Second
 	}
 	if c.MaxMsgs == 0 {
-		c.MaxMsgs = 10_000_000
+		c.MaxMsgs = DefaultMaxMsgs
 	}
 	if c.MaxBytes == 0 {
-		c.MaxBytes = 8 << 30
+		c.MaxBytes = DefaultMaxBytes
 	}
 	if c.MaxMsgSize == 0 {
 		c.MaxMsgSize = 1 << 20
@@ -105,7 +120,7 @@ func (c StreamConfig) jsStream(subjects wire.Subjects) jetstream.StreamConfig {
 		MaxBytes:    c.MaxBytes,
 		MaxMsgSize:  c.MaxMsgSize,
 		Discard:     jetstream.DiscardNew,
-		MaxAge:      0, // never drop an unconsumed event for its age
+		MaxAge:      c.MaxAge, // 0 by default: never drop an unconsumed event for its age
 		// An operator deleting a message would delete an event an emitter
 		// was told was received.
 		DenyDelete: true,
