@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -93,6 +94,12 @@ var (
 	// this one was not sent (sending it could put it before its
 	// predecessor).
 	ErrPredecessor = errors.New("an earlier event with the same order key failed")
+	// ErrBacklog: the log's stream refused the message because its backlog
+	// is at its bound (docs/NATS.md §6 "Backpressure"): the ledger is behind
+	// the publishers. The event is not in the stream; publish it again
+	// later (a game's next call, or Flush, does), or shed load. It comes
+	// wrapped in a *PublishError whose message names the limit.
+	ErrBacklog = errors.New("the log's backlog is full")
 )
 
 // A PublishError is a permanent refusal by NATS or JetStream (the message is
@@ -499,6 +506,9 @@ func (c *Client) fly(msg *nats.Msg, items []*entry) {
 			}
 			return
 		}
+		if backlog(err) {
+			err = fmt.Errorf("%w (the stream refused the message: %w)", ErrBacklog, err)
+		}
 		if permanent(err) {
 			for _, e := range items {
 				c.resolve(e, Ack{}, &PublishError{Err: err})
@@ -522,8 +532,22 @@ func (c *Client) fly(msg *nats.Msg, items []*entry) {
 	}
 }
 
-// permanent reports whether err will not go away by sending again.
+// backlog reports whether err is the stream refusing a message at one of
+// its limits (discard policy "new").
+func backlog(err error) bool {
+	var api *jetstream.APIError
+	if !errors.As(err, &api) {
+		return false
+	}
+	d := api.Description
+	return api.ErrorCode == jetstream.ErrorCode(10077) && (strings.Contains(d, "maximum messages") || strings.Contains(d, "maximum bytes"))
+}
+
+// permanent reports whether err will not go away by sending again (soon).
 func permanent(err error) bool {
+	if errors.Is(err, ErrBacklog) {
+		return true
+	}
 	var api *jetstream.APIError
 	if errors.As(err, &api) {
 		return api.ErrorCode == jetstream.JSErrCodeStreamMessageExceedsMaximum

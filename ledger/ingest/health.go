@@ -111,7 +111,7 @@ func (h *health) check(cfg *Config) error {
 		return fmt.Errorf("ingest: the ledger has refused to take a batch for %v: %w", now.Sub(h.submitErrFrom).Round(time.Second), h.submitErr)
 	case h.infoErr != nil && now.Sub(h.infoErrSince) >= grace:
 		return fmt.Errorf("ingest: reading the consumer's state: %w", h.infoErr)
-	case h.waiting > 0 && now.Sub(h.lastProgress) >= cfg.StallAfter:
+	case h.sessionUp && h.waiting > 0 && now.Sub(h.lastProgress) >= cfg.StallAfter:
 		return fmt.Errorf("ingest: stalled: %d messages waiting and none decided for %v", h.waiting, now.Sub(h.lastProgress).Round(time.Second))
 	}
 	return nil

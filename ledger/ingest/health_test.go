@@ -1,0 +1,157 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zarlog/zarlog/sdk"
+	"github.com/zarlog/zarlog/sdk/wire"
+)
+
+// TestBacklogReady: past the stream's backlog bound, a publisher gets
+// sdk.ErrBacklog at once (not a growing latency), Ready says the stream is
+// full, and once the ledger drains the backlog, publishing works again and
+// Ready is nil.
+func TestBacklogReady(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t, ServerConfig{})
+	const bound = 20
+	stream := StreamConfig{MaxMsgs: bound}
+	js, err := jetstream.New(connect(t, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := EnsureStream(ctx, js, wire.Subjects{}, stream); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, clientConn(t, s, "e1"), sdk.Config{Emitter: "e1", MaxBatchEvents: 1})
+	var refused error
+	for i := range bound + 1 {
+		id, data := makeEvent("e1", "g", i)
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := c.Publish(pctx, sdk.Event{ID: id, Data: data})
+		cancel()
+		if i < bound && err != nil {
+			t.Fatalf("event %d, within the bound: %v", i, err)
+		}
+		if i == bound {
+			refused = err
+		}
+	}
+	var pe *sdk.PublishError
+	if !errors.Is(refused, sdk.ErrBacklog) || !errors.As(refused, &pe) || !strings.Contains(refused.Error(), "maximum messages") {
+		t.Fatalf("past the bound: %v, want sdk.ErrBacklog naming the limit", refused)
+	}
+
+	// Readiness sees the full stream; then the ingest drains it.
+	sink := newFakeSink()
+	sink.publishCheckpoint(1 << 40)
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	in := newIngester(t, connect(t, s), Config{Sink: sink, Locator: sink, Checkpoints: sink, Stream: stream,
+		InfoInterval: 20 * time.Millisecond, Now: clock})
+	// Before the ingest runs, poll once by hand: the stream is full.
+	st, err := js.Stream(ctx, "ZARLOG_EVENTS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	si, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.health.polled(&jetstream.ConsumerInfo{NumPending: bound}, si, nil)
+	if err := in.Ready(ctx); err == nil || !strings.Contains(err.Error(), "publishers are refused") {
+		t.Errorf("Ready with a full stream: %v", err)
+	}
+	runIngest(t, in)
+	sink.waitLen(t, ctx, bound)
+	deadline := time.Now().Add(10 * time.Second)
+	for in.Ready(ctx) != nil && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := in.Ready(ctx); err != nil {
+		t.Errorf("Ready after the backlog drained: %v", err)
+	}
+	id, data := makeEvent("e1", "g", bound)
+	if _, err := c.Publish(ctx, sdk.Event{ID: id, Data: data}); err != nil {
+		t.Errorf("publishing after the backlog drained: %v", err)
+	}
+}
+
+// TestHealthStall: Health turns non-nil when messages wait and none is
+// decided for StallAfter (a sink that blocks), with the reason, and nil
+// again once the sink moves; a session that cannot start (no stream can be
+// created) is reported after the grace.
+func TestHealthStall(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t, ServerConfig{})
+	sink := newFakeSink()
+	sink.publishCheckpoint(1 << 40)
+	gate := make(chan struct{})
+	blocking := sinkFunc(func(ctx context.Context, subs []Submission) ([]Outcome, error) {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return sink.Submit(ctx, subs)
+	})
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	in := newIngester(t, connect(t, s), Config{Sink: blocking, Locator: sink, Checkpoints: sink,
+		InfoInterval: 10 * time.Millisecond, StallAfter: 10 * time.Second, Now: clock})
+	runIngest(t, in)
+	c := newClient(t, clientConn(t, s, "e1"), sdk.Config{Emitter: "e1"})
+	id, data := makeEvent("e1", "g", 0)
+	if _, err := c.Publish(ctx, sdk.Event{ID: id, Data: data}); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until a poll has seen the waiting message.
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		in.health.mu.Lock()
+		w := in.health.waiting
+		in.health.mu.Unlock()
+		if w > 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := in.Health(ctx); err != nil {
+		t.Fatalf("healthy before StallAfter: %v", err)
+	}
+	advance(11 * time.Second)
+	if err := in.Health(ctx); err == nil || !strings.Contains(err.Error(), "stalled") {
+		t.Errorf("after StallAfter with a message waiting: %v, want stalled", err)
+	}
+	close(gate)
+	sink.waitLen(t, ctx, 1)
+	for time.Now().Before(deadline) && in.Health(ctx) != nil {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := in.Health(ctx); err != nil {
+		t.Errorf("after the sink moved: %v", err)
+	}
+
+	// A session that cannot start: the stream's config is refused.
+	bad := newIngester(t, connect(t, s), Config{Sink: sink, Stream: StreamConfig{Name: "BAD", MaxMsgSize: -5}, Now: clock})
+	runIngest(t, bad)
+	advance(10 * time.Second)
+	time.Sleep(100 * time.Millisecond)
+	if err := bad.Health(ctx); err == nil || !strings.Contains(err.Error(), "no consumer session") {
+		t.Errorf("an ingest that cannot create its stream: %v", err)
+	}
+}
+
+type sinkFunc func(ctx context.Context, subs []Submission) ([]Outcome, error)
+
+func (f sinkFunc) Submit(ctx context.Context, subs []Submission) ([]Outcome, error) { return f(ctx, subs) }
