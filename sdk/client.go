@@ -176,6 +176,12 @@ type Client struct {
 	closed chan struct{}
 	wg     sync.WaitGroup
 
+	// reconnected is closed (and replaced) each time the connection has
+	// reconnected: a receipt request in flight then is asked again at once
+	// (the server that held it may have died with it).
+	reconnMu    sync.Mutex
+	reconnected chan struct{}
+
 	mu        sync.Mutex
 	tails     map[string]*entry // last unresolved event per order key
 	unsettled int               // accepted, unresolved events
@@ -222,9 +228,45 @@ func New(nc *nats.Conn, cfg Config) (*Client, error) {
 		window: make(chan struct{}, cfg.Window),
 		closed: make(chan struct{}),
 		tails:  map[string]*entry{},
+
+		reconnected: make(chan struct{}),
 	}
 	c.wg.Go(c.sender)
+	c.wg.Go(c.watchReconnects)
 	return c, nil
+}
+
+// reconnectPoll is how often the Client looks at the connection's
+// reconnect count.
+const reconnectPoll = 50 * time.Millisecond
+
+// watchReconnects closes c.reconnected each time nc's reconnect count
+// grows. (Polling, because nc's reconnect handler belongs to its owner.)
+func (c *Client) watchReconnects() {
+	t := time.NewTicker(reconnectPoll)
+	defer t.Stop()
+	last := c.nc.Stats().Reconnects
+	for {
+		select {
+		case <-c.closed:
+			return
+		case <-t.C:
+		}
+		if n := c.nc.Stats().Reconnects; n != last {
+			last = n
+			c.reconnMu.Lock()
+			close(c.reconnected)
+			c.reconnected = make(chan struct{})
+			c.reconnMu.Unlock()
+		}
+	}
+}
+
+// reconnects returns a channel closed at the connection's next reconnect.
+func (c *Client) reconnects() <-chan struct{} {
+	c.reconnMu.Lock()
+	defer c.reconnMu.Unlock()
+	return c.reconnected
 }
 
 // Dial connects to NATS for emitter: it reconnects forever, buffers

@@ -66,8 +66,23 @@ func (c *Client) Receipt(ctx context.Context, id string) (Receipt, error) {
 		}
 		start := time.Now()
 		rctx, cancel := context.WithTimeout(ctx, wait+5*time.Second)
+		// A reconnect while the request is held means the server that held
+		// it may be gone: ask again at once rather than after the wait.
+		reconn := c.reconnects()
+		go func() {
+			select {
+			case <-reconn:
+				cancel()
+			case <-rctx.Done():
+			}
+		}()
 		msg, err := c.nc.RequestWithContext(rctx, c.cfg.Subjects.Receipts(c.cfg.Emitter), req)
+		reconnected := rctx.Err() != nil && ctx.Err() == nil && isClosed(reconn)
 		cancel()
+		if reconnected {
+			backoff = c.cfg.RetryMin
+			continue
+		}
 		var rep wire.ReceiptReply
 		if err == nil {
 			rep, err = wire.ParseReceiptReply(msg.Data)
@@ -103,6 +118,15 @@ func (c *Client) Receipt(ctx context.Context, id string) (Receipt, error) {
 			return Receipt{}, ctx.Err()
 		}
 		backoff = min(2*backoff, c.cfg.RetryMax)
+	}
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 

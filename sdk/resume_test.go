@@ -472,3 +472,42 @@ func TestNotAcknowledged(t *testing.T) {
 		t.Errorf("logged roll 0 %v, returned %v", lg.Rolls[0].Dice, r.Dice)
 	}
 }
+
+// TestReceiptAcrossRestart: a receipt request that the ledger is holding
+// when the server stops is asked again as soon as the client reconnects,
+// so the receipt comes back once the event is logged after the restart,
+// not after the lost request's wait (20 s plus 5) runs out. The receipt's
+// deadline is set below that wait, so a request that were not asked again
+// would fail the test.
+func TestReceiptAcrossRestart(t *testing.T) {
+	ctx := testCtx(t)
+	s := newStack(t, stackOpts{ackTimeout: 200 * time.Millisecond, skipReceipt: true})
+	g, err := s.backend.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: seats("receipt"), Settings: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Ask for the first contribution's receipt before it exists: the
+	// ledger holds the request.
+	got := make(chan error, 1)
+	rctx, cancel := context.WithTimeout(ctx, 12*time.Second)
+	defer cancel()
+	go func() {
+		_, err := s.client.Receipt(rctx, g.ID()+":1")
+		got <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // the request reaches the ledger
+	s.stopNATS()
+	if err := s.start(); err != nil {
+		t.Fatal(err)
+	}
+	g.Contribute(ctx, 0, gamegen.Label32("x0"))
+	if err := g.Contribute(ctx, 1, gamegen.Label32("x1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("the receipt held across the restart: %v", err)
+	}
+}
