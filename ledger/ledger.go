@@ -186,6 +186,11 @@ type Ledger struct {
 	origin string
 	met    *metrics
 
+	pebbleOpen atomic.Bool // pebble.Open has returned
+	bgMu       sync.Mutex
+	bgErrors   int       // Pebble background errors seen
+	bgLogged   time.Time // when one was last logged
+
 	overQuotaMu     sync.Mutex
 	overQuotaLogged map[string]time.Time // when each namespace last logged that it is over quota
 
@@ -323,10 +328,13 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 	l.met = met
 	l.latest.Store(&published{next: make(chan struct{})})
 
-	db, err := pebble.Open(cfg.Dir, pebbleOptions(&cfg, logger))
+	opts := pebbleOptions(&cfg, logger)
+	opts.EventListener = &pebble.EventListener{BackgroundError: l.backgroundError}
+	db, err := pebble.Open(cfg.Dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: opening Pebble in %s: %w", cfg.Dir, err)
 	}
+	l.pebbleOpen.Store(true)
 	l.db = db
 	if err := l.load(ctx); err != nil {
 		return nil, errors.Join(err, db.Close())

@@ -1,10 +1,15 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
+	"runtime"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -46,9 +51,13 @@ func pebbleOptions(cfg *Config, log *slog.Logger) *pebble.Options {
 // A pebbleLogger sends Pebble's logs to slog. Pebble calls Fatalf when it
 // cannot go on: for a commit whose WAL write or sync failed, in the
 // committing goroutine, and for MANIFEST failures in its background
-// goroutines. Fatalf must not return, so it panics with a *fatalError;
-// commit recovers that panic in the sequencer and stops the ledger. A Fatalf
-// in a Pebble goroutine crashes the process, which a restart recovers from.
+// goroutines. Fatalf must not return. In the committing goroutine it panics
+// with a *fatalError, which commitSync recovers, so the ledger stops and the
+// service shuts down in order. Anywhere else (a background flush that found
+// the disk full) nothing can recover the panic, so Fatalf logs the failure,
+// writes one line to standard error and exits the process with status 1
+// (fatalExit) instead of dumping every goroutine's stack; a restart recovers
+// once the cause is gone.
 type pebbleLogger struct{ log *slog.Logger }
 
 func (p pebbleLogger) Infof(format string, args ...any) {
@@ -67,7 +76,65 @@ func (p pebbleLogger) Fatalf(format string, args ...any) {
 		}
 	}
 	p.log.Error("pebble: fatal: " + f.msg)
-	panic(f)
+	if inCommit() {
+		panic(f)
+	}
+	fatalExit("the ledger's store failed: " + f.msg)
+}
+
+// inCommit reports whether the calling goroutine is inside commitSync,
+// which recovers a Fatalf's panic.
+func inCommit() bool {
+	buf := make([]byte, 64<<10)
+	return bytes.Contains(buf[:runtime.Stack(buf, false)], []byte("/ledger.commitSync("))
+}
+
+// fatalExit ends the process after a failure nothing can recover from:
+// one line on standard error, exit status 1. Tests replace it.
+var fatalExit = func(msg string) {
+	fmt.Fprintln(os.Stderr, "zarlog: fatal:", msg)
+	os.Exit(1)
+}
+
+// backgroundError is Pebble's report of a failed flush or compaction (a
+// full disk, say). Pebble retries such work at once and for ever, so one
+// failure would otherwise become thousands of log lines a second and a
+// spinning core: the first stops the ledger (Err, Done: the service shuts
+// down and exits non-zero, to be restarted once the cause is gone), and
+// the rest are counted and logged at most once a minute. While Pebble is
+// still opening (replaying its write-ahead log into a flush that cannot be
+// written), pebble.Open would wait for ever and cannot be interrupted, so
+// the process exits with one line instead (fatalExit).
+func (l *Ledger) backgroundError(err error) {
+	if !l.pebbleOpen.Load() {
+		fatalExit("the ledger's store cannot write while opening " + l.cfg.Dir + ": " + rootCause(err).Error())
+	}
+	l.bgMu.Lock()
+	defer l.bgMu.Unlock()
+	l.bgErrors++
+	now := time.Now()
+	if l.bgErrors > 1 && now.Sub(l.bgLogged) < time.Minute {
+		return
+	}
+	l.log.Error("pebble: background error (a flush or compaction failed)", "err", rootCause(err), "errors", l.bgErrors)
+	l.bgLogged = now
+	l.stop(fmt.Errorf("pebble background write: %w", err))
+}
+
+// rootCause is the file operation that failed in err's chain, or else its
+// innermost error (Pebble's errors carry stack traces in their text).
+func rootCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe
+	}
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }
 
 // A fatalError is a Pebble failure reported through Fatalf. It wraps the

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -233,8 +234,10 @@ func (s *Store) Reset(ctx context.Context) error {
 	return nil
 }
 
-// A storeLogger sends Pebble's logs to slog. Fatalf panics: Pebble cannot go
-// on, and a restart recovers (the store is derived).
+// A storeLogger sends Pebble's logs to slog. Fatalf ends the process with
+// one line on standard error and status 1 (Pebble cannot go on, and nothing
+// can recover a panic in its goroutines); a restart recovers, and the store
+// is derived anyway.
 type storeLogger struct{ log *slog.Logger }
 
 func (p storeLogger) Infof(format string, args ...any) {
@@ -246,5 +249,8 @@ func (p storeLogger) Errorf(format string, args ...any) {
 }
 
 func (p storeLogger) Fatalf(format string, args ...any) {
-	panic("bundle store: pebble: " + fmt.Sprintf(format, args...))
+	msg := "the bundle store failed: " + fmt.Sprintf(format, args...)
+	p.log.Error(msg)
+	fmt.Fprintln(os.Stderr, "zarlog: fatal:", msg)
+	os.Exit(1)
 }

@@ -154,4 +154,6 @@ func TestHealthStall(t *testing.T) {
 
 type sinkFunc func(ctx context.Context, subs []Submission) ([]Outcome, error)
 
-func (f sinkFunc) Submit(ctx context.Context, subs []Submission) ([]Outcome, error) { return f(ctx, subs) }
+func (f sinkFunc) Submit(ctx context.Context, subs []Submission) ([]Outcome, error) {
+	return f(ctx, subs)
+}

@@ -344,7 +344,9 @@ func (s *Server) Shutdown() {
 // slogAdapter is the nats-server Logger on top of log/slog.
 type slogAdapter struct{ l *slog.Logger }
 
-func (a *slogAdapter) Noticef(format string, v ...any) { a.l.Info(fmt.Sprintf(format, v...)) }
+// Noticef is nats-server's informational output (its start-up banner,
+// each listener): debug here, so that a start prints zarlog's lines only.
+func (a *slogAdapter) Noticef(format string, v ...any) { a.l.Debug(fmt.Sprintf(format, v...)) }
 func (a *slogAdapter) Warnf(format string, v ...any)   { a.l.Warn(fmt.Sprintf(format, v...)) }
 func (a *slogAdapter) Fatalf(format string, v ...any)  { a.l.Error(fmt.Sprintf(format, v...)) }
 func (a *slogAdapter) Errorf(format string, v ...any)  { a.l.Error(fmt.Sprintf(format, v...)) }

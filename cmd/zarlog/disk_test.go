@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/internal/sdkplay"
+	"github.com/zarlog/zarlog/internal/tlogtest"
+)
+
+// smallFS mounts a tmpfs of size bytes for the test (a real filesystem
+// that fills up), or skips the test where mounting is not allowed (not
+// root, no mount(2) in the sandbox). CI runs as root.
+func smallFS(t *testing.T, size int64) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d", size)); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("mounting a tmpfs of %d bytes at %s: %v (CI runs as root and must run this test)", size, dir, err)
+		}
+		t.Skipf("cannot mount a tmpfs here: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+			t.Errorf("unmounting %s: %v", dir, err)
+		}
+	})
+	return dir
+}
+
+// fill writes a file that takes every free byte of the filesystem of dir,
+// and returns a function that deletes it.
+func fill(t *testing.T, dir string) (free func()) {
+	t.Helper()
+	p := filepath.Join(dir, "fill")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1<<20)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	// The last bytes, smaller than a buffer.
+	for n := len(buf) / 2; n > 0; n /= 2 {
+		for {
+			if _, err := f.Write(buf[:n]); err != nil {
+				break
+			}
+		}
+	}
+	f.Close()
+	return func() { os.Remove(p) }
+}
+
+// TestDiskFull runs `zarlog serve` with its data directory on a 256 MB
+// filesystem (the embedded default must fit one) and fills it:
+//
+//   - while it runs, a full disk turns /readyz (and, once the stream
+//     cannot store, /healthz) to 503 within seconds, with the reason;
+//   - a restart on the full disk exits 1 with a short, clear error, and
+//     honours SIGTERM: it never spins;
+//   - once space is back, a restart serves again, and every event whose
+//     receipt a backend held is in the log.
+func TestDiskFull(t *testing.T) {
+	bin, _ := tools(t)
+	ctx := testContext(t)
+	root := smallFS(t, 256<<20)
+	dir := t.TempDir()
+	signer, _, line, nkey := emitterKey(t, bin, dir, "tavla-east")
+	emitters := filepath.Join(dir, "emitters")
+	if err := os.WriteFile(emitters, []byte(line+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(root, "data")
+	args := []string{"--data", data, "--emitters", emitters, "--checkpoint-interval", "20ms",
+		"--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"}
+	p := startServe(t, bin, args...)
+	b, client, _ := sdkBackend(t, p.lines["nats"], signer, nil, nkey)
+	id, err := sdkplay.Tavlarena(ctx, b, "before-full", `{}`, 8, nil)
+	if err != nil {
+		t.Fatalf("a game on the 256 MB filesystem: %v", err)
+	}
+	// Every event of the game has a receipt: those are the promises.
+	var receipted []string
+	for seq := 0; ; seq++ {
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := client.Receipt(rctx, fmt.Sprintf("%s:%d", id, seq))
+		cancel()
+		if err != nil {
+			break
+		}
+		receipted = append(receipted, fmt.Sprintf("%s:%d", id, seq))
+	}
+	if len(receipted) < 10 {
+		t.Fatalf("%d events receipted", len(receipted))
+	}
+
+	// Fill the disk while the service runs: readiness turns red.
+	free := fill(t, root)
+	if code, body := waitStatus(t, ctx, p.base()+"/readyz", 503, 10*time.Second); code != 503 || !strings.Contains(body, "free") {
+		t.Errorf("/readyz on a full disk: %d %q", code, body)
+	}
+	// Publishing now gets no ack (the stream cannot store it); after the
+	// write error the server's own health says so, and /healthz too.
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	sdkplay.Tavlarena(pctx, b, "while-full", `{}`, 4, nil)
+	cancel()
+	if code, body := waitStatus(t, ctx, p.base()+"/healthz", 503, 10*time.Second); code != 503 {
+		t.Logf("/healthz on a full disk: %d %q (the stream may not have hit a write error)", code, body)
+	}
+	if code := p.stop(syscall.SIGTERM); code != 0 && code != 1 {
+		t.Errorf("zarlog serve on a full disk: exit %d after SIGTERM\n%s", code, tail(p.stderr.String(), 20))
+	}
+
+	// A restart on the full disk exits with a clear error, quickly, and
+	// says little.
+	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("restart on a full disk: %v, want exit 1", err)
+		}
+	case <-time.After(20 * time.Second):
+		// Still running: it must at least honour SIGTERM, promptly.
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("zarlog serve on a full disk ignored SIGTERM")
+		}
+		t.Errorf("zarlog serve on a full disk kept running for %v", time.Since(start).Round(time.Second))
+	}
+	if n := lines(stderr.String()); n > 30 || !strings.Contains(stderr.String(), "no space left on device") {
+		t.Errorf("restart on a full disk printed %d lines:\n%s", n, tail(stderr.String(), 30))
+	} else {
+		t.Logf("restart on a full disk: exit after %v, %d lines; the last: %s", time.Since(start).Round(time.Millisecond), n, tail(stderr.String(), 1))
+	}
+
+	// Space back: it serves again, with every receipted event.
+	free()
+	p = startServe(t, bin, args...)
+	if code, body := waitStatus(t, ctx, p.base()+"/readyz", 200, 20*time.Second); code != 200 {
+		t.Fatalf("/readyz after space came back: %d %q", code, body)
+	}
+	lg, err := tlogtest.Fetch(ctx, p.base()+"/", nil, p.lines["vkey"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for i, e := range lg.Entries {
+		ev, err := events.Parse(e)
+		if err != nil {
+			t.Fatalf("entry %d: %v", i, err)
+		}
+		have[ev.ID] = true
+	}
+	for _, id := range receipted {
+		if !have[id] {
+			t.Errorf("receipted event %s is not in the log", id)
+		}
+	}
+	// And it takes new games.
+	b2, _, _ := sdkBackend(t, p.lines["nats"], signer, nil, nkey)
+	if _, err := sdkplay.Tavlarena(ctx, b2, "after-full", `{}`, 4, nil); err != nil {
+		t.Errorf("a game after space came back: %v", err)
+	}
+}
+
+// waitStatus polls url until it answers want or d passes, and returns the
+// last answer.
+func waitStatus(t *testing.T, ctx context.Context, url string, want int, d time.Duration) (int, string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		code, body := 0, ""
+		if resp, err := http.Get(url); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			code, body = resp.StatusCode, string(b)
+		}
+		if code == want || time.Now().After(deadline) || ctx.Err() != nil {
+			return code, body
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func lines(s string) int {
+	n := 0
+	for sc := bufio.NewScanner(strings.NewReader(s)); sc.Scan(); {
+		n++
+	}
+	return n
+}
+
+func tail(s string, n int) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(l[max(0, len(l)-n):], "\n")
+}
