@@ -431,3 +431,34 @@ func FuzzParseNATSUsers(f *testing.F) {
 		}
 	})
 }
+
+// TestReadSecretFile: the files that hold secrets (the log key, the admin
+// token, the --nats-users file) are refused while group or others may read
+// them, with an error naming the file and the mode; the service refuses to
+// start on such a log key or admin token.
+func TestReadSecretFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "secret")
+	if err := os.WriteFile(p, []byte("s3cret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadSecretFile(p); err == nil || !strings.Contains(err.Error(), "readable by others") || !strings.Contains(err.Error(), p) {
+		t.Errorf("a 0644 secret: %v", err)
+	}
+	os.Chmod(p, 0o600)
+	if b, err := ReadSecretFile(p); err != nil || string(b) != "s3cret\n" {
+		t.Errorf("a 0600 secret: %q, %v", b, err)
+	}
+
+	// The service: a world-readable log key, then a world-readable token.
+	for _, name := range []string{"log.key", "admin.token"} {
+		data := t.TempDir()
+		r := start(t, Config{Dir: data})
+		r.stop()
+		os.Chmod(filepath.Join(data, name), 0o644)
+		err := Run(context.Background(), Config{Dir: data, HTTPAddr: "127.0.0.1:0", NATSListen: "127.0.0.1:0", AdminAddr: "127.0.0.1:0"})
+		if err == nil || !strings.Contains(err.Error(), "readable by others") {
+			t.Errorf("serving with a world-readable %s: %v", name, err)
+		}
+	}
+}
