@@ -4,13 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/events/cjson"
 	"github.com/zarlog/zarlog/sdk/wire"
 )
 
@@ -28,6 +32,12 @@ type LinesConfig struct {
 	// Timeout bounds each line's publication (and receipt, with Wait), from
 	// the moment it is read. Zero means 30 s.
 	Timeout time.Duration
+	// Signer, if not nil, signs every line that is a binding event without
+	// a "sig" member (events.Sign), so that events made elsewhere can be
+	// published by the emitter that holds the key (`zarlog emit --key`).
+	// Its name must be the Client's emitter. Lines that carry a sig are
+	// published as they are. Ignored with NoCheck.
+	Signer events.Signer
 }
 
 // A LineResult is the outcome of one line of PublishLines.
@@ -119,7 +129,7 @@ func PublishLines(ctx context.Context, c *Client, r io.Reader, cfg LinesConfig, 
 		case tooLong:
 			it.res.Err = fmt.Errorf("%w: longer than %d bytes", ErrLine, events.MaxEventSize)
 		default:
-			ev, it.res.Err = lineEvent(line, c.cfg.Emitter, cfg.NoCheck)
+			ev, it.res.Err = lineEvent(line, c.cfg.Emitter, cfg.NoCheck, cfg.Signer)
 			it.res.EventID = ev.ID
 		}
 		if it.res.Err == nil {
@@ -168,8 +178,14 @@ func readLine(br *bufio.Reader) (line []byte, tooLong bool, err error) {
 }
 
 // lineEvent makes the Event to publish for one line.
-func lineEvent(line []byte, emitter string, noCheck bool) (Event, error) {
+func lineEvent(line []byte, emitter string, noCheck bool, signer events.Signer) (Event, error) {
 	data := bytes.Clone(line)
+	if signer != nil && !noCheck {
+		var err error
+		if data, err = signLine(data, signer); err != nil {
+			return Event{}, fmt.Errorf("%w: signing: %w", ErrLine, err)
+		}
+	}
 	if noCheck {
 		var h struct {
 			ID   string `json:"id"`
@@ -194,4 +210,37 @@ func lineEvent(line []byte, emitter string, noCheck bool) (Event, error) {
 		return Event{ID: ev.ID}, fmt.Errorf("%w: the event is emitter %q's, publishing as %q", ErrLine, ev.Emitter, emitter)
 	}
 	return Event{ID: ev.ID, Data: data, OrderKey: ev.Game}, nil
+}
+
+// signLine returns data signed by signer if it is a binding event without
+// a "sig" member, and data unchanged otherwise.
+func signLine(data []byte, signer events.Signer) ([]byte, error) {
+	v, err := cjson.Decode(data)
+	if err != nil {
+		return data, nil // Parse reports it
+	}
+	obj, ok := v.(cjson.Object)
+	if !ok {
+		return data, nil
+	}
+	if _, has := obj.Get("sig"); has {
+		return data, nil
+	}
+	typ, _ := obj.Get("type")
+	if t, ok := typ.(string); !ok || !events.Type(t).Binding() {
+		return data, nil
+	}
+	// A placeholder signature makes it parse; Sign replaces it.
+	placeholder, err := cjson.Marshal(append(slices.Clone(obj), cjson.Member{Key: "sig", Value: strings.Repeat("00", ed25519.SignatureSize)}))
+	if err != nil {
+		return nil, err
+	}
+	ev, err := events.Parse(placeholder)
+	if err != nil {
+		return nil, err
+	}
+	if err := events.Sign(ev, signer); err != nil {
+		return nil, err
+	}
+	return events.Format(ev)
 }

@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/internal/serve"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/sdk"
 	"github.com/zarlog/zarlog/sdk/wire"
@@ -26,7 +28,7 @@ func runEmit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // emitConfig is what the flags of zarlog emit say.
 type emitConfig struct {
 	url, emitter, root       string
-	creds, nkey              string
+	creds, nkey, key         string
 	tlsCA, tlsCert, tlsKey   string
 	wait, noCheck, jsonLines bool
 	timeout                  time.Duration
@@ -37,9 +39,9 @@ func emit(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs := flag.NewFlagSet("zarlog emit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: zarlog emit --emitter NAME [--nats URL] [--creds FILE | --nkey FILE] [--tls-ca FILE] [--wait] [FILE|-]")
+		fmt.Fprintln(stderr, "usage: zarlog emit --emitter NAME [--nats URL] [--creds FILE | --nkey FILE] [--key FILE] [--tls-ca FILE] [--wait] [FILE|-]")
 		fmt.Fprintln(stderr, "\nPublish events, one canonical event (JSON) per line, from FILE or standard input, as emitter NAME")
-		fmt.Fprintln(stderr, "on the subject ROOT.events.NAME, with each event's id as Nats-Msg-Id (docs/NATS.md).")
+		fmt.Fprintln(stderr, "on the subject ROOT.events.NAME (docs/NATS.md); with --key, binding events without a sig are signed.")
 		fmt.Fprintln(stderr, "Prints one line per event: acknowledged (JetStream's ack), or with --wait logged (leaf index and")
 		fmt.Fprintln(stderr, "checkpoint) or rejected (the ledger's code and reason). Exits 1 if any line failed.")
 		fmt.Fprintln(stderr)
@@ -50,7 +52,8 @@ func emit(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.StringVar(&c.emitter, "emitter", "", "emitter `id` to publish as (the subject token; each event's emitter must be it)")
 	fs.StringVar(&c.root, "subject-root", wire.DefaultRoot, "subject `root`")
 	fs.StringVar(&c.creds, "creds", "", "NATS credentials `file` (user JWT and nkey seed)")
-	fs.StringVar(&c.nkey, "nkey", "", "`file` holding a user nkey seed (SU…)")
+	fs.StringVar(&c.nkey, "nkey", "", "`file` holding a user nkey seed (SU…): the EMITTER.nkey zarlog keygen --emitter wrote")
+	fs.StringVar(&c.key, "key", "", "the emitter's event signer key `file` (zarlog keygen --emitter): sign binding events that have no sig")
 	fs.StringVar(&c.tlsCA, "tls-ca", "", "CA certificate `file` to verify the servers")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "client certificate `file` (mutual TLS)")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "client key `file` (mutual TLS)")
@@ -144,7 +147,22 @@ func doEmit(ctx context.Context, c emitConfig, in io.Reader, stdout, stderr io.W
 			writeTextResult(stdout, r)
 		}
 	}
-	failed, err := sdk.PublishLines(ctx, client, in, sdk.LinesConfig{NoCheck: c.noCheck, Wait: c.wait, Timeout: c.timeout}, report)
+	lc := sdk.LinesConfig{NoCheck: c.noCheck, Wait: c.wait, Timeout: c.timeout}
+	if c.key != "" {
+		b, err := serve.ReadSecretFile(c.key)
+		if err != nil {
+			return fmt.Errorf("the event key: %w", err)
+		}
+		s, err := note.NewSigner(strings.TrimSpace(string(b)))
+		if err != nil {
+			return fmt.Errorf("the event key %s: %w", c.key, err)
+		}
+		if s.Name() != c.emitter {
+			return fmt.Errorf("the event key %s is emitter %q's, publishing as %q", c.key, s.Name(), c.emitter)
+		}
+		lc.Signer = s
+	}
+	failed, err := sdk.PublishLines(ctx, client, in, lc, report)
 	if err != nil {
 		return err
 	}

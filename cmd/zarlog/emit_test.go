@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/events/cjson"
 	"github.com/zarlog/zarlog/internal/gamegen"
 	"github.com/zarlog/zarlog/internal/testledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
@@ -305,5 +307,68 @@ func TestNatsCLI(t *testing.T) {
 	defer cancel()
 	if _, err := s.ledger.WaitGame(ctx, ev.Game, func(*events.Game) bool { return true }); err != nil {
 		t.Fatalf("the event did not reach the ledger: %v (rejections %v)", err, s.ledger.Rejected())
+	}
+}
+
+// TestEmitKey: with --key, zarlog emit signs the binding events of lines
+// that carry no sig (events made elsewhere, unsigned) and the game is logged
+// whole; without it those lines are refused before publishing; a key of
+// another emitter, or readable by others, is refused.
+func TestEmitKey(t *testing.T) {
+	s := newEmitStack(t)
+	var unsigned [][]byte
+	stripped := 0
+	for _, l := range s.gameLines(t, "emit-key") {
+		v, err := cjson.Decode(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kept cjson.Object
+		for _, m := range v.(cjson.Object) {
+			if m.Key == "sig" {
+				stripped++
+				continue
+			}
+			kept = append(kept, m)
+		}
+		b, err := cjson.Marshal(kept)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unsigned = append(unsigned, b)
+	}
+	if stripped == 0 {
+		t.Fatal("the game has no binding event")
+	}
+	file := writeLines(t, unsigned)
+	seed := gamegen.Label32("key/tavla-east")
+	_, vkey, _ := gamegen.Key("tavla-east")
+	skey := fmt.Sprintf("PRIVATE+KEY+tavla-east+%s+%s\n", strings.Split(vkey, "+")[1], base64.StdEncoding.EncodeToString(append([]byte{1}, seed[:]...)))
+	keyFile := filepath.Join(t.TempDir(), "tavla-east.key")
+	if err := os.WriteFile(keyFile, []byte(skey), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	if code, out, _ := runEmitTest(t, "", "--nats", s.url, "--emitter", "tavla-east", file); code != 1 || !strings.Contains(strings.Join(out, "\n"), "not published: malformed") {
+		t.Errorf("unsigned lines without --key: exit %d\n%s", code, strings.Join(out, "\n"))
+	}
+	code, out, stderr := runEmitTest(t, "", "--nats", s.url, "--emitter", "tavla-east", "--key", keyFile, "--wait", file)
+	if code != 0 || len(out) != len(unsigned) {
+		t.Fatalf("--key: exit %d\n%s\n%s", code, strings.Join(out, "\n"), stderr)
+	}
+	for _, l := range out {
+		if !strings.Contains(l, "logged at index") {
+			t.Errorf("--key: %s", l)
+		}
+	}
+
+	other := filepath.Join(t.TempDir(), "other.key")
+	os.WriteFile(other, []byte(strings.Replace(skey, "tavla-east", "nard-west", 1)), 0o600)
+	if code, _, stderr := runEmitTest(t, "", "--nats", s.url, "--emitter", "tavla-east", "--key", other, file); code != 1 || !strings.Contains(stderr, "event key") {
+		t.Errorf("another emitter's key: exit %d %s", code, stderr)
+	}
+	os.Chmod(keyFile, 0o644)
+	if code, _, stderr := runEmitTest(t, "", "--nats", s.url, "--emitter", "tavla-east", "--key", keyFile, file); code != 1 || !strings.Contains(stderr, "readable by others") {
+		t.Errorf("a world-readable key: exit %d %s", code, stderr)
 	}
 }
