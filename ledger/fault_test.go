@@ -5,11 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -348,5 +351,41 @@ func TestDiskFaultCrash(t *testing.T) {
 			}
 			t.Logf("%d acks, fault after %d, %d published checkpoints, %d leaves survived", len(acks), faultAt, len(published), final.Size)
 		})
+	}
+}
+
+// TestBackgroundErrors: a failed flush or compaction (Pebble's background
+// error) makes the ledger Degraded while the errors last, heals by itself
+// when they stop, and stops the ledger only when they go on for
+// bgStopAfter; the errors are logged a few times, not once each.
+func TestBackgroundErrors(t *testing.T) {
+	e := newTestEnv(t)
+	var logged bytes.Buffer
+	e.cfg.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+	l := e.open()
+	advance := func(d time.Duration) { e.clock.mu.Lock(); e.clock.t = e.clock.t.Add(d); e.clock.mu.Unlock() }
+	enospc := &fs.PathError{Op: "write", Path: "000005.sst", Err: syscall.ENOSPC}
+
+	l.backgroundError(enospc)
+	if err := l.Degraded(); err == nil || !strings.Contains(err.Error(), "no space left") {
+		t.Errorf("after a background error: Degraded %v", err)
+	}
+	if l.Err() != nil {
+		t.Fatalf("one background error stopped the ledger: %v", l.Err())
+	}
+	advance(bgStreakGap + time.Second)
+	if err := l.Degraded(); err != nil {
+		t.Errorf("after the errors stopped: %v", err)
+	}
+	// A streak: an error every 100 ms for longer than bgStopAfter.
+	for range int(bgStopAfter/(100*time.Millisecond)) + 2 {
+		l.backgroundError(enospc)
+		advance(100 * time.Millisecond)
+	}
+	if !errors.Is(l.Err(), ErrStopped) || !strings.Contains(l.Err().Error(), "no space left") {
+		t.Errorf("after a streak of %v: Err %v", bgStopAfter, l.Err())
+	}
+	if n := strings.Count(logged.String(), "background error"); n > 6 {
+		t.Errorf("%d log lines for %d errors", n, int(bgStopAfter/(100*time.Millisecond))+3)
 	}
 }

@@ -189,6 +189,9 @@ type Ledger struct {
 	pebbleOpen atomic.Bool // pebble.Open has returned
 	bgMu       sync.Mutex
 	bgErrors   int       // Pebble background errors seen
+	bgErr      error     // the last one
+	bgLast     time.Time // when it came
+	bgStreak   time.Time // when the current streak of them began
 	bgLogged   time.Time // when one was last logged
 
 	overQuotaMu     sync.Mutex

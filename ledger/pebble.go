@@ -97,28 +97,54 @@ var fatalExit = func(msg string) {
 }
 
 // backgroundError is Pebble's report of a failed flush or compaction (a
-// full disk, say). Pebble retries such work at once and for ever, so one
-// failure would otherwise become thousands of log lines a second and a
-// spinning core: the first stops the ledger (Err, Done: the service shuts
-// down and exits non-zero, to be restarted once the cause is gone), and
-// the rest are counted and logged at most once a minute. While Pebble is
-// still opening (replaying its write-ahead log into a flush that cannot be
-// written), pebble.Open would wait for ever and cannot be interrupted, so
-// the process exits with one line instead (fatalExit).
+// full disk, no descriptor left). Pebble retries such work at once and for
+// ever. A short streak (descriptors freed, space made) heals by itself:
+// Degraded reports it meanwhile, and the errors are logged at most once
+// every bgLogEvery with their count, never thousands of lines a second. A
+// streak longer than bgStopAfter stops the ledger (Err, Done), so that the
+// service exits non-zero for its supervisor instead of spinning. While
+// Pebble is still opening (replaying its write-ahead log into a flush that
+// cannot be written), pebble.Open would wait for ever and cannot be
+// interrupted, so the process exits with one line instead (fatalExit).
 func (l *Ledger) backgroundError(err error) {
 	if !l.pebbleOpen.Load() {
 		fatalExit("the ledger's store cannot write while opening " + l.cfg.Dir + ": " + rootCause(err).Error())
 	}
 	l.bgMu.Lock()
 	defer l.bgMu.Unlock()
-	l.bgErrors++
-	now := time.Now()
-	if l.bgErrors > 1 && now.Sub(l.bgLogged) < time.Minute {
-		return
+	now := l.now()
+	if now.Sub(l.bgLast) > bgStreakGap {
+		l.bgStreak = now
 	}
-	l.log.Error("pebble: background error (a flush or compaction failed)", "err", rootCause(err), "errors", l.bgErrors)
-	l.bgLogged = now
-	l.stop(fmt.Errorf("pebble background write: %w", err))
+	l.bgLast, l.bgErr = now, rootCause(err)
+	l.bgErrors++
+	if now.Sub(l.bgLogged) >= bgLogEvery {
+		l.log.Error("pebble: background error (a flush or compaction failed; retrying)", "err", l.bgErr, "errors", l.bgErrors)
+		l.bgLogged = now
+	}
+	if now.Sub(l.bgStreak) >= bgStopAfter {
+		l.stop(fmt.Errorf("pebble background writes have failed for %v: %w", now.Sub(l.bgStreak).Round(time.Second), l.bgErr))
+	}
+}
+
+// Timings of backgroundError.
+const (
+	bgStreakGap = 5 * time.Second  // errors closer than this are one streak
+	bgLogEvery  = 10 * time.Second // at most one log line per this
+	bgStopAfter = 30 * time.Second // a streak this long stops the ledger
+)
+
+// Degraded returns an error while Pebble's background writes are failing
+// (within the last few seconds), and nil otherwise; Err reports a stopped
+// ledger.
+func (l *Ledger) Degraded() error {
+	l.bgMu.Lock()
+	defer l.bgMu.Unlock()
+	if !l.bgLast.IsZero() && l.now().Sub(l.bgLast) <= bgStreakGap {
+		return fmt.Errorf("ledger: the store's background writes are failing (%d errors since %s): %w",
+			l.bgErrors, l.bgStreak.UTC().Format(time.RFC3339), l.bgErr)
+	}
+	return nil
 }
 
 // rootCause is the file operation that failed in err's chain, or else its

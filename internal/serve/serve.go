@@ -321,6 +321,9 @@ func Run(ctx context.Context, cfg Config) error {
 		if err := l.Err(); err != nil {
 			return err
 		}
+		if err := l.Degraded(); err != nil {
+			return err
+		}
 		if s := nc.Status(); s != nats.CONNECTED {
 			return fmt.Errorf("nats connection is %s", s)
 		}
