@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -226,4 +227,79 @@ func lines(s string) int {
 func tail(s string, n int) string {
 	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(l[max(0, len(l)-n):], "\n")
+}
+
+// TestDescriptorExhaustion runs `zarlog serve` with 256 file descriptors
+// (prlimit) and takes them all with idle connections to its HTTP listener.
+// A backend already connected keeps playing and every event is receipted;
+// the service logs the refused accepts at most about once a second (no
+// flood) and stays up; once the connections close, a new backend connects
+// and plays, without a restart.
+func TestDescriptorExhaustion(t *testing.T) {
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Skip("no prlimit (util-linux) here")
+	}
+	bin, _ := tools(t)
+	ctx := testContext(t)
+	dir := t.TempDir()
+	signer, _, line, nkey := emitterKey(t, bin, dir, "tavla-east")
+	emitters := filepath.Join(dir, "emitters")
+	if err := os.WriteFile(emitters, []byte(line+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startServeWith(t, []string{prlimit, "--nofile=256", bin, "serve"}, "--data", filepath.Join(dir, "data"), "--emitters", emitters,
+		"--checkpoint-interval", "20ms", "--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0", "--admin", "127.0.0.1:0")
+	b, client, _ := sdkBackend(t, p.lines["nats"], signer, nil, nkey)
+
+	// Take every descriptor.
+	addr := strings.TrimPrefix(p.base(), "http://")
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range 400 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			break
+		}
+		conns = append(conns, c)
+	}
+	time.Sleep(500 * time.Millisecond)
+	before := lines(p.stderr.String())
+
+	// The connected backend plays on; every event is receipted.
+	id, err := sdkplay.Tavlarena(ctx, b, "exhausted", `{}`, 6, nil)
+	if err != nil {
+		t.Fatalf("a game while descriptors are exhausted: %v", err)
+	}
+	for seq := 0; seq < 9; seq++ {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if _, err := client.Receipt(rctx, fmt.Sprintf("%s:%d", id, seq)); err != nil {
+			t.Errorf("receipt of %s:%d while descriptors are exhausted: %v", id, seq, err)
+		}
+		cancel()
+	}
+	time.Sleep(2 * time.Second)
+	if grew := lines(p.stderr.String()) - before; grew > 40 {
+		t.Errorf("%d log lines while descriptors were exhausted:\n%s", grew, tail(p.stderr.String(), 10))
+	}
+	if !strings.Contains(p.stderr.String(), "too many open files") {
+		t.Logf("the exhaustion was not noticed in the log (the listener's backlog took the connections)")
+	}
+
+	// Free them: a new backend connects and plays, no restart.
+	for _, c := range conns {
+		c.Close()
+	}
+	conns = nil
+	if code, body := waitStatus(t, ctx, p.base()+"/readyz", 200, 20*time.Second); code != 200 {
+		t.Errorf("/readyz after the descriptors were freed: %d %q", code, body)
+	}
+	b2, _, _ := sdkBackend(t, p.lines["nats"], signer, nil, nkey)
+	if _, err := sdkplay.Tavlarena(ctx, b2, "after-exhaustion", `{}`, 4, nil); err != nil {
+		t.Errorf("a new backend after the descriptors were freed: %v", err)
+	}
 }

@@ -81,7 +81,14 @@ type serveProc struct {
 // startup lines (the last is "nats").
 func startServe(t *testing.T, bin string, args ...string) *serveProc {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
+	return startServeWith(t, []string{bin, "serve"}, args...)
+}
+
+// startServeWith is startServe with the command line's head given (a
+// wrapper such as prlimit, then the binary and "serve").
+func startServeWith(t *testing.T, head []string, args ...string) *serveProc {
+	t.Helper()
+	cmd := exec.Command(head[0], append(head[1:], args...)...)
 	p := &serveProc{t: t, cmd: cmd, lines: map[string]string{}, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
 	cmd.Stderr = &lockedWriter{w: p.stderr}
 	stdout, err := cmd.StdoutPipe()

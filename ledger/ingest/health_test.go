@@ -3,6 +3,8 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -156,4 +158,81 @@ type sinkFunc func(ctx context.Context, subs []Submission) ([]Outcome, error)
 
 func (f sinkFunc) Submit(ctx context.Context, subs []Submission) ([]Outcome, error) {
 	return f(ctx, subs)
+}
+
+// TestOverload: publishers far above the ledger's rate (a sink that takes
+// 1,000 events a second, publishers as fast as they can: many times that)
+// reach the stream's backlog bound and get sdk.ErrBacklog, the explicit
+// error, within seconds instead of a growing wait; the process's Go heap
+// (server, ingest and publishers together) stays under 256 MiB; and every
+// event that was acknowledged reaches the sink.
+func TestOverload(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t, ServerConfig{})
+	sink := newFakeSink()
+	sink.publishCheckpoint(1 << 40)
+	const rate = 1000 // events per second
+	tick := time.NewTicker(time.Second / rate)
+	defer tick.Stop()
+	slow := sinkFunc(func(ctx context.Context, subs []Submission) ([]Outcome, error) {
+		for range subs {
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return sink.Submit(ctx, subs)
+	})
+	const bound = 2000
+	in := newIngester(t, connect(t, s), Config{Sink: slow, Stream: StreamConfig{MaxMsgs: bound}, MaxBatch: 100})
+	stop := runIngest(t, in)
+	c := newClient(t, clientConn(t, s, "e1"), sdk.Config{Emitter: "e1", MaxBatchEvents: 1, Window: 64})
+
+	var (
+		mu       sync.Mutex
+		acked    []string
+		backlogs int
+	)
+	deadline := time.Now().Add(20 * time.Second)
+	var peak uint64
+	for g := 0; backlogs == 0 && time.Now().Before(deadline); g++ {
+		var ps []*sdk.Pending
+		var ids []string
+		for i := range 500 {
+			id, data := makeEvent("e1", fmt.Sprintf("g%d-%d", g, i), 0)
+			p, err := c.PublishAsync(ctx, sdk.Event{ID: id, Data: data})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps, ids = append(ps, p), append(ids, id)
+		}
+		for i, p := range ps {
+			_, err := p.Wait(ctx)
+			mu.Lock()
+			switch {
+			case err == nil:
+				acked = append(acked, ids[i])
+			case errors.Is(err, sdk.ErrBacklog):
+				backlogs++
+			default:
+				t.Fatalf("publishing under overload: %v", err)
+			}
+			mu.Unlock()
+		}
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		peak = max(peak, ms.HeapInuse)
+	}
+	if backlogs == 0 {
+		t.Fatalf("no sdk.ErrBacklog in 20 s of overload (%d events acknowledged)", len(acked))
+	}
+	t.Logf("%d events acknowledged, then %d refused with ErrBacklog; peak Go heap in use %.1f MiB", len(acked), backlogs, float64(peak)/(1<<20))
+	if peak > 256<<20 {
+		t.Errorf("peak Go heap in use %d MiB, above 256 MiB", peak>>20)
+	}
+	tick.Reset(time.Microsecond) // let the sink catch up
+	sink.waitLen(t, ctx, len(acked))
+	stop()
+	sink.checkExactlyOnce(t, acked)
 }
