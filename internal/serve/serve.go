@@ -332,7 +332,7 @@ func Run(ctx context.Context, cfg Config) error {
 				return errors.New("the embedded nats-server's JetStream is disabled (its store failed: see the log)")
 			}
 			if err := srv.StreamHealth(""); err != nil {
-				return fmt.Errorf("%w (restart zarlog serve once the cause is gone: nats-server keeps a stream's write error)", err)
+				return fmt.Errorf("%w (the embedded server is restarted once its disk has room again)", err)
 			}
 		}
 		return in.Health(ctx)
@@ -413,6 +413,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}()
 	pubCtx, stopPub := context.WithCancel(runCtx)
 	wg.Go(func() { endedCh <- ended{"bundler", bundler.Run(pubCtx)} })
+	if srv != nil {
+		wg.Go(func() { healStream(pubCtx, srv, cfg.natsDir(), log.With("component", "nats")) })
+	}
 	if exp != nil {
 		wg.Go(func() { endedCh <- ended{"export", follow(pubCtx, l, exp, log)} })
 	}
@@ -484,6 +487,40 @@ func Handler(l *ledger.Ledger, store *publisher.Store, vkey string, log *slog.Lo
 	api.Register(mux)
 	pages.Register(mux)
 	return publisher.CORS(mux), nil
+}
+
+// Timings of healStream.
+const (
+	healEvery    = 2 * time.Second
+	healInterval = 30 * time.Second // at most one restart per this
+)
+
+// healStream clears a write error of the embedded server's stream (a full
+// disk, no descriptor left), which nats-server keeps until it restarts:
+// once the stream's filesystem has room again, it restarts the embedded
+// server (Server.Restart; the ledger's connection and the backends
+// reconnect by themselves, the ingest starts a new session), at most once
+// every healInterval, until ctx ends.
+func healStream(ctx context.Context, srv *ingest.Server, dir string, log *slog.Logger) {
+	t := time.NewTicker(healEvery)
+	defer t.Stop()
+	var last time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := srv.StreamHealth("")
+		if err == nil || diskRoom(dir) != nil || time.Since(last) < healInterval {
+			continue
+		}
+		last = time.Now()
+		log.Warn("restarting the embedded nats-server to clear its stream's write error", "err", err)
+		if err := srv.Restart(ctx); err != nil {
+			log.Error("restarting the embedded nats-server", "err", err)
+		}
+	}
 }
 
 // follow keeps the export in step with the log: a Sync after each new

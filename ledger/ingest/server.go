@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -148,7 +149,11 @@ func LedgerPermissions(subjects wire.Subjects, stream, consumer string) *server.
 
 // A Server is a running embedded nats-server with JetStream.
 type Server struct {
-	ns *server.Server
+	opts *server.Options // as configured; each start uses a copy
+	log  *slog.Logger
+
+	mu sync.Mutex
+	ns *server.Server // the server running now (Restart replaces it)
 	// ledgerKey is the in-process ledger user's nkey, drawn at every
 	// start (nil with InsecureNoAuth).
 	ledgerKey nkeys.KeyPair
@@ -251,18 +256,31 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		cfg.Configure(opts)
 	}
 
-	ns, err := server.NewServer(opts)
-	if err != nil {
-		return nil, fmt.Errorf("embedded nats: configuring: %w", err)
-	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	ns.SetLoggerV2(&slogAdapter{l: logger.With("component", "nats-server")}, false, false, false)
-	ns.Start()
+	s.opts, s.log = opts, logger.With("component", "nats-server")
+	ns, err := s.launch(ctx)
+	if err != nil {
+		return nil, err
+	}
 	s.ns = ns
+	if a, ok := ns.Addr().(*net.TCPAddr); ok && opts.Port == -1 {
+		s.opts.Port = a.Port // a restart listens where backends connect
+	}
+	return s, nil
+}
 
+// launch starts a nats-server with s.opts and waits until it takes
+// connections with JetStream up.
+func (s *Server) launch(ctx context.Context) (*server.Server, error) {
+	ns, err := server.NewServer(s.opts.Clone())
+	if err != nil {
+		return nil, fmt.Errorf("embedded nats: configuring: %w", err)
+	}
+	ns.SetLoggerV2(&slogAdapter{l: s.log}, false, false, false)
+	ns.Start()
 	timeout := 10 * time.Second
 	if d, ok := ctx.Deadline(); ok {
 		timeout = time.Until(d)
@@ -277,17 +295,47 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		ns.WaitForShutdown()
 		return nil, errors.New("embedded nats: JetStream did not start (see the server log)")
 	}
-	return s, nil
+	return ns, nil
 }
 
+// Restart stops the server and starts it again on the same store and
+// address, with the same users. nats-server keeps a stream's write error
+// (a full disk, no descriptor left) until it restarts; once the cause is
+// gone, a restart clears it, JetStream recovers the stream from its files,
+// and every client reconnects by itself: the in-process ledger connection
+// (Connect) too, to the new server.
+func (s *Server) Restart(ctx context.Context) error {
+	old := s.current()
+	old.Shutdown()
+	old.WaitForShutdown()
+	ns, err := s.launch(ctx)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.ns = ns
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Server) current() *server.Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ns
+}
+
+// InProcessConn implements nats.InProcessConnProvider for Connect: a
+// connection to the server running now (after a Restart, the new one).
+func (s *Server) InProcessConn() (net.Conn, error) { return s.current().InProcessConn() }
+
 // NATS returns the underlying nats-server (for tests and diagnostics).
-func (s *Server) NATS() *server.Server { return s.ns }
+func (s *Server) NATS() *server.Server { return s.current() }
 
 // StoreLimit returns the most bytes JetStream may store (ServerConfig.MaxStore,
 // or the server's default: a share of the free disk at start), or 0 if
 // JetStream is not running.
 func (s *Server) StoreLimit() int64 {
-	if c := s.ns.JetStreamConfig(); c != nil {
+	if c := s.current().JetStreamConfig(); c != nil {
 		return c.MaxStore
 	}
 	return 0
@@ -301,7 +349,7 @@ func (s *Server) StreamHealth(stream string) error {
 	if stream == "" {
 		stream = StreamConfig{}.withDefaults().Name
 	}
-	h := s.ns.Healthz(&server.HealthzOptions{Account: server.DEFAULT_GLOBAL_ACCOUNT, Stream: stream})
+	h := s.current().Healthz(&server.HealthzOptions{Account: server.DEFAULT_GLOBAL_ACCOUNT, Stream: stream})
 	if h.Status != "ok" && h.Error != "" && !strings.Contains(h.Error, "not found") {
 		return fmt.Errorf("embedded nats: %s", h.Error)
 	}
@@ -311,19 +359,21 @@ func (s *Server) StreamHealth(stream string) error {
 // ClientURL returns the URL backends in other processes connect to, or ""
 // if the server does not listen.
 func (s *Server) ClientURL() string {
-	if s.ns.Addr() == nil {
+	ns := s.current()
+	if ns.Addr() == nil {
 		return ""
 	}
-	return s.ns.ClientURL()
+	return ns.ClientURL()
 }
 
 // Addr returns the client listen address, or nil.
-func (s *Server) Addr() net.Addr { return s.ns.Addr() }
+func (s *Server) Addr() net.Addr { return s.current().Addr() }
 
 // Connect opens an in-process connection to the server (no network), with
 // the ledger's own credentials when authentication is on.
 func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
-	o := []nats.Option{nats.InProcessServer(s.ns), nats.Name(ledgerUser)}
+	o := []nats.Option{nats.InProcessServer(s), nats.Name(ledgerUser),
+		nats.MaxReconnects(-1), nats.ReconnectWait(100 * time.Millisecond)}
 	if s.ledgerKey != nil {
 		o = append(o, nats.Nkey(s.ledgerPub, s.ledgerKey.Sign))
 	}
@@ -337,8 +387,9 @@ func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
 // Shutdown stops the server and waits until it has stopped. JetStream
 // flushes its file store on the way.
 func (s *Server) Shutdown() {
-	s.ns.Shutdown()
-	s.ns.WaitForShutdown()
+	ns := s.current()
+	ns.Shutdown()
+	ns.WaitForShutdown()
 }
 
 // slogAdapter is the nats-server Logger on top of log/slog.
