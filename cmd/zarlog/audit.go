@@ -35,7 +35,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		policyFile string
 		root       string
 		also       repeated
-		verbose    bool
+		logs       logFlags
 	)
 	fs.StringVar(&cfg.From, "from", "", "the log's tlog-tiles `URL` prefix (its /checkpoint, /tile/ and /games/ are under it)")
 	fs.StringVar(&cfg.LogKey, "log-key", "", "the log's checkpoint verifier `key` (vkey)")
@@ -52,7 +52,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&cfg.BundleGrace, "bundle-grace", audit.DefaultBundleGrace, "how long a finished game may go without its proof bundle before that is a problem")
 	fs.IntVar(&cfg.Concurrency, "concurrency", 8, "entry bundles fetched at once")
 	fs.IntVar(&cfg.Chunk, "batch", 16, "entry bundles stored per durable write while catching up (a killed process fetches at most this many again, and those in flight)")
-	fs.BoolVar(&verbose, "v", false, "log debug messages")
+	logs.register(fs)
 	checkFile := fs.String("check-evidence", "", "check an evidence `file` with --log-key instead of auditing, and say what it proves")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -81,7 +81,12 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		cfg.WitnessPolicy = b
 	}
-	cfg.Logger = newLogger(stderr, verbose)
+	logger, err := logs.logger(stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "zarlog audit:", err)
+		return 2
+	}
+	cfg.Logger = logger
 	cfg.Progress = newProgress(stderr, cfg.Logger).Report
 	cfg.Ready = func(info audit.Info) {
 		for _, l := range info.Lines() {

@@ -28,7 +28,7 @@ func runMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	var (
 		cfg        mirror.Config
 		policyFile string
-		verbose    bool
+		logs       logFlags
 	)
 	fs.StringVar(&cfg.From, "from", "", "the origin's tlog-tiles `URL` prefix (its /checkpoint and /tile/ are under it)")
 	fs.StringVar(&cfg.LogKey, "log-key", "", "the origin's checkpoint verifier `key` (vkey)")
@@ -38,7 +38,7 @@ func runMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.DurationVar(&cfg.Poll, "poll", mirror.DefaultPoll, "how often to fetch the origin's checkpoint")
 	fs.IntVar(&cfg.Concurrency, "concurrency", 8, "entry bundles fetched at once")
 	fs.IntVar(&cfg.Chunk, "batch", 16, "entry bundles stored per durable write while catching up (a killed process fetches at most this many again, and those in flight)")
-	fs.BoolVar(&verbose, "v", false, "log debug messages")
+	logs.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -57,7 +57,12 @@ func runMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		cfg.WitnessPolicy = b
 	}
-	cfg.Logger = newLogger(stderr, verbose)
+	logger, err := logs.logger(stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "zarlog mirror:", err)
+		return 2
+	}
+	cfg.Logger = logger
 	cfg.Progress = newProgress(stderr, cfg.Logger).Report
 	cfg.Ready = func(info mirror.Info) {
 		for _, l := range info.Lines() {
@@ -69,14 +74,6 @@ func runMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 1
 	}
 	return 0
-}
-
-func newLogger(w io.Writer, verbose bool) *slog.Logger {
-	level := slog.LevelInfo
-	if verbose {
-		level = slog.LevelDebug
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
 // newProgress shows catch-up progress as a bar when stderr is a terminal,

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -41,7 +40,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		emittersFile, natsUsers      string
 		policyFile, root, clockStart string
 		exportDir                    string
-		exportOnce, verbose          bool
+		exportOnce                   bool
+		logs                         logFlags
 		emitterKeys                  repeated
 	)
 	fs.StringVar(&cfg.Dir, "data", "", "data `directory` (created, mode 0700): the key, the ledger, the bundle store, the NATS store")
@@ -74,7 +74,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&exportDir, "export", "", "keep a static copy of the read API and the pages in `directory` (docs/HTTP.md)")
 	fs.BoolVar(&exportOnce, "export-once", false, "with --export: write the directory and exit, without serving (stop the service first)")
 	fs.StringVar(&clockStart, "clock-start", "", "start the ledger's clock at this RFC 3339 `time` (it then runs at the real rate);\nfor tests and demos that replay recorded drand beacons, never in production")
-	fs.BoolVar(&verbose, "v", false, "log debug messages")
+	logs.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -141,11 +141,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		t0 := time.Now()
 		cfg.Now = func() time.Time { return start.Add(time.Since(t0)) }
 	}
-	level := slog.LevelInfo
-	if verbose {
-		level = slog.LevelDebug
+	logger, err := logs.logger(stderr)
+	if err != nil {
+		return bad("%s", err)
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Logger = logger
 
 	if exportOnce {
 		info, res, err := serve.Export(ctx, cfg, exportDir)

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"sort"
 
 	"github.com/zarlog/zarlog/witness"
@@ -28,7 +27,8 @@ func runWitness(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.StringVar(&cfg.KeyFile, "key", "", "witness key `file` (default DIR/witness.key)")
 	fs.BoolVar(&cfg.Init, "init", false, "create the key file if it does not exist (mode 0600)")
 	fs.StringVar(&cfg.Name, "name", "", "key `name` of a key created by --init: a schema-less URL such as witness.example/w1")
-	verbose := fs.Bool("v", false, "log every cosignature")
+	var logs logFlags
+	logs.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
@@ -39,11 +39,12 @@ func runWitness(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fs.Usage()
 		return 2
 	}
-	level := slog.LevelInfo
-	if *verbose {
-		level = slog.LevelDebug
+	logger, err := logs.logger(stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "zarlog witness:", err)
+		return 2
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Logger = logger
 	cfg.Ready = func(info witness.Info) {
 		if info.KeyCreated {
 			fmt.Fprintln(stdout, "key", info.KeyFile, "created")

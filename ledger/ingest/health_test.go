@@ -1,9 +1,11 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"strings"
 	"sync"
@@ -236,3 +238,69 @@ func TestOverload(t *testing.T) {
 	stop()
 	sink.checkExactlyOnce(t, acked)
 }
+
+// TestRejectionLog: every rejection is one log line with the emitter, the
+// id, the code and the reason, at most rejectLogBurst at once and
+// rejectLogRate a second after that; the next line says how many were held
+// back.
+func TestRejectionLog(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t, ServerConfig{})
+	sink := newFakeSink()
+	var (
+		mu  sync.Mutex
+		buf bytes.Buffer
+		now = time.Now()
+	)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	logger := slog.New(slog.NewTextHandler(lockedBuf{&mu, &buf}, nil))
+	in := newIngester(t, connect(t, s), Config{Sink: sink, Locator: sink, Checkpoints: sink, Now: clock, Logger: logger})
+	runIngest(t, in)
+	c := newClient(t, clientConn(t, s, "e1"), sdk.Config{Emitter: "e1"})
+	const n = rejectLogBurst + 50
+	for i := range n {
+		id := fmt.Sprintf("bad:%d", i)
+		if _, err := c.PublishAsync(ctx, sdk.Event{ID: id, Data: fmt.Appendf(nil, `{"bad":true,"emitter":"e1","game":"bad","id":%q,"seq":%d}`, id, i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sink.waitUntil(t, ctx, func() bool { return len(sink.rejected) == n }, "the rejections")
+	count := func() int { mu.Lock(); defer mu.Unlock(); return strings.Count(buf.String(), `msg="event rejected"`) }
+	// (The lines follow the sink's decisions: wait until they are out.)
+	for end := time.Now().Add(2 * time.Second); count() < rejectLogBurst && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if got := count(); got != rejectLogBurst {
+		t.Errorf("%d rejections, %d log lines; want the burst of %d", n, got, rejectLogBurst)
+	}
+	mu.Lock()
+	text := buf.String()
+	first := text[strings.Index(text, `msg="event rejected"`):]
+	first = first[:strings.Index(first, "\n")]
+	now = now.Add(time.Second)
+	mu.Unlock()
+	for _, want := range []string{"emitter=e1", "id=bad:", "code=bad-event", "reason="} {
+		if !strings.Contains(first, want) {
+			t.Errorf("the line %q lacks %s", first, want)
+		}
+	}
+	id := "bad:last"
+	c.Publish(ctx, sdk.Event{ID: id, Data: fmt.Appendf(nil, `{"bad":true,"emitter":"e1","game":"bad2","id":%q,"seq":0}`, id)})
+	sink.waitUntil(t, ctx, func() bool { return len(sink.rejected) == n+1 }, "the last rejection")
+	for end := time.Now().Add(2 * time.Second); count() < rejectLogBurst+1 && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(buf.String(), "rejections_not_logged_before=50") {
+		t.Errorf("the line after the burst does not count the 50 held back:\n%s", buf.String()[strings.LastIndex(strings.TrimSuffix(buf.String(), "\n"), "\n")+1:])
+	}
+}
+
+type lockedBuf struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (l lockedBuf) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }

@@ -139,6 +139,11 @@ type Ingester struct {
 	refusedLog rateLog
 	health     health
 
+	rejLogMu   sync.Mutex
+	rejTokens  float64
+	rejRefill  time.Time
+	rejSkipped int
+
 	// noReset skips the consumer reset at session start (tests of the
 	// gap-filling path, which is what older servers get).
 	noReset bool
@@ -183,6 +188,7 @@ func New(nc *nats.Conn, cfg Config) (*Ingester, error) {
 	in := &Ingester{cfg: cfg, nc: nc, js: js, log: cfg.Logger, m: m, waiters: waiters{m: map[waiterKey][]chan Outcome{}}}
 	in.health.now = cfg.Now
 	in.health.sessionSince = cfg.Now()
+	in.rejTokens, in.rejRefill = rejectLogBurst, cfg.Now()
 	return in, nil
 }
 
@@ -609,6 +615,7 @@ func (in *Ingester) report(messages int, subs []Submission, outs []Outcome) {
 		n[o.Kind]++
 		if o.Kind == Rejected {
 			in.announce(subs[i], o)
+			in.logRejection(subs[i], o)
 		}
 		if o.EventID != "" {
 			in.waiters.notify(subs[i].Emitter, o.EventID, o)
@@ -620,6 +627,37 @@ func (in *Ingester) report(messages int, subs []Submission, outs []Outcome) {
 		}
 	}
 }
+
+// logRejection logs one line per rejected event (emitter, id, code,
+// reason), at most rejectLogRate lines a second with bursts of
+// rejectLogBurst; the lines held back are counted in the next line.
+func (in *Ingester) logRejection(s Submission, o Outcome) {
+	now := in.cfg.Now()
+	in.rejLogMu.Lock()
+	in.rejTokens = min(rejectLogBurst, in.rejTokens+now.Sub(in.rejRefill).Seconds()*rejectLogRate)
+	in.rejRefill = now
+	if in.rejTokens < 1 {
+		in.rejSkipped++
+		in.rejLogMu.Unlock()
+		return
+	}
+	in.rejTokens--
+	skipped := in.rejSkipped
+	in.rejSkipped = 0
+	in.rejLogMu.Unlock()
+	args := []any{"emitter", truncate(s.Emitter, 64), "id", truncate(o.EventID, 160), "code", o.Refusal.Code,
+		"reason", truncate(o.Refusal.Reason, 512), "seq", s.Seq}
+	if skipped > 0 {
+		args = append(args, "rejections_not_logged_before", skipped)
+	}
+	in.log.Info("event rejected", args...)
+}
+
+// The rate of rejection log lines.
+const (
+	rejectLogRate  = 20  // lines a second
+	rejectLogBurst = 100 // lines at once
+)
 
 // announce publishes a rejection on the emitter's rejected subject. It is
 // best effort: the durable record is the ledger's rejected store, which
