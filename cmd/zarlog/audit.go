@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -54,11 +53,8 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&cfg.Chunk, "batch", 16, "entry bundles stored per durable write while catching up (a killed process fetches at most this many again, and those in flight)")
 	logs.register(fs)
 	checkFile := fs.String("check-evidence", "", "check an evidence `file` with --log-key instead of auditing, and say what it proves")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if *checkFile != "" && cfg.LogKey != "" && fs.NArg() == 0 {
 		return checkEvidence(*checkFile, cfg.LogKey, stdout, stderr)

@@ -35,11 +35,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(&relays, "drand-relay", "a drand HTTP relay `URL` for live quicknet rounds (repeatable; default: replay a recorded round offline)")
 	fs.BoolVar(&cfg.Exit, "exit", false, "stop once the games are published and verified; exit 0 only if every one verified")
 	fs.BoolVar(&verbose, "v", false, "show the service's logs (info level) on standard error; without -v only errors")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()

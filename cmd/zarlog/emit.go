@@ -61,11 +61,8 @@ func emit(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.BoolVar(&c.noCheck, "no-check", false, "publish lines as they are, without checking them as events first")
 	fs.BoolVar(&c.jsonLines, "json", false, "print one JSON object per line instead of text")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "how long each event may take to be acknowledged (and, with --wait, logged)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	switch {
 	case fs.NArg() > 1:

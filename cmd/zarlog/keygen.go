@@ -40,11 +40,8 @@ func runKeygen(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() != 0 || (cfg.origin == "") == (cfg.emitter == "") {
 		fs.Usage()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -40,4 +41,25 @@ func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, o)), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: want text or json", l.format)
+}
+
+// parseFlags parses args with fs. With -h it prints fs's whole usage and
+// returns (0, false); on a bad flag it prints the flag package's one-line
+// error and a pointer to -h (not the whole usage) and returns (2, false).
+// Every subcommand parses its flags with it, so that all share one
+// convention: exit 2 for usage errors, 1 for failures.
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	full := fs.Usage
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.Usage = full
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, flag.ErrHelp):
+		full()
+		return 0, false
+	}
+	fmt.Fprintf(fs.Output(), "run '%s -h' to see its flags\n", fs.Name())
+	return 2, false
 }

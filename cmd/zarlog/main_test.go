@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"io"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -12,4 +16,23 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(toolsDir)
 	}
 	os.Exit(code)
+}
+
+// TestBadFlag: every subcommand answers an unknown flag with exit 2 and a
+// short message (the flag package's error and a pointer to -h, under 15
+// lines), and -h with its whole usage and exit 0.
+func TestBadFlag(t *testing.T) {
+	for name := range commands() {
+		var stderr bytes.Buffer
+		if code := run(context.Background(), []string{name, "--no-such-flag"}, io.Discard, &stderr); code != 2 {
+			t.Errorf("zarlog %s --no-such-flag: exit %d, want 2", name, code)
+		}
+		if n := strings.Count(stderr.String(), "\n"); n >= 15 || !strings.Contains(stderr.String(), "no-such-flag") {
+			t.Errorf("zarlog %s --no-such-flag printed %d lines:\n%s", name, n, stderr.String())
+		}
+		stderr.Reset()
+		if code := run(context.Background(), []string{name, "-h"}, io.Discard, &stderr); code != 0 || !strings.Contains(stderr.String(), "usage: zarlog "+name) {
+			t.Errorf("zarlog %s -h: exit %d\n%s", name, code, stderr.String())
+		}
+	}
 }

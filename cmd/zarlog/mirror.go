@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -39,11 +38,8 @@ func runMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.IntVar(&cfg.Concurrency, "concurrency", 8, "entry bundles fetched at once")
 	fs.IntVar(&cfg.Chunk, "batch", 16, "entry bundles stored per durable write while catching up (a killed process fetches at most this many again, and those in flight)")
 	logs.register(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 || cfg.From == "" || cfg.LogKey == "" || cfg.Dir == "" {
 		fs.Usage()

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -43,11 +42,8 @@ func runRejected(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs.IntVar(&limit, "limit", 100, "print at most `N` records")
 	fs.BoolVar(&summaryOnly, "summary", false, "print only the counts")
 	fs.BoolVar(&jsonOut, "json", false, "print one JSON object per record, then the summary object")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "zarlog rejected: "+format+"\n", a...)

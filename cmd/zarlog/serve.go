@@ -75,11 +75,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&exportOnce, "export-once", false, "with --export: write the directory and exit, without serving (stop the service first)")
 	fs.StringVar(&clockStart, "clock-start", "", "start the ledger's clock at this RFC 3339 `time` (it then runs at the real rate);\nfor tests and demos that replay recorded drand beacons, never in production")
 	logs.register(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 || cfg.Dir == "" {
 		fs.Usage()

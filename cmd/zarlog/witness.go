@@ -29,11 +29,8 @@ func runWitness(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.StringVar(&cfg.Name, "name", "", "key `name` of a key created by --init: a schema-less URL such as witness.example/w1")
 	var logs logFlags
 	logs.register(fs)
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 || cfg.Dir == "" || cfg.LogsFile == "" {
 		fs.Usage()
