@@ -32,6 +32,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Concurrency, "concurrency", demo.DefaultConcurrency, "how many games are played at once")
 	fs.StringVar(&cfg.HTTPAddr, "http", "", "HTTP listen `address` (default "+demo.DefaultHTTPAddr+", or a free port if it is taken)")
 	fs.StringVar(&cfg.Dir, "data", demo.DefaultDir, "the `folder` in which each run makes a fresh data directory")
+	fs.IntVar(&cfg.Keep, "keep", demo.DefaultKeep, "keep the newest `N` run directories in the folder, delete older ones (-1: keep all)")
 	fs.Var(&relays, "drand-relay", "a drand HTTP relay `URL` for live quicknet rounds (repeatable; default: replay a recorded round offline)")
 	fs.BoolVar(&cfg.Exit, "exit", false, "stop once the games are published and verified; exit 0 only if every one verified")
 	fs.BoolVar(&verbose, "v", false, "show the service's logs (info level) on standard error; without -v only errors")

@@ -37,6 +37,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,6 +58,7 @@ import (
 // Defaults of Config.
 const (
 	DefaultDir         = "demo-data"
+	DefaultKeep        = 3
 	DefaultHTTPAddr    = "localhost:8080"
 	DefaultGames       = 10
 	DefaultConcurrency = 4
@@ -83,6 +85,10 @@ type Config struct {
 	// Dir is the folder in which each run makes a fresh data directory,
 	// run-<UTC time>-<random>, with a fresh log key. Zero means DefaultDir.
 	Dir string
+	// Keep is how many run directories are kept in Dir, the newest; older
+	// ones are deleted when a run starts. Zero means DefaultKeep; negative
+	// keeps every one.
+	Keep int
 	// HTTPAddr is the HTTP listen address. Zero means DefaultHTTPAddr, or
 	// a free port of localhost when that one is taken.
 	HTTPAddr string
@@ -178,6 +184,15 @@ func (d *run) run(ctx context.Context) (Result, error) {
 	dir, err := newRunDir(cfg.Dir, cfg.Now())
 	if err != nil {
 		return Result{}, err
+	}
+	keep := cfg.Keep
+	if keep == 0 {
+		keep = DefaultKeep
+	}
+	if removed, err := pruneRuns(filepath.Dir(dir), keep); err != nil {
+		d.printf("could not delete old runs: %v\n", err)
+	} else if removed > 0 {
+		d.printf("deleted %d older run folders (keeping the newest %d: --keep)\n", removed, keep)
 	}
 	httpAddr, busy := cfg.HTTPAddr, false
 	if httpAddr == "" {
@@ -492,6 +507,34 @@ func newRunDir(parent string, now time.Time) (string, error) {
 		return "", fmt.Errorf("data folder: %w", err)
 	}
 	return dir, nil
+}
+
+// pruneRuns deletes the run directories of parent beyond the newest keep
+// (their names sort by start time) and returns how many it deleted. A
+// negative keep deletes none.
+func pruneRuns(parent string, keep int) (int, error) {
+	if keep < 0 {
+		return 0, nil
+	}
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return 0, err
+	}
+	var runs []string
+	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), "run-") {
+			runs = append(runs, e.Name())
+		}
+	}
+	sort.Strings(runs)
+	n := 0
+	for _, r := range runs[:max(0, len(runs)-keep)] {
+		if err := os.RemoveAll(filepath.Join(parent, r)); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // freeDefault returns DefaultHTTPAddr if it can be listened on, and a

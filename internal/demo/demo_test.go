@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -263,5 +264,30 @@ func TestReplayClock(t *testing.T) {
 	}
 	if !strings.Contains(fmt.Sprint(sdk.QuicknetRounds()), fmt.Sprint(RecordedRound)) {
 		t.Errorf("the SDK's recorded rounds %v lack %d", sdk.QuicknetRounds(), RecordedRound)
+	}
+}
+
+// TestPruneRuns keeps the newest run directories and deletes the rest,
+// and nothing else in the folder.
+func TestPruneRuns(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"run-20261201T100000Z-aa", "run-20261201T110000Z-bb", "run-20261201T120000Z-cc", "run-20261201T130000Z-dd", "notes"} {
+		if err := os.Mkdir(filepath.Join(dir, n), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := pruneRuns(dir, 2); err != nil || n != 2 {
+		t.Fatalf("pruneRuns: %d, %v", n, err)
+	}
+	entries, _ := os.ReadDir(dir)
+	var left []string
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if want := []string{"notes", "run-20261201T120000Z-cc", "run-20261201T130000Z-dd"}; !slices.Equal(left, want) {
+		t.Errorf("left %v, want %v", left, want)
+	}
+	if n, _ := pruneRuns(dir, -1); n != 0 {
+		t.Errorf("keep -1 deleted %d", n)
 	}
 }
