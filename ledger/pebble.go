@@ -15,6 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/zarlog/zarlog/internal/pebblefs"
 	"github.com/zarlog/zarlog/merkle"
 )
 
@@ -44,6 +45,7 @@ func pebbleOptions(cfg *Config, log *slog.Logger) *pebble.Options {
 	if o.FS == nil {
 		o.FS = vfs.Default
 	}
+	o.FS = pebblefs.NoPrealloc(o.FS)
 	o.Logger = pebbleLogger{log}
 	return o
 }

@@ -17,6 +17,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/zarlog/zarlog/internal/pebblefs"
 )
 
 // ErrNoBundle is returned by Store.Bundle for a game the store has no
@@ -87,9 +89,11 @@ func OpenStore(cfg StoreConfig) (*Store, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	o := &pebble.Options{MemTableSize: 4 << 20, CacheSize: 16 << 20, Logger: storeLogger{log}}
+	o.FS = vfs.Default
 	if cfg.FS != nil {
 		o.FS = cfg.FS
 	}
+	o.FS = pebblefs.NoPrealloc(o.FS)
 	db, err := pebble.Open(cfg.Dir, o)
 	if err != nil {
 		return nil, fmt.Errorf("publisher: opening the bundle store in %s: %w", cfg.Dir, err)
