@@ -5,12 +5,12 @@ package pebblefs
 import "github.com/cockroachdb/pebble/v2/vfs"
 
 // NoPrealloc returns fs with files that ignore Preallocate. Pebble
-// preallocates every write-ahead log at 110% of its MemTableSize (70 MiB
-// for the ledger's 64 MiB memtable), so that a log of a few events took
-// 72 MB of disk, and a full disk was found only once a preallocated file
-// ran out. Without it a WAL takes the room it holds, and a write to a full
-// disk fails at once, in the commit that needs the room. Appends cost the
-// same (BenchmarkAppend, docs/BENCHMARKS.md).
+// preallocates every write-ahead log at 110% of its MemTableSize (it was
+// 70 MiB for the ledger's 64 MiB memtable, so that a log of a few events
+// took 72 MB of disk), and a full disk was found only once a preallocated
+// file ran out. Without it a WAL takes the room it holds, and a write to a
+// full disk fails at once, in the commit that needs the room. Appends cost
+// the same (BenchmarkAppend, measured in the same run).
 func NoPrealloc(fs vfs.FS) vfs.FS { return noPrealloc{fs} }
 
 type noPrealloc struct{ vfs.FS }
