@@ -11,9 +11,13 @@ RACE_PKGS := ./ledger/... ./internal/serve ./internal/demo ./sdk/... ./publisher
 
 .PHONY: demo test deps vet
 
-# demo runs `zarlog demo`: add flags with ARGS="--games 20 --exit".
+# demo builds zarlog (saying so: the first build takes a minute) and runs
+# `zarlog demo`: add flags with ARGS="--games 20 --exit". The binary, not
+# `go run`, so that Ctrl-C stops the demo and make with exit status 0.
 demo:
-	$(GO) run ./cmd/zarlog demo $(ARGS)
+	@echo "building zarlog into bin/ (the first build downloads and compiles for a minute or so)..."
+	@$(GO) build -o bin/zarlog ./cmd/zarlog
+	./bin/zarlog demo $(ARGS)
 
 # deps installs what the tests need beyond Go (Debian packages: Chromium,
 # GNU Backgammon, Python 3). It does nothing when they are present.
