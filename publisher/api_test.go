@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/internal/tlogtest"
@@ -492,4 +493,33 @@ func FuzzAcceptsGzip(f *testing.F) {
 	f.Fuzz(func(t *testing.T, v string) {
 		acceptsGzip(http.Header{"Accept-Encoding": {v}})
 	})
+}
+
+// TestInstrument counts and times requests by the route that answered and
+// their status, for the pages and the API alike.
+func TestInstrument(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /games/{id}", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("page")) })
+	mux.HandleFunc("GET /checkpoint", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "none yet", 503) })
+	reg := prometheus.NewRegistry()
+	h, err := Instrument(mux, reg, "public")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/games/a", "/games/b", "/checkpoint", "/nothing"} {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", p, nil))
+	}
+	want := `
+# HELP zarlog_http_requests_total HTTP requests by route (the pattern that answered) and status.
+# TYPE zarlog_http_requests_total counter
+zarlog_http_requests_total{code="200",listener="public",route="GET /games/{id}"} 2
+zarlog_http_requests_total{code="404",listener="public",route="none"} 1
+zarlog_http_requests_total{code="503",listener="public",route="GET /checkpoint"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "zarlog_http_requests_total"); err != nil {
+		t.Error(err)
+	}
+	if n, err := testutil.GatherAndCount(reg, "zarlog_http_request_duration_seconds"); err != nil || n != 3 {
+		t.Errorf("duration series: %d, %v", n, err)
+	}
 }

@@ -114,9 +114,9 @@ func NewBundler(cfg BundlerConfig) (*Bundler, error) {
 		skipped:        prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_bundles_skipped_total", Help: "Finished games whose bundle could not be built (logged as errors)."}),
 		roundErrors:    prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_bundles_round_errors_total", Help: "Rounds of the bundler that failed on a read or write and were retried."}),
 		announceErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_bundles_announce_errors_total", Help: "Bundles stored whose announcement failed."}),
-		buildSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "zarlog_bundle_build_seconds", Help: "Time to build and self-check one proof bundle.",
+		buildSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "zarlog_bundles_build_seconds", Help: "Time to build and self-check one proof bundle.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}),
-		bundleBytes: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "zarlog_bundle_bytes", Help: "Size of the proof bundles built.",
+		bundleBytes: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "zarlog_bundles_bytes", Help: "Size of the proof bundles built.",
 			Buckets: prometheus.ExponentialBuckets(4096, 2, 12)}),
 		cursor: prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_bundles_cursor", Help: "Every finished game whose final event's leaf index is below this is decided."}),
 	}

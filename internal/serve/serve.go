@@ -390,7 +390,13 @@ func Run(ctx context.Context, cfg Config) error {
 		adminURL = baseURL(adminLn.Addr())
 		admin := AdminHandler(l, token, reg, func(r *http.Request) error { return health(r.Context()) },
 			func(r *http.Request) error { return ready(r.Context()) })
-		as := &http.Server{Handler: admin, ReadHeaderTimeout: 10 * time.Second,
+		adminH, err := publisher.Instrument(admin, reg, "admin")
+		if err != nil {
+			adminLn.Close()
+			ln.Close()
+			return fail(fmt.Errorf("serve: %w", err))
+		}
+		as := &http.Server{Handler: adminH, ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog: slog.NewLogLogger(log.With("component", "admin").Handler(), slog.LevelWarn)}
 		go as.Serve(adminLn)
 		closers = append(closers, func() error { as.Close(); return nil })
@@ -486,7 +492,11 @@ func Handler(l *ledger.Ledger, store *publisher.Store, vkey string, log *slog.Lo
 	mux := http.NewServeMux()
 	api.Register(mux)
 	pages.Register(mux)
-	return publisher.CORS(mux), nil
+	h, err := publisher.Instrument(mux, reg, "public")
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	return publisher.CORS(h), nil
 }
 
 // Timings of healStream.
