@@ -20,6 +20,7 @@ require (
 	github.com/prometheus/client_model v0.6.3
 	github.com/transparency-dev/formats v0.0.0-20251017110053-404c0d5b696c
 	github.com/transparency-dev/tessera v1.0.4
+	go.yaml.in/yaml/v3 v3.0.5
 	k8s.io/klog/v2 v2.130.1
 )
 

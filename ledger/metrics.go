@@ -45,6 +45,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		m.rejected.WithLabelValues(string(c))
 	}
 	m.rejected.WithLabelValues(string(CodeInternal))
+	m.overQuota.WithLabelValues("(unconfigured)")
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.appended, m.duplicates, m.rejected, m.groupSize, m.commit, m.treeSize, m.cpSize, m.cpTime, m.signSeconds, m.stopped, m.overQuota} {
 			if err := reg.Register(c); err != nil {

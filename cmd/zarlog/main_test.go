@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -33,6 +34,26 @@ func TestBadFlag(t *testing.T) {
 		stderr.Reset()
 		if code := run(context.Background(), []string{name, "-h"}, io.Discard, &stderr); code != 0 || !strings.Contains(stderr.String(), "usage: zarlog "+name) {
 			t.Errorf("zarlog %s -h: exit %d\n%s", name, code, stderr.String())
+		}
+	}
+}
+
+// TestSystemdUnit: every flag that deploy/zarlog.service passes to zarlog
+// serve is one of its flags.
+func TestSystemdUnit(t *testing.T) {
+	unit, err := os.ReadFile("../../deploy/zarlog.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := regexp.MustCompile(`(?s)ExecStart=(.*?[^\\])\n`).FindSubmatch(unit)
+	if exec == nil || !bytes.Contains(exec[1], []byte("zarlog serve")) {
+		t.Fatal("no ExecStart running zarlog serve in the unit")
+	}
+	var usage bytes.Buffer
+	run(context.Background(), []string{"serve", "-h"}, io.Discard, &usage)
+	for _, f := range regexp.MustCompile(`--([a-z-]+)`).FindAllSubmatch(exec[1], -1) {
+		if !strings.Contains(usage.String(), "  -"+string(f[1])+" ") {
+			t.Errorf("the unit passes --%s, which zarlog serve does not take", f[1])
 		}
 	}
 }

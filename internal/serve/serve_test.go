@@ -10,12 +10,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"go.yaml.in/yaml/v3"
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/zarlog/zarlog/events/dice"
@@ -460,5 +462,52 @@ func TestReadSecretFile(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "readable by others") {
 			t.Errorf("serving with a world-readable %s: %v", name, err)
 		}
+	}
+}
+
+// TestAlertRules: every metric the Prometheus rules of deploy/prometheus
+// name is one that zarlog serve exports, and every rule has an alert name,
+// an expression and a summary.
+func TestAlertRules(t *testing.T) {
+	b, err := os.ReadFile("../../deploy/prometheus/zarlog.rules.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules struct {
+		Groups []struct {
+			Name  string
+			Rules []struct {
+				Alert       string
+				Expr        string
+				Annotations map[string]string
+			}
+		}
+	}
+	if err := yaml.Unmarshal(b, &rules); err != nil {
+		t.Fatalf("the rules file: %v", err)
+	}
+	r := start(t, Config{Dir: t.TempDir()})
+	r.get("/healthz")
+	_, body := r.get("/metrics")
+	exported := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^# HELP (zarlog_[a-z_]+) `).FindAllStringSubmatch(string(body), -1) {
+		exported[m[1]] = true
+	}
+	n := 0
+	for _, g := range rules.Groups {
+		for _, rule := range g.Rules {
+			n++
+			if rule.Alert == "" || rule.Expr == "" || rule.Annotations["summary"] == "" {
+				t.Errorf("rule %+v lacks an alert name, an expression or a summary", rule)
+			}
+			for _, name := range regexp.MustCompile(`zarlog_[a-z_]+`).FindAllString(rule.Expr, -1) {
+				if !exported[strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, "_bucket"), "_sum"), "_count")] {
+					t.Errorf("rule %s names %s, which zarlog serve does not export", rule.Alert, name)
+				}
+			}
+		}
+	}
+	if n < 5 {
+		t.Errorf("%d rules", n)
 	}
 }
