@@ -372,3 +372,20 @@ func TestEmitKey(t *testing.T) {
 		t.Errorf("a world-readable key: exit %d %s", code, stderr)
 	}
 }
+
+// TestEmitResendAfterRejection: an event refused because its game had no
+// commit yet, sent again under the same id once the commit is logged, is
+// judged anew and logged (not answered with the old refusal, and not
+// dropped by JetStream as a repeat: the SDK sets no Nats-Msg-Id).
+func TestEmitResendAfterRejection(t *testing.T) {
+	s := newEmitStack(t)
+	lines := s.gameLines(t, "resend")
+	code, out, _ := runEmitTest(t, "", "--nats", s.url, "--emitter", "tavla-east", "--wait", writeLines(t, [][]byte{lines[1]}))
+	if code != 1 || len(out) != 1 || !strings.Contains(out[0], "rejected: unknown-game") {
+		t.Fatalf("the contribution before the commit: exit %d %q", code, out)
+	}
+	code, out, _ = runEmitTest(t, "", "--nats", s.url, "--emitter", "tavla-east", "--wait", writeLines(t, [][]byte{lines[0], lines[1]}))
+	if code != 0 || len(out) != 2 || !strings.Contains(out[1], ":1: logged at index 1 ") {
+		t.Errorf("the commit, then the same contribution again: exit %d\n%s", code, strings.Join(out, "\n"))
+	}
+}
