@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -73,6 +74,7 @@ type serveProc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	lines  map[string]string // the startup lines by label
+	order  []string          // their labels, in the order printed
 	stderr *bytes.Buffer
 	done   chan error
 }
@@ -106,6 +108,7 @@ func startServeWith(t *testing.T, head []string, args ...string) *serveProc {
 	for sc.Scan() {
 		label, value, _ := strings.Cut(sc.Text(), " ")
 		p.lines[label] = value
+		p.order = append(p.order, label)
 		if label == "nats" {
 			break
 		}
@@ -710,5 +713,51 @@ func TestServeUsage(t *testing.T) {
 	// A refused configuration creates nothing.
 	if _, err := os.Stat(filepath.Join(dir, "log.key")); !os.IsNotExist(err) {
 		t.Errorf("a key was created for a refused configuration: %v", err)
+	}
+}
+
+// TestServeStartupOutput: what `zarlog serve` prints when it starts is its
+// own lines only: on standard output the key, the verifier key and every
+// URL, label first, in the order of testdata/serve-startup.golden (ports,
+// paths and keys replaced by placeholders; ZARLOG_UPDATE_GOLDEN=1 rewrites
+// it), and on standard error a few log lines, none from nats-server's
+// banner or notices.
+func TestServeStartupOutput(t *testing.T) {
+	bin, _ := tools(t)
+	dir := t.TempDir()
+	p := startServe(t, bin, "--data", filepath.Join(dir, "data"), "--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0", "--admin", "127.0.0.1:0")
+	resp, err := http.Get(p.base() + "/readyz")
+	if err == nil {
+		resp.Body.Close()
+	}
+	var lines []string
+	for _, l := range p.order {
+		v := p.lines[l]
+		v = strings.ReplaceAll(v, dir, "DIR")
+		v = regexp.MustCompile(`127\.0\.0\.1:\d+`).ReplaceAllString(v, "127.0.0.1:PORT")
+		v = regexp.MustCompile(`\+[0-9a-f]{8}\+[A-Za-z0-9+/=]{44}$`).ReplaceAllString(v, "+HASH+KEY")
+		lines = append(lines, l+" "+v)
+	}
+	got := strings.Join(lines, "\n") + "\n"
+	golden := filepath.Join("testdata", "serve-startup.golden")
+	if os.Getenv("ZARLOG_UPDATE_GOLDEN") == "1" {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (ZARLOG_UPDATE_GOLDEN=1 go test ./cmd/zarlog -run TestServeStartupOutput writes it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("zarlog serve printed\n%s\nwant (%s)\n%s", got, golden, want)
+	}
+	time.Sleep(200 * time.Millisecond)
+	stderr := p.stderr.String()
+	if strings.Contains(stderr, "component=nats-server") || strings.Contains(stderr, "JETSTREAM") {
+		t.Errorf("nats-server's output at start:\n%s", stderr)
+	}
+	if n := strings.Count(stderr, "\n"); n > 6 {
+		t.Errorf("%d log lines at start:\n%s", n, stderr)
 	}
 }
