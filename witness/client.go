@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 
@@ -87,9 +88,11 @@ func (c *Client) URL() string { return c.url }
 // to the signed note (see MergeCosignatures); lines by other keys in the
 // response are dropped.
 //
-// It makes exactly one HTTP request and never retries. A 409 is a
-// *ConflictError carrying the witness's size: the caller retries with a proof
-// from that size (Group does). Other refusals are a *StatusError wrapping
+// It makes exactly one HTTP request and never retries. A 409 (with the
+// Content-Type text/x.tlog.size that C2SP tlog-witness requires; any other
+// is ErrResponse) is a *ConflictError carrying the witness's size: the caller
+// retries with a proof from that size (Group does), unless RootMismatch says
+// the witness has a checkpoint of this very size with another root. Other refusals are a *StatusError wrapping
 // ErrMalformed, ErrForbidden, ErrUnknownLog or ErrInconsistent; an unusable
 // response wraps ErrResponse; anything else is a transport error, after which
 // the witness may or may not have cosigned (the next request's 409 says).
@@ -98,6 +101,11 @@ func (c *Client) AddCheckpoint(ctx context.Context, oldSize uint64, proof []merk
 	if err != nil {
 		return nil, fmt.Errorf("witness %s: %w", c.Name(), err)
 	}
+	cp, err := merkle.ParseCheckpoint(text)
+	if err != nil {
+		return nil, fmt.Errorf("witness %s: %w", c.Name(), err)
+	}
+	cpSize := cp.Size
 	body, err := Request{OldSize: oldSize, Proof: proof, Checkpoint: signedCheckpoint}.Format()
 	if err != nil {
 		return nil, fmt.Errorf("witness %s: %w", c.Name(), err)
@@ -126,12 +134,21 @@ func (c *Client) AddCheckpoint(ctx context.Context, oldSize uint64, proof []merk
 		}
 		return lines, nil
 	case http.StatusConflict:
+		// C2SP tlog-witness: the body of a 409 is the witness's size, with
+		// Content-Type text/x.tlog.size. A 409 without it (a proxy's, say)
+		// is not the witness's answer.
+		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != contentTypeSize {
+			return nil, fmt.Errorf("witness %s: 409 with Content-Type %q, not %s: %w", c.Name(), resp.Header.Get("Content-Type"), contentTypeSize, ErrResponse)
+		}
 		num, ok := bytes.CutSuffix(data, []byte("\n"))
 		size, ok2 := parseDecimal(string(num))
 		if !ok || !ok2 {
 			return nil, fmt.Errorf("witness %s: 409 body %q is not a size: %w", c.Name(), truncate(string(data)), ErrResponse)
 		}
-		return nil, fmt.Errorf("witness %s, old size %d: %w", c.Name(), oldSize, &ConflictError{Size: size})
+		// The witness's size is the old size sent: the other 409, a
+		// checkpoint of that size with another root hash.
+		mismatch := size == oldSize && cpSize == oldSize
+		return nil, fmt.Errorf("witness %s, old size %d: %w", c.Name(), oldSize, &ConflictError{Size: size, RootMismatch: mismatch})
 	default:
 		first, _, _ := strings.Cut(string(data), "\n")
 		return nil, fmt.Errorf("witness %s: %w", c.Name(), &StatusError{Code: resp.StatusCode, Body: truncate(first)})

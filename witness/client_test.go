@@ -191,3 +191,40 @@ func TestMergeCosignatures(t *testing.T) {
 		}
 	}
 }
+
+// TestClientConflict: the client reads a 409 only with the Content-Type
+// text/x.tlog.size that C2SP tlog-witness requires, and tells the two 409s
+// apart: another size (retry from it) and the same size with another root
+// (a fork: RootMismatch, wrapping ErrInconsistent).
+func TestClientConflict(t *testing.T) {
+	a := newTestLog(t, "zarlog.example/a", 1, "a")
+	a.grow(5)
+	cp := a.grow(0)
+	_, v := testWitnessKey(t, "witness.example/w1", 99)
+	answer := func(ctype, body string) *Client {
+		srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			if ctype != "" {
+				rw.Header().Set("Content-Type", ctype)
+			}
+			rw.WriteHeader(409)
+			fmt.Fprint(rw, body)
+		}))
+		t.Cleanup(srv.Close)
+		cl, _ := NewClient(srv.URL, v, srv.Client())
+		return cl
+	}
+	var conflict *ConflictError
+	_, err := answer("text/x.tlog.size", "3\n").AddCheckpoint(context.Background(), 0, nil, cp)
+	if !errors.As(err, &conflict) || conflict.Size != 3 || conflict.RootMismatch || errors.Is(err, ErrInconsistent) {
+		t.Errorf("409 with another size: %v", err)
+	}
+	_, err = answer("text/x.tlog.size; charset=utf-8", "5\n").AddCheckpoint(context.Background(), 5, nil, cp)
+	if !errors.As(err, &conflict) || conflict.Size != 5 || !conflict.RootMismatch || !errors.Is(err, ErrInconsistent) {
+		t.Errorf("409 at the checkpoint's own size: %v, want a root mismatch", err)
+	}
+	for _, ctype := range []string{"", "text/plain; charset=utf-8"} {
+		if _, err := answer(ctype, "3\n").AddCheckpoint(context.Background(), 0, nil, cp); !errors.Is(err, ErrResponse) {
+			t.Errorf("409 with Content-Type %q: %v, want ErrResponse", ctype, err)
+		}
+	}
+}

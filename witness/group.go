@@ -137,7 +137,7 @@ func (g *Group) ask(ctx context.Context, i int, cp merkle.Checkpoint, msg []byte
 		}
 		lines, err := c.AddCheckpoint(ctx, old, proof, msg)
 		var conflict *ConflictError
-		if errors.As(err, &conflict) && conflicts < maxConflicts {
+		if errors.As(err, &conflict) && !conflict.RootMismatch && conflicts < maxConflicts {
 			old = conflict.Size
 			g.setSize(k, old)
 			continue

@@ -62,9 +62,11 @@ var (
 	// *ConflictError, which carries that size.
 	ErrConflict = errors.New("old size is not the witness's latest cosigned size")
 	// ErrInconsistent: the consistency proof does not verify, a proof is given
-	// where none is allowed, a checkpoint of size zero does not have the
-	// empty tree's root, or the checkpoint has the witness's size but another
-	// root hash (422 Unprocessable Entity).
+	// where none is allowed, or a checkpoint of size zero does not have the
+	// empty tree's root (422 Unprocessable Entity). A checkpoint of the
+	// witness's size with another root hash is inconsistent too, but C2SP
+	// tlog-witness answers it 409 Conflict: its error is a *ConflictError
+	// with RootMismatch set that also wraps ErrInconsistent.
 	ErrInconsistent = errors.New("checkpoint is not consistent with the witness's")
 )
 
@@ -72,16 +74,32 @@ var (
 // old size is not the size of the latest checkpoint it cosigned for the log:
 // Size is that size (0 if it never cosigned one). A log retries with a
 // consistency proof from Size (see Group).
+//
+// RootMismatch reports the other 409 of C2SP tlog-witness: the old size and
+// the checkpoint's size are the witness's size, but the root hash is not the
+// one it cosigned (a fork, recorded as evidence). Retrying from Size cannot
+// help then. A client tells the two apart by comparing Size with the old
+// size it sent: Client.AddCheckpoint sets RootMismatch when they are equal
+// and the checkpoint is of that size.
 type ConflictError struct {
-	Size uint64
+	Size         uint64
+	RootMismatch bool
 }
 
 func (e *ConflictError) Error() string {
+	if e.RootMismatch {
+		return fmt.Sprintf("the witness cosigned a checkpoint of size %d with another root hash", e.Size)
+	}
 	return fmt.Sprintf("the witness's latest cosigned checkpoint has size %d", e.Size)
 }
 
-// Unwrap returns ErrConflict.
-func (e *ConflictError) Unwrap() error { return ErrConflict }
+// Unwrap returns ErrConflict, and for a root mismatch ErrInconsistent too.
+func (e *ConflictError) Unwrap() []error {
+	if e.RootMismatch {
+		return []error{ErrConflict, ErrInconsistent}
+	}
+	return []error{ErrConflict}
+}
 
 // MaxProofLines is the largest number of consistency proof lines an
 // add-checkpoint request may hold.
@@ -376,6 +394,11 @@ func (w *Witness) add(ctx context.Context, l *logState, oldSize uint64, proof []
 			var inc *merkle.InconsistencyError
 			if errors.As(err, &inc) {
 				w.keepEvidence(l, inc)
+			}
+			if oldSize == cp.Size {
+				// The same size, another root: C2SP tlog-witness answers
+				// 409 Conflict with the witness's size.
+				return nil, fmt.Errorf("checkpoint of %q size %d: %w: %w", l.origin, cp.Size, &ConflictError{Size: curSize, RootMismatch: true}, err)
 			}
 			return nil, fmt.Errorf("%w: %w", ErrInconsistent, err)
 		}

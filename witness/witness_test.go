@@ -38,6 +38,8 @@ func TestStatusCodes(t *testing.T) {
 	bad[0][0] ^= 1
 	emptyCP, _ := merkle.Sign(merkle.Checkpoint{Origin: a.origin, Size: 0, Hash: merkle.EmptyRoot()}, a.signer)
 	zeroBad, _ := merkle.Sign(merkle.Checkpoint{Origin: a.origin, Size: 0, Hash: merkle.Hash{1}}, a.signer)
+	// A fork: the log's signature on another tree of size 8.
+	fork8, _ := merkle.Sign(merkle.Checkpoint{Origin: a.origin, Size: 8, Hash: merkle.Hash{8}}, a.signer)
 	// A signature line with a's key name and ID whose signature is wrong.
 	forged := bytes.Clone(cp5)
 	forged[len(forged)-3] ^= 1
@@ -72,6 +74,10 @@ func TestStatusCodes(t *testing.T) {
 		{"smaller", request(t, 5, nil, cp3), 400, "larger than"},
 		{"grow", request(t, 5, proof58, cp8), 200, "— witness.example/w1 "},
 		{"smaller-old", request(t, 3, nil, cp3), 409, "8\n"},
+		// C2SP tlog-witness: "If the old size matches the checkpoint size,
+		// the witness MUST check that the root hashes are also identical.
+		// If they don't match, the witness MUST respond with a 409 Conflict".
+		{"same-size-other-root", request(t, 8, nil, fork8), 409, "8\n"},
 		{"too-large", append([]byte("old 0\n\n"), bytes.Repeat([]byte("x"), MaxRequestSize)...), 413, "larger than"},
 	} {
 		code, ctype, body := post(t, h, s.body)
