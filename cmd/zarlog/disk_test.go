@@ -75,10 +75,12 @@ func fill(t *testing.T, dir string) (free func()) {
 // TestDiskFull runs `zarlog serve` with its data directory on a 256 MB
 // filesystem (the embedded default must fit one) and fills it:
 //
-//   - while it runs, a full disk turns /readyz and, once the stream cannot
-//     store, /healthz to 503 within seconds, with the reason;
-//   - when space is back it heals without a restart, and the game that was
-//     waiting for its acks finishes;
+//   - while it runs, a full disk either makes the stream fail to store
+//     (/healthz is 503 within seconds, with the reason, and once space is
+//     back the service heals without a restart), or the ledger's commit
+//     fail (zarlog serve exits 1 with the cause, and its supervisor's
+//     restart serves again); either way the game that was waiting for its
+//     acks finishes once space is back, every event receipted;
 //   - a restart on a full disk exits 1 at once with one clear line: it
 //     never spins;
 //   - once space is back, a restart serves again, and every event whose
@@ -94,9 +96,10 @@ func TestDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := filepath.Join(root, "data")
-	args := []string{"--data", data, "--emitters", emitters, "--checkpoint-interval", "20ms",
-		"--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"}
-	p := startServe(t, bin, args...)
+	args := []string{"--data", data, "--emitters", emitters, "--checkpoint-interval", "20ms", "--admin", "127.0.0.1:0"}
+	p := startServe(t, bin, append(args, "--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0")...)
+	// Restarts listen where backends and players already connect.
+	args = append(args, "--http", strings.TrimPrefix(p.base(), "http://"), "--nats-listen", hostPort(p.lines["nats"]))
 	b, client, _ := sdkBackend(t, p.lines["nats"], signer, nil, nkey)
 	id, err := sdkplay.Tavlarena(ctx, b, "before-full", `{}`, 8, nil)
 	if err != nil {
@@ -104,27 +107,26 @@ func TestDiskFull(t *testing.T) {
 	}
 	// Every event of the game has a receipt: those are the promises.
 	var receipted []string
-	for seq := 0; ; seq++ {
-		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err := client.Receipt(rctx, fmt.Sprintf("%s:%d", id, seq))
-		cancel()
-		if err != nil {
-			break
+	receipts := func(game string, n int) {
+		for seq := range n {
+			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			_, err := client.Receipt(rctx, fmt.Sprintf("%s:%d", game, seq))
+			cancel()
+			if err != nil {
+				t.Errorf("receipt of %s:%d: %v", game, seq, err)
+				continue
+			}
+			receipted = append(receipted, fmt.Sprintf("%s:%d", game, seq))
 		}
-		receipted = append(receipted, fmt.Sprintf("%s:%d", id, seq))
 	}
-	if len(receipted) < 10 {
-		t.Fatalf("%d events receipted", len(receipted))
-	}
+	receipts(id, 11)
 
-	// Fill the disk while the service runs: readiness turns red.
+	// Fill the disk while the service runs, and play on: the game's
+	// events wait. Either the stream fails to store (nats-server keeps a
+	// write error: /healthz says so, and the service heals in process once
+	// space is back), or the ledger's commit fails (it stops, and zarlog
+	// serve exits 1 with the cause for its supervisor, which restarts it).
 	free := fill(t, root)
-	if code, body := waitStatus(t, ctx, p.base()+"/readyz", 503, 10*time.Second); code != 503 || !strings.Contains(body, "free") {
-		t.Errorf("/readyz on a full disk: %d %q", code, body)
-	}
-	// A game now gets no ack (the stream cannot store it), and once the
-	// stream has a write error, the server's own health says so, and
-	// /healthz too.
 	played := make(chan error, 1)
 	var whileFull string
 	go func() {
@@ -132,30 +134,40 @@ func TestDiskFull(t *testing.T) {
 		whileFull, err = sdkplay.Tavlarena(ctx, b, "while-full", `{}`, 4, nil)
 		played <- err
 	}()
-	code, body := waitStatus(t, ctx, p.base()+"/healthz", 503, 10*time.Second)
-	t.Logf("/healthz on a full disk: %d %q", code, body)
-	if code != 503 {
-		t.Errorf("/healthz stayed %d on a full disk", code)
+	exited, healthRed := false, ""
+	for deadline := time.Now().Add(20 * time.Second); !exited && healthRed == "" && time.Now().Before(deadline); {
+		select {
+		case err := <-p.done:
+			p.done <- err
+			exited = true
+		default:
+			if code, body := waitStatus(t, ctx, p.base()+"/healthz", 503, 200*time.Millisecond); code == 503 {
+				healthRed = body
+			}
+		}
 	}
-	// Space back: it heals without a restart (the embedded server is
-	// restarted in process if its stream kept the write error), and the
-	// game that was waiting finishes.
-	free()
+	switch {
+	case exited:
+		code := p.wait()
+		t.Logf("on the full disk zarlog serve exited %d: %s", code, tail(p.stderr.String(), 1))
+		if code != 1 || !strings.Contains(p.stderr.String(), "no space left on device") {
+			t.Errorf("zarlog serve on a full disk: exit %d\n%s", code, tail(p.stderr.String(), 10))
+		}
+		free()
+		p = startServe(t, bin, args...) // as its supervisor would
+	case healthRed != "":
+		t.Logf("/healthz on a full disk: %q", healthRed)
+		free()
+	default:
+		t.Fatalf("20 s on a full disk: zarlog serve neither exited nor said so on /healthz\n%s", tail(p.stderr.String(), 10))
+	}
 	if code, body := waitStatus(t, ctx, p.base()+"/healthz", 200, 60*time.Second); code != 200 {
 		t.Fatalf("/healthz after space came back: %d %q\n%s", code, body, tail(p.stderr.String(), 20))
 	}
 	if err := <-played; err != nil {
 		t.Fatalf("the game that waited for space: %v", err)
 	}
-	for seq := 0; seq < 7; seq++ {
-		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		if _, err := client.Receipt(rctx, fmt.Sprintf("%s:%d", whileFull, seq)); err != nil {
-			t.Errorf("receipt of %s:%d: %v", whileFull, seq, err)
-		} else {
-			receipted = append(receipted, fmt.Sprintf("%s:%d", whileFull, seq))
-		}
-		cancel()
-	}
+	receipts(whileFull, 7)
 	if n := strings.Count(p.stderr.String(), "\n"); n > 200 {
 		t.Errorf("%d log lines for the full disk:\n%s", n, tail(p.stderr.String(), 20))
 	}
@@ -418,5 +430,67 @@ func TestDiskUse(t *testing.T) {
 	t.Logf("%d events: %.1f MB on disk (%v)", events, float64(total)/1e6, per)
 	if total >= 32e6 {
 		t.Errorf("%d events take %d bytes on disk, want under 32 MB (%v)", events, total, per)
+	}
+}
+
+// TestStreamDiskFull puts only the embedded server's store (DIR/nats) on a
+// 256 MB filesystem and fills it while a game is played: the stream fails
+// to store, /healthz says so within seconds, and once space is back the
+// service heals without a restart (it restarts the embedded server in
+// process): the game finishes and every event is receipted.
+func TestStreamDiskFull(t *testing.T) {
+	bin, _ := tools(t)
+	ctx := testContext(t)
+	root := smallFS(t, 256<<20)
+	dir := t.TempDir()
+	signer, _, line, nkey := emitterKey(t, bin, dir, "tavla-east")
+	emitters := filepath.Join(dir, "emitters")
+	if err := os.WriteFile(emitters, []byte(line+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(root, filepath.Join(data, "nats")); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, bin, "--data", data, "--emitters", emitters, "--checkpoint-interval", "20ms",
+		"--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0", "--admin", "127.0.0.1:0")
+	b, client, _ := sdkBackend(t, p.lines["nats"], signer, nil, nkey)
+	if _, err := sdkplay.Tavlarena(ctx, b, "before", `{}`, 4, nil); err != nil {
+		t.Fatal(err)
+	}
+	free := fill(t, root)
+	played := make(chan error, 1)
+	var id string
+	go func() {
+		var err error
+		id, err = sdkplay.Tavlarena(ctx, b, "while-full", `{}`, 4, nil)
+		played <- err
+	}()
+	code, body := waitStatus(t, ctx, p.base()+"/healthz", 503, 20*time.Second)
+	if code != 503 || !strings.Contains(body, "write error") {
+		t.Errorf("/healthz with the stream's disk full: %d %q", code, body)
+	}
+	free()
+	if code, body := waitStatus(t, ctx, p.base()+"/healthz", 200, 60*time.Second); code != 200 {
+		t.Fatalf("/healthz after space came back: %d %q\n%s", code, body, tail(p.stderr.String(), 10))
+	}
+	if err := <-played; err != nil {
+		t.Fatalf("the game that waited: %v", err)
+	}
+	for seq := range 7 {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if _, err := client.Receipt(rctx, fmt.Sprintf("%s:%d", id, seq)); err != nil {
+			t.Errorf("receipt of %s:%d: %v", id, seq, err)
+		}
+		cancel()
+	}
+	if !strings.Contains(p.stderr.String(), "restarting the embedded nats-server") {
+		t.Errorf("no in-process restart in the log:\n%s", tail(p.stderr.String(), 10))
+	}
+	if code := p.stop(syscall.SIGTERM); code != 0 {
+		t.Errorf("exit %d after SIGTERM", code)
 	}
 }

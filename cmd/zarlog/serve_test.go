@@ -131,6 +131,12 @@ func (p *serveProc) stop(sig syscall.Signal) int {
 	if err := p.cmd.Process.Signal(sig); err != nil {
 		p.t.Fatal(err)
 	}
+	return p.wait()
+}
+
+// wait waits for the process to end and returns its exit code (-1 if a
+// signal killed it).
+func (p *serveProc) wait() int {
 	err := <-p.done
 	p.done <- err // for the cleanup
 	var ee *exec.ExitError
