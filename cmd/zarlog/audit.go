@@ -63,6 +63,10 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fs.Usage()
 		return 2
 	}
+	if err := checkFrom(cfg.From); err != nil {
+		fmt.Fprintln(stderr, "zarlog audit:", err)
+		return 2
+	}
 	cfg.Also = also
 	cfg.Subjects = wire.Subjects{Root: root}
 	if err := cfg.Subjects.Check(); err != nil {
@@ -93,6 +97,11 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		cfg.Found = func(p audit.Problem) { fmt.Fprintln(stdout, "PROBLEM", p) }
 	}
 	sum, err := audit.Run(ctx, cfg)
+	if err != nil {
+		// Said once, and nothing is claimed verified.
+		fmt.Fprintln(stderr, "zarlog audit: FAIL: the log could not be audited:", err)
+		return 1
+	}
 	if cfg.Once {
 		fmt.Fprintf(stdout, "checkpoint %d verified\n", sum.Checkpoint.Size)
 		fmt.Fprintf(stdout, "games %d finished\n", sum.Finished)
@@ -101,12 +110,6 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	switch {
-	case err != nil:
-		fmt.Fprintln(stderr, "zarlog audit:", err)
-		if cfg.Once {
-			fmt.Fprintln(stdout, "FAIL: the log could not be audited:", err)
-		}
-		return 1
 	case cfg.Once && len(sum.Problems) > 0:
 		fmt.Fprintf(stdout, "FAIL: %d problems found\n", len(sum.Problems))
 		return 1

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"time"
 
@@ -45,6 +46,10 @@ func runMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fs.Usage()
 		return 2
 	}
+	if err := checkFrom(cfg.From); err != nil {
+		fmt.Fprintln(stderr, "zarlog mirror:", err)
+		return 2
+	}
 	if policyFile != "" {
 		b, err := os.ReadFile(policyFile)
 		if err != nil {
@@ -70,6 +75,16 @@ func runMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 1
 	}
 	return 0
+}
+
+// checkFrom refuses a --from that is not an http:// or https:// URL (a
+// usage error, exit 2), naming what was given.
+func checkFrom(from string) error {
+	u, err := url.Parse(from)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--from %q: want the log's URL prefix with its scheme, such as https://log.example.com/", from)
+	}
+	return nil
 }
 
 // newProgress shows catch-up progress as a bar when stderr is a terminal,

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	crand "crypto/rand"
 	"encoding/json"
 	"errors"
 	"io"
@@ -450,6 +451,30 @@ func TestForkCaught(t *testing.T) {
 		var out, errb strings.Builder
 		if code := run(ctx, []string{"audit", "--check-evidence", files[0], "--log-key", a.VKey}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "PROVEN inconsistent") {
 			t.Fatalf("zarlog audit --check-evidence: exit %d\n%s%s", code, out.String(), errb.String())
+		}
+	}
+}
+
+// TestAuditWrongKey: `zarlog audit --once` with another log's key says so
+// once, on standard error, exits 1, and claims nothing verified; a --from
+// without a scheme is a usage error (exit 2) for audit and mirror.
+func TestAuditWrongKey(t *testing.T) {
+	bin, _ := tools(t)
+	o := watchtest.Start(t, watchtest.Config{Dir: t.TempDir()})
+	_, wrong, err := merkle.GenerateKey(crand.Reader, watchtest.LogName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runBin(t, t.TempDir(), bin, "audit", "--once", "--from", o.URL, "--log-key", wrong, "--evidence-dir", t.TempDir())
+	if code != 1 || strings.Contains(stdout, "verified") || strings.Count(stderr, "could not be audited") != 1 {
+		t.Errorf("audit with a wrong key: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, cmd := range [][]string{
+		{"audit", "--once", "--from", strings.TrimPrefix(o.URL, "http://"), "--log-key", o.VKey},
+		{"mirror", "--from", strings.TrimPrefix(o.URL, "http://"), "--log-key", o.VKey, "--data", t.TempDir()},
+	} {
+		if _, stderr, code := runBin(t, t.TempDir(), bin, cmd...); code != 2 || !strings.Contains(stderr, "with its scheme") {
+			t.Errorf("%s --from without a scheme: exit %d %s", cmd[0], code, stderr)
 		}
 	}
 }
