@@ -69,6 +69,7 @@ var catalogNames = [numMsgs]string{
 	mInUnusedHash:        "InUnusedHash",
 	mInTlogProof:         "InTlogProof",
 	mInTlogNoExtra:       "InTlogNoExtra",
+	mInTlogLeafDiffers:   "InTlogLeafDiffers",
 	mInTlogNotEvent:      "InTlogNotEvent",
 	mFmtTavlarena:        "FmtTavlarena",
 	mFmtAnchored:         "FmtAnchored",

@@ -134,6 +134,7 @@ const (
 	mInUnusedHash
 	mInTlogProof
 	mInTlogNoExtra
+	mInTlogLeafDiffers
 	mInTlogNotEvent
 
 	mFmtTavlarena
@@ -429,12 +430,15 @@ var catalog = [numMsgs][3]string{
 	mInTlogProof: {"not a well-formed C2SP tlog-proof@v1 file",
 		"düzgün biçimli bir C2SP tlog-proof@v1 dosyası değil",
 		"ليس ملف C2SP tlog-proof@v1 سليم الصيغة"},
-	mInTlogNoExtra: {"the tlog-proof has no extra line: zarlog puts the event's leaf there",
-		"tlog-proof dosyasında extra satırı yok: zarlog olayın yaprağını oraya koyar",
-		"لا يحوي ملف tlog-proof السطر extra: يضع zarlog ورقة الحدث فيه"},
-	mInTlogNotEvent: {"the extra line of the tlog-proof is not a zarlog event (%[1]s %[2]s)",
-		"tlog-proof dosyasının extra satırı bir zarlog olayı değil (%[1]s %[2]s)",
-		"السطر extra في ملف tlog-proof ليس حدثًا من zarlog (%[1]s %[2]s)"},
+	mInTlogNoExtra: {"the tlog-proof has no extra line and no leaf was given (--leaf FILE): zarlog's tlog-proofs carry the event's leaf in extra",
+		"tlog-proof dosyasında extra satırı yok ve yaprak verilmedi (--leaf DOSYA): zarlog'un tlog-proof dosyaları olayın yaprağını extra satırında taşır",
+		"لا يحوي ملف tlog-proof السطر extra ولم تُعطَ الورقة (--leaf FILE): تحمل ملفات tlog-proof من zarlog ورقة الحدث في السطر extra"},
+	mInTlogLeafDiffers: {"the leaf given (--leaf) is not the one in the tlog-proof's extra line",
+		"verilen yaprak (--leaf), tlog-proof dosyasının extra satırındakiyle aynı değil",
+		"الورقة المعطاة (--leaf) ليست التي في السطر extra من ملف tlog-proof"},
+	mInTlogNotEvent: {"the tlog-proof's leaf is not a zarlog event (%[1]s: %[2]s)",
+		"tlog-proof dosyasının yaprağı bir zarlog olayı değil (%[1]s: %[2]s)",
+		"ورقة ملف tlog-proof ليست حدثًا من zarlog (%[1]s: %[2]s)"},
 
 	mFmtTavlarena: {"a dice-proof-v1 evidence file, scheme tavlarena-v1, game %[1]s, %[2]d rolls",
 		"dice-proof-v1 kanıt dosyası, tavlarena-v1 yöntemi, oyun %[1]s, %[2]d atış",

@@ -30,6 +30,11 @@ type Options struct {
 	// signatures the binding events must carry (the log-emitter-signatures
 	// check); nil when none were given.
 	EmitterKeys *events.Keyring
+	// Leaf is the event a C2SP tlog-proof is about, for a tlog-proof without
+	// an extra line (the spec makes it optional; zarlog's publisher puts the
+	// leaf there): zarlog-verify --leaf FILE. With an extra line it must be
+	// the same bytes. Nil when not given.
+	Leaf []byte
 }
 
 // ErrBadFlag is wrapped by ParseExpected and ParseLogKey errors.

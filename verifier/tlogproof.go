@@ -17,7 +17,8 @@ func IsTlogProof(data []byte) bool { return bytes.HasPrefix(data, []byte(tlogPro
 
 // VerifyTlogProof checks a C2SP tlog-proof@v1 file (https://c2sp.org/tlog-proof)
 // for one event, as a publisher exports them from a proof bundle
-// (docs/FORMATS.md §3): its extra line must hold the event's leaf. The checks
+// (docs/FORMATS.md §3): its extra line holds the event's leaf, or, in a
+// tlog-proof without one (the spec makes it optional), Options.Leaf does. The checks
 // are format, log-inclusion (the leaf at its index in the checkpoint's tree),
 // log-signature, log-witnesses and log-emitter-signatures, as for a bundle,
 // except that log-signature fails without a key (--log-key, or a
@@ -29,14 +30,25 @@ func VerifyTlogProof(data []byte, opt Options) *Report {
 	if err != nil {
 		return tlogInputError(msg(mInTlogProof))
 	}
-	if len(p.Extra) == 0 {
+	leaf, where := p.Extra, "extra"
+	switch {
+	case len(leaf) == 0 && len(opt.Leaf) == 0:
 		return tlogInputError(msg(mInTlogNoExtra))
+	case len(leaf) == 0:
+		leaf, where = opt.Leaf, "leaf"
+	case len(opt.Leaf) > 0 && !bytes.Equal(leaf, opt.Leaf):
+		return tlogInputError(msg(mInTlogLeafDiffers))
 	}
-	ev, err := events.Parse(p.Extra)
+	ev, err := events.Parse(leaf)
 	if err != nil {
 		code, _ := events.CodeOf(err)
-		return tlogInputError(msg(mInTlogNotEvent, string(code), rejectField(err)))
+		detail := rejectField(err)
+		if detail == "" {
+			detail = err.Error()
+		}
+		return tlogInputError(msg(mInTlogNotEvent, string(code), detail))
 	}
+	p.Extra = leaf
 	cp, err := merkle.ParseSignedCheckpoint(p.Checkpoint)
 	if err != nil { // ParseTlogProof checked the checkpoint
 		panic("verifier: a parsed tlog-proof's checkpoint does not parse: " + err.Error())
@@ -46,14 +58,14 @@ func VerifyTlogProof(data []byte, opt Options) *Report {
 
 	inc := pass(CheckLogInclusion, msg(mLiTlogPass, p.Index, cp.Size, hexs(cp.Hash[:])))
 	if merkle.CheckInclusion(merkle.LeafHash(p.Extra), p.Index, cp.Size, p.Proof, cp.Hash) != nil {
-		inc = entryInclusionFailure("extra", p.Index, len(p.Proof), cp.Size)
+		inc = entryInclusionFailure(where, p.Index, len(p.Proof), cp.Size)
 	}
 	sig, signer := signatureCheck(cp, p.Checkpoint, opt)
 	if sig.Status == Skipped {
 		sig = fail(CheckLogSignature, msg(mLsTlogNoKey))
 	}
 	wit, cosigs := witnessCheck(p.Checkpoint, opt)
-	emi := emitterCheck([]*events.Event{ev}, func(int) string { return "extra" }, opt)
+	emi := emitterCheck([]*events.Event{ev}, func(int) string { return where }, opt)
 	r.Checks = append(r.Checks, inc, sig, wit, emi)
 
 	r.proves = []Message{msg(mStTlogIn, p.Index, cp.Size, signer)}

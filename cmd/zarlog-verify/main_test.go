@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -177,6 +178,57 @@ func TestReadmeCommand(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		if err != nil { // exit 0: every check passed
 			t.Errorf("zarlog-verify %q: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// TestTlogProofLeaf: a C2SP tlog-proof without the optional extra line is
+// verified with the leaf given apart (--leaf FILE); without it, or with a
+// leaf that is not the extra line's, or with a leaf that is not an event,
+// zarlog-verify says why (exit 2, a reason that is never empty).
+func TestTlogProofLeaf(t *testing.T) {
+	const logKey = "log.zarlog.example+58a735df+AabtJ4sEH6aKjQjFidVXKTVU3pwEtYb2uS3y5DAd+GNI"
+	root := "../../testdata/dice/evidence/valid/"
+	full, err := os.ReadFile(root + "tlog-proof-commit.tlog-proof")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(full), "\n")
+	if !strings.HasPrefix(lines[1], "extra ") {
+		t.Fatalf("line 2 of the vector is %q", lines[1])
+	}
+	leaf, err := base64.StdEncoding.DecodeString(strings.TrimSpace(strings.TrimPrefix(lines[1], "extra ")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	bare := write("bare.tlog-proof", []byte(lines[0]+strings.Join(lines[2:], "")))
+	leafFile := write("leaf.json", append(leaf, '\n')) // as an editor saves it
+	other := write("other.json", []byte(`{"not":"an event"}`))
+
+	if code, out, stderr := runBin(t, nil, "--log-key", logKey, "--leaf", leafFile, bare); code != 0 || !strings.Contains(out, "log-inclusion") {
+		t.Errorf("an extra-less tlog-proof with --leaf: exit %d\n%s%s", code, out, stderr)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no leaf", []string{"--log-key", logKey, bare}, "no leaf was given"},
+		{"another leaf than extra", []string{"--log-key", logKey, "--leaf", other, root + "tlog-proof-commit.tlog-proof"}, "not the one in the tlog-proof's extra line"},
+		{"a leaf that is not an event", []string{"--log-key", logKey, "--leaf", other, bare}, "is not a zarlog event (malformed: "},
+		{"an unreadable leaf", []string{"--log-key", logKey, "--leaf", filepath.Join(dir, "missing"), bare}, "cannot read the --leaf file"},
+	} {
+		code, out, stderr := runBin(t, nil, c.args...)
+		if code != 2 || !strings.Contains(out+stderr, c.want) {
+			t.Errorf("%s: exit %d, want 2 with %q\n%s%s", c.name, code, c.want, out, stderr)
 		}
 	}
 }

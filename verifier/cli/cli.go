@@ -3,7 +3,7 @@
 // files of single events (docs/SCHEMES.md, "The verifier"):
 //
 //	zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment HEX|SEALCODE]
-//	    [--log-key VKEY] [--witness-policy FILE] [--emitter-key VKEY]... FILE|-
+//	    [--log-key VKEY] [--witness-policy FILE] [--emitter-key VKEY]... [--leaf FILE] FILE|-
 //
 // Run parses the arguments into a Config and calls Execute; cmd/zarlog-verify
 // only wires the process to Run. Exit codes: 0 every check that applies
@@ -13,12 +13,14 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/verifier"
 )
@@ -32,6 +34,10 @@ type Config struct {
 	// PolicyFile is the file of --witness-policy, "" if not given. Run
 	// reads it into Options.WitnessPolicy.
 	PolicyFile string
+	// LeafFile is the file of --leaf (an event's bytes, for a tlog-proof
+	// without an extra line), "" if not given. Run reads it into
+	// Options.Leaf.
+	LeafFile string
 }
 
 // A UsageError is a bad command line; its message is translatable.
@@ -152,6 +158,12 @@ func ParseArgs(args []string) (Config, error) {
 				return bad(mNoValue, a)
 			}
 			cfg.PolicyFile = v
+		case "leaf":
+			v, ok := value()
+			if !ok || v == "" {
+				return bad(mNoValue, a)
+			}
+			cfg.LeafFile = v
 		default:
 			return bad(mUnknownFlag, a)
 		}
@@ -200,6 +212,9 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil && cfg.PolicyFile != "" {
 		cfg.Options.WitnessPolicy, err = loadPolicy(cfg)
 	}
+	if err == nil && cfg.LeafFile != "" {
+		cfg.Options.Leaf, err = loadLeaf(cfg)
+	}
 	if err != nil {
 		ue := err.(*UsageError)
 		fmt.Fprintf(stderr, "zarlog-verify: %s\n\n%s", ue.In(ue.Lang), render(ue.Lang, mUsage))
@@ -210,6 +225,23 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 // maxPolicySize bounds the --witness-policy file read.
 const maxPolicySize = 1 << 20
+
+// loadLeaf reads the --leaf file: the event's bytes, without the one
+// trailing newline a text editor or echo adds (canonical JSON never ends in
+// one).
+func loadLeaf(cfg Config) ([]byte, error) {
+	f, err := os.Open(cfg.LeafFile)
+	if err != nil {
+		return nil, &UsageError{Lang: cfg.Lang, id: mLeafUnreadable, args: []any{cfg.LeafFile, err.Error()}}
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, events.MaxEventSize+2))
+	if err != nil {
+		return nil, &UsageError{Lang: cfg.Lang, id: mLeafUnreadable, args: []any{cfg.LeafFile, err.Error()}}
+	}
+	b = bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r"))
+	return b, nil
+}
 
 // loadPolicy reads and parses the --witness-policy file.
 func loadPolicy(cfg Config) (*merkle.Policy, error) {

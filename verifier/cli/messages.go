@@ -22,6 +22,7 @@ const (
 	mBadEmitterKeys
 	mPolicyUnreadable
 	mBadPolicy
+	mLeafUnreadable
 	numCLIMsgs
 )
 
@@ -30,7 +31,7 @@ const (
 var cliCatalog = [numCLIMsgs][3]string{
 	mUsage: {
 		`usage: zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment HEX|SEALCODE]
-                     [--log-key VKEY] [--witness-policy FILE] [--emitter-key VKEY]... FILE|-
+                     [--log-key VKEY] [--witness-policy FILE] [--emitter-key VKEY]... [--leaf FILE] FILE|-
 
 Checks a dice-proof-v1 evidence file or proof bundle offline and says what it proves;
 also checks a .tlog-proof file of one event (with --log-key).
@@ -41,10 +42,11 @@ also checks a .tlog-proof file of one event (with --log-key).
   --log-key              the verifier key of the log the proof must come from
   --witness-policy       a C2SP tlog-policy file: the witnesses that must have cosigned the checkpoint
   --emitter-key          the verifier key of the game server that must have signed the events (repeatable)
+  --leaf                 the event's bytes, for a .tlog-proof without an extra line
 Exit code: 0 every check passed, 1 the proof is invalid, 2 bad input.
 `,
 		`kullanım: zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment HEX|MÜHÜRKODU]
-                        [--log-key VKEY] [--witness-policy DOSYA] [--emitter-key VKEY]... DOSYA|-
+                        [--log-key VKEY] [--witness-policy DOSYA] [--emitter-key VKEY]... [--leaf DOSYA] DOSYA|-
 
 Bir dice-proof-v1 kanıt dosyasını ya da kanıt paketini çevrimdışı kontrol eder ve neyi kanıtladığını söyler;
 tek bir olayın .tlog-proof dosyasını da (--log-key ile) kontrol eder.
@@ -55,9 +57,10 @@ tek bir olayın .tlog-proof dosyasını da (--log-key ile) kontrol eder.
   --log-key              kanıtın gelmesi gereken kayıt defterinin doğrulama anahtarı
   --witness-policy       bir C2SP tlog-policy dosyası: kontrol noktasını ortak imzalamış olması gereken tanıklar
   --emitter-key          olayları imzalamış olması gereken oyun sunucusunun doğrulama anahtarı (tekrarlanabilir)
+  --leaf                 extra satırı olmayan bir .tlog-proof için olayın baytları
 Çıkış kodu: 0 her kontrol geçti, 1 kanıt geçersiz, 2 hatalı girdi.
 `,
-		`الاستخدام: zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment HEX|SEALCODE] [--log-key VKEY] [--witness-policy FILE] [--emitter-key VKEY]... FILE|-
+		`الاستخدام: zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment HEX|SEALCODE] [--log-key VKEY] [--witness-policy FILE] [--emitter-key VKEY]... [--leaf FILE] FILE|-
 
 يتحقق دون اتصال بالشبكة من ملف إثبات dice-proof-v1 أو حزمة إثبات ويقول ما يثبته؛
 ويتحقق أيضًا من ملف .tlog-proof لحدث واحد (مع --log-key).
@@ -68,6 +71,7 @@ tek bir olayın .tlog-proof dosyasını da (--log-key ile) kontrol eder.
   الخيار --log-key: مفتاح التحقق الخاص بالسجل الذي يجب أن يأتي منه الإثبات
   الخيار --witness-policy: ملف C2SP tlog-policy يسمّي الشهود الذين يجب أن يكونوا قد وقّعوا نقطة التحقق
   الخيار --emitter-key: مفتاح التحقق الخاص بخادم اللعبة الذي يجب أن يكون قد وقّع الأحداث (يمكن تكراره)
+  الخيار --leaf: بايتات الحدث، لملف .tlog-proof لا يحوي السطر extra
 رمز الخروج: 0 نجحت الفحوص كلها، 1 الإثبات غير صالح، 2 مدخلات خاطئة.
 `},
 	mUnknownFlag:  {"unknown flag %[1]s", "bilinmeyen seçenek %[1]s", "خيار غير معروف %[1]s"},
@@ -94,6 +98,9 @@ tek bir olayın .tlog-proof dosyasını da (--log-key ile) kontrol eder.
 	mBadPolicy: {"the --witness-policy file %[1]q is not a C2SP tlog-policy: %[2]s",
 		"--witness-policy dosyası %[1]q bir C2SP tlog-policy değil: %[2]s",
 		"ملف --witness-policy %[1]q ليس سياسة C2SP tlog-policy: %[2]s"},
+	mLeafUnreadable: {"cannot read the --leaf file %[1]q: %[2]s",
+		"--leaf dosyası %[1]q okunamadı: %[2]s",
+		"تعذّرت قراءة ملف --leaf %[1]q: %[2]s"},
 }
 
 func render(l verifier.Lang, id cliMsg, args ...any) string {
