@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"sync"
 	"testing"
 	"time"
@@ -95,6 +96,20 @@ func TestRun(t *testing.T) {
 	runs, _ := filepath.Glob(filepath.Join(dir, "run-*", "log.key"))
 	if len(runs) != 1 {
 		t.Errorf("data directories with a key: %v", runs)
+	}
+	// The run's data directory stays small: every store, blocks allocated.
+	var used int64
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				used += st.Blocks * 512
+			}
+		}
+		return nil
+	})
+	t.Logf("the demo's %d games take %.1f MB on disk", len(plans), float64(used)/1e6)
+	if used >= 64e6 {
+		t.Errorf("the demo run takes %d bytes on disk, want under 64 MB", used)
 	}
 	// Every plan's game ended as planned.
 	for _, m := range gameLine.FindAllStringSubmatch(out.String(), -1) {
