@@ -90,11 +90,7 @@ func TestDiskFull(t *testing.T) {
 	ctx := testContext(t)
 	root := smallFS(t, 256<<20)
 	dir := t.TempDir()
-	signer, _, line, nkey := emitterKey(t, bin, dir, "tavla-east")
-	emitters := filepath.Join(dir, "emitters")
-	if err := os.WriteFile(emitters, []byte(line+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	signer, nkey, emitters := oneEmitter(t, bin, dir)
 	data := filepath.Join(root, "data")
 	args := []string{"--data", data, "--emitters", emitters, "--checkpoint-interval", "20ms", "--admin", "127.0.0.1:0"}
 	p := startServe(t, bin, append(args, "--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0")...)
@@ -289,11 +285,7 @@ func TestDescriptorExhaustion(t *testing.T) {
 	bin, _ := tools(t)
 	ctx := testContext(t)
 	dir := t.TempDir()
-	signer, _, line, nkey := emitterKey(t, bin, dir, "tavla-east")
-	emitters := filepath.Join(dir, "emitters")
-	if err := os.WriteFile(emitters, []byte(line+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	signer, nkey, emitters := oneEmitter(t, bin, dir)
 	p := startServeWith(t, []string{prlimit, "--nofile=256", bin, "serve"}, "--data", filepath.Join(dir, "data"), "--emitters", emitters,
 		"--checkpoint-interval", "20ms", "--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0", "--admin", "127.0.0.1:0")
 	b, client, _ := sdkBackend(t, p.lines["nats"], signer, nil, nkey)
@@ -389,11 +381,7 @@ func TestDiskUse(t *testing.T) {
 	ctx := testContext(t)
 	root := smallFS(t, 256<<20)
 	dir := t.TempDir()
-	signer, _, line, nkey := emitterKey(t, bin, dir, "tavla-east")
-	emitters := filepath.Join(dir, "emitters")
-	if err := os.WriteFile(emitters, []byte(line+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	signer, nkey, emitters := oneEmitter(t, bin, dir)
 	data := filepath.Join(root, "data")
 	p := startServe(t, bin, "--data", data, "--emitters", emitters, "--checkpoint-interval", "20ms",
 		"--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0", "--admin", "127.0.0.1:0")
@@ -443,11 +431,7 @@ func TestStreamDiskFull(t *testing.T) {
 	ctx := testContext(t)
 	root := smallFS(t, 256<<20)
 	dir := t.TempDir()
-	signer, _, line, nkey := emitterKey(t, bin, dir, "tavla-east")
-	emitters := filepath.Join(dir, "emitters")
-	if err := os.WriteFile(emitters, []byte(line+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	signer, nkey, emitters := oneEmitter(t, bin, dir)
 	data := filepath.Join(dir, "data")
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		t.Fatal(err)

@@ -6,10 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -167,12 +168,7 @@ func printSummary(w io.Writer, s serve.RejectedSummary, jsonOut bool) {
 		fmt.Fprintf(w, "; %d deleted by an older version", s.Dropped)
 	}
 	fmt.Fprintln(w)
-	names := make([]string, 0, len(s.Emitters))
-	for n := range s.Emitters {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(s.Emitters)) {
 		e := s.Emitters[n]
 		label := n
 		if label == "" {
@@ -184,12 +180,7 @@ func printSummary(w io.Writer, s serve.RejectedSummary, jsonOut bool) {
 		}
 		fmt.Fprintln(w)
 	}
-	codes := make([]string, 0, len(s.Codes))
-	for c := range s.Codes {
-		codes = append(codes, c)
-	}
-	sort.Strings(codes)
-	for _, c := range codes {
+	for _, c := range slices.Sorted(maps.Keys(s.Codes)) {
 		fmt.Fprintf(w, "code %s: %d\n", c, s.Codes[c])
 	}
 }

@@ -209,6 +209,19 @@ func emitterKey(t *testing.T, bin, dir, name string) (signer note.Signer, vkey, 
 	return s, strings.Fields(line)[0], line, filepath.Join(dir, name+".nkey")
 }
 
+// oneEmitter makes the keys of emitter tavla-east (emitterKey) and an
+// --emitters file in dir holding its line; it returns its event signer,
+// its NATS nkey seed's file and the emitters file.
+func oneEmitter(t *testing.T, bin, dir string) (signer note.Signer, nkeyFile, emitters string) {
+	t.Helper()
+	signer, _, line, nkeyFile := emitterKey(t, bin, dir, "tavla-east")
+	emitters = filepath.Join(dir, "emitters")
+	if err := os.WriteFile(emitters, []byte(line+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return signer, nkeyFile, emitters
+}
+
 // sdkBackend connects a backend as keygen's credentials allow: the emitter
 // authenticates with the nkey seed in nkeyFile.
 func sdkBackend(t *testing.T, url string, signer note.Signer, now func() time.Time, nkeyFile string) (*sdk.Backend, *sdk.Client, *nats.Conn) {
@@ -476,11 +489,7 @@ func testServeRestart(t *testing.T, sig syscall.Signal) {
 	ctx := testContext(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	signer, _, line, nkey := emitterKey(t, bin, dir, "tavla-east")
-	emitters := filepath.Join(dir, "emitters")
-	if err := os.WriteFile(emitters, []byte(line+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	signer, nkey, emitters := oneEmitter(t, bin, dir)
 	args := []string{"--data", data, "--emitters", emitters, "--checkpoint-interval", "20ms", "--admin", "127.0.0.1:0"}
 	p := startServe(t, bin, append(args, "--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0")...)
 	vkey, natsURL := p.lines["vkey"], p.lines["nats"]
