@@ -9,7 +9,7 @@ GO ?= go
 RACE_PKGS := ./ledger/... ./internal/serve ./internal/demo ./sdk/... ./publisher ./witness \
 	./internal/follow ./mirror ./audit
 
-.PHONY: demo test deps vet
+.PHONY: demo test deps vet lint
 
 # demo builds zarlog (saying so: the first build takes a minute) and runs
 # `zarlog demo`: add flags with ARGS="--games 20 --exit". The binary, not
@@ -27,6 +27,10 @@ deps:
 vet:
 	$(GO) vet ./...
 
-test: deps vet
+# lint runs staticcheck, pinned by go.mod's tool directive (v0.8.2).
+lint:
+	$(GO) tool staticcheck ./...
+
+test: deps vet lint
 	$(GO) test -race $(RACE_PKGS)
 	$(GO) test $$($(GO) list ./... | grep -vxF -f <($(GO) list $(RACE_PKGS)))

@@ -500,7 +500,7 @@ func FuzzAcceptsGzip(f *testing.F) {
 func TestInstrument(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /games/{id}", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("page")) })
-	mux.HandleFunc("GET /checkpoint", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "none yet", 503) })
+	mux.HandleFunc("GET /checkpoint", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "none yet", http.StatusServiceUnavailable) })
 	reg := prometheus.NewRegistry()
 	h, err := Instrument(mux, reg, "public")
 	if err != nil {

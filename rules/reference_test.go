@@ -326,14 +326,4 @@ func refPlays(v Variant, p Position, s int, d Dice) map[Position]bool {
 	return out
 }
 
-// refPerft returns the number of distinct legal plays summed over the 21
-// rolls.
-func refPerft(v Variant, p Position, s int) int {
-	t := 0
-	for _, d := range AllRolls() {
-		t += len(refPlays(v, p, s, d))
-	}
-	return t
-}
-
 func (b refBoard) String() string { return fmt.Sprintf("%v", b.sq) }
