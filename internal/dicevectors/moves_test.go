@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,7 +19,9 @@ import (
 	"github.com/zarlog/zarlog/rules/movecheck"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/moves from the deterministic generator")
+// update rewrites testdata/moves from the deterministic generator: the
+// project's one golden-update switch, ZARLOG_UPDATE_GOLDEN=1.
+var update = os.Getenv("ZARLOG_UPDATE_GOLDEN") == "1"
 
 const (
 	movesOrigin  = "log.zarlog.example"
@@ -299,7 +300,7 @@ func generateMoves(t *testing.T) map[string][]byte {
 }
 
 // TestMoveVectors regenerates testdata/moves and requires the committed
-// files to be exactly what the generator writes; with -update it writes
+// files to be exactly what the generator writes; with ZARLOG_UPDATE_GOLDEN=1 it writes
 // them. The generator is deterministic: fixed labels give the seeds, the
 // keys and the strategy's randomness.
 func TestMoveVectors(t *testing.T) {
@@ -308,7 +309,7 @@ func TestMoveVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := generateMoves(t)
-	if *update {
+	if update {
 		for _, sub := range []string{"valid", "invalid"} {
 			old, _ := filepath.Glob(filepath.Join(dir, sub, "*.json"))
 			for _, f := range old {
@@ -330,10 +331,10 @@ func TestMoveVectors(t *testing.T) {
 	for name, want := range files {
 		got, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
 		if err != nil {
-			t.Fatalf("%v (run go test ./internal/dicevectors -run TestMoveVectors -update)", err)
+			t.Fatalf("%v (ZARLOG_UPDATE_GOLDEN=1 go test ./internal/dicevectors -run TestMoveVectors writes it)", err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("testdata/moves/%s differs from what the generator writes (run with -update and review the diff)", name)
+			t.Errorf("testdata/moves/%s differs from what the generator writes (ZARLOG_UPDATE_GOLDEN=1 rewrites it; review the diff)", name)
 		}
 	}
 	vs, err := LoadMoves()
