@@ -17,6 +17,9 @@ import (
 // verified. It skips where buildah or podman is missing, except under CI,
 // whose .ci/deps installs them.
 func TestContainerImage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an image and runs a container")
+	}
 	for _, tool := range []string{"buildah", "podman"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("CI") != "" {
