@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -227,6 +228,47 @@ func TestReadmeLayout(t *testing.T) {
 	for p := range want {
 		if !rows[p] {
 			t.Errorf("the layout has no row for %s", p)
+		}
+	}
+}
+
+// TestRacePackages: every package that imports sync or sync/atomic is in
+// the Makefile's RACE_PKGS (run under the race detector) or RACE_EXEMPT
+// (with the reason written there), so that a new concurrent package cannot
+// slip out of the race detector unnoticed.
+func TestRacePackages(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := strings.ReplaceAll(string(b), "\\\n", " ")
+	listed := func(name string) []string {
+		m := regexp.MustCompile(`(?m)^` + name + ` := (.*)$`).FindStringSubmatch(mk)
+		if m == nil {
+			t.Fatalf("no %s in the Makefile", name)
+		}
+		return strings.Fields(m[1])
+	}
+	covered := map[string]bool{}
+	for _, p := range append(listed("RACE_PKGS"), listed("RACE_EXEMPT")...) {
+		out, err := exec.Command("go", "list", "-C", root, p).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", p, err)
+		}
+		for _, pkg := range strings.Fields(string(out)) {
+			covered[pkg] = true
+		}
+	}
+	out, err := exec.Command("go", "list", "-C", root, "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if slices.Contains(f[1:], "sync") || slices.Contains(f[1:], "sync/atomic") {
+			if !covered[f[0]] {
+				t.Errorf("%s imports sync but is in neither RACE_PKGS nor RACE_EXEMPT (Makefile)", f[0])
+			}
 		}
 	}
 }
