@@ -11,7 +11,7 @@ import (
 	"github.com/zarlog/zarlog/internal/watchtest"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/publisher"
-	"github.com/zarlog/zarlog/sdk/wire"
+	"github.com/zarlog/zarlog/wire"
 )
 
 // TestNATSAnnouncements: with --nats, the bundles announced on the proofs

@@ -17,7 +17,7 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/merkle"
-	"github.com/zarlog/zarlog/sdk/wire"
+	"github.com/zarlog/zarlog/wire"
 )
 
 // RunConfig is what `zarlog audit` is asked to run: an Auditor's Config and

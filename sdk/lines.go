@@ -15,7 +15,7 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/cjson"
-	"github.com/zarlog/zarlog/sdk/wire"
+	"github.com/zarlog/zarlog/wire"
 )
 
 // LinesConfig configures PublishLines. Every field's zero value is
@@ -89,7 +89,7 @@ func PublishLines(ctx context.Context, c *Client, r io.Reader, cfg LinesConfig, 
 				} else {
 					it.res.Ack = &ack
 					if cfg.Wait {
-						rc, err := c.Receipt(it.ctx, it.res.EventID)
+						rc, err := c.ReceiptOf(it.ctx, it.res.EventID, ack)
 						if err != nil {
 							it.res.Err = err
 						} else {

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/zarlog/zarlog/merkle"
-	"github.com/zarlog/zarlog/sdk/wire"
+	"github.com/zarlog/zarlog/wire"
 )
 
 // A Receipt is the ledger's promise about an event: it is durable in the log
@@ -47,6 +47,15 @@ const receiptWait = 20 * time.Second
 // is "pending" or the ledger does not answer, until ctx ends. It fails with
 // a *RejectedError if the ledger rejected the event.
 func (c *Client) Receipt(ctx context.Context, id string) (Receipt, error) {
+	return c.ReceiptOf(ctx, id, Ack{})
+}
+
+// ReceiptOf is Receipt for the copy of the event that ack acknowledged:
+// the ledger answers from its decision of that message (ack.Seq), never
+// from an earlier copy of the same id, so an event refused once and sent
+// again after its game allowed it gets its new answer, not the old
+// refusal. A zero Ack is Receipt.
+func (c *Client) ReceiptOf(ctx context.Context, id string, ack Ack) (Receipt, error) {
 	if err := wire.CheckEventID(id); err != nil {
 		return Receipt{}, fmt.Errorf("sdk: %w: %w", ErrInvalidEvent, err)
 	}
@@ -60,7 +69,7 @@ func (c *Client) Receipt(ctx context.Context, id string) (Receipt, error) {
 			<-ctx.Done() // the deadline has passed; ctx ends at once
 			return Receipt{}, ctx.Err()
 		}
-		req, err := wire.MarshalReceiptRequest(wire.ReceiptRequest{ID: id, WaitMillis: wait.Milliseconds()})
+		req, err := wire.MarshalReceiptRequest(wire.ReceiptRequest{ID: id, WaitMillis: wait.Milliseconds(), Seq: ack.Seq})
 		if err != nil {
 			return Receipt{}, fmt.Errorf("sdk: %w", err)
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/zarlog/zarlog/audit"
 	"github.com/zarlog/zarlog/internal/follow"
 	"github.com/zarlog/zarlog/merkle"
-	"github.com/zarlog/zarlog/sdk/wire"
+	"github.com/zarlog/zarlog/wire"
 )
 
 func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int {

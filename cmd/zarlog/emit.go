@@ -18,7 +18,7 @@ import (
 	"github.com/zarlog/zarlog/internal/serve"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/sdk"
-	"github.com/zarlog/zarlog/sdk/wire"
+	"github.com/zarlog/zarlog/wire"
 )
 
 func runEmit(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -19,7 +19,7 @@ import (
 	"github.com/zarlog/zarlog/internal/sdkplay"
 	"github.com/zarlog/zarlog/internal/serve"
 	"github.com/zarlog/zarlog/sdk"
-	"github.com/zarlog/zarlog/sdk/wire"
+	"github.com/zarlog/zarlog/wire"
 )
 
 // TestIsolation attacks a built `zarlog serve` with its default embedded

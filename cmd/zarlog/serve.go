@@ -13,7 +13,7 @@ import (
 	"github.com/zarlog/zarlog/internal/serve"
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
-	"github.com/zarlog/zarlog/sdk/wire"
+	"github.com/zarlog/zarlog/wire"
 )
 
 // repeated is a flag that may be given several times.

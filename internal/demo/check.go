@@ -12,8 +12,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/sdk/wire"
 	"github.com/zarlog/zarlog/verifier"
+	"github.com/zarlog/zarlog/wire"
 )
 
 // bundleTimeout bounds the wait for a finished game's bundle.

@@ -51,8 +51,8 @@ import (
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/sdk"
-	"github.com/zarlog/zarlog/sdk/wire"
 	"github.com/zarlog/zarlog/verifier"
+	"github.com/zarlog/zarlog/wire"
 )
 
 // Defaults of Config.

@@ -12,8 +12,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,8 +22,8 @@ import (
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
 	"github.com/zarlog/zarlog/sdk"
-	"github.com/zarlog/zarlog/sdk/wire"
 	"github.com/zarlog/zarlog/verifier"
+	"github.com/zarlog/zarlog/wire"
 )
 
 func testCtx(t *testing.T) context.Context {

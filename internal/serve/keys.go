@@ -18,7 +18,7 @@ import (
 
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/merkle"
-	"github.com/zarlog/zarlog/sdk/wire"
+	"github.com/zarlog/zarlog/wire"
 )
 
 // A loadedKey is the log's checkpoint key.

@@ -13,8 +13,8 @@ import (
 	"github.com/zarlog/zarlog/internal/gamegen"
 	"github.com/zarlog/zarlog/internal/sdkplay"
 	"github.com/zarlog/zarlog/internal/tlogtest"
-	"github.com/zarlog/zarlog/sdk/wire"
 	"github.com/zarlog/zarlog/verifier"
+	"github.com/zarlog/zarlog/wire"
 )
 
 // copyTree copies the regular files under src to dst.

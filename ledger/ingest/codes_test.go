@@ -12,7 +12,7 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/ledger"
-	"github.com/zarlog/zarlog/sdk/wire"
+	"github.com/zarlog/zarlog/wire"
 )
 
 // TestDocumentedCodes: docs/FORMATS.md §1.5 lists exactly the codes the

@@ -17,7 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/zarlog/zarlog/sdk/wire"
+	"github.com/zarlog/zarlog/wire"
 )
 
 // testEvent is the event format of these tests: JSON with an id, the

@@ -32,13 +32,14 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/zarlog/zarlog/sdk/wire"
+	"github.com/zarlog/zarlog/wire"
 )
 
 // Config configures an Ingester. Every field's zero value is documented.
@@ -138,6 +139,10 @@ type Ingester struct {
 	// refusedLog rate-limits the log lines of refused receipt requests.
 	refusedLog rateLog
 	health     health
+
+	// decided is the session's cursor, for receipts that name the stream
+	// sequence of their message: every sequence below it is decided.
+	decided atomic.Uint64
 
 	rejLogMu   sync.Mutex
 	rejTokens  float64
@@ -285,6 +290,7 @@ func (in *Ingester) session(ctx context.Context) error {
 	in.log.Info("ingest session started", "stream", in.cfg.Stream.Name, "consumer", in.cfg.Consumer.Name, "next", next)
 
 	st := &sessionState{stream: stream, next: next}
+	in.decided.Store(next)
 	for {
 		var first jetstream.Msg
 		select {
@@ -445,6 +451,7 @@ func (in *Ingester) process(ctx context.Context, st *sessionState, batch []jetst
 	}
 	in.acknowledge(ctx, items, outs)
 	st.next = next
+	in.decided.Store(next)
 	in.report(len(items), subs, outs)
 	return nil
 }

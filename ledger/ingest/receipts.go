@@ -11,7 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/zarlog/zarlog/sdk/wire"
+	"github.com/zarlog/zarlog/wire"
 )
 
 // The receipt protocol (docs/NATS.md): an emitter sends a
@@ -98,7 +98,15 @@ func (in *Ingester) receipt(ctx context.Context, emitter string, data []byte) wi
 	key := waiterKey{emitter, q.ID}
 	ch := in.waiters.add(key)
 	defer in.waiters.remove(key, ch)
-	out, err := in.cfg.Locator.Locate(ctx, emitter, q.ID)
+	var out Outcome
+	if q.Seq > 0 && q.Seq >= in.decided.Load() {
+		// The message that carried this copy is not decided yet: what the
+		// ledger holds for the id (an earlier refusal, say) is not the
+		// answer. Wait for the decision.
+		err = ErrNotFound
+	} else {
+		out, err = in.cfg.Locator.Locate(ctx, emitter, q.ID)
+	}
 	if errors.Is(err, ErrNotFound) {
 		select {
 		case out = <-ch:

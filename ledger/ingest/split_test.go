@@ -6,7 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/zarlog/zarlog/sdk/wire"
+	"github.com/zarlog/zarlog/wire"
 )
 
 // FuzzSplit feeds arbitrary messages to the ingest's splitting of a message

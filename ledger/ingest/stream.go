@@ -8,7 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/zarlog/zarlog/sdk/wire"
+	"github.com/zarlog/zarlog/wire"
 )
 
 // StreamConfig configures the JetStream stream that holds events until the

@@ -102,6 +102,12 @@ type ReceiptRequest struct {
 	// the event to become durable and covered by a signed checkpoint before
 	// answering "pending". 0 means answer at once. The ledger caps it.
 	WaitMillis int64 `json:"wait_ms,omitempty"`
+	// Seq, if not 0, is the stream sequence of the message that carried
+	// this copy of the event (its JetStream publish ack's): the ledger then
+	// answers only from its decision of that message, never from an
+	// earlier one of the same id (an event refused, then sent again once
+	// its game allowed it, must not get the old refusal).
+	Seq uint64 `json:"seq,omitempty"`
 }
 
 // MarshalReceiptRequest encodes q.
