@@ -388,7 +388,6 @@ type rejWriter struct {
 	maxRecords uint64 // per namespace
 	maxBytes   uint64 // per namespace
 	namespace  func(emitter string) string
-	added      []uint64 // records added by the group being prepared
 	dirty      bool
 	// overQuota is called (in the sequencer's goroutine) with a namespace
 	// that refused a record, for the log line and the metric.
@@ -440,7 +439,6 @@ func (w *rejWriter) add(b *pebble.Batch, r *Rejection) (bool, error) {
 			return false, err
 		}
 	}
-	w.added = append(w.added, r.Seq)
 	w.sum.Next++
 	w.sum.Bytes += size
 	e.Stored++

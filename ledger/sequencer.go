@@ -75,7 +75,6 @@ type taggedID struct {
 type flightLog struct {
 	group uint64
 	games []string
-	rejs  []uint64
 }
 
 type idLog struct {
@@ -253,7 +252,6 @@ func (s *sequencer) reset() {
 	s.fin = s.fin[:0]
 	s.counts = groupCounts{}
 	s.rej.dirty = false
-	s.rej.added = nil
 }
 
 // prepareGroup sequences a group of requests into one batch and hands it to
@@ -316,13 +314,13 @@ func (s *sequencer) prepareGroup(group []*request) {
 		p.install, p.size, p.root, p.stats, p.rej = true, s.b.Size(), s.b.Root(), s.stats, s.rej.sum.clone()
 	}
 	// Remember what the group changed until it is committed.
-	f := flightLog{group: s.group, rejs: s.rej.added}
+	f := flightLog{group: s.group}
 	for id, g := range s.pend {
 		s.inflight[id] = taggedGame{g, s.group}
 		s.cache(id, g)
 		f.games = append(f.games, id)
 	}
-	if len(f.games) > 0 || len(f.rejs) > 0 {
+	if len(f.games) > 0 {
 		s.flight = append(s.flight, f)
 	}
 	if len(s.ids) > 0 {
