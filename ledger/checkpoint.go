@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"errors"
 	"bytes"
 	"context"
 	"fmt"
@@ -159,6 +160,10 @@ func (l *Ledger) persistCheckpoint(signed []byte, cp merkle.Checkpoint) error {
 // return is the same checkpoint, still signed by the log.
 func (l *Ledger) cosign(ctx context.Context, signed []byte, cp merkle.Checkpoint) ([]byte, error) {
 	out, err := l.cfg.Witness.Cosign(ctx, signed, l)
+	if err != nil && out != nil && errors.Is(err, merkle.ErrSignature) {
+		l.log.Warn("witnesses: the policy's quorum is not met; publishing the cosignatures gathered", "err", err)
+		err = nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -161,21 +161,23 @@ type Config struct {
 }
 
 // A Witness gets a checkpoint cosigned by the log's witnesses (C2SP
-// tlog-witness). The ledger calls it from its signer loop, one call at a time,
-// after the log-signed checkpoint is durable and before it is published.
+// tlog-witness); *witness.Group is one. The ledger calls it from its signer
+// loop, one call at a time, after the log-signed checkpoint is durable and
+// before it is published.
 type Witness interface {
 	// Cosign returns the signed checkpoint note with the witnesses'
 	// cosignatures added (the log's signature kept). proofs gives the
-	// consistency proofs a witness asks for. An error means no cosignatures:
-	// the ledger publishes the checkpoint with its own signature alone.
-	Cosign(ctx context.Context, signed []byte, proofs ConsistencyProver) ([]byte, error)
+	// consistency proofs a witness asks for. When the witnesses' quorum is
+	// not met it returns the note with the cosignatures it gathered and an
+	// error wrapping merkle.ErrSignature: the ledger logs the error and
+	// publishes that note. Any other error means no cosignatures: the
+	// ledger publishes the checkpoint with its own signature alone.
+	Cosign(ctx context.Context, signed []byte, proofs merkle.ConsistencyProver) ([]byte, error)
 }
 
 // A ConsistencyProver returns consistency proofs between two tree sizes of
 // the log. The Ledger is one.
-type ConsistencyProver interface {
-	ConsistencyProof(ctx context.Context, oldSize, newSize uint64) ([]merkle.Hash, error)
-}
+type ConsistencyProver = merkle.ConsistencyProver
 
 // A Ledger is an open event log. Its methods are safe for concurrent use.
 type Ledger struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -28,8 +29,9 @@ type fakeWitness struct {
 	mu    sync.Mutex
 	calls int
 	fail  error
-	other bool // return a cosigned note of another checkpoint
-	last  merkle.Checkpoint
+	other   bool // return a cosigned note of another checkpoint
+	partial bool // return the cosigned note with a quorum error (merkle.ErrSignature)
+	last    merkle.Checkpoint
 }
 
 func newFakeWitness(t testing.TB, k *testKeys) *fakeWitness {
@@ -77,7 +79,11 @@ func (w *fakeWitness) Cosign(ctx context.Context, signed []byte, proofs Consiste
 	if err != nil {
 		return nil, err
 	}
-	return append(append([]byte(nil), signed...), line...), nil
+	out := append(append([]byte(nil), signed...), line...)
+	if w.partial {
+		return out, fmt.Errorf("1 of 2 witnesses: %w", merkle.ErrSignature)
+	}
+	return out, nil
 }
 
 func cosigners(t testing.TB, w *fakeWitness, note []byte) int {
@@ -130,6 +136,13 @@ func TestWitness(t *testing.T) {
 		t.Fatalf("a witness returning another checkpoint: %v\n%s", err, n)
 	}
 	w.other = false
+	// The policy's quorum not met: the cosignatures gathered are published.
+	w.partial = true
+	appendAll(t, l, gen.take(5), 5)
+	if n, err = l.Sign(ctx); err != nil || cosigners(t, w, n) != 1 {
+		t.Fatalf("a quorum not met: %v, want the gathered cosignature published\n%s", err, n)
+	}
+	w.partial = false
 
 	// Idle: nothing is re-signed before ResignInterval; after it, the
 	// same checkpoint is cosigned again and published.

@@ -152,6 +152,25 @@ func InclusionProof(ctx context.Context, r TileReader, index, size uint64) ([]Ha
 	return p, nil
 }
 
+// A ConsistencyProver returns the RFC 6962 consistency proof from the tree
+// of size oldSize to the tree of size newSize of a log, 0 < oldSize <
+// newSize. The ledger is one (its Witness is handed it), and TileProver
+// makes one of any TileReader; package witness asks it for the proofs its
+// witnesses need.
+type ConsistencyProver interface {
+	ConsistencyProof(ctx context.Context, oldSize, newSize uint64) ([]Hash, error)
+}
+
+// TileProver returns the ConsistencyProver that computes proofs from r's
+// tiles (ConsistencyProof). r must have the tiles of every size asked for.
+func TileProver(r TileReader) ConsistencyProver { return tileProver{r} }
+
+type tileProver struct{ r TileReader }
+
+func (p tileProver) ConsistencyProof(ctx context.Context, oldSize, newSize uint64) ([]Hash, error) {
+	return ConsistencyProof(ctx, p.r, oldSize, newSize)
+}
+
 // ConsistencyProof returns the RFC 6962 consistency proof from the tree of
 // size oldSize to the tree of size newSize, computed from the tiles of the
 // newer tree that r returns. It requires oldSize <= newSize; the proof is

@@ -57,7 +57,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	group, err := witness.NewGroup(policy, witness.TileProofs(store), srv.Client())
+	group, err := witness.NewGroup(policy, srv.Client())
 	if err != nil {
 		panic(err)
 	}
@@ -68,7 +68,7 @@ func Example() {
 			store[[2]int64{int64(td.Tile.Level), int64(td.Tile.Index)}] = td.Data
 		}
 		signed, _ := merkle.Sign(merkle.Checkpoint{Origin: "zarlog.example/log", Size: b.Size(), Hash: b.Root()}, signer)
-		cosigned, err := group.Cosign(ctx, signed)
+		cosigned, err := group.Cosign(ctx, signed, witness.TileProofs(store))
 		if err != nil {
 			panic(err)
 		}

@@ -10,19 +10,10 @@ import (
 	"github.com/zarlog/zarlog/merkle"
 )
 
-// A ProofFunc returns the RFC 6962 consistency proof from the tree of size
-// oldSize to the tree of size newSize of the log being cosigned, with 0 <
-// oldSize < newSize.
-type ProofFunc func(ctx context.Context, oldSize, newSize uint64) ([]merkle.Hash, error)
-
-// TileProofs returns the ProofFunc that computes proofs from the log's
-// tiles (merkle.ConsistencyProof). r must have the tiles of every size a
-// proof is asked to: those of the checkpoint being cosigned.
-func TileProofs(r merkle.TileReader) ProofFunc {
-	return func(ctx context.Context, oldSize, newSize uint64) ([]merkle.Hash, error) {
-		return merkle.ConsistencyProof(ctx, r, oldSize, newSize)
-	}
-}
+// TileProofs returns the consistency prover that computes proofs from the
+// log's tiles (merkle.TileProver): r must have the tiles of every size a
+// proof is asked to, those of the checkpoint being cosigned.
+func TileProofs(r merkle.TileReader) merkle.ConsistencyProver { return merkle.TileProver(r) }
 
 // maxConflicts is how many 409 answers in a row Group.Cosign follows for one
 // witness and one checkpoint: one is the normal case of a size unknown to the
@@ -47,7 +38,6 @@ const maxConflicts = 2
 type Group struct {
 	policy  *merkle.Policy
 	clients []*Client
-	proofs  ProofFunc
 
 	mu    sync.Mutex
 	sizes map[groupKey]uint64 // the size each witness last cosigned, per origin
@@ -62,8 +52,9 @@ type groupKey struct {
 // optional last item of a witness line, the witness's submission prefix);
 // witnesses without a URL are not asked, but their cosignatures, if already
 // on a checkpoint, still count for the policy. hc is passed to NewClient.
-func NewGroup(policy *merkle.Policy, proofs ProofFunc, hc *http.Client) (*Group, error) {
-	g := &Group{policy: policy, proofs: proofs, sizes: map[groupKey]uint64{}}
+// A *Group is the ledger's Witness (ledger.Config.Witness).
+func NewGroup(policy *merkle.Policy, hc *http.Client) (*Group, error) {
+	g := &Group{policy: policy, sizes: map[groupKey]uint64{}}
 	urls := policy.WitnessURLs()
 	for i, v := range policy.Witnesses() {
 		if urls[i] == "" {
@@ -82,15 +73,15 @@ func NewGroup(policy *merkle.Policy, proofs ProofFunc, hc *http.Client) (*Group,
 func (g *Group) Clients() []*Client { return append([]*Client(nil), g.clients...) }
 
 // Cosign asks every witness of the group, concurrently, to cosign the signed
-// checkpoint msg, and returns msg with the cosignatures it got appended (see
-// MergeCosignatures). It returns when every witness has answered or failed;
+// checkpoint msg, with the consistency proofs from proofs, and returns msg
+// with the cosignatures it got appended (see MergeCosignatures). It returns when every witness has answered or failed;
 // give ctx a deadline, which bounds how long a slow witness delays the log.
 //
 // If the cosignatures meet the policy's quorum the error is nil. Otherwise
 // the error wraps merkle.ErrSignature and says which witnesses failed and why
 // (joined); the returned note still holds the cosignatures that were
 // gathered, for a caller that publishes anyway.
-func (g *Group) Cosign(ctx context.Context, msg []byte) ([]byte, error) {
+func (g *Group) Cosign(ctx context.Context, msg []byte, proofs merkle.ConsistencyProver) ([]byte, error) {
 	text, err := noteText(msg)
 	if err != nil {
 		return nil, err
@@ -103,7 +94,7 @@ func (g *Group) Cosign(ctx context.Context, msg []byte) ([]byte, error) {
 	errs := make([]error, len(g.clients))
 	var wg sync.WaitGroup
 	for i := range g.clients {
-		wg.Go(func() { lines[i], errs[i] = g.ask(ctx, i, cp, msg) })
+		wg.Go(func() { lines[i], errs[i] = g.ask(ctx, i, cp, msg, proofs) })
 	}
 	wg.Wait()
 	out, err := MergeCosignatures(msg, lines...)
@@ -117,7 +108,7 @@ func (g *Group) Cosign(ctx context.Context, msg []byte) ([]byte, error) {
 }
 
 // ask gets one witness's cosignature, following its 409 answers.
-func (g *Group) ask(ctx context.Context, i int, cp merkle.Checkpoint, msg []byte) ([]byte, error) {
+func (g *Group) ask(ctx context.Context, i int, cp merkle.Checkpoint, msg []byte, proofs merkle.ConsistencyProver) ([]byte, error) {
 	c := g.clients[i]
 	k := groupKey{i, cp.Origin}
 	g.mu.Lock()
@@ -129,7 +120,7 @@ func (g *Group) ask(ctx context.Context, i int, cp merkle.Checkpoint, msg []byte
 		}
 		var proof []merkle.Hash
 		if old > 0 && old < cp.Size {
-			p, err := g.proofs(ctx, old, cp.Size)
+			p, err := proofs.ConsistencyProof(ctx, old, cp.Size)
 			if err != nil {
 				return nil, fmt.Errorf("witness %s: consistency proof from %d to %d: %w", c.Name(), old, cp.Size, err)
 			}

@@ -65,7 +65,7 @@ func TestGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	newGroup := func() *Group {
-		g, err := NewGroup(p, TileProofs(a.tiles), nil)
+		g, err := NewGroup(p, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +77,7 @@ func TestGroup(t *testing.T) {
 	g := newGroup()
 	cosign := func(g *Group, cp []byte, wantCosigs int, wantErr bool) []byte {
 		t.Helper()
-		out, err := g.Cosign(ctx, cp)
+		out, err := g.Cosign(ctx, cp, TileProofs(a.tiles))
 		if wantErr != (err != nil) {
 			t.Fatalf("size %d: Cosign error %v, want error %v", a.size(), err, wantErr)
 		}
@@ -109,7 +109,7 @@ func TestGroup(t *testing.T) {
 	sw[2].down.Store(true)
 	cosign(g, a.grow(3), 2, false) // 2 of 3 is the quorum
 	sw[1].down.Store(true)
-	out, err := g.Cosign(ctx, a.grow(3))
+	out, err := g.Cosign(ctx, a.grow(3), TileProofs(a.tiles))
 	if err == nil || !strings.Contains(err.Error(), "witness.example/w1") || !strings.Contains(err.Error(), "witness.example/w2") {
 		t.Fatalf("with two witnesses down: %v", err)
 	}
@@ -126,7 +126,7 @@ func TestGroup(t *testing.T) {
 		t.Errorf("w2 was asked %d times, want once (the group knew its size)", n)
 	}
 	// An old checkpoint the witnesses have gone past.
-	if _, err := g.Cosign(ctx, a.notes[5]); err == nil || !strings.Contains(err.Error(), "larger than 5") {
+	if _, err := g.Cosign(ctx, a.notes[5], TileProofs(a.tiles)); err == nil || !strings.Contains(err.Error(), "larger than 5") {
 		t.Fatalf("old checkpoint: %v", err)
 	}
 }
@@ -138,16 +138,16 @@ func TestGroupNoneQuorum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := NewGroup(p, TileProofs(a.tiles), nil)
+	g, err := NewGroup(p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cp := a.grow(2)
-	out, err := g.Cosign(context.Background(), cp)
+	out, err := g.Cosign(context.Background(), cp, TileProofs(a.tiles))
 	if err != nil || string(out) != string(cp) {
 		t.Fatalf("Cosign = %q, %v", out, err)
 	}
-	if _, err := g.Cosign(context.Background(), []byte("nope")); !errors.Is(err, ErrMalformed) {
+	if _, err := g.Cosign(context.Background(), []byte("nope"), TileProofs(a.tiles)); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("Cosign of a non-note: %v", err)
 	}
 }

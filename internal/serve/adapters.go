@@ -2,23 +2,18 @@ package serve
 
 // The adapters between the ledger and the packages that read from it or
 // write to it: the ingest's Sink, Locator (and CheckpointWaiter: the ledger
-// itself), the ledger's Witness hook, and the publisher's Source (the
-// ledger is a publisher.LogStore).
+// itself), and the publisher's Source (the ledger is a publisher.LogStore).
+// The ledger's Witness is a *witness.Group itself.
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
-	"sync"
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
-	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/publisher"
-	"github.com/zarlog/zarlog/witness"
 )
 
 // A Sink is the ledger as the ingest's ingest.Sink: one Append per Submit.
@@ -90,56 +85,6 @@ func (l Locator) Locate(ctx context.Context, emitter, id string) (ingest.Outcome
 	}
 	return ingest.Outcome{Kind: ingest.Rejected, EventID: id,
 		Refusal: refusal(&events.RejectError{Code: r.Code, Field: r.Field, Msg: r.Reason})}, nil
-}
-
-// A Witnesses is the ledger's Witness hook over a witness.Group: it asks
-// the witnesses of a C2SP tlog-policy to cosign each checkpoint. When the
-// policy's quorum is not met it still returns the cosignatures it gathered
-// (and logs why), so that the ledger publishes them.
-type Witnesses struct {
-	group *witness.Group
-	log   *slog.Logger
-
-	mu     sync.Mutex
-	prover ledger.ConsistencyProver
-}
-
-// NewWitnesses returns the hook for the witnesses of policy that have a
-// URL, or nil if there are none.
-func NewWitnesses(policy *merkle.Policy, hc *http.Client, log *slog.Logger) (*Witnesses, error) {
-	w := &Witnesses{log: log}
-	g, err := witness.NewGroup(policy, w.proof, hc)
-	if err != nil {
-		return nil, err
-	}
-	if len(g.Clients()) == 0 {
-		return nil, nil
-	}
-	w.group = g
-	return w, nil
-}
-
-func (w *Witnesses) proof(ctx context.Context, oldSize, newSize uint64) ([]merkle.Hash, error) {
-	w.mu.Lock()
-	p := w.prover
-	w.mu.Unlock()
-	if p == nil {
-		return nil, errors.New("serve: no consistency prover")
-	}
-	return p.ConsistencyProof(ctx, oldSize, newSize)
-}
-
-// Cosign implements ledger.Witness.
-func (w *Witnesses) Cosign(ctx context.Context, signed []byte, proofs ledger.ConsistencyProver) ([]byte, error) {
-	w.mu.Lock()
-	w.prover = proofs
-	w.mu.Unlock()
-	note, err := w.group.Cosign(ctx, signed)
-	if err != nil && errors.Is(err, merkle.ErrSignature) && note != nil {
-		w.log.Warn("witnesses: the policy's quorum is not met; publishing the cosignatures gathered", "err", err)
-		return note, nil
-	}
-	return note, err
 }
 
 // NewSource returns the ledger as the publisher reads it (the read API's

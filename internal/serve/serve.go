@@ -38,6 +38,7 @@ import (
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/publisher"
 	"github.com/zarlog/zarlog/rules/movecheck"
+	"github.com/zarlog/zarlog/witness"
 	"github.com/zarlog/zarlog/wire"
 )
 
@@ -639,14 +640,14 @@ func (c *Config) ledgerConfig(log *slog.Logger, reg prometheus.Registerer) (ledg
 		if to == 0 {
 			to = ledger.DefaultWitnessTimeout
 		}
-		w, err := NewWitnesses(p, &http.Client{Timeout: to}, log.With("component", "witnesses"))
+		g, err := witness.NewGroup(p, &http.Client{Timeout: to})
 		if err != nil {
 			return ledger.Config{}, fmt.Errorf("serve: witness policy: %w", err)
 		}
-		if w == nil {
+		if len(g.Clients()) == 0 {
 			log.Warn("the witness policy has no witness with a URL: nobody is asked to cosign")
 		} else {
-			lc.Witness = w
+			lc.Witness = g
 		}
 	}
 	return lc, nil
