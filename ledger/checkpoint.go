@@ -1,9 +1,9 @@
 package ledger
 
 import (
-	"errors"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 

@@ -26,9 +26,9 @@ type fakeWitness struct {
 	logKey   *testKeys
 	now      time.Time
 
-	mu    sync.Mutex
-	calls int
-	fail  error
+	mu      sync.Mutex
+	calls   int
+	fail    error
 	other   bool // return a cosigned note of another checkpoint
 	partial bool // return the cosigned note with a quorum error (merkle.ErrSignature)
 	last    merkle.Checkpoint

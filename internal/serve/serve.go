@@ -38,8 +38,8 @@ import (
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/publisher"
 	"github.com/zarlog/zarlog/rules/movecheck"
-	"github.com/zarlog/zarlog/witness"
 	"github.com/zarlog/zarlog/wire"
+	"github.com/zarlog/zarlog/witness"
 )
 
 // Defaults of Config.
