@@ -7,15 +7,14 @@ GO ?= go
 # The packages where concurrency lives run under the race detector; the
 # others run without it (it would cost time and find nothing).
 RACE_PKGS := ./ledger/... ./internal/serve ./internal/demo ./sdk/... ./publisher ./witness \
-	./internal/follow ./mirror ./audit
+	./follow ./mirror ./audit
 # The packages that import sync but run without it, and why (TestRacePackages
 # keeps these two lists covering every package that imports sync):
 #   cmd/zarlog: its tests run the built binaries, which -race would not instrument
 #   events/drand: a sync.Once around the pinned chains, no goroutines
-#   internal/bench, internal/progress: measurements and a progress bar, tested from one goroutine
+#   internal/bench: the measurements, tested from one goroutine
 #   internal/sdkplay, internal/watchtest: test support, run under -race by the packages using them
-RACE_EXEMPT := ./cmd/zarlog ./events/drand ./internal/bench ./internal/progress ./internal/sdkplay \
-	./internal/watchtest
+RACE_EXEMPT := ./cmd/zarlog ./events/drand ./internal/bench ./internal/sdkplay ./internal/watchtest
 
 .PHONY: demo test deps vet lint
 

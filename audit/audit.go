@@ -38,7 +38,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/internal/follow"
+	"github.com/zarlog/zarlog/follow"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/verifier"
 )

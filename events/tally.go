@@ -1,7 +1,7 @@
 package events
 
 // This file is what the projections of the log count. The ledger's
-// statistics (package ledger) and a watcher's projection (internal/follow)
+// statistics (package ledger) and a watcher's projection (follow)
 // each keep a Tally of the events they apply, so that both count the same
 // way; /stats (package publisher) draws its RollCounts.
 

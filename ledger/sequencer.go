@@ -395,7 +395,7 @@ func (s *sequencer) dedup(it *item) (dedupRecord, bool, error) {
 
 // add adds an accepted event to the group's projections. What is counted,
 // and which event finishes a game, is events.Tally.Count, as in the
-// watchers' projection (internal/follow/games.go says why the replays
+// watchers' projection (follow/games.go says why the replays
 // themselves stay apart).
 func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *events.Game, index uint64) {
 	s.leaves = append(s.leaves, data)

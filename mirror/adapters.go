@@ -5,7 +5,7 @@ package mirror
 // publisher.Source over its verified tree.
 
 import (
-	"github.com/zarlog/zarlog/internal/follow"
+	"github.com/zarlog/zarlog/follow"
 	"github.com/zarlog/zarlog/publisher"
 )
 

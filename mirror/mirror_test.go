@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zarlog/zarlog/internal/follow"
+	"github.com/zarlog/zarlog/follow"
 	"github.com/zarlog/zarlog/internal/tlogtest"
 	"github.com/zarlog/zarlog/internal/watchtest"
 	"github.com/zarlog/zarlog/merkle"

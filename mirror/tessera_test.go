@@ -13,7 +13,7 @@ import (
 	"github.com/transparency-dev/tessera/storage/posix"
 	"golang.org/x/mod/sumdb/note"
 
-	"github.com/zarlog/zarlog/internal/follow"
+	"github.com/zarlog/zarlog/follow"
 	"github.com/zarlog/zarlog/merkle"
 )
 

@@ -1,7 +1,7 @@
 package publisher
 
 // This file adapts a store of the log to the publisher's interfaces. The
-// ledger (package ledger) and a watcher's verified copy (internal/follow)
+// ledger (package ledger) and a watcher's verified copy (follow)
 // are both a LogStore, and a Source over either is what zarlog serve and
 // zarlog mirror publish.
 

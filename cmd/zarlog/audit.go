@@ -8,7 +8,7 @@ import (
 	"os"
 
 	"github.com/zarlog/zarlog/audit"
-	"github.com/zarlog/zarlog/internal/follow"
+	"github.com/zarlog/zarlog/follow"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/wire"
 )

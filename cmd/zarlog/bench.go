@@ -12,9 +12,8 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/zarlog/zarlog/follow"
 	"github.com/zarlog/zarlog/internal/benchrun"
-	"github.com/zarlog/zarlog/internal/follow"
-	"github.com/zarlog/zarlog/internal/progress"
 	"github.com/zarlog/zarlog/internal/workload"
 )
 
@@ -61,7 +60,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// Tessera logs through klog: its start-up lines are not the report's.
 	klog.LogToStderr(false)
 	klog.SetOutput(io.Discard)
-	if f, ok := stderr.(*os.File); ok && progress.IsTerminal(f) {
+	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
 		bar := newBar(f)
 		defer bar.finish()
 		cfg.Progress = bar.report
@@ -108,7 +107,7 @@ func (b *bar) report(step string, done, total int) {
 	if step == "bundles" {
 		unit = " games "
 	}
-	fmt.Fprintf(b.w, "\r%-20s %s", step, strings.Replace(progress.Bar(p, 30), " leaves ", unit, 1))
+	fmt.Fprintf(b.w, "\r%-20s %s", step, strings.Replace(progressBar(p, 30), " leaves ", unit, 1))
 }
 
 func (b *bar) finish() {

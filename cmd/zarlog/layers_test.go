@@ -19,10 +19,10 @@ var layers = map[string]int{
 	"rules/movecheck": 3, "internal/workload": 3,
 	// 4: the verifier, and the engines: the ledger, the witness, the read
 	// side's follower.
-	"verifier": 4, "ledger": 4, "witness": 4, "internal/follow": 4, "internal/gamegen": 4,
+	"verifier": 4, "ledger": 4, "witness": 4, "follow": 4, "internal/gamegen": 4,
 	// 5: what is built on them: the ingest (above the ledger, which never
 	// imports it), the publisher, the SDK, the auditor.
-	"ledger/ingest": 5, "verifier/cli": 5, "publisher": 5, "sdk": 5, "audit": 5, "internal/progress": 5,
+	"ledger/ingest": 5, "verifier/cli": 5, "publisher": 5, "sdk": 5, "audit": 5,
 	"mirror": 6, "internal/sdkplay": 6,
 	// 7 and up: the wiring, the measurements, the commands.
 	"internal/serve": 7,

@@ -10,7 +10,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/zarlog/zarlog/internal/progress"
 	"github.com/zarlog/zarlog/mirror"
 )
 
@@ -89,9 +88,9 @@ func checkFrom(from string) error {
 
 // newProgress shows catch-up progress as a bar when stderr is a terminal,
 // as log lines every 5 s otherwise.
-func newProgress(stderr io.Writer, log *slog.Logger) *progress.Printer {
-	if f, ok := stderr.(*os.File); ok && progress.IsTerminal(f) {
-		return progress.New(f, log, 100*time.Millisecond, nil)
+func newProgress(stderr io.Writer, log *slog.Logger) *progressPrinter {
+	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
+		return newProgressPrinter(f, log, 100*time.Millisecond, nil)
 	}
-	return progress.New(nil, log, 5*time.Second, nil)
+	return newProgressPrinter(nil, log, 5*time.Second, nil)
 }

@@ -1,4 +1,4 @@
-package progress
+package main
 
 import (
 	"log/slog"
@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zarlog/zarlog/internal/follow"
+	"github.com/zarlog/zarlog/follow"
 )
 
-func TestBar(t *testing.T) {
+func TestProgressBar(t *testing.T) {
 	for _, tc := range []struct {
 		p    follow.Progress
 		want string
@@ -20,21 +20,21 @@ func TestBar(t *testing.T) {
 		{follow.Progress{Start: 0, Stored: 1000, Target: 1000, Elapsed: time.Second, Done: true}, "[##########] 100.0%  1000/1000 leaves  1000/s  ETA - "},
 		{follow.Progress{Start: 5, Stored: 5, Target: 5}, "[##########] 100.0%  5/5 leaves  0/s  ETA - "},
 	} {
-		if got := Bar(tc.p, 10); got != tc.want {
-			t.Errorf("Bar(%+v) = %q, want %q", tc.p, got, tc.want)
+		if got := progressBar(tc.p, 10); got != tc.want {
+			t.Errorf("progressBar(%+v) = %q, want %q", tc.p, got, tc.want)
 		}
 	}
 }
 
-// TestPrinter: on a terminal the bar is redrawn in place at most every
+// TestProgressPrinter: on a terminal the bar is redrawn in place at most every
 // interval and ends with a newline; otherwise log lines, as rarely.
-func TestPrinter(t *testing.T) {
+func TestProgressPrinter(t *testing.T) {
 	now := time.Unix(0, 0)
 	clock := func() time.Time { return now }
 	var tty strings.Builder
-	p := New(&tty, nil, time.Second, clock)
+	p := newProgressPrinter(&tty, nil, time.Second, clock)
 	var logs strings.Builder
-	l := New(nil, slog.New(slog.NewTextHandler(&logs, nil)), time.Second, clock)
+	l := newProgressPrinter(nil, slog.New(slog.NewTextHandler(&logs, nil)), time.Second, clock)
 	steps := []follow.Progress{
 		{Stored: 100, Target: 400},
 		{Stored: 200, Target: 400}, // within the interval: not shown

@@ -1,6 +1,8 @@
 // Package follow keeps a verified copy of a transparency log that it reads
-// over C2SP tlog-tiles HTTP (https://c2sp.org/tlog-tiles): the watcher's
-// core, shared by `zarlog mirror` and `zarlog audit` (docs/WATCHERS.md).
+// over C2SP tlog-tiles HTTP (https://c2sp.org/tlog-tiles): the read side's
+// core, the counterpart of package ledger, on which `zarlog mirror` and
+// `zarlog audit` are built and another operator can build its own watcher
+// (docs/WATCHERS.md).
 //
 // A Follower fetches the log's signed checkpoint (C2SP tlog-checkpoint,
 // https://c2sp.org/tlog-checkpoint), verifies its signature with the log's
