@@ -13,7 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/zarlog/zarlog/follow"
-	"github.com/zarlog/zarlog/internal/benchrun"
+	"github.com/zarlog/zarlog/internal/bench"
 	"github.com/zarlog/zarlog/internal/workload"
 )
 
@@ -30,15 +30,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fs.PrintDefaults()
 	}
 	var (
-		cfg    benchrun.Config
+		cfg    bench.Config
 		asJSON bool
 	)
-	fs.IntVar(&cfg.Events, "events", benchrun.DefaultEvents, "the number of events")
-	fs.IntVar(&cfg.Emitters, "emitters", benchrun.DefaultEmitters, "the number of emitters (game backends), each with its own NATS connection")
-	fs.IntVar(&cfg.Games, "games", benchrun.DefaultGames, "the number of games in play at once")
+	fs.IntVar(&cfg.Events, "events", bench.DefaultEvents, "the number of events")
+	fs.IntVar(&cfg.Emitters, "emitters", bench.DefaultEmitters, "the number of emitters (game backends), each with its own NATS connection")
+	fs.IntVar(&cfg.Games, "games", bench.DefaultGames, "the number of games in play at once")
 	fs.StringVar(&cfg.Mix, "mix", "mixed", "the schemes of the games: "+strings.Join(workload.MixNames(), ", "))
 	fs.IntVar(&cfg.Rate, "rate", 0, "the offered load in events/s (0: as fast as the emitters can publish)")
-	fs.IntVar(&cfg.Bundles, "bundles", benchrun.DefaultBundles, "how many games' bundles are built and verified per scheme")
+	fs.IntVar(&cfg.Bundles, "bundles", bench.DefaultBundles, "how many games' bundles are built and verified per scheme")
 	fs.BoolVar(&cfg.Tessera, "tessera", false, "also measure the ledger alone and Tessera's POSIX log on the same events")
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	fs.StringVar(&cfg.Dir, "dir", "", "scratch `directory` for the logs, removed at the end (default: a temporary one)")
@@ -65,7 +65,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		defer bar.finish()
 		cfg.Progress = bar.report
 	}
-	rep, err := benchrun.Run(ctx, cfg)
+	rep, err := bench.Run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "zarlog bench:", err)
 		return 1

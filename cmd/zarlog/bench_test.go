@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zarlog/zarlog/internal/benchrun"
+	"github.com/zarlog/zarlog/internal/bench"
 )
 
 // TestBench runs `zarlog bench --json` on a few events and reads the
@@ -31,7 +31,7 @@ func TestBench(t *testing.T) {
 			}
 			continue
 		}
-		var rep benchrun.Report
+		var rep bench.Report
 		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 			t.Fatalf("%v: %s", err, stdout.String())
 		}

@@ -27,7 +27,6 @@ var layers = map[string]int{
 	// 7 and up: the wiring, the measurements, the commands.
 	"internal/serve": 7,
 	"internal/demo":  8, "internal/bench": 8, "internal/testledger": 8, "internal/watchtest": 8,
-	"internal/benchrun": 9,
 	"cmd/zarlog":        10, "cmd/zarlog-verify": 10,
 }
 

@@ -1,11 +1,11 @@
-// Package benchrun runs `zarlog bench`: the measurements of package
-// internal/bench in one run on this machine, with the figures around them
+// Run is `zarlog bench`: the measurements of this package in one run on
+// this machine, with the figures around them
 // that a reader of docs/BENCHMARKS.md asks for, and reports them as text or
 // JSON. The run:
 //
 //  1. generates the events (package internal/workload: games of the three
 //     schemes in play at once, interleaved, spread over the emitters);
-//  2. end to end (bench.EndToEnd): one SDK client per emitter publishes
+//  2. end to end (EndToEnd): one SDK client per emitter publishes
 //     them to an embedded nats-server, the ingest appends them to the
 //     ledger. First as fast as the emitters can (events/s; the latencies
 //     then measure the queue), then, on a fresh log, paced at half that
@@ -16,16 +16,17 @@
 //     (publisher.BuildBundle) and verified as zarlog-verify does
 //     (verifier.Verify with the log's and the emitters' keys): bytes and
 //     verify time per game, by scheme;
-//  5. with Tessera set, the ledger's append path alone (bench.Ledger, one
+//  5. with Tessera set, the ledger's append path alone (Ledger, one
 //     caller in calls of 1000, as docs/BENCHMARKS.md compares it) and
-//     Tessera's POSIX log (bench.Tessera, at its default batching and at
+//     Tessera's POSIX log (Tessera, at its default batching and at
 //  4096. on the same events, and their size on disk.
 //
 // The workload's anchored-v1 games are anchored to a fake drand chain (so
 // that the ledger's clock checks pass with the real clock), which the
 // verifier refuses: their bundles are not built here (docs/FORMATS.md §3
 // has real ones).
-package benchrun
+
+package bench
 
 import (
 	"bufio"
@@ -44,7 +45,6 @@ import (
 	"time"
 
 	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/internal/bench"
 	"github.com/zarlog/zarlog/internal/serve"
 	"github.com/zarlog/zarlog/internal/workload"
 	"github.com/zarlog/zarlog/publisher"
@@ -94,8 +94,8 @@ type Report struct {
 	Machine Machine `json:"machine"`
 	// LogKey is the verifier key (C2SP vkey) of the throwaway logs the run
 	// writes, so their checkpoints and bundles can be checked.
-	LogKey   string   `json:"logKey"`
-	Workload Workload `json:"workload"`
+	LogKey   string       `json:"logKey"`
+	Workload WorkloadInfo `json:"workload"`
 	// EndToEnd is SDK → NATS → ingest → ledger → signed checkpoint, as
 	// fast as the emitters can publish (or at Config.Rate).
 	EndToEnd Measure `json:"endToEnd"`
@@ -123,8 +123,8 @@ type Machine struct {
 	Kernel string `json:"kernel,omitempty"`
 }
 
-// A Workload describes the events.
-type Workload struct {
+// A WorkloadInfo describes the events of a Report.
+type WorkloadInfo struct {
 	Mix         string  `json:"mix"`
 	Events      int     `json:"events"`
 	Emitters    int     `json:"emitters"`
@@ -161,7 +161,7 @@ type Bundles struct {
 	MeanVerifyMs float64 `json:"meanVerifyMs"`
 }
 
-func measure(r bench.Result) Measure {
+func measure(r Result) Measure {
 	m := Measure{Name: r.Name, Events: r.Events, Seconds: r.Elapsed.Seconds(), EventsPerSec: r.EventsPerSec(),
 		CPUMicrosPerEvent: r.Metrics["cpu-µs/event"]}
 	if r.P99 > 0 {
@@ -207,20 +207,20 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := bench.NewWorkload(workload.Config{Seed: 1, Mix: mix, Emitters: cfg.Emitters, Concurrent: cfg.Games}, cfg.Events)
+	w, err := NewWorkload(workload.Config{Seed: 1, Mix: mix, Emitters: cfg.Emitters, Concurrent: cfg.Games}, cfg.Events)
 	if err != nil {
 		return nil, fmt.Errorf("generating the events: %w", err)
 	}
 	progress("generating events", cfg.Events, cfg.Events)
-	logKey, err := bench.LedgerVerifierKey()
+	logKey, err := LedgerVerifierKey()
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Machine: machine(), LogKey: logKey, Workload: Workload{Mix: cmp.Or(cfg.Mix, "mixed"), Events: len(w.Events), Emitters: len(w.Emitters), Games: cfg.Games,
+	rep := &Report{Machine: machine(), LogKey: logKey, Workload: WorkloadInfo{Mix: cmp.Or(cfg.Mix, "mixed"), Events: len(w.Events), Emitters: len(w.Emitters), Games: cfg.Games,
 		MeanBytes: w.MeanBytes, SignedShare: w.SignedShare}}
 
 	e2eDir := filepath.Join(dir, "endtoend")
-	res, err := bench.EndToEnd(ctx, bench.EndToEndConfig{Dir: e2eDir, Rate: cfg.Rate,
+	res, err := EndToEnd(ctx, EndToEndConfig{Dir: e2eDir, Rate: cfg.Rate,
 		Progress: func(done int) { progress("end to end", done, cfg.Events) }}, w)
 	if err != nil {
 		return nil, fmt.Errorf("end to end: %w", err)
@@ -237,7 +237,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Rate == 0 {
 		rate := int(res.EventsPerSec() / 2)
 		pdir := filepath.Join(dir, "paced")
-		res, err := bench.EndToEnd(ctx, bench.EndToEndConfig{Dir: pdir, Rate: rate,
+		res, err := EndToEnd(ctx, EndToEndConfig{Dir: pdir, Rate: rate,
 			Progress: func(done int) { progress("end to end, paced", done, cfg.Events) }}, w)
 		if err != nil {
 			return nil, fmt.Errorf("end to end, paced: %w", err)
@@ -256,7 +256,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	if cfg.Tessera {
 		ldir := filepath.Join(dir, "ledger")
-		res, err := bench.Ledger(ctx, bench.LedgerConfig{Dir: ldir,
+		res, err := Ledger(ctx, LedgerConfig{Dir: ldir,
 			Progress: func(done int) { progress("ledger alone", done, cfg.Events) }}, w)
 		if err != nil {
 			return nil, fmt.Errorf("the ledger alone: %w", err)
@@ -270,7 +270,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		for _, batch := range []uint{0, 4096} {
 			tdir := filepath.Join(dir, fmt.Sprint("tessera-", batch))
 			step := fmt.Sprintf("tessera (batch %d)", max(batch, 256))
-			res, err := bench.Tessera(ctx, bench.TesseraConfig{Dir: tdir, BatchSize: batch,
+			res, err := Tessera(ctx, TesseraConfig{Dir: tdir, BatchSize: batch,
 				Progress: func(done int) { progress(step, done, len(leaves)) }}, leaves)
 			if err != nil {
 				return nil, fmt.Errorf("tessera: %w", err)
@@ -287,8 +287,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 // bundles builds and verifies the bundles of up to per finished games of
 // each scheme but anchored-v1, from the ledger in dir.
-func bundles(ctx context.Context, dir string, w *bench.Workload, per int, progress func(string, int, int)) ([]Bundles, error) {
-	l, err := bench.OpenLedger(ctx, dir, w, 0, nil, nil)
+func bundles(ctx context.Context, dir string, w *Workload, per int, progress func(string, int, int)) ([]Bundles, error) {
+	l, err := OpenLedger(ctx, dir, w, 0, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +297,7 @@ func bundles(ctx context.Context, dir string, w *bench.Workload, per int, progre
 	if note == nil {
 		return nil, errors.New("the ledger has no checkpoint")
 	}
-	vkey, err := bench.LedgerVerifierKey()
+	vkey, err := LedgerVerifierKey()
 	if err != nil {
 		return nil, err
 	}
