@@ -27,7 +27,7 @@ var layers = map[string]int{
 	// 7 and up: the wiring, the measurements, the commands.
 	"internal/serve": 7,
 	"internal/demo":  8, "internal/bench": 8, "internal/testledger": 8, "internal/watchtest": 8,
-	"cmd/zarlog":        10, "cmd/zarlog-verify": 10,
+	"cmd/zarlog": 10, "cmd/zarlog-verify": 10,
 }
 
 // pure are the packages that may do no I/O: they import no network, file,
