@@ -31,8 +31,10 @@ import (
 	"github.com/zarlog/zarlog/ledger"
 )
 
-// DefaultAdminAddr is the admin listener's default address: loopback only.
-const DefaultAdminAddr = "127.0.0.1:8081"
+// DefaultAdminAddr is the admin listener's default address: loopback only,
+// on a port that none of zarlog's other listeners use by default (serve's
+// HTTP 8080, mirror's 8081, witness's 8090), so they run side by side.
+const DefaultAdminAddr = "127.0.0.1:9081"
 
 // MaxRejectedPage is the most records one /rejected request returns.
 const MaxRejectedPage = 1000
