@@ -108,7 +108,7 @@ func BenchmarkStateUnmarshal(b *testing.B) { benchState(b, true) }
 
 // BenchmarkParse parses every event of the three fixture games (a
 // tavlarena-v1 game, an anchored-v1 game and a per-roll-v1 match), with
-// Parse and with parseTree alone (the path Parse takes for what its fast
+// Parse and with parseReference alone (the path Parse takes for what its fast
 // path declines); ns/event is the mean.
 func BenchmarkParse(b *testing.B) {
 	f := newFixture(b)
@@ -119,7 +119,7 @@ func BenchmarkParse(b *testing.B) {
 	for _, bc := range []struct {
 		name  string
 		parse func([]byte) (*Event, error)
-	}{{"Parse", Parse}, {"parseTree", parseTree}} {
+	}{{"Parse", Parse}, {"parseReference", parseReference}} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -23,18 +23,20 @@ func Parse(b []byte) (*Event, error) {
 	if len(b) > MaxEventSize {
 		return nil, reject(CodeTooLarge, "", "event is %d bytes, the limit is %d", len(b), MaxEventSize)
 	}
-	if ev, ok := parseFast(b); ok {
+	if ev, ok := parseCanonicalFast(b); ok {
 		return ev, nil
 	}
-	return parseTree(b)
+	return parseReference(b)
 }
 
-// parseTree is Parse by way of the canonical-JSON tree: it decodes b,
-// compares its canonical re-encoding with b, and walks the tree. It decides
-// every input, with the precise reason for a refusal; parseFast decides the
-// common ones and leaves the rest, and every refusal, to it. b is at most
-// MaxEventSize bytes.
-func parseTree(b []byte) (*Event, error) {
+// parseReference is the reference parser: Parse by way of the
+// canonical-JSON tree. It decodes b, compares its canonical re-encoding with
+// b, and walks the tree. It decides every input, with the precise reason for
+// a refusal, and defines what Parse accepts; parseCanonicalFast (parse_fast.go),
+// the fast path, decides the common canonical inputs the same way and leaves
+// the rest, and every refusal, to it (FuzzParseCanonicalFast holds the two to
+// the same answers). b is at most MaxEventSize bytes.
+func parseReference(b []byte) (*Event, error) {
 	// The same test as cjson.Check, without decoding twice.
 	v, err := cjson.Decode(b)
 	if err != nil {

@@ -10,26 +10,26 @@ import (
 )
 
 // agree checks that the fast path and the tree walk decide b alike: when
-// parseFast accepts, parseTree accepts with an equal Event, and Parse
-// returns that Event; when parseFast declines, Parse is parseTree.
+// parseCanonicalFast accepts, parseReference accepts with an equal Event, and Parse
+// returns that Event; when parseCanonicalFast declines, Parse is parseReference.
 func agree(t testing.TB, b []byte) (fast bool) {
 	t.Helper()
 	if len(b) > MaxEventSize {
 		return false
 	}
-	want, wantErr := parseTree(b)
-	got, ok := parseFast(b)
+	want, wantErr := parseReference(b)
+	got, ok := parseCanonicalFast(b)
 	if ok {
 		if wantErr != nil {
-			t.Fatalf("parseFast accepts what parseTree refuses (%v):\n%s", wantErr, b)
+			t.Fatalf("parseCanonicalFast accepts what parseReference refuses (%v):\n%s", wantErr, b)
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("parseFast and parseTree disagree:\n fast %#v\n tree %#v\n%s", got, want, b)
+			t.Fatalf("parseCanonicalFast and parseReference disagree:\n fast %#v\n tree %#v\n%s", got, want, b)
 		}
 	}
 	p, err := Parse(b)
 	if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() || !reflect.DeepEqual(p, want) {
-		t.Fatalf("Parse = %v, %v; parseTree = %v, %v\n%s", p, err, want, wantErr, b)
+		t.Fatalf("Parse = %v, %v; parseReference = %v, %v\n%s", p, err, want, wantErr, b)
 	}
 	return ok
 }
@@ -70,7 +70,7 @@ func corpusEvents(t testing.TB) [][]byte {
 
 // TestParseFastCovers checks that the fast path takes every event of the
 // fixture's games (so it is the one Parse uses for them), and declines the
-// valid events it leaves to parseTree.
+// valid events it leaves to parseReference.
 func TestParseFastCovers(t *testing.T) {
 	evs := corpusEvents(t)
 	if len(evs) < 50 {
@@ -78,13 +78,13 @@ func TestParseFastCovers(t *testing.T) {
 	}
 	types := map[string]bool{}
 	for _, b := range evs {
-		ev, err := parseTree(b)
+		ev, err := parseReference(b)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, b)
 		}
 		escaped := bytes.Contains(b, []byte(`\`))
 		if fast := agree(t, b); fast == escaped {
-			t.Errorf("parseFast ok = %v for a valid event with escapes = %v:\n%s", fast, escaped, b)
+			t.Errorf("parseCanonicalFast ok = %v for a valid event with escapes = %v:\n%s", fast, escaped, b)
 		}
 		types[string(ev.Scheme)+"/"+string(ev.Type)] = true
 	}
@@ -99,7 +99,7 @@ func onePerKind(t testing.TB) [][]byte {
 	var out [][]byte
 	seen := map[string]bool{}
 	for _, b := range corpusEvents(t) {
-		ev, err := parseTree(b)
+		ev, err := parseReference(b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,9 +182,9 @@ func memberPaths(o cjson.Object, prefix string) []string {
 	return out
 }
 
-// FuzzParseFast holds the fast path to the tree walk: same decision, same
+// FuzzParseCanonicalFast holds the fast path to the tree walk: same decision, same
 // Event. The old path is the oracle.
-func FuzzParseFast(f *testing.F) {
+func FuzzParseCanonicalFast(f *testing.F) {
 	for _, b := range corpusEvents(f) {
 		f.Add(b)
 	}

@@ -13,14 +13,14 @@ import (
 // The fast path of Parse. An event's canonical encoding is fixed down to the
 // byte: its members come in one order, with no whitespace, integers without
 // sign or leading zeros, lowercase hex, and strings whose only escapes are
-// the ones cjson.AppendString writes. parseFast reads the bytes once,
+// the ones cjson.AppendString writes. parseCanonicalFast reads the bytes once,
 // straight into the typed fields, matching that encoding literally, and runs
-// the same checks of ranges and identifiers as the tree walk of parseTree.
+// the same checks of ranges and identifiers as the tree walk of parseReference.
 // It accepts only what it can see is exactly canonical and valid: anything
 // else — including valid events it does not handle, such as strings with
-// escapes — makes it give up (ok false), and Parse then runs parseTree,
+// escapes — makes it give up (ok false), and Parse then runs parseReference,
 // which accepts or refuses with the precise reason. The tests hold the two
-// to the same decision and the same Event (FuzzParseFast).
+// to the same decision and the same Event (FuzzParseCanonicalFast).
 
 // A scanner reads canonical JSON from b at i. Its methods return false when
 // the text is not what they expect; the caller then gives up.
@@ -164,7 +164,7 @@ func (s *scanner) dice() (d dice.Dice, ok bool) {
 }
 
 // maxFastDepth is the deepest nesting of a body (counted from the body
-// object) the fast path reads; deeper ones go to parseTree, which counts the
+// object) the fast path reads; deeper ones go to parseReference, which counts the
 // depth from the event as cjson.MaxDepth requires.
 const maxFastDepth = 16
 
@@ -237,10 +237,10 @@ func (s *scanner) settings() ([]byte, bool) {
 	return c, bytes.Equal(c, v)
 }
 
-// parseFast is the fast path of Parse: it returns the event if b is exactly
+// parseCanonicalFast is the fast path of Parse: it returns the event if b is exactly
 // the canonical encoding of a valid event whose strings have no escapes, and
-// ok false otherwise (parseTree then decides).
-func parseFast(b []byte) (ev *Event, ok bool) {
+// ok false otherwise (parseReference then decides).
+func parseCanonicalFast(b []byte) (ev *Event, ok bool) {
 	s := scanner{b: b}
 	if !s.lit(`{"body":`) {
 		return nil, false
