@@ -112,6 +112,33 @@ type Report struct {
 	// Ledger and Tessera are the same-run comparison (Config.Tessera).
 	Ledger  *Measure  `json:"ledger,omitempty"`
 	Tessera []Measure `json:"tessera,omitempty"`
+	// Ratios are the same-run throughput ratios against each Tessera
+	// setting (Config.Tessera): what issue 17's targets are stated in.
+	Ratios []Ratio `json:"ratios,omitempty"`
+}
+
+// A Ratio is one throughput ratio measured in one run: Of's events/s over
+// To's.
+type Ratio struct {
+	Of    string  `json:"of"`
+	To    string  `json:"to"`
+	Ratio float64 `json:"ratio"`
+}
+
+// ratios returns end to end and the ledger alone over each Tessera
+// measurement.
+func ratios(endToEnd Measure, ledger *Measure, tessera []Measure) []Ratio {
+	var out []Ratio
+	for _, t := range tessera {
+		if t.EventsPerSec <= 0 {
+			continue
+		}
+		out = append(out, Ratio{Of: "end to end", To: t.Name, Ratio: endToEnd.EventsPerSec / t.EventsPerSec})
+		if ledger != nil {
+			out = append(out, Ratio{Of: ledger.Name, To: t.Name, Ratio: ledger.EventsPerSec / t.EventsPerSec})
+		}
+	}
+	return out
 }
 
 // A Machine describes where a run was measured.
@@ -281,6 +308,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 			rep.Tessera = append(rep.Tessera, m)
 		}
+		rep.Ratios = ratios(rep.EndToEnd, rep.Ledger, rep.Tessera)
 	}
 	return rep, nil
 }
@@ -464,6 +492,9 @@ func (r *Report) Text() string {
 		for _, t := range r.Tessera {
 			row(t)
 		}
+	}
+	for _, x := range r.Ratios {
+		fmt.Fprintf(&b, "ratio      %-24s / %-24s %5.2f×\n", x.Of, x.To, x.Ratio)
 	}
 	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -78,5 +79,21 @@ func TestRun(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q in:\n%s", want, text)
 		}
+	}
+}
+
+// TestRatios: end to end and the ledger alone over each Tessera setting,
+// as the report prints them.
+func TestRatios(t *testing.T) {
+	e := Measure{Name: "end to end", EventsPerSec: 100}
+	l := &Measure{Name: "ledger", EventsPerSec: 150}
+	got := ratios(e, l, []Measure{{Name: "tessera 256", EventsPerSec: 50}, {Name: "tessera 4096", EventsPerSec: 80}, {Name: "broken"}})
+	want := []Ratio{{"end to end", "tessera 256", 2}, {"ledger", "tessera 256", 3}, {"end to end", "tessera 4096", 1.25}, {"ledger", "tessera 4096", 1.875}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ratios %+v, want %+v", got, want)
+	}
+	r := &Report{EndToEnd: e, Ledger: l, Ratios: want}
+	if text := r.Text(); !strings.Contains(text, "ratio      end to end               / tessera 256               2.00×") {
+		t.Errorf("the report does not print the ratios:\n%s", text)
 	}
 }
