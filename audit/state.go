@@ -14,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/internal/pebblefs"
 )
 
 // Keys of the auditor's own state (a Pebble database beside the follower's
@@ -50,11 +51,7 @@ type state struct {
 }
 
 func openState(dir string, fs vfs.FS, log *slog.Logger) (*state, error) {
-	o := &pebble.Options{MemTableSize: 4 << 20, CacheSize: 8 << 20, Logger: pebbleLogger{log}}
-	if fs != nil {
-		o.FS = fs
-	}
-	db, err := pebble.Open(dir, o)
+	db, err := pebble.Open(dir, pebblefs.Options(fs, log, "audit state", 4<<20, 8<<20))
 	if err != nil {
 		return nil, fmt.Errorf("audit: opening the state in %s: %w", dir, err)
 	}
@@ -263,18 +260,4 @@ func ParseProblem(b []byte) (Problem, error) {
 		return Problem{}, fmt.Errorf("audit: problem record of game %q: %w", p.Game, ErrCorrupt)
 	}
 	return p, nil
-}
-
-type pebbleLogger struct{ log *slog.Logger }
-
-func (p pebbleLogger) Infof(format string, args ...any) {
-	p.log.Debug("audit: pebble: " + fmt.Sprintf(format, args...))
-}
-
-func (p pebbleLogger) Errorf(format string, args ...any) {
-	p.log.Error("audit: pebble: " + fmt.Sprintf(format, args...))
-}
-
-func (p pebbleLogger) Fatalf(format string, args ...any) {
-	panic("audit: pebble: " + fmt.Sprintf(format, args...))
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/internal/pebblefs"
 	"github.com/zarlog/zarlog/merkle"
 )
 
@@ -114,11 +115,7 @@ func OpenStore(cfg StoreConfig) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	o := &pebble.Options{MemTableSize: 32 << 20, CacheSize: 64 << 20, Logger: pebbleLogger{log}}
-	if cfg.FS != nil {
-		o.FS = cfg.FS
-	}
-	db, err := pebble.Open(cfg.Dir, o)
+	db, err := pebble.Open(cfg.Dir, pebblefs.Options(cfg.FS, log, "follow store", 32<<20, 64<<20))
 	if err != nil {
 		return nil, fmt.Errorf("follow: opening the store in %s: %w", cfg.Dir, err)
 	}
@@ -398,20 +395,4 @@ func (s *Store) LeavesAt(ctx context.Context, indices []uint64) ([][]byte, error
 		out[i] = entries[idx%merkle.TileWidth]
 	}
 	return out, nil
-}
-
-// A pebbleLogger sends Pebble's logs to slog. Fatalf panics: Pebble cannot
-// go on, and a restart recovers from the last durable batch.
-type pebbleLogger struct{ log *slog.Logger }
-
-func (p pebbleLogger) Infof(format string, args ...any) {
-	p.log.Debug("follow: pebble: " + fmt.Sprintf(format, args...))
-}
-
-func (p pebbleLogger) Errorf(format string, args ...any) {
-	p.log.Error("follow: pebble: " + fmt.Sprintf(format, args...))
-}
-
-func (p pebbleLogger) Fatalf(format string, args ...any) {
-	panic("follow: pebble: " + fmt.Sprintf(format, args...))
 }

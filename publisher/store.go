@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -88,13 +87,7 @@ func OpenStore(cfg StoreConfig) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	o := &pebble.Options{MemTableSize: 4 << 20, CacheSize: 16 << 20, Logger: storeLogger{log}}
-	o.FS = vfs.Default
-	if cfg.FS != nil {
-		o.FS = cfg.FS
-	}
-	o.FS = pebblefs.NoPrealloc(o.FS)
-	db, err := pebble.Open(cfg.Dir, o)
+	db, err := pebble.Open(cfg.Dir, pebblefs.Options(cfg.FS, log, "bundle store", 4<<20, 16<<20))
 	if err != nil {
 		return nil, fmt.Errorf("publisher: opening the bundle store in %s: %w", cfg.Dir, err)
 	}
@@ -236,25 +229,4 @@ func (s *Store) Reset(ctx context.Context) error {
 		return fmt.Errorf("publisher: resetting the bundle store: %w", err)
 	}
 	return nil
-}
-
-// A storeLogger sends Pebble's logs to slog. Fatalf ends the process with
-// one line on standard error and status 1 (Pebble cannot go on, and nothing
-// can recover a panic in its goroutines); a restart recovers, and the store
-// is derived anyway.
-type storeLogger struct{ log *slog.Logger }
-
-func (p storeLogger) Infof(format string, args ...any) {
-	p.log.Debug("bundle store: pebble: " + fmt.Sprintf(format, args...))
-}
-
-func (p storeLogger) Errorf(format string, args ...any) {
-	p.log.Error("bundle store: pebble: " + fmt.Sprintf(format, args...))
-}
-
-func (p storeLogger) Fatalf(format string, args ...any) {
-	msg := "the bundle store failed: " + fmt.Sprintf(format, args...)
-	p.log.Error(msg)
-	fmt.Fprintln(os.Stderr, "zarlog: fatal:", msg)
-	os.Exit(1)
 }

@@ -119,20 +119,6 @@ func writeKey(path, skey string) error {
 	return nil
 }
 
-// ParseKeyLines reads a file of keys, one per line: blank lines and lines
-// starting with '#' are skipped, surrounding spaces trimmed.
-func ParseKeyLines(text []byte) []string {
-	var out []string
-	for line := range strings.SplitSeq(string(text), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		out = append(out, line)
-	}
-	return out
-}
-
 // ParseEmitters reads the file of `zarlog serve --emitters`: one emitter a
 // line, as `zarlog keygen --emitter` prints it,
 //
