@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/events/dice"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/verifier"
 )
@@ -259,12 +261,14 @@ func checkBundle(t *testing.T, store *Store, a Announcement, logKey, emitterKey 
 
 func TestStore(t *testing.T) {
 	ctx := context.Background()
+	f := testFixture(t)
+	b3, b9 := f.games[f.ids["tavlarena-v1"]].Bundle, f.games[f.ids["anchored-v1"]].Bundle
 	dir := t.TempDir()
 	s, err := OpenStore(StoreConfig{Dir: dir, Origin: testOrigin})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Add(ctx, 10, []StoredBundle{{Index: 3, Game: "g3", Bundle: []byte("b3")}, {Index: 9, Game: "g9", Bundle: []byte("b9")}}); err != nil {
+	if err := s.Add(ctx, 10, []StoredBundle{{Index: 3, Game: "g3", Bundle: b3}, {Index: 9, Game: "g9", Bundle: b9}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -273,19 +277,20 @@ func TestStore(t *testing.T) {
 		bundles []StoredBundle
 	}{
 		{"cursor back", 9, nil},
-		{"index below the cursor", 20, []StoredBundle{{Index: 9, Game: "x", Bundle: []byte("x")}}},
-		{"index at next", 20, []StoredBundle{{Index: 20, Game: "x", Bundle: []byte("x")}}},
+		{"index below the cursor", 20, []StoredBundle{{Index: 9, Game: "x", Bundle: b3}}},
+		{"index at next", 20, []StoredBundle{{Index: 20, Game: "x", Bundle: b3}}},
+		{"not a bundle", 20, []StoredBundle{{Index: 15, Game: "x", Bundle: []byte("{}")}}},
 	} {
 		if err := s.Add(ctx, tc.next, tc.bundles); err == nil {
 			t.Errorf("%s: Add accepted it", tc.name)
 		}
 	}
 	// A game that has a bundle keeps it.
-	if err := s.Add(ctx, 12, []StoredBundle{{Index: 11, Game: "g3", Bundle: []byte("other")}}); err != nil {
+	if err := s.Add(ctx, 12, []StoredBundle{{Index: 11, Game: "g3", Bundle: b9}}); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := s.Bundle(ctx, "g3"); err != nil || string(b) != "b3" {
-		t.Errorf("g3: %q, %v", b, err)
+	if b, err := s.Bundle(ctx, "g3"); err != nil || !bytes.Equal(b, b3) {
+		t.Errorf("g3: %.40q, %v", b, err)
 	}
 	if c, err := s.Cursor(); err != nil || c != 12 {
 		t.Errorf("cursor %d, %v; want 12", c, err)
@@ -301,11 +306,129 @@ func TestStore(t *testing.T) {
 		t.Errorf("opening another log's store: %v", err)
 	}
 	s = openTestStore(t, dir)
-	if b, err := s.Bundle(ctx, "g9"); err != nil || string(b) != "b9" {
-		t.Errorf("after reopening, g9: %q, %v", b, err)
+	if b, err := s.Bundle(ctx, "g9"); err != nil || !bytes.Equal(b, b9) {
+		t.Errorf("after reopening, g9: %.40q, %v", b, err)
 	}
 	if _, err := s.Bundle(ctx, "g4"); !errors.Is(err, ErrNoBundle) {
 		t.Errorf("g4: %v", err)
+	}
+}
+
+// TestStoreIndexes: the seal and seat tables find every game that has a
+// seal code or a seat id, the last finished first, including two games
+// that share a seal; Recent lists the games newest first; a store opened
+// without the tables (one made before them) gets them rebuilt.
+func TestStoreIndexes(t *testing.T) {
+	ctx := context.Background()
+	f := testFixture(t)
+	tav, anc, per := f.games[f.ids["tavlarena-v1"]].Bundle, f.games[f.ids["anchored-v1"]].Bundle, f.games[f.ids["per-roll-v1"]].Bundle
+	dir := t.TempDir()
+	s, err := OpenStore(StoreConfig{Dir: dir, Origin: testOrigin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "twin" holds the same bundle as "tav": two games under one seal, as
+	// two games whose commitments share their first 40 bits would be.
+	if err := s.Add(ctx, 100, []StoredBundle{{Index: 10, Game: "tav", Bundle: tav}, {Index: 20, Game: "anc", Bundle: anc},
+		{Index: 30, Game: "per", Bundle: per}, {Index: 40, Game: "twin", Bundle: tav}}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		sums := map[string]GameSummary{}
+		for name, b := range map[string][]byte{"tav": tav, "anc": anc, "per": per} {
+			sum, _, err := Summarize(name, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sums[name] = sum
+		}
+		games := func(refs []BundleRef, err error) []string {
+			t.Helper()
+			if err != nil {
+				t.Fatalf("%s: %v", when, err)
+			}
+			var out []string
+			for _, r := range refs {
+				out = append(out, r.Game)
+			}
+			return out
+		}
+		if got := games(s.FindSeal(ctx, sums["tav"].Seals[0], 10)); fmt.Sprint(got) != "[twin tav]" {
+			t.Errorf("%s: seal of tav: %v, want [twin tav]", when, got)
+		}
+		if got := games(s.FindSeal(ctx, sums["tav"].Seals[0], 1)); fmt.Sprint(got) != "[twin]" {
+			t.Errorf("%s: seal of tav, limit 1: %v", when, got)
+		}
+		if got := games(s.FindSeal(ctx, sums["anc"].Seals[0], 10)); fmt.Sprint(got) != "[anc]" {
+			t.Errorf("%s: seal of anc: %v", when, got)
+		}
+		if len(sums["per"].Seals) != 6 {
+			t.Fatalf("per-roll-v1 match: %d seals, want 6", len(sums["per"].Seals))
+		}
+		for i, seal := range sums["per"].Seals {
+			if got := games(s.FindSeal(ctx, seal, 10)); fmt.Sprint(got) != "[per]" {
+				t.Errorf("%s: seal of roll %d of per: %v", when, i, got)
+			}
+		}
+		for seat := range 2 {
+			if got := games(s.GamesOf(ctx, sums["tav"].Seats[seat], 10)); fmt.Sprint(got) != "[twin tav]" {
+				t.Errorf("%s: games of seat %d: %v", when, seat, got)
+			}
+		}
+		if got := games(s.GamesOf(ctx, labelUUID("nobody"), 10)); got != nil {
+			t.Errorf("%s: games of an unknown seat id: %v", when, got)
+		}
+		var none dice.Seal
+		if got := games(s.FindSeal(ctx, none, 10)); got != nil {
+			t.Errorf("%s: an unknown seal: %v", when, got)
+		}
+		if got := games(s.Recent(ctx, 3)); fmt.Sprint(got) != "[twin per anc]" {
+			t.Errorf("%s: Recent(3): %v", when, got)
+		}
+	}
+	check("after Add")
+	// A store from before the tables: they and their version are gone.
+	for _, k := range [][]byte{{keySeal}, {keySeat}} {
+		if err := s.db.DeleteRange(k, []byte{k[0] + 1}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.db.Delete(keyIndexes, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTestStore(t, dir)
+	check("after the rebuild on open")
+	if err := s.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if refs, err := s.FindSeal(ctx, dice.SealOf([32]byte{}), 10); err != nil || len(refs) != 0 {
+		t.Errorf("after Reset: %v, %v", refs, err)
+	}
+}
+
+func TestSeatNames(t *testing.T) {
+	for _, tc := range []struct {
+		settings string
+		want     [2]string
+	}{
+		{`{"seatNames":["Ayşe","محمد"]}`, [2]string{"Ayşe", "محمد"}},
+		{`{}`, [2]string{}},
+		{`{"seatNames":["Ayşe"]}`, [2]string{}},
+		{`{"seatNames":["Ayşe",7]}`, [2]string{}},
+		{`{"seatNames":["Ayşe",""]}`, [2]string{}},
+		{`{"seatNames":["Ayşe","a\u202eb"]}`, [2]string{}},
+		{`{"seatNames":["Ayşe","a\nb"]}`, [2]string{}},
+		{`{"seatNames":["` + strings.Repeat("é", MaxSeatName) + `","x"]}`, [2]string{strings.Repeat("é", MaxSeatName), "x"}},
+		{`{"seatNames":["` + strings.Repeat("é", MaxSeatName+1) + `","x"]}`, [2]string{}},
+		{`[1]`, [2]string{}},
+	} {
+		if got := seatNames([]byte(tc.settings)); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.settings, got, tc.want)
+		}
 	}
 }
 

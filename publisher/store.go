@@ -17,6 +17,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/zarlog/zarlog/events/dice"
 	"github.com/zarlog/zarlog/internal/pebblefs"
 )
 
@@ -33,17 +34,28 @@ var ErrStoreMismatch = errors.New("bundle store belongs to another log")
 //
 //	b game            the game's proof bundle (canonical JSON)
 //	o I:u64           game id: the game whose final event is leaf I (publication order)
+//	s seal:5 I:u64    game id: a game with this seal code (per-roll-v1: one per roll)
+//	p seat:16 I:u64   game id: a tavlarena-v1 game with this seat id
 //	m cursor          u64: every finished game whose final event's index is below it is decided
 //	m origin          the origin of the log the bundles belong to
+//	m indexes         the version of the s and p tables ("1"); absent: rebuilt on open
 const (
 	keyBundle = 'b'
 	keyOrder  = 'o'
+	keySeal   = 's'
+	keySeat   = 'p'
 )
 
 var (
-	keyCursor = []byte("mcursor")
-	keyOrigin = []byte("morigin")
+	keyCursor  = []byte("mcursor")
+	keyOrigin  = []byte("morigin")
+	keyIndexes = []byte("mindexes")
 )
+
+// indexesVersion is the version of the seal and seat tables. A store
+// without it (made before the tables existed) gets them rebuilt from its
+// bundles when it is opened.
+const indexesVersion = "1"
 
 // StoreConfig configures a Store.
 type StoreConfig struct {
@@ -103,7 +115,81 @@ func OpenStore(cfg StoreConfig) (*Store, error) {
 	case string(origin) != cfg.Origin:
 		return nil, errors.Join(fmt.Errorf("publisher: %w: %s holds bundles of %q, not %q", ErrStoreMismatch, cfg.Dir, origin, cfg.Origin), db.Close())
 	}
+	if err := s.buildIndexes(); err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
 	return s, nil
+}
+
+// buildIndexes builds the seal and seat tables from the stored bundles if
+// the store does not have them yet.
+func (s *Store) buildIndexes() error {
+	v, err := s.get(keyIndexes)
+	if err == nil && string(v) == indexesVersion {
+		return nil
+	}
+	if err != nil && !errors.Is(err, pebble.ErrNotFound) {
+		return fmt.Errorf("publisher: bundle store: %w", err)
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, r := range [][2][]byte{{{keySeal}, {keySeal + 1}}, {{keySeat}, {keySeat + 1}}} {
+		if err := b.DeleteRange(r[0], r[1], nil); err != nil {
+			return err
+		}
+	}
+	for from := uint64(0); ; {
+		refs, err := s.List(context.Background(), from, 1000)
+		if err != nil {
+			return fmt.Errorf("publisher: rebuilding the bundle store's indexes: %w", err)
+		}
+		for _, ref := range refs {
+			bundle, err := s.Bundle(context.Background(), ref.Game)
+			if err != nil {
+				return fmt.Errorf("publisher: rebuilding the bundle store's indexes: %w", err)
+			}
+			if err := index(b, StoredBundle{Index: ref.Index, Game: ref.Game, Bundle: bundle}); err != nil {
+				return fmt.Errorf("publisher: rebuilding the bundle store's indexes: %w", err)
+			}
+		}
+		if len(refs) < 1000 {
+			break
+		}
+		from = refs[len(refs)-1].Index + 1
+	}
+	if err := b.Set(keyIndexes, []byte(indexesVersion), nil); err != nil {
+		return err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("publisher: rebuilding the bundle store's indexes: %w", err)
+	}
+	return nil
+}
+
+// index adds a bundle's rows of the seal and seat tables to b.
+func index(b *pebble.Batch, x StoredBundle) error {
+	sum, _, err := Summarize(x.Game, x.Bundle)
+	if err != nil {
+		return err
+	}
+	for _, seal := range sum.Seals {
+		k := binary.BigEndian.AppendUint64(append([]byte{keySeal}, seal[:]...), x.Index)
+		if err := b.Set(k, []byte(x.Game), nil); err != nil {
+			return err
+		}
+	}
+	if sum.HasSeats {
+		for i, seat := range sum.Seats {
+			if i == 1 && seat == sum.Seats[0] {
+				break
+			}
+			k := binary.BigEndian.AppendUint64(append([]byte{keySeat}, seat[:]...), x.Index)
+			if err := b.Set(k, []byte(x.Game), nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Close closes the store.
@@ -182,6 +268,9 @@ func (s *Store) Add(ctx context.Context, next uint64, bundles []StoredBundle) er
 		if err := b.Set(orderKey(x.Index), []byte(x.Game), nil); err != nil {
 			return err
 		}
+		if err := index(b, x); err != nil {
+			return fmt.Errorf("publisher: indexing the bundle of %q: %w", x.Game, err)
+		}
 	}
 	if err := b.Set(keyCursor, binary.BigEndian.AppendUint64(nil, next), nil); err != nil {
 		return err
@@ -217,7 +306,7 @@ func (s *Store) List(ctx context.Context, from uint64, limit int) ([]BundleRef, 
 func (s *Store) Reset(ctx context.Context) error {
 	b := s.db.NewBatch()
 	defer b.Close()
-	for _, r := range [][2][]byte{{{keyBundle}, {keyBundle + 1}}, {{keyOrder}, {keyOrder + 1}}} {
+	for _, r := range [][2][]byte{{{keyBundle}, {keyBundle + 1}}, {{keyOrder}, {keyOrder + 1}}, {{keySeal}, {keySeal + 1}}, {{keySeat}, {keySeat + 1}}} {
 		if err := b.DeleteRange(r[0], r[1], nil); err != nil {
 			return err
 		}
@@ -229,4 +318,55 @@ func (s *Store) Reset(ctx context.Context) error {
 		return fmt.Errorf("publisher: resetting the bundle store: %w", err)
 	}
 	return nil
+}
+
+// Recent returns up to limit stored bundles, the game that finished last
+// first.
+func (s *Store) Recent(ctx context.Context, limit int) ([]BundleRef, error) {
+	return s.scanBack(ctx, []byte{keyOrder}, limit)
+}
+
+// FindSeal returns up to limit games that have seal as a seal code, the
+// game that finished last first. A seal code is 40 bits: in a log of about
+// a million games, two games share one by chance, and both are returned.
+func (s *Store) FindSeal(ctx context.Context, seal dice.Seal, limit int) ([]BundleRef, error) {
+	return s.scanBack(ctx, append([]byte{keySeal}, seal[:]...), limit)
+}
+
+// GamesOf returns up to limit tavlarena-v1 games that have seat among
+// their seat ids, the game that finished last first.
+func (s *Store) GamesOf(ctx context.Context, seat dice.UUID, limit int) ([]BundleRef, error) {
+	return s.scanBack(ctx, append([]byte{keySeat}, seat[:]...), limit)
+}
+
+// scanBack lists the rows under prefix whose keys end in a leaf index,
+// from the last.
+func (s *Store) scanBack(ctx context.Context, prefix []byte, limit int) ([]BundleRef, error) {
+	it, err := s.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []BundleRef
+	for ok := it.Last(); ok && len(out) < limit; ok = it.Prev() {
+		k := it.Key()
+		if len(k) != len(prefix)+8 {
+			return out, fmt.Errorf("publisher: bundle store: key of %d bytes under %q", len(k), prefix[:1])
+		}
+		out = append(out, BundleRef{Index: binary.BigEndian.Uint64(k[len(prefix):]), Game: string(it.Value())})
+	}
+	return out, it.Error()
+}
+
+// prefixEnd returns the first key after every key that starts with prefix
+// (a prefix of a table's one-byte name at least, so never all 0xff).
+func prefixEnd(prefix []byte) []byte {
+	end := bytes.Clone(prefix)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] != 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	panic("publisher: bundle store: a prefix of only 0xff bytes")
 }
