@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -382,6 +383,18 @@ func TestStoreIndexes(t *testing.T) {
 		var none dice.Seal
 		if got := games(s.FindSeal(ctx, none, 10)); got != nil {
 			t.Errorf("%s: an unknown seal: %v", when, got)
+		}
+		for name, b := range map[string][]byte{"tav": tav, "anc": anc, "per": per} {
+			sum, ev, _ := Summarize(name, b)
+			sum.Moves = nil
+			want := GameRow{GameSummary: sum, Index: map[string]uint64{"tav": 10, "anc": 20, "per": 30}[name], Dice: DiceOf(sum, ev)}
+			got, err := s.Row(ctx, name)
+			if err != nil || !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: row of %s:\n got %+v, %v\nwant %+v", when, name, got, err, want)
+			}
+		}
+		if _, err := s.Row(ctx, "nothing"); !errors.Is(err, ErrNoBundle) {
+			t.Errorf("%s: the row of a game without a bundle: %v", when, err)
 		}
 		if got := games(s.Recent(ctx, 3)); fmt.Sprint(got) != "[twin per anc]" {
 			t.Errorf("%s: Recent(3): %v", when, got)

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,14 +35,16 @@ var ErrStoreMismatch = errors.New("bundle store belongs to another log")
 //
 //	b game            the game's proof bundle (canonical JSON)
 //	o I:u64           game id: the game whose final event is leaf I (publication order)
+//	g game            the game's GameRow (JSON): its summary and its dice by seat
 //	s seal:5 I:u64    game id: a game with this seal code (per-roll-v1: one per roll)
 //	p seat:16 I:u64   game id: a tavlarena-v1 game with this seat id
 //	m cursor          u64: every finished game whose final event's index is below it is decided
 //	m origin          the origin of the log the bundles belong to
-//	m indexes         the version of the s and p tables ("1"); absent: rebuilt on open
+//	m indexes         the version of the g, s and p tables ("1"); absent: rebuilt on open
 const (
 	keyBundle = 'b'
 	keyOrder  = 'o'
+	keyRow    = 'g'
 	keySeal   = 's'
 	keySeat   = 'p'
 )
@@ -133,7 +136,7 @@ func (s *Store) buildIndexes() error {
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	for _, r := range [][2][]byte{{{keySeal}, {keySeal + 1}}, {{keySeat}, {keySeat + 1}}} {
+	for _, r := range [][2][]byte{{{keyRow}, {keyRow + 1}}, {{keySeal}, {keySeal + 1}}, {{keySeat}, {keySeat + 1}}} {
 		if err := b.DeleteRange(r[0], r[1], nil); err != nil {
 			return err
 		}
@@ -166,10 +169,17 @@ func (s *Store) buildIndexes() error {
 	return nil
 }
 
-// index adds a bundle's rows of the seal and seat tables to b.
+// index adds a bundle's rows of the game, seal and seat tables to b.
 func index(b *pebble.Batch, x StoredBundle) error {
-	sum, _, err := Summarize(x.Game, x.Bundle)
+	sum, ev, err := Summarize(x.Game, x.Bundle)
 	if err != nil {
+		return err
+	}
+	row, err := json.Marshal(GameRow{GameSummary: sum, Index: x.Index, Dice: DiceOf(sum, ev)})
+	if err != nil {
+		return err
+	}
+	if err := b.Set(append([]byte{keyRow}, x.Game...), row, nil); err != nil {
 		return err
 	}
 	for _, seal := range sum.Seals {
@@ -306,7 +316,7 @@ func (s *Store) List(ctx context.Context, from uint64, limit int) ([]BundleRef, 
 func (s *Store) Reset(ctx context.Context) error {
 	b := s.db.NewBatch()
 	defer b.Close()
-	for _, r := range [][2][]byte{{{keyBundle}, {keyBundle + 1}}, {{keyOrder}, {keyOrder + 1}}, {{keySeal}, {keySeal + 1}}, {{keySeat}, {keySeat + 1}}} {
+	for _, r := range [][2][]byte{{{keyBundle}, {keyBundle + 1}}, {{keyOrder}, {keyOrder + 1}}, {{keyRow}, {keyRow + 1}}, {{keySeal}, {keySeal + 1}}, {{keySeat}, {keySeat + 1}}} {
 		if err := b.DeleteRange(r[0], r[1], nil); err != nil {
 			return err
 		}
@@ -318,6 +328,22 @@ func (s *Store) Reset(ctx context.Context) error {
 		return fmt.Errorf("publisher: resetting the bundle store: %w", err)
 	}
 	return nil
+}
+
+// Row returns the stored row of game, or an error wrapping ErrNoBundle.
+func (s *Store) Row(ctx context.Context, game string) (GameRow, error) {
+	v, err := s.get(append([]byte{keyRow}, game...))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return GameRow{}, fmt.Errorf("game %q: %w", game, ErrNoBundle)
+	}
+	if err != nil {
+		return GameRow{}, fmt.Errorf("publisher: reading the row of %q: %w", game, err)
+	}
+	var r GameRow
+	if err := json.Unmarshal(v, &r); err != nil {
+		return GameRow{}, fmt.Errorf("publisher: the row of %q: %w", game, err)
+	}
+	return r, nil
 }
 
 // Recent returns up to limit stored bundles, the game that finished last

@@ -38,11 +38,20 @@ type GameSummary struct {
 	// for anchored-v1); under per-roll-v1, one per roll.
 	Seals []dice.Seal
 	Rolls int
-	// Moves are the game's move events, in log order, when its moves are
-	// logged.
-	Moves []events.Move
+	// Moves are the game's move events, in log order (not kept in the
+	// store's rows).
+	Moves []events.Move `json:"-"`
 	// MovesLogged is the settings' "moves": "logged".
 	MovesLogged bool
+}
+
+// A GameRow is what the bundle store keeps of a game for the lists and the
+// player pages, so that they read no bundle: its summary and its dice by
+// seat.
+type GameRow struct {
+	GameSummary
+	Index uint64 // the leaf index of the game's final event
+	Dice  GameDice
 }
 
 // Summarize reads a proof bundle into its summary and its parsed evidence.

@@ -68,6 +68,9 @@ type Config struct {
 	// Unlogged leaves "moves" out of the settings: the moves are still
 	// made and logged, but not declared.
 	Unlogged bool
+	// Seats are a tavlarena-v1 game's seat ids; zero means ids derived
+	// from Label.
+	Seats [2]dice.UUID
 }
 
 // A Played game: the bodies of its events in seq order, and how each game
@@ -280,7 +283,11 @@ func (pl *player) tavlarena() error {
 	c := pl.c
 	id := LabelUUID(c.Label + "/game")
 	seed, c0, c1 := Label32(c.Label+"/seed"), Label32(c.Label+"/c0"), Label32(c.Label+"/c1")
-	commit, err := events.NewTavlarenaCommit(id, [2]dice.UUID{LabelUUID(c.Label + "/seat0"), LabelUUID(c.Label + "/seat1")}, c.settings(), seed)
+	seats := c.Seats
+	if seats == ([2]dice.UUID{}) {
+		seats = [2]dice.UUID{LabelUUID(c.Label + "/seat0"), LabelUUID(c.Label + "/seat1")}
+	}
+	commit, err := events.NewTavlarenaCommit(id, seats, c.settings(), seed)
 	if err != nil {
 		return err
 	}
