@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
@@ -15,10 +16,16 @@ import (
 // gameView is what game.tmpl draws.
 type gameView struct {
 	base
-	ID           string
-	Status       GameStatus
-	Scheme       string
-	Opponent     string
+	ID       string
+	Status   GameStatus
+	Scheme   string
+	Opponent string
+	// What the game is, in player words.
+	Heading      string // "A game of tavla"
+	When         string // the commit's date and time
+	Players      string // "Ayşe against Mehmet"
+	Result       string // how it ended
+	Names        [2]string
 	Seal         string        // the seal code; "" for per-roll-v1
 	Commitment   string        // the commitment (tavlarena-v1) or fingerprint (anchored-v1), hex
 	CommitLabel  string        // text key naming it
@@ -38,17 +45,21 @@ type gameView struct {
 }
 
 type rollRow struct {
-	Index  int
-	N      uint32
-	Kind   string
-	Dice   string
-	Player string
+	Index   int
+	N       uint32
+	Number  uint32 // N + 1: "roll 1" is the first, as players count
+	Kind    string
+	Dice    string
+	DiceSVG template.HTML
+	Player  string
 }
 
 type perRollRow struct {
 	Index                                  int
+	Number                                 int
 	RollID, Commitment, Seal, Seed, Second string
 	SecondFrom, Dice                       string
+	DiceSVG                                template.HTML
 	Counter                                string
 }
 
@@ -58,7 +69,7 @@ func (p *Pages) gamePage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	v := &gameView{base: p.base(r, l, "GameTitle", id), ID: id, Status: g.Status, LogKeyOrPlaceholder: p.cfg.LogKey}
+	v := &gameView{base: p.base(r, l, "GameTitle"), ID: id, Status: g.Status, LogKeyOrPlaceholder: p.cfg.LogKey}
 	if v.LogKeyOrPlaceholder == "" {
 		v.LogKeyOrPlaceholder = "VKEY"
 	}
@@ -73,7 +84,23 @@ func (p *Pages) gamePage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the record of this game cannot be read", http.StatusInternalServerError)
 		return
 	}
+	v.Players = text(l, "PlayersLine", seatLabel(l, v.Names, 0), seatLabel(l, v.Names, 1))
+	if v.Opponent != "" {
+		v.Players = v.Opponent
+	}
+	v.Title = text(l, "GameTitleOf", v.Heading, v.When)
 	p.render(w, http.StatusOK, "game.tmpl", v)
+}
+
+// describe fills the player-words header of v from the game's settings.
+func (v *gameView) describe(l verifier.Lang, settings []byte, started time.Time) {
+	variant := ""
+	if s, err := events.ParseSettings(settings); err == nil && settings != nil {
+		variant = s.Variant
+	}
+	v.Heading = text(l, "GameHeading", variantName(l, variant))
+	v.When = dateText(l, started)
+	v.Names = seatNames(settings)
 }
 
 // finishedView fills v from a game's proof bundle.
@@ -86,6 +113,12 @@ func (p *Pages) finishedView(v *gameView, bundle []byte, l verifier.Lang) error 
 	if ev.Opponent == verifier.OpponentComputer {
 		v.Opponent = text(l, "AgainstComputer")
 	}
+	sum, _, err := Summarize(v.ID, bundle)
+	if err != nil {
+		return err
+	}
+	v.describe(l, ev.Settings, sum.Started)
+	v.Result = resultText(l, sum.End, v.Names)
 	switch {
 	case ev.Tavlarena != nil:
 		t := ev.Tavlarena
@@ -99,9 +132,9 @@ func (p *Pages) finishedView(v *gameView, bundle []byte, l verifier.Lang) error 
 		for i, x := range ev.PerRoll.Rolls {
 			roller := dice.NewPerRoll(x.Seed, ev.PerRoll.MatchID, x.RollID, x.Second)
 			_, blocks := dice.FromBlocks(func(k uint32) dice.Block { return roller.Block(0, k) })
-			v.PerRolls = append(v.PerRolls, perRollRow{Index: i, RollID: x.RollID.String(), Commitment: hex.EncodeToString(x.Commitment[:]),
+			v.PerRolls = append(v.PerRolls, perRollRow{Index: i, Number: i + 1, RollID: x.RollID.String(), Commitment: hex.EncodeToString(x.Commitment[:]),
 				Seal: dice.SealCode(x.Commitment), Seed: hex.EncodeToString(x.Seed[:]), Second: hex.EncodeToString(x.Second[:]),
-				SecondFrom: x.SecondFrom, Dice: x.Dice.String(), Counter: counters(blocks)})
+				SecondFrom: text(l, "SecondFrom-"+x.SecondFrom), Dice: x.Dice.String(), DiceSVG: diceSVG(l, int(x.Dice[0]), int(x.Dice[1])), Counter: counters(blocks)})
 		}
 	}
 
@@ -149,27 +182,21 @@ func (v *gameView) setSeal(c [32]byte, label string) {
 }
 
 // setRolls fills the roll table of a per-game scheme, with who played each
-// roll: die 1 of an opening roll is seat 0's, die 2 seat 1's; the starter
-// plays the re-roll (or, western, the deciding opening roll) and the seats
-// then alternate.
+// roll (Rollers): both players' dice of an opening roll, the starter's
+// re-roll, the turns in alternation.
 func (v *gameView) setRolls(o dice.Opening, rolls []dice.Roll, l verifier.Lang) {
 	v.PerGame = true
-	s := dice.NewSequence(o)
-	turns := 0
+	who := Rollers(o, rolls)
 	for i, x := range rolls {
-		row := rollRow{Index: i, N: x.N, Kind: text(l, "Kind-"+string(x.Kind)), Dice: x.Dice.String()}
-		starter := s.Starter()
+		row := rollRow{Index: i, N: x.N, Number: x.N + 1, Kind: text(l, "Kind-"+string(x.Kind)), Dice: x.Dice.String(),
+			DiceSVG: diceSVG(l, int(x.Dice[0]), int(x.Dice[1]))}
 		switch {
-		case x.Kind == dice.KindOpening:
-			row.Player = text(l, "OpeningPlayers", x.Dice[0], x.Dice[1])
-		case x.Kind == dice.KindReroll && starter >= 0:
-			row.Player = text(l, "Seat", starter)
-		case x.Kind == dice.KindTurn && starter >= 0:
-			row.Player = text(l, "Seat", (starter+1+turns)%2)
-			turns++
-		}
-		if s.Next(x) != nil {
-			row.Player = "" // out of sequence: the verifier says so
+		case i >= len(who):
+			// out of sequence: the verifier says so
+		case who[i] < 0:
+			row.Player = text(l, "OpeningPlayers", seatLabel(l, v.Names, 0), x.Dice[0], seatLabel(l, v.Names, 1), x.Dice[1])
+		default:
+			row.Player = seatLabel(l, v.Names, who[i])
 		}
 		v.Rolls = append(v.Rolls, row)
 	}
@@ -191,27 +218,33 @@ func inPlayView(v *gameView, leaves [][]byte, l verifier.Lang) error {
 		case events.TavlarenaCommit:
 			v.setSeal(b.Commitment, "Commitment")
 			opening, _ = dice.OpeningOf(b.Settings)
+			v.describe(l, b.Settings, ev.Time)
 		case events.AnchoredCommit:
 			v.setSeal(b.Fingerprint, "Fingerprint")
 			opening, _ = dice.OpeningOf(b.Settings)
+			v.describe(l, b.Settings, b.SealedAt)
+		case events.PerRollCommit:
+			v.describe(l, b.Settings, ev.Time)
 		case events.Roll:
 			rolls = append(rolls, dice.Roll{N: b.N, Dice: b.Dice, Kind: b.Kind})
 		case events.RollCommit:
-			v.PerRolls = append(v.PerRolls, perRollRow{Index: len(v.PerRolls), RollID: b.RollID.String(),
+			v.PerRolls = append(v.PerRolls, perRollRow{Index: len(v.PerRolls), Number: len(v.PerRolls) + 1, RollID: b.RollID.String(),
 				Commitment: hex.EncodeToString(b.Commitment[:]), Seal: dice.SealCode(b.Commitment), Counter: "0"})
 		case events.RollSecond:
 			if k := len(v.PerRolls) - 1; k >= 0 {
-				v.PerRolls[k].Second, v.PerRolls[k].SecondFrom = hex.EncodeToString(b.Second[:]), string(b.SecondFrom)
+				v.PerRolls[k].Second, v.PerRolls[k].SecondFrom = hex.EncodeToString(b.Second[:]), text(l, "SecondFrom-"+string(b.SecondFrom))
 			}
 		case events.RollReveal:
 			if k := len(v.PerRolls) - 1; k >= 0 {
 				v.PerRolls[k].Seed, v.PerRolls[k].Dice = hex.EncodeToString(b.Seed[:]), b.Dice.String()
+				v.PerRolls[k].DiceSVG = diceSVG(l, int(b.Dice[0]), int(b.Dice[1]))
 			}
 		}
 	}
 	if v.Scheme != string(events.PerRoll) {
 		v.setRolls(opening, rolls, l)
 	}
+	v.Result = text(l, "ResultInPlay")
 	return nil
 }
 

@@ -71,6 +71,10 @@ type GameSource interface {
 type Config struct {
 	// Games gives the games; required.
 	Games GameSource
+	// Index finds the finished games for the landing page, the search and
+	// the player pages (a *Store); nil: the landing page lists no games,
+	// the search finds games by id only, and /players/ is 404.
+	Index GameIndex
 	// Stats gives the fairness counters of the whole log for /stats; nil
 	// serves /stats with a page that says no statistics are available.
 	Stats StatsSource
@@ -90,10 +94,11 @@ type Config struct {
 // Pages serves the audit pages. Create it with NewPages; it is safe for
 // concurrent use and holds no state beyond its Config and parsed templates.
 type Pages struct {
-	cfg     Config
-	tmpl    *template.Template
-	auditor []byte
-	log     *slog.Logger
+	cfg      Config
+	openings []OpeningFacts // what /stats says of the openings, from the rules engine
+	tmpl     *template.Template
+	auditor  []byte
+	log      *slog.Logger
 }
 
 // NewPages returns the pages for cfg. It fails if cfg.Games is nil or the
@@ -105,7 +110,7 @@ func NewPages(cfg Config) (*Pages, error) {
 	if cfg.Origin == "" && cfg.LogKey != "" {
 		cfg.Origin, _, _ = strings.Cut(cfg.LogKey, "+")
 	}
-	t, err := template.New("").Funcs(templateFuncs).ParseFS(webFS, "web/layout.tmpl", "web/game.tmpl", "web/notfound.tmpl", "web/stats.tmpl")
+	t, err := template.New("").Funcs(templateFuncs).ParseFS(webFS, "web/*.tmpl")
 	if err != nil {
 		return nil, fmt.Errorf("publisher: pages: parsing templates: %w", err)
 	}
@@ -117,11 +122,18 @@ func NewPages(cfg Config) (*Pages, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Pages{cfg: cfg, tmpl: t, auditor: aud, log: log}, nil
+	openings, err := allOpeningFacts()
+	if err != nil {
+		return nil, fmt.Errorf("publisher: pages: %w", err)
+	}
+	return &Pages{cfg: cfg, tmpl: t, auditor: aud, log: log, openings: openings}, nil
 }
 
 // Register mounts the pages on mux:
 //
+//	GET /                       the landing page: what the log is, a search box, the last games
+//	GET /search?q=              a seal code, a game id or a player id
+//	GET /players/{id}           a player's games and dice (tavlarena-v1 seat ids)
 //	GET /games/{id}             the game's audit page (?lang=en|tr|ar)
 //	GET /games/{id}/proof.json  its proof bundle (download)
 //	GET /games/{id}/check.py    the Python program that checks its dice
@@ -129,6 +141,9 @@ func NewPages(cfg Config) (*Pages, error) {
 //	GET /stats                  fairness statistics of the whole log
 //	GET /static/...             the scripts and style the pages load
 func (p *Pages) Register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /{$}", p.landing)
+	mux.HandleFunc("GET /search", p.search)
+	mux.HandleFunc("GET /players/{id}", p.playerPage)
 	mux.HandleFunc("GET /games/{id}", p.gamePage)
 	mux.HandleFunc("GET /games/{id}/proof.json", p.proof)
 	mux.HandleFunc("GET /games/{id}/check.py", p.checkPy)
@@ -139,8 +154,9 @@ func (p *Pages) Register(mux *http.ServeMux) {
 
 // pageCSP is the Content-Security-Policy of the served pages: scripts and
 // styles only from this origin, connections only to it (the proof file),
-// no inline script, no event handler attributes.
-const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+// forms only to it (the search), no inline script, no event handler
+// attributes.
+const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 func securityHeaders(h http.Header) {
 	h.Set("Content-Security-Policy", pageCSP)
@@ -272,16 +288,19 @@ func (p *Pages) render(w http.ResponseWriter, status int, name string, data any)
 
 // base is what every page template gets.
 type base struct {
-	Lang     verifier.Lang
-	Dir      string // "rtl" for Arabic
-	Title    string
-	T        func(key string, args ...any) string
-	Path     string // the page's path, for the language links
-	Query    string // extra query parameters kept by the language links
-	Origin   string
-	LogKey   string
-	Langs    []langLink
-	Messages string // the verifier's messages in Lang, as JSON, for the scripts
+	Lang   verifier.Lang
+	Dir    string // "rtl" for Arabic
+	Title  string
+	T      func(key string, args ...any) string
+	Path   string // the page's path, for the language links
+	Query  string // extra query parameters kept by the language links
+	Origin string
+	LogKey string
+	// OriginLTR is Origin in a left-to-right isolate (U+2066 … U+2069),
+	// for use inside a sentence of any direction.
+	OriginLTR string
+	Langs     []langLink
+	Messages  string // the verifier's messages in Lang, as JSON, for the scripts
 }
 
 type langLink struct {
@@ -294,7 +313,7 @@ type langLink struct {
 var langNames = map[verifier.Lang]string{English: "English", Turkish: "Türkçe", Arabic: "العربية"}
 
 func (p *Pages) base(r *http.Request, l verifier.Lang, title string, args ...any) base {
-	b := base{Lang: l, Dir: "ltr", Path: r.URL.Path, Origin: p.cfg.Origin, LogKey: p.cfg.LogKey,
+	b := base{Lang: l, Dir: "ltr", Path: r.URL.Path, Origin: p.cfg.Origin, LogKey: p.cfg.LogKey, OriginLTR: ltr(p.cfg.Origin),
 		T: func(key string, args ...any) string { return text(l, key, args...) }}
 	if l == Arabic {
 		b.Dir = "rtl"
@@ -343,4 +362,16 @@ const (
 
 var templateFuncs = template.FuncMap{
 	"add": func(a, b int) int { return a + b },
+	"ltr": ltr,
+}
+
+// ltr puts s in a left-to-right isolate (LRI … PDI), so that a key, a code
+// or a number inside a sentence reads the same in a right-to-left
+// language: the isolate keeps its characters in their order and keeps the
+// sentence's punctuation out of it.
+func ltr(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "\u2066" + s + "\u2069"
 }

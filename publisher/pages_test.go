@@ -19,11 +19,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
+	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/rules"
 	"github.com/zarlog/zarlog/verifier"
 )
 
@@ -45,7 +49,15 @@ type pageFixture struct {
 	ids    map[string]string // scheme → game id
 	games  memGames
 	inPlay string
+	// index holds every finished game's bundle: the three above and the
+	// played games of fixturePlayers.
+	index   *Store
+	played  []string // the played games' ids, in the order they finished
+	players map[string]dice.UUID
 }
+
+// fixturePlayers are the named players of the fixture's played games.
+var fixturePlayers = []string{"Ayşe", "Mehmet", "Zeynep"}
 
 var (
 	fixtureOnce sync.Once
@@ -99,6 +111,44 @@ func testFixture(t testing.TB) pageFixture {
 		}
 		f.inPlay = ev.Game
 		f.games[ev.Game] = Game{Status: GameInPlay, Events: open}
+
+		// Played games between named players, moves logged: Ayşe plays
+		// every game, against Mehmet and Zeynep in turn.
+		f.players = map[string]dice.UUID{}
+		for _, name := range fixturePlayers {
+			f.players[name] = labelUUID("player/" + name)
+		}
+		var stored []StoredBundle
+		for i, id := range []string{f.ids["tavlarena-v1"], f.ids["anchored-v1"], f.ids["per-roll-v1"]} {
+			stored = append(stored, StoredBundle{Index: uint64(i), Game: id, Bundle: f.games[id].Bundle})
+		}
+		for i := range 6 {
+			other := fixturePlayers[1+i%2]
+			seats := [2]dice.UUID{f.players["Ayşe"], f.players[other]}
+			names := `"Ayşe","` + other + `"`
+			if i%3 == 2 {
+				seats[0], seats[1] = seats[1], seats[0]
+				names = `"` + other + `","Ayşe"`
+			}
+			v := []rules.Variant{rules.Backgammon, rules.Tavla, rules.Portes}[i%3]
+			o := []rules.Opening{rules.OpeningWestern, rules.OpeningTurkishReroll}[i%2]
+			id, b := genBundle(ft, log, signer, gamegen.Config{Scheme: events.Tavlarena, Variant: v, Opening: o,
+				Label: fmt.Sprintf("fixture-played-%d", i), Seats: seats, Settings: `"seatNames":[` + names + `]`,
+				Start: time.Date(2026, 11, 30, 12+i, 0, 0, 0, time.UTC)})
+			f.games[id] = Game{Status: GameFinished, Bundle: b}
+			f.played = append(f.played, id)
+			stored = append(stored, StoredBundle{Index: uint64(10 + i), Game: id, Bundle: b})
+		}
+		st, err := OpenStore(StoreConfig{Dir: "/fixture", Origin: testOrigin, FS: vfs.NewMem()})
+		if err != nil {
+			fixtureErr = err
+			return
+		}
+		if err := st.Add(context.Background(), 100, stored); err != nil {
+			fixtureErr = err
+			return
+		}
+		f.index = st
 		fixture = f
 	})
 	if fixtureErr != nil {
@@ -123,7 +173,7 @@ func (f *fixtureT) Fatalf(format string, args ...any) {
 
 func newTestPages(t testing.TB, f pageFixture, stats StatsSource) *httptest.Server {
 	t.Helper()
-	p, err := NewPages(Config{Games: f.games, Stats: stats, LogKey: f.vkey})
+	p, err := NewPages(Config{Games: f.games, Index: f.index, Stats: stats, LogKey: f.vkey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,8 +312,23 @@ func TestPageTexts(t *testing.T) {
 		t.Fatalf("found only %d text keys in the templates", len(used))
 	}
 	for k := range used {
-		if _, ok := pageTexts[k]; !ok {
+		_, page := pageTexts[k]
+		_, browser := browserMessages[k]
+		if !page && !browser {
 			t.Errorf("text %q is used but not defined", k)
+		}
+	}
+	// The scripts' own message ids.
+	cat := verifier.MessageCatalog()
+	jsCall := regexp.MustCompile(`\bT\("([A-Za-z0-9-]+)"[,)]`)
+	for _, e := range entries {
+		b, _ := webFS.ReadFile("web/" + e.Name())
+		for _, m := range jsCall.FindAllSubmatch(b, -1) {
+			_, browser := browserMessages[string(m[1])]
+			_, verifierMsg := cat[string(m[1])]
+			if !browser && !verifierMsg {
+				t.Errorf("%s: message %q is used but not defined", e.Name(), m[1])
+			}
 		}
 	}
 	for _, set := range []map[string][3]string{pageTexts, browserMessages} {
@@ -275,7 +340,6 @@ func TestPageTexts(t *testing.T) {
 			}
 		}
 	}
-	cat := verifier.MessageCatalog()
 	for k := range browserMessages {
 		if _, clash := cat[k]; clash {
 			t.Errorf("browser message %q has the name of a verifier message", k)

@@ -153,6 +153,15 @@ func testsOf(c events.RollCounts) fairness {
 	}
 }
 
+// A testRow is one chi-square test as the page shows it: its statistic
+// and p-value, or, below MinExpected per cell, why there is none.
+type testRow struct {
+	Name    string
+	Stat, P string
+	DF      int
+	TooFew  string
+}
+
 // statsView is what stats.tmpl draws.
 type statsView struct {
 	base
@@ -164,6 +173,7 @@ type statsView struct {
 	Grid      template.HTML // the 36 rolls, those reaching Distance marked
 	Reach     distanceRow
 	Six       []int
+	Openings  []string // what each opening rule makes of the first move, from the rules engine
 }
 
 type statsSet struct {
@@ -171,7 +181,7 @@ type statsSet struct {
 	Total       uint64
 	Doubles     uint64
 	DoublesRate string
-	Tests       fairness
+	Tests       []testRow
 	FacesSVG    template.HTML
 	MatrixSVG   template.HTML
 }
@@ -179,6 +189,9 @@ type statsSet struct {
 func (p *Pages) statsPage(w http.ResponseWriter, r *http.Request) {
 	l := Negotiate(r.URL.Query().Get("lang"), r.Header.Get("Accept-Language"))
 	v := &statsView{base: p.base(r, l, "StatsTitle"), Six: []int{1, 2, 3, 4, 5, 6}}
+	for _, f := range p.openings {
+		v.Openings = append(v.Openings, openingText(l, f))
+	}
 	v.Distance = ParseDistance(r.URL.Query().Get("distance"))
 	if v.Distance != 0 {
 		v.Query = "&distance=" + strconv.Itoa(v.Distance)
@@ -203,9 +216,26 @@ func (p *Pages) statsPage(w http.ResponseWriter, r *http.Request) {
 			key string
 			c   events.RollCounts
 		}{{"SetAll", s.Opening.Plus(s.Play)}, {"SetOpening", s.Opening}, {"SetPlay", s.Play}} {
-			set := statsSet{Name: text(l, x.key), Total: x.c.Total(), Doubles: x.c.Doubles(), Tests: testsOf(x.c)}
+			set := statsSet{Name: text(l, x.key), Total: x.c.Total(), Doubles: x.c.Doubles()}
 			if set.Total > 0 {
-				set.DoublesRate = fmt.Sprintf("%.2f%%", 100*float64(set.Doubles)/float64(set.Total))
+				set.DoublesRate = percent(l, float64(set.Doubles)/float64(set.Total), 2)
+			}
+			ft := testsOf(x.c)
+			n := x.c.Total()
+			for _, row := range []struct {
+				key   string
+				c     ChiSquare
+				count uint64 // observations
+				cells int    // equally likely cells (doubles: the rarer one, 1/6)
+				per   int    // observations per roll
+			}{{"TestFaces", ft.Faces, 2 * n, 6, 2}, {"TestPairs", ft.Pairs, n, 36, 1}, {"TestDoubles", ft.Doubles, n, 6, 1}} {
+				tr := testRow{Name: text(l, row.key), DF: row.c.DF}
+				if ChiSquareOK(row.count, row.cells) {
+					tr.Stat, tr.P = number(l, row.c.Stat, 2), number(l, row.c.P, 4)
+				} else {
+					tr.TooFew = text(l, "ChiTooFewShort", (MinExpected*row.cells+row.per-1)/row.per)
+				}
+				set.Tests = append(set.Tests, tr)
 			}
 			set.FacesSVG = template.HTML(facesSVG(x.c, l))
 			set.MatrixSVG = template.HTML(matrixSVG(x.c, l))
@@ -288,7 +318,9 @@ func rollGridSVG(d int) string {
 	return b.String()
 }
 
-// facesSVG draws the face counts as bars with the expected count as a line.
+// facesSVG draws the face counts as bars, each with its count above it,
+// over a y axis with its scale, and the count fair dice give on average as
+// a dashed line.
 func facesSVG(c events.RollCounts, l verifier.Lang) string {
 	f := c.Faces()
 	n := c.Total()
@@ -297,23 +329,45 @@ func facesSVG(c events.RollCounts, l verifier.Lang) string {
 	for _, x := range f {
 		top = math.Max(top, float64(x))
 	}
-	if top == 0 {
-		top = 1
-	}
+	top = niceCeil(top)
 	var b strings.Builder
-	b.WriteString(`<svg xmlns="http://www.w3.org/2000/svg" class="bars" viewBox="0 0 320 180" width="320" height="180" role="img">`)
+	b.WriteString(`<svg xmlns="http://www.w3.org/2000/svg" class="bars" viewBox="0 0 330 200" width="330" height="200" role="img">`)
 	fmt.Fprintf(&b, `<title>%s</title>`, template.HTMLEscapeString(text(l, "FacesPlotTitle")))
+	const x0, y0, h = 44, 170, 140 // the axes' origin and the plot's height
+	for _, t := range []float64{0, top / 2, top} {
+		y := y0 - h*t/top
+		fmt.Fprintf(&b, `<line class="grid" x1="%d" x2="324" y1="%.1f" y2="%.1f"/><text x="%d" y="%.1f" text-anchor="end">%s</text>`, x0, y, y, x0-4, y+4, number(l, t, 0))
+	}
+	fmt.Fprintf(&b, `<line class="axis" x1="%d" x2="%d" y1="%d" y2="%d"/><line class="axis" x1="%d" x2="324" y1="%d" y2="%d"/>`, x0, x0, y0-h, y0, x0, y0, y0)
 	for i, x := range f {
-		h := 140 * float64(x) / top
-		fmt.Fprintf(&b, `<rect class="bar" x="%d" y="%.1f" width="36" height="%.1f"><title>%d: %d</title></rect>`, 20+50*i, 150-h, h, i+1, x)
-		fmt.Fprintf(&b, `<text x="%d" y="168" text-anchor="middle">%d</text>`, 38+50*i, i+1)
+		bh := h * float64(x) / top
+		bx := x0 + 8 + 46*i
+		fmt.Fprintf(&b, `<rect class="bar" x="%d" y="%.1f" width="34" height="%.1f"><title>%d: %d</title></rect>`, bx, y0-bh, bh, i+1, x)
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="middle" class="count">%d</text>`, bx+17, y0-bh-3, x)
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">%d</text>`, bx+17, y0+15, i+1)
 	}
 	if n > 0 {
-		y := 150 - 140*expected/top
-		fmt.Fprintf(&b, `<line class="expected" x1="10" x2="310" y1="%.1f" y2="%.1f"/>`, y, y)
+		y := y0 - h*expected/top
+		fmt.Fprintf(&b, `<line class="expected" x1="%d" x2="324" y1="%.1f" y2="%.1f"/>`, x0, y, y)
 	}
+	fmt.Fprintf(&b, `<text x="184" y="199" text-anchor="middle">%s</text>`, template.HTMLEscapeString(text(l, "FaceAxis")))
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// niceCeil rounds x up to a round number for an axis: 1, 2 or 5 times a
+// power of ten (at least 1).
+func niceCeil(x float64) float64 {
+	if x <= 1 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= x {
+			return m * p
+		}
+	}
+	return 10 * p
 }
 
 // matrixSVG draws the 36 ordered pairs as a heat map: each cell's shade is
@@ -332,10 +386,30 @@ func matrixSVG(c events.RollCounts, l verifier.Lang) string {
 			if expected > 0 {
 				shade = math.Min(1, float64(x)/(2*expected))
 			}
-			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="38" height="38" fill="#1d4e89" fill-opacity="%.2f" stroke="#999"><title>%d-%d: %d</title></rect><text x="%d" y="%d" text-anchor="middle" class="count">%d</text>`,
-				21+40*d, 21+40*a, 0.08+0.8*shade, a+1, d+1, x, 40+40*d, 45+40*a, x)
+			cls := "count"
+			if 0.08+0.8*shade > 0.45 {
+				cls = "count on-dark"
+			}
+			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="38" height="38" fill="#1d4e89" fill-opacity="%.2f" stroke="#999"><title>%d-%d: %d</title></rect><text x="%d" y="%d" text-anchor="middle" class="%s">%d</text>`,
+				21+40*d, 21+40*a, 0.08+0.8*shade, a+1, d+1, x, 40+40*d, 45+40*a, cls, x)
 		}
 	}
 	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// openingText says what an opening rule makes of the first move, from its
+// facts.
+func openingText(l verifier.Lang, f OpeningFacts) string {
+	var b strings.Builder
+	b.WriteString(text(l, "Opening-"+string(f.Opening)))
+	if f.TieAgain {
+		b.WriteString(" " + text(l, "TieAgain"))
+	}
+	if f.FirstDouble {
+		b.WriteString(" " + text(l, "FirstCanDouble", f.FirstMoves))
+	} else {
+		b.WriteString(" " + text(l, "FirstNeverDouble", f.FirstMoves))
+	}
 	return b.String()
 }

@@ -1,0 +1,216 @@
+package publisher
+
+// This file serves /players/{id}: the games of one seat id, and the honest
+// answer to "are the dice against me?" over all of them: the player's
+// doubles, faces and 36 rolls, and the chances they needed, each against
+// what fair dice give and against the same numbers for their opponents,
+// with plain words and with "too few rolls to tell" where that is the
+// truth.
+
+import (
+	"html/template"
+	"net/http"
+
+	"github.com/zarlog/zarlog/events/dice"
+	"github.com/zarlog/zarlog/verifier"
+)
+
+// PlayerDice are a player's dice over their games, beside their opponents'.
+type PlayerDice struct {
+	Games      int // games counted
+	NeedGames  int // of them, games whose chances were counted
+	Me, Others SeatDice
+	// Name is the label the platform gave the player in their last game
+	// ("" if none).
+	Name string
+}
+
+// CountPlayer sums the dice of seat id over rows (rows of games that have
+// id among their seats; others are skipped).
+func CountPlayer(id dice.UUID, rows []GameRow) PlayerDice {
+	var out PlayerDice
+	for _, r := range rows {
+		if !r.HasSeats {
+			continue
+		}
+		for seat := range 2 {
+			if r.Seats[seat] != id {
+				continue
+			}
+			out.Games++
+			if r.Dice.NeedsCounted {
+				out.NeedGames++
+			}
+			out.Me.add(r.Dice.Seats[seat])
+			out.Others.add(r.Dice.Seats[1-seat])
+			if out.Name == "" {
+				out.Name = r.Names[seat]
+			}
+			break // a player on both seats counts once, as seat 0
+		}
+	}
+	return out
+}
+
+// A statRow is one line of the comparison: a number for the player and
+// for the opponents, each with the fair range and a verdict.
+type statRow struct {
+	Name        string
+	Fair        string
+	Me, Others  statCell
+	Explanation string
+}
+
+type statCell struct {
+	Value   string // "41 of 250 (16.4%)"
+	Range   string // "fair dice: 12.5%–21.0%"
+	Say     string // the verdict, in words
+	Verdict string // within, high, low, toofew (a CSS class)
+}
+
+var verdictClass = map[Verdict]string{TooFew: "toofew", Within: "within", High: "high", Low: "low"}
+
+func rateCell(l verifier.Lang, k, n uint64, p float64) statCell {
+	v := RateVerdict(k, n, p)
+	c := statCell{Verdict: verdictClass[v], Say: text(l, "Say-"+verdictClass[v])}
+	if n == 0 {
+		c.Value = text(l, "NoneYet")
+		return c
+	}
+	c.Value = text(l, "KOfN", k, n, percent(l, float64(k)/float64(n), 1))
+	if n >= MinRolls {
+		lo, hi := Wilson(k, n)
+		c.Range = text(l, "Interval", percent(l, lo, 1), percent(l, hi, 1))
+	}
+	return c
+}
+
+func needCell(l verifier.Lang, c NeedCount) statCell {
+	v := NeedVerdict(c)
+	out := statCell{Verdict: verdictClass[v], Say: text(l, "Say-"+verdictClass[v])}
+	if c.Turns == 0 {
+		out.Value = text(l, "NoneYet")
+		return out
+	}
+	out.Value = text(l, "CameOf", c.Came, c.Turns)
+	lo, hi := NeedRange(c)
+	out.Range = text(l, "FairCame", number(l, c.Expected, 1), number(l, lo, 0), number(l, hi, 0))
+	return out
+}
+
+type playerView struct {
+	base
+	ID          string
+	Name        string
+	Dice        PlayerDice
+	More        bool
+	Rows        []statRow
+	NeedRows    []statRow
+	Games       []gameItem
+	MeFaces     template.HTML
+	OtherFaces  template.HTML
+	MeMatrix    template.HTML
+	OtherMatrix template.HTML
+	Summary     string
+	ChiFaces    string // a chi-square line for the player's faces, or why there is none
+}
+
+func (p *Pages) playerPage(w http.ResponseWriter, r *http.Request) {
+	l := Negotiate(r.URL.Query().Get("lang"), r.Header.Get("Accept-Language"))
+	id, err := dice.ParseUUID(r.PathValue("id"))
+	if err != nil || p.cfg.Index == nil {
+		p.notFound(w, r, l)
+		return
+	}
+	ctx := r.Context()
+	refs, err := p.cfg.Index.GamesOf(ctx, id, MaxPlayerGames+1)
+	if err != nil {
+		p.log.Error("pages: listing a player's games", "err", err)
+		http.Error(w, "cannot list the games", http.StatusInternalServerError)
+		return
+	}
+	if len(refs) == 0 {
+		p.notFound(w, r, l)
+		return
+	}
+	v := &playerView{ID: id.String()}
+	if len(refs) > MaxPlayerGames {
+		refs, v.More = refs[:MaxPlayerGames], true
+	}
+	var rows []GameRow
+	for _, ref := range refs {
+		row, err := p.cfg.Index.Row(ctx, ref.Game)
+		if err != nil {
+			continue // a store being rebuilt: the game is counted once it is back
+		}
+		rows = append(rows, row)
+		if len(v.Games) < 50 {
+			v.Games = append(v.Games, p.item(l, row))
+		}
+	}
+	v.Dice = CountPlayer(id, rows)
+	v.Name = v.Dice.Name
+	if v.Name == "" {
+		v.Name = text(l, "PlayerAnon")
+	}
+	v.base = p.base(r, l, "PlayerTitle", v.Name)
+	v.fill(l)
+	p.render(w, http.StatusOK, "player.tmpl", v)
+}
+
+// fill computes the comparison rows and plots of v.Dice.
+func (v *playerView) fill(l verifier.Lang) {
+	me, them := v.Dice.Me, v.Dice.Others
+	v.Rows = append(v.Rows, statRow{Name: text(l, "RowDoubles"), Fair: percent(l, 1.0/6, 1),
+		Me: rateCell(l, me.Played.Doubles(), me.Played.Total(), 1.0/6), Others: rateCell(l, them.Played.Doubles(), them.Played.Total(), 1.0/6),
+		Explanation: text(l, "RowDoublesWhy")})
+	sixes := func(s SeatDice) (uint64, uint64) {
+		f := s.Played.Faces()
+		n := 2 * s.Played.Total()
+		for i, x := range s.Opening {
+			f[i] += x
+			n += x
+		}
+		return f[5], n
+	}
+	k1, n1 := sixes(me)
+	k2, n2 := sixes(them)
+	v.Rows = append(v.Rows, statRow{Name: text(l, "RowSixes"), Fair: percent(l, 1.0/6, 1),
+		Me: rateCell(l, k1, n1, 1.0/6), Others: rateCell(l, k2, n2, 1.0/6), Explanation: text(l, "RowSixesWhy")})
+	for _, need := range Needs() {
+		v.NeedRows = append(v.NeedRows, statRow{Name: text(l, "Need-"+need.String()),
+			Me: needCell(l, me.Needs[need]), Others: needCell(l, them.Needs[need]), Explanation: text(l, "Need-"+need.String()+"-why")})
+	}
+	v.MeFaces, v.OtherFaces = template.HTML(facesSVG(me.Played, l)), template.HTML(facesSVG(them.Played, l))
+	v.MeMatrix, v.OtherMatrix = template.HTML(matrixSVG(me.Played, l)), template.HTML(matrixSVG(them.Played, l))
+	if n := 2 * me.Played.Total(); ChiSquareOK(n, 6) {
+		c := testsOf(me.Played).Faces
+		v.ChiFaces = text(l, "ChiFaces", number(l, c.Stat, 2), c.DF, number(l, c.P, 3))
+	} else {
+		v.ChiFaces = text(l, "ChiTooFew", n, MinExpected*6)
+	}
+	v.Summary = v.verdict(l)
+}
+
+// verdict is the one-paragraph answer at the top of the player page.
+func (v *playerView) verdict(l verifier.Lang) string {
+	rolls := v.Dice.Me.Played.Total()
+	if rolls < MinRolls {
+		return text(l, "PlayerTooFew", rolls, MinRolls)
+	}
+	off := 0
+	judged := 0
+	for _, r := range append(append([]statRow{}, v.Rows...), v.NeedRows...) {
+		switch r.Me.Verdict {
+		case "high", "low":
+			off++
+			judged++
+		case "within":
+			judged++
+		}
+	}
+	if off == 0 {
+		return text(l, "PlayerWithin", rolls, v.Dice.Games)
+	}
+	return text(l, "PlayerSomeOff", rolls, v.Dice.Games, off, judged)
+}

@@ -1,0 +1,106 @@
+package publisher
+
+// This file says the facts of a game in a player's words, in English,
+// Turkish and Arabic: the seats as people number them (or as the platform
+// names them), the variant, the date, how the game ended, and numbers in
+// each language's own style. Nothing here is a flag name or a check name.
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/verifier"
+)
+
+// seatLabel names seat (0 or 1) as a player reads it: the platform's label
+// from settings.seatNames, else "Player 1" or "Player 2". There is no seat
+// 0 in player text.
+func seatLabel(l verifier.Lang, names [2]string, seat int) string {
+	if seat < 0 || seat > 1 {
+		return ""
+	}
+	if names[seat] != "" {
+		return names[seat]
+	}
+	return text(l, "PlayerN", seat+1)
+}
+
+// variantName names a variant in language l ("" for a game that names
+// none).
+func variantName(l verifier.Lang, v string) string {
+	if v == "" {
+		return text(l, "VariantNone")
+	}
+	return text(l, "Variant-"+v)
+}
+
+var months = [3][12]string{
+	{"January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"},
+	{"Ocak", "Şubat", "Mart", "Nisan", "Mayıs", "Haziran", "Temmuz", "Ağustos", "Eylül", "Ekim", "Kasım", "Aralık"},
+	{"يناير", "فبراير", "مارس", "أبريل", "مايو", "يونيو", "يوليو", "أغسطس", "سبتمبر", "أكتوبر", "نوفمبر", "ديسمبر"},
+}
+
+// dateText writes t (UTC) as a date and time in language l: "1 December
+// 2026, 16:04 UTC", "1 Aralık 2026, 16:04 UTC", "1 ديسمبر 2026، 16:04 UTC".
+func dateText(l verifier.Lang, t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	t = t.UTC()
+	sep := ", "
+	if l == Arabic {
+		sep = "، "
+	}
+	clock := fmt.Sprintf("%02d:%02d UTC", t.Hour(), t.Minute())
+	if l == Arabic {
+		clock = ltr(clock) // "UTC" is Latin: keep it after the time
+	}
+	return fmt.Sprintf("%d %s %d%s%s", t.Day(), months[langIndex(l)][t.Month()-1], t.Year(), sep, clock)
+}
+
+// number writes x with the given decimals in language l's style: a
+// decimal point in English, a comma in Turkish, the Arabic decimal
+// separator (U+066B) in Arabic. Digits stay 0-9 in every language, as the
+// seal codes and the log's key do, so that a number reads the same as the
+// one a player compares it with.
+func number(l verifier.Lang, x float64, decimals int) string {
+	s := strconv.FormatFloat(x, 'f', decimals, 64)
+	switch l {
+	case Turkish:
+		s = strings.Replace(s, ".", ",", 1)
+	case Arabic:
+		s = strings.Replace(s, ".", "٫", 1)
+	}
+	return s
+}
+
+// percent writes the rate x (0 to 1) as a percentage in language l: "16.7%",
+// "%16,7" (Turkish puts the sign first), "16٫7٪".
+func percent(l verifier.Lang, x float64, decimals int) string {
+	n := number(l, 100*x, decimals)
+	switch l {
+	case Turkish:
+		return "%" + n
+	case Arabic:
+		return n + "٪"
+	}
+	return n + "%"
+}
+
+// resultText says how a game ended, in language l.
+func resultText(l verifier.Lang, end *events.End, names [2]string) string {
+	if end == nil {
+		return text(l, "ResultNone")
+	}
+	switch {
+	case end.Winner < 0:
+		return text(l, "Result-"+string(end.Result)+"-none")
+	case end.Result == events.Resigned:
+		return text(l, "Result-resigned", seatLabel(l, names, 1-end.Winner), seatLabel(l, names, end.Winner), end.Points)
+	default:
+		return text(l, "Result-"+string(end.Result), seatLabel(l, names, end.Winner), end.Points)
+	}
+}
