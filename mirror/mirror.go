@@ -105,10 +105,12 @@ func (i Info) Lines() []string {
 		"origin " + i.Origin,
 		"from " + i.From,
 		"data " + i.Dir,
+		"pages " + i.HTTP + "/",
 		"checkpoint " + i.HTTP + "/checkpoint",
 		"tiles " + i.HTTP + "/tile/",
 		"entries " + i.HTTP + "/tile/entries/",
 		"game " + i.HTTP + "/games/{id}",
+		"player " + i.HTTP + "/players/{id}",
 		"proof " + i.HTTP + "/games/{id}/proof.json",
 		"tlog-proof " + i.HTTP + "/games/{id}/proofs/{seq}.tlog-proof",
 		"auditor " + i.HTTP + "/auditor.html",
@@ -277,7 +279,11 @@ func Run(ctx context.Context, cfg Config) error {
 // API's metrics; health is /healthz.
 func Handler(st *follow.Store, bundles *publisher.Store, vkey string, log *slog.Logger, reg *prometheus.Registry, health func(context.Context) error) (http.Handler, error) {
 	src := NewSource(st, bundles)
-	pages, err := publisher.NewPages(publisher.Config{Games: src, Stats: src, LogKey: vkey, Origin: st.Origin(), Logger: log.With("component", "pages")})
+	pcfg := publisher.Config{Games: src, Stats: src, LogKey: vkey, Origin: st.Origin(), Logger: log.With("component", "pages")}
+	if bundles != nil {
+		pcfg.Index = bundles
+	}
+	pages, err := publisher.NewPages(pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("mirror: %w", err)
 	}

@@ -243,9 +243,11 @@ func (e *Exporter) writeGame(ctx context.Context, game string) error {
 }
 
 // writePages writes the pages that are not a game's: the auditor and the
-// static files once per Exporter, /stats whenever it changed.
+// static files once per Exporter, the landing page and /stats whenever
+// they changed. (The search and the player pages need a server: a static
+// export has none.)
 func (e *Exporter) writePages(ctx context.Context) error {
-	files := map[string]string{"/stats": "stats/index.html"}
+	files := map[string]string{"/stats": "stats/index.html", "/": "index.html"}
 	if !e.staticDone {
 		files["/auditor.html"] = "auditor.html"
 		for name := range staticTypes {

@@ -178,7 +178,9 @@ func (v *gameView) setSeal(c [32]byte, label string) {
 	v.Seal = dice.SealCode(c)
 	v.Commitment = hex.EncodeToString(c[:])
 	v.CommitLabel = label
-	v.Badge = template.HTML(Badge(c)) // generated from numbers only: no user text
+	// Generated from numbers only, and a label of ours: no user text.
+	v.Badge = template.HTML(strings.Replace(Badge(c), `role="img"`,
+		`role="img" aria-label="`+template.HTMLEscapeString(text(v.Lang, "TileLabel", v.Seal))+`"`, 1))
 }
 
 // setRolls fills the roll table of a per-game scheme, with who played each

@@ -53,6 +53,7 @@ type pageFixture struct {
 	// played games of fixturePlayers.
 	index   *Store
 	played  []string // the played games' ids, in the order they finished
+	twin    string   // a game in the index with played[0]'s bundle
 	players map[string]dice.UUID
 }
 
@@ -139,6 +140,10 @@ func testFixture(t testing.TB) pageFixture {
 			f.played = append(f.played, id)
 			stored = append(stored, StoredBundle{Index: uint64(10 + i), Game: id, Bundle: b})
 		}
+		// A second game under the first played game's seal, as two games
+		// whose commitments share 40 bits would be: the search lists both.
+		f.twin = "twin-of-" + f.played[0]
+		stored = append(stored, StoredBundle{Index: 20, Game: f.twin, Bundle: f.games[f.played[0]].Bundle})
 		st, err := OpenStore(StoreConfig{Dir: "/fixture", Origin: testOrigin, FS: vfs.NewMem()})
 		if err != nil {
 			fixtureErr = err

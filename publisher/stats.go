@@ -203,7 +203,7 @@ func (p *Pages) statsPage(w http.ResponseWriter, r *http.Request) {
 	if v.Distance > 0 {
 		v.Reach = v.Distances[v.Distance-1]
 	}
-	v.Grid = template.HTML(rollGridSVG(v.Distance))
+	v.Grid = template.HTML(rollGridSVG(v.Distance, l))
 	if p.cfg.Stats != nil {
 		s, err := p.cfg.Stats.Stats(r.Context())
 		if err != nil {
@@ -298,9 +298,13 @@ func distanceTable() []distanceRow {
 
 // rollGridSVG draws the 36 rolls as a 6 × 6 grid; with d > 0 the rolls that
 // reach d pips are filled.
-func rollGridSVG(d int) string {
+func rollGridSVG(d int, l verifier.Lang) string {
 	var b strings.Builder
-	b.WriteString(`<svg xmlns="http://www.w3.org/2000/svg" class="grid36" viewBox="0 0 250 250" width="250" height="250" role="img">`)
+	label := text(l, "GridLabel")
+	if d > 0 {
+		label = text(l, "GridLabelD", d)
+	}
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="grid36" viewBox="0 0 250 250" width="250" height="250" role="img" aria-label="%s">`, template.HTMLEscapeString(label))
 	for a := 1; a <= 6; a++ {
 		for c := 1; c <= 6; c++ {
 			x, y := 10+40*(c-1), 10+40*(a-1)

@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
@@ -42,10 +43,43 @@ var plans = []plan{
 	{events.Tavlarena, "", "western", 40},
 }
 
+// A player is one of the demo's regulars: its seat id (logged by
+// tavlarena-v1) and the name the platform shows (settings.seatNames).
+type player struct {
+	name string
+	id   dice.UUID
+}
+
+// players are the demo's regulars, so that their player pages
+// (/players/{id}) gather many games. Their ids are fixed: the same names
+// have the same pages in every demo run.
+var players = func() []player {
+	names := []string{"Ayşe", "Mehmet", "Zeynep", "Emre", "Layla", "Omar", "Eleni", "Nikos"}
+	out := make([]player, len(names))
+	for i, n := range names {
+		h := sha256.Sum256([]byte("zarlog demo player " + n))
+		u := dice.UUID(h[:16])
+		u[6] = u[6]&0x0f | 0x40
+		u[8] = u[8]&0x3f | 0x80
+		out[i] = player{name: n, id: u}
+	}
+	return out
+}()
+
+// seatsOf returns the two players of game no: every pair of regulars in
+// turn.
+func seatsOf(no int) [2]player {
+	n := len(players)
+	a := no % n
+	b := (a + 1 + (no/n)%(n-1)) % n
+	return [2]player{players[a], players[b]}
+}
+
 // settings returns the plan's settings object, canonical JSON.
 func (p plan) settings(no int) []byte {
+	seats := seatsOf(no)
 	m := map[string]any{"opening": p.opening, "matchLength": 1, "rulesVersion": "zarlog-demo-1",
-		"table": fmt.Sprintf("demo table %d", no)}
+		"table": fmt.Sprintf("demo table %d", no), "seatNames": []any{seats[0].name, seats[1].name}}
 	if p.variant != "" {
 		m["variant"] = p.variant
 		m["moves"] = "logged"
@@ -98,14 +132,6 @@ func random32() [32]byte {
 	return b
 }
 
-func randomUUID() dice.UUID {
-	r := random32()
-	u := dice.UUID(r[:16])
-	u[6] = u[6]&0x0f | 0x40
-	u[8] = u[8]&0x3f | 0x80
-	return u
-}
-
 func strategy() *mrand.Rand {
 	s := random32()
 	return mrand.New(mrand.NewChaCha8(s))
@@ -114,7 +140,8 @@ func strategy() *mrand.Rand {
 // tavlarena plays a tavlarena-v1 game: the commit, both players'
 // contributions, the game.
 func (bt *bot) tavlarena(ctx context.Context, no int, p plan) (*played, error) {
-	g, err := bt.b.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: [2]dice.UUID{randomUUID(), randomUUID()}, Settings: p.settings(no)})
+	seats := seatsOf(no)
+	g, err := bt.b.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: [2]dice.UUID{seats[0].id, seats[1].id}, Settings: p.settings(no)})
 	if err != nil {
 		return nil, fmt.Errorf("commit: %w", err)
 	}

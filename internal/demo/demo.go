@@ -439,7 +439,7 @@ func (d *run) summary(info serve.Info, stopping bool) {
 	r := d.result
 	fmt.Fprintf(d.cfg.Out, "%d of %d games verified\n", r.Verified, r.Games)
 	if !stopping {
-		fmt.Fprintf(d.cfg.Out, "serving until Ctrl-C: open a game's audit page above (\"verify in your browser\"), %s/stats or %s/auditor.html\n", info.HTTP, info.HTTP)
+		fmt.Fprintf(d.cfg.Out, "serving until Ctrl-C: open %s/ to find a game by its seal code, a game's audit page above, %s/stats or %s/auditor.html\n", info.HTTP, info.HTTP, info.HTTP)
 		fmt.Fprintf(d.cfg.Out, "the bot goes on playing a game every %s", Pause)
 		if d.replay {
 			fmt.Fprintf(d.cfg.Out, " (tavlarena-v1 and per-roll-v1: the recorded drand round has passed on the replay clock)")

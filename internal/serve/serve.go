@@ -174,10 +174,12 @@ func (i Info) Lines() []string {
 	out = append(out,
 		"vkey "+i.VerifierKey,
 		"origin "+i.Origin,
+		"pages "+i.HTTP+"/",
 		"checkpoint "+i.HTTP+"/checkpoint",
 		"tiles "+i.HTTP+"/tile/",
 		"entries "+i.HTTP+"/tile/entries/",
 		"game "+i.HTTP+"/games/{id}",
+		"player "+i.HTTP+"/players/{id}",
 		"proof "+i.HTTP+"/games/{id}/proof.json",
 		"tlog-proof "+i.HTTP+"/games/{id}/proofs/{seq}.tlog-proof",
 		"auditor "+i.HTTP+"/auditor.html",
@@ -480,8 +482,11 @@ func Run(ctx context.Context, cfg Config) error {
 // the API's metrics; health is /healthz and ready /readyz.
 func Handler(l *ledger.Ledger, store *publisher.Store, vkey string, log *slog.Logger, reg *prometheus.Registry, health, ready func(context.Context) error) (http.Handler, error) {
 	src := NewSource(l, store)
-	pages, err := publisher.NewPages(publisher.Config{Games: src, Stats: src, LogKey: vkey, Origin: l.Origin(),
-		Logger: log.With("component", "pages")})
+	pcfg := publisher.Config{Games: src, Stats: src, LogKey: vkey, Origin: l.Origin(), Logger: log.With("component", "pages")}
+	if store != nil {
+		pcfg.Index = store
+	}
+	pages, err := publisher.NewPages(pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
