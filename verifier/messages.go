@@ -97,6 +97,9 @@ const (
 	mTitleLogEmitter
 
 	mInReadFailed
+	mInNoSuchFile
+	mInPermission
+	mInIsDirectory
 	mInTooLarge
 	mInJSON
 	mInJSONDup
@@ -359,7 +362,10 @@ var catalog = [numMsgs][3]string{
 	mTitleLogWitnesses: {"log-witnesses", "tanıkların ortak imzaları", "تواقيع الشهود"},
 	mTitleLogEmitter:   {"log-emitter-signatures", "oyun sunucusunun imzaları", "تواقيع خادم اللعبة"},
 
-	mInReadFailed: {"cannot read the file: %[1]s", "dosya okunamadı: %[1]s", "تعذّرت قراءة الملف: %[1]s"},
+	mInReadFailed:  {"cannot read the file: %[1]s", "dosya okunamadı: %[1]s", "تعذّرت قراءة الملف: %[1]s"},
+	mInNoSuchFile:  {"there is no file %[1]q", "%[1]q adında bir dosya yok", "لا يوجد ملف باسم %[1]q"},
+	mInPermission:  {"not allowed to read the file %[1]q (its permissions)", "%[1]q dosyasını okuma izni yok (dosya izinleri)", "لا يُسمح بقراءة الملف %[1]q (صلاحياته)"},
+	mInIsDirectory: {"%[1]q is a folder, not a file", "%[1]q bir klasör, dosya değil", "الاسم %[1]q مجلد وليس ملفًا"},
 	mInTooLarge:   {"the file is larger than %[1]d bytes", "dosya %[1]d bayttan büyük", "الملف أكبر من %[1]d بايت"},
 	mInJSON:       {"not valid JSON (at byte %[1]d)", "geçerli JSON değil (%[1]d. bayt)", "ليس JSON صالحًا (عند البايت %[1]d)"},
 	mInJSONDup: {"a key appears twice in the same object (at byte %[1]d)",

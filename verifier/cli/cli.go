@@ -17,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -57,10 +58,15 @@ type errHelp struct{ lang verifier.Lang }
 
 func (errHelp) Error() string { return "help requested" }
 
-// ParseArgs parses the arguments (without the program name). It returns a
-// *UsageError for a bad command line.
-func ParseArgs(args []string) (Config, error) {
-	cfg := Config{Lang: verifier.English}
+// ParseArgs parses the arguments (without the program name), in English
+// unless --lang says otherwise. It returns a *UsageError for a bad command
+// line.
+func ParseArgs(args []string) (Config, error) { return ParseArgsIn(args, verifier.English) }
+
+// ParseArgsIn is ParseArgs with def as the language when --lang is absent
+// (Run takes it from the environment: LangFromEnv).
+func ParseArgsIn(args []string, def verifier.Lang) (Config, error) {
+	cfg := Config{Lang: def}
 	// The language first, so that every later error is in it.
 	for i := 0; i < len(args); i++ {
 		if args[i] == "--" {
@@ -203,8 +209,10 @@ func splitFlag(a string) (name, val string, hasVal bool) {
 // Run runs zarlog-verify with the given arguments (without the program
 // name) and returns the process exit code. Help goes to stdout (exit 0);
 // usage errors go to stderr (exit 2).
+//
+// Without --lang the language is the environment's (LangFromEnv).
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	cfg, err := ParseArgs(args)
+	cfg, err := ParseArgsIn(args, LangFromEnv(os.Getenv))
 	if h, ok := err.(errHelp); ok {
 		io.WriteString(stdout, render(h.lang, mUsage))
 		return 0
@@ -294,7 +302,31 @@ func readInput(ctx context.Context, file string, stdin io.Reader) ([]byte, error
 			return nil, err
 		}
 		defer f.Close()
+		if st, err := f.Stat(); err == nil && st.IsDir() {
+			return nil, &fs.PathError{Op: "read", Path: file, Err: verifier.ErrIsDirectory}
+		}
 		r = f
 	}
 	return io.ReadAll(io.LimitReader(r, verifier.MaxEvidenceSize+1))
+}
+
+// LangFromEnv returns the language of the POSIX locale variables, in their
+// order of precedence: LC_ALL, then LC_MESSAGES, then LANG, the first one
+// set deciding ("tr_TR.UTF-8" is Turkish, "ar_EG.UTF-8" Arabic). A locale
+// zarlog-verify has no messages for, "C" and "POSIX" included, is English.
+func LangFromEnv(getenv func(string) string) verifier.Lang {
+	for _, name := range []string{"LC_ALL", "LC_MESSAGES", "LANG"} {
+		v := getenv(name)
+		if v == "" {
+			continue
+		}
+		lang, _, _ := strings.Cut(v, ".")
+		lang, _, _ = strings.Cut(lang, "@")
+		lang, _, _ = strings.Cut(lang, "_")
+		if l, ok := verifier.ParseLang(strings.ToLower(lang)); ok {
+			return l
+		}
+		return verifier.English
+	}
+	return verifier.English
 }

@@ -153,8 +153,10 @@ func TestRunExitCodes(t *testing.T) {
 		{"expected-seal", data, []string{"--expected-commitment", "5CJ3-5ZCZ", "-"}, 0, "PASS  expected-commitment", ""},
 		{"expected-wrong", data, []string{"--expected-commitment", "5CJ3-5ZC0", "-"}, 1, "The proof is INVALID", ""},
 		{"empty-stdin", nil, []string{"-"}, 2, "Bad input", ""},
-		{"missing-file", nil, []string{filepath.Join(dir, "nope.json")}, 2, "cannot read the file", ""},
-		{"directory", nil, []string{dir}, 2, "cannot read the file", ""},
+		{"missing-file", nil, []string{filepath.Join(dir, "nope.json")}, 2, "there is no file", ""},
+		{"directory", nil, []string{dir}, 2, "is a folder, not a file", ""},
+		{"missing-file-tr", nil, []string{"--lang", "tr", filepath.Join(dir, "nope.json")}, 2, "adında bir dosya yok", ""},
+		{"directory-ar", nil, []string{"--lang=ar", dir}, 2, "مجلد وليس ملفًا", ""},
 		{"bad-flag", data, []string{"--frobnicate", "-"}, 2, "", "unknown flag --frobnicate"},
 		{"bad-flag-turkish", data, []string{"--lang", "tr", "--frobnicate", "-"}, 2, "", "bilinmeyen seçenek"},
 		{"bad-lang", data, []string{"--lang", "fr", "-"}, 2, "", "unknown language"},
@@ -247,6 +249,54 @@ func TestCLICatalogTranslated(t *testing.T) {
 			slices.Sort(got)
 			if !slices.Equal(got, want) {
 				t.Errorf("message %d: arguments %v, want %v", id, got, want)
+			}
+		}
+	}
+}
+
+// TestLangFromEnv: without --lang the locale variables choose the
+// language, LC_ALL first, then LC_MESSAGES, then LANG; --lang wins over
+// them; a locale without messages is English.
+func TestLangFromEnv(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want verifier.Lang
+	}{
+		{nil, verifier.English},
+		{map[string]string{"LANG": "tr_TR.UTF-8"}, verifier.Turkish},
+		{map[string]string{"LANG": "ar_EG.UTF-8"}, verifier.Arabic},
+		{map[string]string{"LANG": "ar"}, verifier.Arabic},
+		{map[string]string{"LANG": "tr_TR.UTF-8", "LC_MESSAGES": "ar_SA.UTF-8"}, verifier.Arabic},
+		{map[string]string{"LANG": "tr_TR.UTF-8", "LC_MESSAGES": "ar_SA", "LC_ALL": "en_GB.UTF-8"}, verifier.English},
+		{map[string]string{"LC_ALL": "C", "LANG": "tr_TR.UTF-8"}, verifier.English},
+		{map[string]string{"LANG": "de_DE.UTF-8"}, verifier.English},
+		{map[string]string{"LANG": "tr_TR@euro"}, verifier.Turkish},
+	} {
+		if got := LangFromEnv(func(k string) string { return c.env[k] }); got != c.want {
+			t.Errorf("%v: %s, want %s", c.env, got, c.want)
+		}
+	}
+	t.Setenv("LC_ALL", "")
+	t.Setenv("LC_MESSAGES", "")
+	t.Setenv("LANG", "tr_TR.UTF-8")
+	var out, errb bytes.Buffer
+	if code := Run(context.Background(), []string{"--no-such-flag"}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "bilinmeyen seçenek") {
+		t.Errorf("LANG=tr_TR.UTF-8, a bad flag: exit %d, %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := Run(context.Background(), []string{"--lang", "en", "--no-such-flag"}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "unknown flag") {
+		t.Errorf("LANG=tr_TR.UTF-8 --lang en, a bad flag: exit %d, %q", code, errb.String())
+	}
+}
+
+// TestUsageTranslated: the usage's placeholders are words of its language,
+// not the English FILE, VKEY and SEALCODE.
+func TestUsageTranslated(t *testing.T) {
+	for _, l := range []verifier.Lang{verifier.Turkish, verifier.Arabic} {
+		u := render(l, mUsage)
+		for _, w := range []string{"FILE", "VKEY", "SEALCODE", "HEX|S"} {
+			if strings.Contains(u, w) {
+				t.Errorf("the %s usage says %q", l, w)
 			}
 		}
 	}

@@ -45,8 +45,8 @@ also checks a .tlog-proof file of one event (with --log-key).
   --leaf                 the event's bytes, for a .tlog-proof without an extra line
 Exit code: 0 every check passed, 1 the proof is invalid, 2 bad input.
 `,
-		`kullanım: zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment HEX|MÜHÜRKODU]
-                        [--log-key VKEY] [--witness-policy DOSYA] [--emitter-key VKEY]... [--leaf DOSYA] DOSYA|-
+		`kullanım: zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment ONALTILIK|MÜHÜRKODU]
+                        [--log-key ANAHTAR] [--witness-policy DOSYA] [--emitter-key ANAHTAR]... [--leaf DOSYA] DOSYA|-
 
 Bir dice-proof-v1 kanıt dosyasını ya da kanıt paketini çevrimdışı kontrol eder ve neyi kanıtladığını söyler;
 tek bir olayın .tlog-proof dosyasını da (--log-key ile) kontrol eder.
@@ -60,11 +60,11 @@ tek bir olayın .tlog-proof dosyasını da (--log-key ile) kontrol eder.
   --leaf                 extra satırı olmayan bir .tlog-proof için olayın baytları
 Çıkış kodu: 0 her kontrol geçti, 1 kanıt geçersiz, 2 hatalı girdi.
 `,
-		`الاستخدام: zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment HEX|SEALCODE] [--log-key VKEY] [--witness-policy FILE] [--emitter-key VKEY]... [--leaf FILE] FILE|-
+		`الاستخدام: zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment ست_عشري|رمز_الختم] [--log-key مفتاح] [--witness-policy ملف] [--emitter-key مفتاح]... [--leaf ملف] ملف|-
 
 يتحقق دون اتصال بالشبكة من ملف إثبات dice-proof-v1 أو حزمة إثبات ويقول ما يثبته؛
 ويتحقق أيضًا من ملف .tlog-proof لحدث واحد (مع --log-key).
-  الملف FILE: الملف، والشرطة - تعني القراءة من الدخل القياسي
+  الملف: الملف المطلوب فحصه، والشرطة - تعني القراءة من الدخل القياسي
   الخيار --json: اطبع كائن JSON واحدًا بدل النص
   الخيار --lang: لغة الرسائل، en أو tr أو ar (الافتراضية en)
   الخيار --expected-commitment: الالتزام (64 رقمًا ست عشريًا) أو رمز الختم الذي رأيته قبل اللعبة
