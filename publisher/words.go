@@ -99,8 +99,19 @@ func resultText(l verifier.Lang, end *events.End, names [2]string) string {
 	case end.Winner < 0:
 		return text(l, "Result-"+string(end.Result)+"-none")
 	case end.Result == events.Resigned:
-		return text(l, "Result-resigned", seatLabel(l, names, 1-end.Winner), seatLabel(l, names, end.Winner), end.Points)
+		return text(l, "Result-resigned", seatLabel(l, names, 1-end.Winner), seatLabel(l, names, end.Winner), points(l, end.Points))
 	default:
-		return text(l, "Result-"+string(end.Result), seatLabel(l, names, end.Winner), end.Points)
+		return text(l, "Result-"+string(end.Result), seatLabel(l, names, end.Winner), points(l, end.Points))
 	}
+}
+
+// points says a number of points in language l.
+func points(l verifier.Lang, n uint32) string {
+	switch n {
+	case 1:
+		return text(l, "Points1")
+	case 2:
+		return text(l, "Points2")
+	}
+	return text(l, "PointsN", n)
 }
