@@ -330,6 +330,7 @@ var browserMessages = map[string][3]string{
 	"BrTlogProof": {"this is a C2SP tlog-proof of a single event, not a game's proof file: check it with zarlog-verify --log-key",
 		"bu, bir oyunun kanıt dosyası değil, tek bir olayın C2SP tlog-proof kanıtı: zarlog-verify --log-key ile kontrol et",
 		"هذا إثبات C2SP tlog-proof لحدث واحد، لا ملف إثبات لعبة: افحصه بالأمر zarlog-verify --log-key"},
+	"BrListSep":     {", ", ", ", "، "},
 	"BrChecking":    {"Checking…", "Kontrol ediliyor…", "جارٍ التحقق…"},
 	"BrFetchFailed": {"The proof file could not be downloaded: %[1]s", "Kanıt dosyası indirilemedi: %[1]s", "تعذّر تنزيل ملف الإثبات: %[1]s"},
 	"BrFirstWrong": {"First wrong roll: n=%[1]s, the file says %[2]s, the seed gives %[3]s",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -142,6 +143,9 @@ func TestPagesForPlayers(t *testing.T) {
 						t.Errorf("the page is %.0f px wide in a window of %.0f px: %v", sw[0], sw[1], wide)
 					}
 					checkKeyRendering(t, ctx, f.vkey)
+					if l != English {
+						checkNoTokens(t, ctx)
+					}
 					checkAxe(t, ctx, axe)
 					if shots && screenshotWanted(pg.name, l, width) {
 						b, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
@@ -237,6 +241,58 @@ func checkKeyRendering(t *testing.T, ctx context.Context, key string) {
 	}
 	if got.Input != "" && got.Input != key {
 		t.Errorf("the key field holds %q, want %q", got.Input, key)
+	}
+}
+
+// untranslated are tokens of the formats and the command line that must
+// not appear in a Turkish or Arabic page's words (they may inside code:
+// commands, keys, ids). The first ones are words, never right in either
+// language; the rest are names of the formats, which the auditors' part
+// of a page uses as names (an event type, a scheme) and a player's part
+// never does.
+var (
+	untranslatedWords = []string{"turkish-reroll", "western", "seq", "log-inclusion", "log-signature", "log-order",
+		"log-agreement", "log-witnesses", "log-emitter-signatures", "expected-commitment", "PASS", "FAIL", "SKIP",
+		"rollId", "opening", "reroll"}
+	untranslatedNames = []string{"commit", "tavlarena-v1", "anchored-v1", "per-roll-v1", "--", "seat", "secondFrom"}
+)
+
+// checkNoTokens looks through the text a reader sees, outside code, keys,
+// ids and commands, for the untranslated words, and outside the auditors'
+// part for the format's names too.
+func checkNoTokens(t *testing.T, ctx context.Context) {
+	t.Helper()
+	for _, part := range []struct {
+		skip   string
+		tokens []string
+	}{{"", untranslatedWords}, {", #auditors, .checks", untranslatedNames}} {
+		checkTokens(t, ctx, part.skip, part.tokens)
+	}
+}
+
+func checkTokens(t *testing.T, ctx context.Context, skipMore string, tokens []string) {
+	t.Helper()
+	js := `(() => {
+		const skip = "code, pre, kbd, script, style, .hex, .key, .seal-code, .seal-small, [dir=ltr], input, noscript, title` + skipMore + `";
+		const out = [];
+		const w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+		for (let n = w.nextNode(); n; n = w.nextNode()) {
+			if (n.parentElement.closest(skip)) continue;
+			if (n.parentElement.closest("[hidden]")) continue;
+			out.push(n.textContent);
+		}
+		return out.join(" ");
+	})()`
+	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range tokens {
+		re := regexp.MustCompile(`(^|[^\pL\pN-])` + regexp.QuoteMeta(tok) + `($|[^\pL\pN-])`)
+		if loc := re.FindStringIndex(text); loc != nil {
+			from, to := max(0, loc[0]-60), min(len(text), loc[1]+60)
+			t.Errorf("untranslated %q in the page's text: …%s…", tok, text[from:to])
+		}
 	}
 }
 

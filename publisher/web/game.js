@@ -16,7 +16,7 @@
   const detail = document.getElementById("verdict-detail");
   const more = document.getElementById("verdict-more");
   const T = function (id, args) { return ZarlogVerifier.render({ id: id, args: args || [] }, cat, 0); };
-  const sep = sec.dataset.lang === "ar" ? "، " : ", ";
+  const sep = T("BrListSep");
 
   ZarlogVerifier.ed25519Supported().then(function (ok) {
     if (!ok) document.getElementById("ed25519-note").hidden = false;

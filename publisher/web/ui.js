@@ -31,7 +31,15 @@ var ZarlogUI = (function () {
       item.dataset.status = c.status;
       const title = T({ id: TITLES[c.name], args: [] });
       item.appendChild(el("span", "status", T({ id: STATUS[c.status], args: [] })));
-      item.appendChild(el("span", "name", title === c.name ? c.name : title + " (" + c.name + ")"));
+      const name = el("span", "name", title);
+      if (title !== c.name) {
+        // The check's name, as zarlog-verify prints it: an identifier.
+        name.appendChild(document.createTextNode(" "));
+        const code = el("code", "check-id", c.name);
+        code.dir = "ltr";
+        name.appendChild(code);
+      }
+      item.appendChild(name);
       item.appendChild(el("span", "detail", T(c.detail)));
       list.appendChild(item);
     }
@@ -50,7 +58,8 @@ var ZarlogUI = (function () {
       container.appendChild(p);
     }
     if (r.notChecked.length > 0) {
-      container.appendChild(el("p", "not-checked", T({ id: "BrNotChecked", args: [r.notChecked.join(", ")] })));
+      const names = r.notChecked.map(function (n) { return TITLES[n] ? T({ id: TITLES[n], args: [] }) : n; });
+      container.appendChild(el("p", "not-checked", T({ id: "BrNotChecked", args: [names.join(T({ id: "BrListSep", args: [] }))] })));
     }
     const s = el("p", "summary " + (r.exit === 0 ? "ok" : "bad"), T(r.summary));
     s.id = "summary";
