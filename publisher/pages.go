@@ -17,6 +17,7 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/zarlog/zarlog/events"
@@ -362,7 +363,29 @@ const (
 
 var templateFuncs = template.FuncMap{
 	"add": func(a, b int) int { return a + b },
-	"ltr": ltr,
+	"ltr":    ltr,
+	"idents": idents,
+}
+
+// identRE matches what a sentence of the verifier names but does not say
+// in words: a flag (--log-key), a field path (log.entries[3], rolls[2]),
+// a scheme (tavlarena-v1) and a format (dice-proof-v1).
+var identRE = regexp.MustCompile(`--[a-z][a-z-]*|\blog\.entries\[\d+\]|\brolls\[\d+\]|\b[a-z]+(?:-[a-z]+)*-v1\b`)
+
+// idents writes s as HTML with every identifier of identRE in a
+// left-to-right code element, so that in an Arabic sentence
+// "--expected-commitment" stays as it is typed instead of turning into
+// "expected-commitment--".
+func idents(s string) template.HTML {
+	var b strings.Builder
+	last := 0
+	for _, m := range identRE.FindAllStringIndex(s, -1) {
+		b.WriteString(template.HTMLEscapeString(s[last:m[0]]))
+		b.WriteString(`<code dir="ltr">` + template.HTMLEscapeString(s[m[0]:m[1]]) + `</code>`)
+		last = m[1]
+	}
+	b.WriteString(template.HTMLEscapeString(s[last:]))
+	return template.HTML(b.String())
 }
 
 // ltr puts s in a left-to-right isolate (LRI … PDI), so that a key, a code

@@ -287,6 +287,11 @@ func checkTokens(t *testing.T, ctx context.Context, skipMore string, tokens []st
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A flag outside code turns around in a right-to-left sentence.
+	if loc := regexp.MustCompile(`--[a-z]`).FindStringIndex(text); loc != nil {
+		from, to := max(0, loc[0]-60), min(len(text), loc[1]+60)
+		t.Errorf("a flag outside code in the page's text: …%s…", text[from:to])
+	}
 	for _, tok := range tokens {
 		re := regexp.MustCompile(`(^|[^\pL\pN-])` + regexp.QuoteMeta(tok) + `($|[^\pL\pN-])`)
 		if loc := re.FindStringIndex(text); loc != nil {

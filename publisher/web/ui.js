@@ -19,6 +19,25 @@ var ZarlogUI = (function () {
     return e;
   }
 
+  // IDENTS matches what a message names but does not say in words: a
+  // flag, a field path, a scheme or format (publisher's identRE).
+  const IDENTS = /--[a-z][a-z-]*|\blog\.entries\[\d+\]|\brolls\[\d+\]|\b[a-z]+(?:-[a-z]+)*-v1\b/g;
+
+  // withIdents fills e with text, each identifier in a left-to-right code
+  // element, so that a right-to-left sentence does not reorder it.
+  function withIdents(e, text) {
+    let last = 0;
+    for (const m of text.matchAll(IDENTS)) {
+      e.appendChild(document.createTextNode(text.slice(last, m.index)));
+      const c = el("code", "", m[0]);
+      c.dir = "ltr";
+      e.appendChild(c);
+      last = m.index + m[0].length;
+    }
+    e.appendChild(document.createTextNode(text.slice(last)));
+    return e;
+  }
+
   // show renders report r into container, in the language of catalog cat
   // (id -> [text, …]) at index li, and returns a plain summary object.
   function show(container, r, cat, li) {
@@ -40,7 +59,7 @@ var ZarlogUI = (function () {
         name.appendChild(code);
       }
       item.appendChild(name);
-      item.appendChild(el("span", "detail", T(c.detail)));
+      item.appendChild(withIdents(el("span", "detail"), T(c.detail)));
       list.appendChild(item);
     }
     container.appendChild(list);
