@@ -308,7 +308,7 @@ func checkAxe(t *testing.T, ctx context.Context, axe string) {
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](axe+";true")); err != nil {
 		t.Fatalf("loading axe-core: %v", err)
 	}
-	raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](`axe.run(document, {runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]}}).then(r => JSON.stringify({violations: r.violations}))`, chromedp.EvalAwaitPromise))
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](`axe.run(document, {runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]}}).then(r => JSON.stringify({violations: r.violations}))`, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatalf("running axe-core: %v", err)
 	}

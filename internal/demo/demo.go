@@ -424,7 +424,7 @@ func (d *run) game(ctx context.Context, bt *bot, ck *checker, no int, p plan, se
 	if v.ok {
 		d.result.Verified++
 	}
-	fmt.Fprintf(d.cfg.Out, "game %-3d %s: %d rolls (%d doubles), %s\n", no, p.describe(), g.rolls, g.doubles, result(g.end))
+	fmt.Fprintf(d.cfg.Out, "game %-3d %s: %d rolls (%d doubles), %s\n", no, p.describe(), g.rolls, g.doubles, result(g.end, seatsOf(no)))
 	fmt.Fprintf(d.cfg.Out, "         seal %s  audit %s/games/%s\n", g.seal, ck.base, g.id)
 	fmt.Fprintf(d.cfg.Out, "         %s\n", v.summary())
 	if !v.ok && v.report != nil {
@@ -449,7 +449,7 @@ func (d *run) summary(info serve.Info, stopping bool) {
 }
 
 // result says how a game ended.
-func result(e events.End) string {
+func result(e events.End, seats [2]player) string {
 	pts := func(n uint32) string {
 		if n == 1 {
 			return "1 point"
@@ -460,9 +460,9 @@ func result(e events.End) string {
 	case e.Result == events.Finished && e.Winner == events.NoWinner:
 		return "finished: a draw"
 	case e.Result == events.Finished:
-		return fmt.Sprintf("finished: seat %d wins %s", e.Winner, pts(e.Points))
+		return fmt.Sprintf("finished: %s wins %s", seats[e.Winner].name, pts(e.Points))
 	case e.Result == events.Resigned:
-		return fmt.Sprintf("seat %d resigned: seat %d wins %s", 1-e.Winner, e.Winner, pts(e.Points))
+		return fmt.Sprintf("%s resigned: %s wins %s", seats[1-e.Winner].name, seats[e.Winner].name, pts(e.Points))
 	}
 	return string(e.Result)
 }
