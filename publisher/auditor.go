@@ -39,7 +39,7 @@ func Auditor(logKey string) ([]byte, error) {
 		cat[id] = t
 	}
 	ui := map[string][3]string{}
-	for _, k := range []string{"LogKeyLabel", "ExpectedLabel", "NoEd25519", "BrowserNotBLS", "BrowserNotMoves", "BrowserNotWitness"} {
+	for _, k := range []string{"LogKeyLabel", "ExpectedLabel", "BrowserNotMoves", "BrowserNotWitness"} {
 		ui[k] = pageTexts[k]
 	}
 	catJSON, err1 := json.Marshal(cat)

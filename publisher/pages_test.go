@@ -662,8 +662,17 @@ func TestAuditorFile(t *testing.T) {
 		t.Error("Auditor is not deterministic")
 	}
 	s := string(a)
+	// The bundled @noble/curves cites papers in its comments: a URL in a
+	// comment line is text, not a connection.
+	var code []string
+	for _, line := range strings.Split(s, "\n") {
+		if trimmed := strings.TrimSpace(line); strings.HasPrefix(trimmed, "//") || strings.HasPrefix(trimmed, "*") {
+			continue
+		}
+		code = append(code, line)
+	}
 	for _, bad := range []string{"src=", "href=", "http://", "https://", "@import", "fetch(", "XMLHttpRequest", "WebSocket"} {
-		if strings.Contains(strings.ReplaceAll(s, `xmlns="http://www.w3.org/2000/svg"`, ""), bad) {
+		if strings.Contains(strings.ReplaceAll(strings.Join(code, "\n"), `xmlns="http://www.w3.org/2000/svg"`, ""), bad) {
 			t.Errorf("the auditor contains %q", bad)
 		}
 	}
@@ -693,7 +702,7 @@ func TestMessagesJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(messagesJSON(Turkish)), &m); err != nil {
 		t.Fatal(err)
 	}
-	if m["SuPass"][0] != "Her atış kontrol edildi" || m["BrAnchorPartial"][0] == "" {
+	if m["SuPass"][0] != "Her atış kontrol edildi" || m["BrChecking"][0] == "" {
 		t.Errorf("Turkish messages: SuPass %q", m["SuPass"][0])
 	}
 }

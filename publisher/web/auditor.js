@@ -67,9 +67,6 @@
   sel.value = LANGS.indexOf(pref) >= 0 ? pref : "en";
   sel.addEventListener("change", applyLang);
   applyLang();
-  ZarlogVerifier.ed25519Supported().then(function (ok) {
-    if (!ok) document.getElementById("ed25519-note").hidden = false;
-  });
   const input = document.getElementById("file");
   input.addEventListener("change", function () { if (input.files[0]) check(input.files[0]); });
   const drop = document.getElementById("drop");

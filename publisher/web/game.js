@@ -18,10 +18,6 @@
   const T = function (id, args) { return ZarlogVerifier.render({ id: id, args: args || [] }, cat, 0); };
   const sep = T("BrListSep");
 
-  ZarlogVerifier.ed25519Supported().then(function (ok) {
-    if (!ok) document.getElementById("ed25519-note").hidden = false;
-  });
-
   // The first failure, as a player reads it.
   function failure(r) {
     const w = r.firstWrongRoll;
@@ -42,7 +38,7 @@
     if (r.exit === 0) {
       const noSig = r.notChecked.indexOf("log-signature") >= 0;
       box.classList.add(noSig ? "partial" : "ok");
-      main.textContent = noSig ? T("BrPassNoEd25519") : T("SuPass");
+      main.textContent = T(noSig ? "SuPassNoKey" : "SuPass");
       detail.textContent = T("VdPassDetail", [String(rolls)]);
       const nc = r.notChecked.filter(function (n) { return cat["VdNC-" + n]; }).map(function (n) { return T("VdNC-" + n); });
       if (nc.length > 0) {

@@ -1,0 +1,93 @@
+// The player's app's own checks, the ones a page cannot make for it: the
+// per-roll check of seed 004 (each roll checked the moment it is
+// revealed, against the commitment the app received before the roll), and
+// the receipt check (the commitment is in a checkpoint signed by the log,
+// received before the first roll).
+
+import {
+  M, sha256, hex, unhex, perRollDice, parseLogKey, parseSignedCheckpoint, openNote, proofLen, bitLen, nodeHash, concat, eq,
+} from "./core.js";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const HEX32 = /^[0-9a-f]{64}$/;
+
+function bytes32(x, what) {
+  if (x instanceof Uint8Array && x.length === 32) return x;
+  if (typeof x === "string" && HEX32.test(x)) return unhex(x);
+  throw new TypeError(what + " must be 32 bytes (a Uint8Array or 64 lower-case hex digits)");
+}
+
+/**
+ * checkRollReveal is the check a player's app runs on a per-roll-v1 roll
+ * the moment it is revealed (docs/SCHEMES.md §4; the Go SDK's CheckRoll).
+ *
+ * before: {matchId, rollId, commitment} as the app received them before the
+ * roll. reveal: {rollId, seed, second, secondFrom, dice} as the server
+ * revealed them. sent: the second number the app sent itself, or null when
+ * the server made it.
+ *
+ * It checks, in this order, that the reveal is of the committed roll, that
+ * the second number is the app's (and marked "client"), that SHA-256 of the
+ * seed is the commitment, and that the dice are the ones the seed gives. It
+ * resolves to {ok: true, dice} or {ok: false, part, want, got}, part one of
+ * "roll-id", "second", "commitment", "dice".
+ */
+export async function checkRollReveal(before, reveal, sent) {
+  if (!UUID.test(before.matchId) || !UUID.test(before.rollId) || !UUID.test(reveal.rollId)) {
+    throw new TypeError("matchId and rollId must be lower-case UUIDs");
+  }
+  const commitment = bytes32(before.commitment, "before.commitment");
+  const seed = bytes32(reveal.seed, "reveal.seed");
+  const second = bytes32(reveal.second, "reveal.second");
+  const bad = function (part, want, got) { return { ok: false, part: part, want: want, got: got }; };
+  if (reveal.rollId !== before.rollId) return bad("roll-id", before.rollId, reveal.rollId);
+  if (sent) {
+    const s = bytes32(sent, "sent");
+    if (!eq(s, second)) return bad("second", hex(s), hex(second));
+    if (reveal.secondFrom !== "client") return bad("second", '"secondFrom": "client"', '"secondFrom": ' + JSON.stringify(reveal.secondFrom));
+  }
+  const h = await sha256(seed);
+  if (!eq(h, commitment)) return bad("commitment", hex(commitment), hex(h));
+  const d = await perRollDice(before.matchId, { rollId: before.rollId, seed: seed, second: second });
+  const got = reveal.dice;
+  if (!Array.isArray(got) || got[0] !== d[0] || got[1] !== d[1]) return bad("dice", d[0] + "-" + d[1], String(got && got.join("-")));
+  return { ok: true, dice: d };
+}
+
+/**
+ * checkReceipt checks a ledger's receipt as a player's app does before it
+ * trusts that an event was logged (the Go SDK's CheckReceipt): the
+ * checkpoint is a checkpoint note signed by logKey (the log's verifier key,
+ * whose name is the log's origin), of a tree with more than receipt.index
+ * leaves. Given the event's leaf and its inclusion proof (receipt.leaf: the
+ * event's canonical JSON, a string; receipt.proof: hex hashes, leaf to
+ * root), it also checks that the leaf is at receipt.index in that tree. An
+ * app that holds such a receipt for the commit before the first roll knows
+ * the game was sealed in the public log before any die was cast.
+ *
+ * It resolves to {ok: true, size, root, included} or {ok: false, message}
+ * (a verifier message: render it with render()).
+ */
+export async function checkReceipt(receipt, logKey) {
+  const key = await parseLogKey(logKey);
+  if (!key) return { ok: false, message: M("BrBadLogKey", logKey) };
+  const cp = parseSignedCheckpoint(receipt.checkpoint);
+  if (!cp) return { ok: false, message: M("InWant", "checkpoint", M("WantCheckpoint"), String(receipt.checkpoint).slice(0, 40)) };
+  if (cp.origin !== key.name) return { ok: false, message: M("LsOrigin", cp.origin, key.name) };
+  if (!(await openNote(cp.note, key))) return { ok: false, message: M("LsBad", key.name) };
+  const index = BigInt(receipt.index);
+  if (index >= cp.size) return { ok: false, message: M("LiBeyond", "receipt", receipt.index, cp.size) };
+  const out = { ok: true, size: cp.size, root: hex(cp.root), included: false };
+  if (receipt.leaf === undefined) return out;
+  const proof = (receipt.proof || []).map(function (p) { return bytes32(p, "receipt.proof"); });
+  const want = proofLen(index, cp.size);
+  if (proof.length !== want) return { ok: false, message: M("LiLength", "receipt", receipt.index, proof.length, want, cp.size) };
+  const inner = bitLen(index ^ (cp.size - 1n));
+  let h = await sha256(concat(Uint8Array.of(0), new TextEncoder().encode(receipt.leaf)));
+  for (let j = 0; j < proof.length; j++) {
+    h = j < inner && ((index >> BigInt(j)) & 1n) === 0n ? await nodeHash(h, proof[j]) : await nodeHash(proof[j], h);
+  }
+  if (!eq(h, cp.root)) return { ok: false, message: M("LiFail", "receipt", receipt.index, cp.size) };
+  out.included = true;
+  return out;
+}

@@ -1,0 +1,14 @@
+// Runs every vector of a testdata/dice manifest through this package and
+// prints one JSON report per line (English), for the Go agreement test
+// (publisher's TestNodeVerifier): node test/vectors.mjs MANIFEST DIR
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { verify, jsonReport } from "../src/index.js";
+
+const [manifest, dir] = process.argv.slice(2);
+const m = JSON.parse(await readFile(manifest, "utf8"));
+for (const v of m.Vectors || m.vectors) {
+  const bytes = new Uint8Array(await readFile(path.join(dir, v.File || v.file)));
+  const r = await verify(bytes, { expected: v.ExpectedCommitment || v.expectedCommitment || "", logKey: v.LogKey || v.logKey || "" });
+  process.stdout.write(JSON.stringify({ name: v.Name || v.name, report: JSON.parse(jsonReport(r, "en")) }) + "\n");
+}
