@@ -2,10 +2,15 @@ package publisher
 
 import (
 	"bytes"
+	"crypto/ed25519"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -101,7 +106,7 @@ func nodeAvailable(t *testing.T) string {
 // alone.
 func TestNodeVerifier(t *testing.T) {
 	node := nodeAvailable(t)
-	out, err := exec.Command(node, filepath.Join(jsPackage, "test", "vectors.mjs"), "../testdata/dice/manifest.json", "../testdata/dice").Output()
+	out, err := exec.Command(node, filepath.Join(jsPackage, "tools", "vectors.mjs"), "../testdata/dice/manifest.json", "../testdata/dice").Output()
 	if err != nil {
 		t.Fatalf("node: %v", err)
 	}
@@ -203,4 +208,164 @@ func movesDiffer(goRep, js *verifier.JSONReport) bool {
 		return true // the moves check failed in Go: the other checks must still agree
 	}
 	return true
+}
+
+// ed25519Cases are Ed25519 inputs on which implementations are known to
+// differ ("Taming the many EdDSAs"): valid signatures, S not reduced (S +
+// L), non-canonical encodings of the key and of R, the identity and other
+// small-order keys and R.
+func ed25519Cases(t *testing.T) []map[string]string {
+	t.Helper()
+	var out []map[string]string
+	add := func(name string, pub, msg, sig []byte) {
+		out = append(out, map[string]string{"name": name, "pub": hex.EncodeToString(pub), "msg": hex.EncodeToString(msg), "sig": hex.EncodeToString(sig)})
+	}
+	L := new(big.Int).SetBytes([]byte{0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x14, 0xde, 0xf9, 0xde, 0xa2, 0xf7, 0x9c, 0xd6, 0x58, 0x12, 0x63, 0x1a, 0x5c, 0xf5, 0xd3, 0xed})
+	le := func(b []byte) *big.Int { r := slices.Clone(b); slices.Reverse(r); return new(big.Int).SetBytes(r) }
+	toLE := func(x *big.Int) []byte { b := x.FillBytes(make([]byte, 32)); slices.Reverse(b); return b }
+	for i := range 3 {
+		seed := label32(fmt.Sprintf("ed25519 case %d", i))
+		priv := ed25519.NewKeyFromSeed(seed[:])
+		pub := priv.Public().(ed25519.PublicKey)
+		msg := []byte(fmt.Sprintf("zarlog-event-v1\nmessage %d", i))
+		sig := ed25519.Sign(priv, msg)
+		add("valid", pub, msg, sig)
+		// S + L: the same point, a non-reduced scalar.
+		s := new(big.Int).Add(le(sig[32:]), L)
+		if s.BitLen() <= 256 {
+			add("S+L", pub, msg, append(slices.Clone(sig[:32]), toLE(s)...))
+		}
+		bad := slices.Clone(sig)
+		bad[63] |= 0xe0 // S ≥ 2^253
+		add("S high bits", pub, msg, bad)
+		add("wrong message", pub, append(msg, '!'), sig)
+	}
+	// Random bytes: keys that are no point, signatures of nothing.
+	for i := range 32 {
+		r := label32(fmt.Sprintf("ed25519 random %d", i))
+		q := label32(fmt.Sprintf("ed25519 random sig %d", i))
+		add("random", r[:], []byte{byte(i)}, append(q[:], r[:]...))
+	}
+	// Small-order points: the identity (0, 1) and the point of order 2,
+	// canonically and non-canonically encoded (y + p).
+	identity := append([]byte{1}, make([]byte, 31)...)
+	identityNC := []byte{0xee, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f} // y = p + 1
+	order2 := []byte{0xec, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f} // y = -1
+	zero := make([]byte, 32)
+	for _, a := range []struct {
+		name string
+		pub  []byte
+	}{{"identity key", identity}, {"identity key, non-canonical", identityNC}, {"order-2 key", order2}} {
+		for _, r := range []struct {
+			name string
+			r    []byte
+		}{{"identity R", identity}, {"identity R, non-canonical", identityNC}, {"order-2 R", order2}} {
+			add(a.name+", "+r.name+", S=0", a.pub, []byte("any message"), append(slices.Clone(r.r), zero...))
+		}
+	}
+	return out
+}
+
+// TestEd25519Agreement is the differential test of the JavaScript
+// package's Ed25519 fallback (@noble/curves, zip215 off) against Go's
+// crypto/ed25519, which the ledger and zarlog-verify use: a signature one
+// accepts and the other refuses would be a verdict that depends on the
+// device. It also reports, without failing, where the platform's own
+// WebCrypto (Node's: OpenSSL) differs, since the package uses WebCrypto
+// where it has Ed25519.
+func TestEd25519Agreement(t *testing.T) {
+	node := nodeAvailable(t)
+	cases := ed25519Cases(t)
+	b, err := json.Marshal(cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "cases.json")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(node, filepath.Join(jsPackage, "tools", "ed25519.mjs"), file).Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	var got []struct{ Noble, WebCrypto bool }
+	if err := json.Unmarshal(out, &got); err != nil || len(got) != len(cases) {
+		t.Fatalf("node said %s (%v)", out, err)
+	}
+	for i, c := range cases {
+		pub, _ := hex.DecodeString(c["pub"])
+		msg, _ := hex.DecodeString(c["msg"])
+		sig, _ := hex.DecodeString(c["sig"])
+		want := ed25519.Verify(pub, msg, sig)
+		if got[i].Noble != want {
+			t.Errorf("%s: @noble/curves says %v, crypto/ed25519 %v", c["name"], got[i].Noble, want)
+		}
+		if got[i].WebCrypto != want {
+			t.Logf("%s: Node's WebCrypto says %v, crypto/ed25519 %v", c["name"], got[i].WebCrypto, want)
+		}
+	}
+}
+
+// TestVerifyJSBuilt: the pages' web/verify.js is the JavaScript package
+// built by its build.js (esbuild, pinned by the package's lock file), so
+// that the pages run the package and not a copy of it.
+func TestVerifyJSBuilt(t *testing.T) {
+	node := nodeAvailable(t)
+	out := filepath.Join(t.TempDir(), "verify.js")
+	if b, err := exec.Command(node, filepath.Join(jsPackage, "build.js"), "--out", out).CombinedOutput(); err != nil {
+		t.Fatalf("node build.js: %v\n%s", err, b)
+	}
+	want, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := webFS.ReadFile("web/verify.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("web/verify.js is not the build of verifier/js/src: run npm run build in verifier/js")
+	}
+}
+
+// TestJSBadge: the package's badge() draws the server's Badge, byte for
+// byte.
+func TestJSBadge(t *testing.T) {
+	node := nodeAvailable(t)
+	var cs []string
+	for i := range 16 {
+		c := label32(fmt.Sprintf("badge %d", i))
+		cs = append(cs, hex.EncodeToString(c[:]))
+	}
+	js := `import { badge } from "./src/badge.js"; for (const c of process.argv.slice(1)) console.log(badge(c));`
+	cmd := exec.Command(node, append([]string{"--input-type=module", "-e", js}, cs...)...)
+	cmd.Dir = jsPackage
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(cs) {
+		t.Fatalf("node drew %d badges of %d", len(lines), len(cs))
+	}
+	for i, c := range cs {
+		var b [32]byte
+		hex.Decode(b[:], []byte(c))
+		if lines[i] != Badge(b) {
+			t.Errorf("badge of %s:\nnode %s\ngo   %s", c, lines[i], Badge(b))
+		}
+	}
+}
+
+// TestNodePackage runs the package's own tests (node --test): the BLS
+// check on real quicknet beacons and flipped bits, the app API.
+func TestNodePackage(t *testing.T) {
+	node := nodeAvailable(t)
+	cmd := exec.Command(node, "--test", "test/")
+	cmd.Dir = jsPackage
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("node --test: %v\n%s", err, out)
+	}
 }

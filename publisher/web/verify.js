@@ -308,17 +308,17 @@ var ZarlogVerifier = (() => {
   // node_modules/@noble/hashes/esm/_u64.js
   var U32_MASK64 = /* @__PURE__ */ BigInt(2 ** 32 - 1);
   var _32n = /* @__PURE__ */ BigInt(32);
-  function fromBig(n, le = false) {
-    if (le)
+  function fromBig(n, le2 = false) {
+    if (le2)
       return { h: Number(n & U32_MASK64), l: Number(n >> _32n & U32_MASK64) };
     return { h: Number(n >> _32n & U32_MASK64) | 0, l: Number(n & U32_MASK64) | 0 };
   }
-  function split(lst, le = false) {
+  function split(lst, le2 = false) {
     const len = lst.length;
     let Ah = new Uint32Array(len);
     let Al = new Uint32Array(len);
     for (let i = 0; i < len; i++) {
-      const { h, l } = fromBig(lst[i], le);
+      const { h, l } = fromBig(lst[i], le2);
       [Ah[i], Al[i]] = [h, l];
     }
     return [Ah, Al];
@@ -1502,8 +1502,8 @@ var ZarlogVerifier = (() => {
     abytes(msg);
     anum(count);
     const log2p = p.toString(2).length;
-    const L = Math.ceil((log2p + k) / 8);
-    const len_in_bytes = count * m * L;
+    const L2 = Math.ceil((log2p + k) / 8);
+    const len_in_bytes = count * m * L2;
     let prb;
     if (expand === "xmd") {
       prb = expand_message_xmd(msg, DST2, len_in_bytes, hash);
@@ -1518,8 +1518,8 @@ var ZarlogVerifier = (() => {
     for (let i = 0; i < count; i++) {
       const e = new Array(m);
       for (let j = 0; j < m; j++) {
-        const elm_offset = L * (j + i * m);
-        const tv = prb.subarray(elm_offset, elm_offset + L);
+        const elm_offset = L2 * (j + i * m);
+        const tv = prb.subarray(elm_offset, elm_offset + L2);
         e[j] = mod(os2ip(tv), p);
       }
       u[i] = e;
@@ -1690,9 +1690,9 @@ var ZarlogVerifier = (() => {
           y = Fp4.neg(y);
         return { x, y };
       } else if (length === uncomp && head === 4) {
-        const L = Fp4.BYTES;
-        const x = Fp4.fromBytes(tail.subarray(0, L));
-        const y = Fp4.fromBytes(tail.subarray(L, L * 2));
+        const L2 = Fp4.BYTES;
+        const x = Fp4.fromBytes(tail.subarray(0, L2));
+        const y = Fp4.fromBytes(tail.subarray(L2, L2 * 2));
         if (!isValidXY(x, y))
           throw new Error("bad point: is not on curve");
         return { x, y };
@@ -3375,34 +3375,34 @@ var ZarlogVerifier = (() => {
     return bytes;
   }
   function pointG1ToBytes(_c, point, isComp) {
-    const { BYTES: L, ORDER: P } = Fp;
+    const { BYTES: L2, ORDER: P } = Fp;
     const is0 = point.is0();
     const { x, y } = point.toAffine();
     if (isComp) {
       if (is0)
         return COMPZERO.slice();
       const sort = Boolean(y * _2n5 / P);
-      return setMask(numberToBytesBE(x, L), { compressed: true, sort });
+      return setMask(numberToBytesBE(x, L2), { compressed: true, sort });
     } else {
       if (is0) {
-        return concatBytes(Uint8Array.of(64), new Uint8Array(2 * L - 1));
+        return concatBytes(Uint8Array.of(64), new Uint8Array(2 * L2 - 1));
       } else {
-        return concatBytes(numberToBytesBE(x, L), numberToBytesBE(y, L));
+        return concatBytes(numberToBytesBE(x, L2), numberToBytesBE(y, L2));
       }
     }
   }
   function signatureG1ToBytes(point) {
     point.assertValidity();
-    const { BYTES: L, ORDER: P } = Fp;
+    const { BYTES: L2, ORDER: P } = Fp;
     const { x, y } = point.toAffine();
     if (point.is0())
       return COMPZERO.slice();
     const sort = Boolean(y * _2n5 / P);
-    return setMask(numberToBytesBE(x, L), { compressed: true, sort });
+    return setMask(numberToBytesBE(x, L2), { compressed: true, sort });
   }
   function pointG1FromBytes(bytes) {
     const { compressed, infinity, sort, value } = parseMask(bytes);
-    const { BYTES: L, ORDER: P } = Fp;
+    const { BYTES: L2, ORDER: P } = Fp;
     if (value.length === 48 && compressed) {
       const compressedValue = bytesToNumberBE(value);
       const x = Fp.create(compressedValue & bitMask(Fp.BITS));
@@ -3419,8 +3419,8 @@ var ZarlogVerifier = (() => {
         y = Fp.neg(y);
       return { x: Fp.create(x), y: Fp.create(y) };
     } else if (value.length === 96 && !compressed) {
-      const x = bytesToNumberBE(value.subarray(0, L));
-      const y = bytesToNumberBE(value.subarray(L));
+      const x = bytesToNumberBE(value.subarray(0, L2));
+      const y = bytesToNumberBE(value.subarray(L2));
       if (infinity) {
         if (x !== _0n7 || y !== _0n7)
           throw new Error("G1: non-empty point at infinity");
@@ -3451,37 +3451,37 @@ var ZarlogVerifier = (() => {
     return point;
   }
   function pointG2ToBytes(_c, point, isComp) {
-    const { BYTES: L, ORDER: P } = Fp;
+    const { BYTES: L2, ORDER: P } = Fp;
     const is0 = point.is0();
     const { x, y } = point.toAffine();
     if (isComp) {
       if (is0)
-        return concatBytes(COMPZERO, numberToBytesBE(_0n7, L));
+        return concatBytes(COMPZERO, numberToBytesBE(_0n7, L2));
       const flag = Boolean(y.c1 === _0n7 ? y.c0 * _2n5 / P : y.c1 * _2n5 / P);
-      return concatBytes(setMask(numberToBytesBE(x.c1, L), { compressed: true, sort: flag }), numberToBytesBE(x.c0, L));
+      return concatBytes(setMask(numberToBytesBE(x.c1, L2), { compressed: true, sort: flag }), numberToBytesBE(x.c0, L2));
     } else {
       if (is0)
-        return concatBytes(Uint8Array.of(64), new Uint8Array(4 * L - 1));
+        return concatBytes(Uint8Array.of(64), new Uint8Array(4 * L2 - 1));
       const { re: x0, im: x1 } = Fp2.reim(x);
       const { re: y0, im: y1 } = Fp2.reim(y);
-      return concatBytes(numberToBytesBE(x1, L), numberToBytesBE(x0, L), numberToBytesBE(y1, L), numberToBytesBE(y0, L));
+      return concatBytes(numberToBytesBE(x1, L2), numberToBytesBE(x0, L2), numberToBytesBE(y1, L2), numberToBytesBE(y0, L2));
     }
   }
   function signatureG2ToBytes(point) {
     point.assertValidity();
-    const { BYTES: L } = Fp;
+    const { BYTES: L2 } = Fp;
     if (point.is0())
-      return concatBytes(COMPZERO, numberToBytesBE(_0n7, L));
+      return concatBytes(COMPZERO, numberToBytesBE(_0n7, L2));
     const { x, y } = point.toAffine();
     const { re: x0, im: x1 } = Fp2.reim(x);
     const { re: y0, im: y1 } = Fp2.reim(y);
     const tmp = y1 > _0n7 ? y1 * _2n5 : y0 * _2n5;
     const sort = Boolean(tmp / Fp.ORDER & _1n7);
     const z2 = x0;
-    return concatBytes(setMask(numberToBytesBE(x1, L), { sort, compressed: true }), numberToBytesBE(z2, L));
+    return concatBytes(setMask(numberToBytesBE(x1, L2), { sort, compressed: true }), numberToBytesBE(z2, L2));
   }
   function pointG2FromBytes(bytes) {
-    const { BYTES: L, ORDER: P } = Fp;
+    const { BYTES: L2, ORDER: P } = Fp;
     const { compressed, infinity, sort, value } = parseMask(bytes);
     if (!compressed && !infinity && sort || // 00100000
     !compressed && infinity && sort || // 01100000
@@ -3496,8 +3496,8 @@ var ZarlogVerifier = (() => {
         }
         return { x: Fp2.ZERO, y: Fp2.ZERO };
       }
-      const x_1 = slc(value, 0, L);
-      const x_0 = slc(value, L, 2 * L);
+      const x_1 = slc(value, 0, L2);
+      const x_0 = slc(value, L2, 2 * L2);
       const x = Fp2.create({ c0: Fp.create(x_0), c1: Fp.create(x_1) });
       const right = Fp2.add(Fp2.pow(x, _3n5), bls12_381_CURVE_G2.b);
       let y = Fp2.sqrt(right);
@@ -3511,10 +3511,10 @@ var ZarlogVerifier = (() => {
         }
         return { x: Fp2.ZERO, y: Fp2.ZERO };
       }
-      const x1 = slc(value, 0 * L, 1 * L);
-      const x0 = slc(value, 1 * L, 2 * L);
-      const y1 = slc(value, 2 * L, 3 * L);
-      const y0 = slc(value, 3 * L, 4 * L);
+      const x1 = slc(value, 0 * L2, 1 * L2);
+      const x0 = slc(value, 1 * L2, 2 * L2);
+      const y1 = slc(value, 2 * L2, 3 * L2);
+      const y0 = slc(value, 3 * L2, 4 * L2);
       return { x: Fp2.fromBigTuple([x0, x1]), y: Fp2.fromBigTuple([y0, y1]) };
     } else {
       throw new Error("invalid G2 point: expected 96/192 bytes");
@@ -4653,9 +4653,26 @@ var ZarlogVerifier = (() => {
     }
     return nobleVerify(pub, msg, sig);
   }
+  var L = ed25519.CURVE.n;
+  function le(b) {
+    let x = 0n;
+    for (let i = b.length - 1; i >= 0; i--) x = x << 8n | BigInt(b[i]);
+    return x;
+  }
   function nobleVerify(pub, msg, sig) {
+    if (pub.length !== 32 || sig.length !== 64) return false;
     try {
-      return ed25519.verify(sig, msg, pub, { zip215: false });
+      const A = ed25519.Point.fromBytes(pub, true);
+      const s = le(sig.subarray(32));
+      if (s >= L) return false;
+      const h = new Uint8Array(64 + msg.length);
+      h.set(sig.subarray(0, 32), 0);
+      h.set(pub, 32);
+      h.set(msg, 64);
+      const k = le(sha512(h)) % L;
+      const R = ed25519.Point.BASE.multiplyUnsafe(s).subtract(A.multiplyUnsafe(k)).toBytes();
+      for (let i = 0; i < 32; i++) if (R[i] !== sig[i]) return false;
+      return true;
     } catch (e) {
       return false;
     }
@@ -6423,7 +6440,7 @@ var ZarlogVerifier = (() => {
     if (!await openNote(cp.note, key)) return { ok: false, message: M("LsBad", key.name) };
     const index = BigInt(receipt.index);
     if (index >= cp.size) return { ok: false, message: M("LiBeyond", "receipt", receipt.index, cp.size) };
-    const out = { ok: true, size: cp.size, root: hex(cp.root), included: false };
+    const out = { ok: true, size: Number(cp.size), root: hex(cp.root), included: false };
     if (receipt.leaf === void 0) return out;
     const proof = (receipt.proof || []).map(function(p) {
       return bytes32(p, "receipt.proof");

@@ -14,6 +14,7 @@ const outIdx = args.indexOf("--out");
 const outfile = outIdx >= 0 ? args[outIdx + 1] : path.join(here, "..", "..", "publisher", "web", "verify.js");
 
 await esbuild.build({
+  absWorkingDir: here, // the paths in the output are relative to the package, wherever it runs from
   entryPoints: [path.join(here, "src", "browser.js")],
   bundle: true,
   format: "iife",

@@ -77,7 +77,7 @@ export async function checkReceipt(receipt, logKey) {
   if (!(await openNote(cp.note, key))) return { ok: false, message: M("LsBad", key.name) };
   const index = BigInt(receipt.index);
   if (index >= cp.size) return { ok: false, message: M("LiBeyond", "receipt", receipt.index, cp.size) };
-  const out = { ok: true, size: cp.size, root: hex(cp.root), included: false };
+  const out = { ok: true, size: Number(cp.size), root: hex(cp.root), included: false };
   if (receipt.leaf === undefined) return out;
   const proof = (receipt.proof || []).map(function (p) { return bytes32(p, "receipt.proof"); });
   const want = proofLen(index, cp.size);

@@ -1,11 +1,19 @@
-// Ed25519 verification with the acceptance rules of Go's crypto/ed25519
-// (RFC 8032, cofactorless, canonical encodings of the key and of S): the
-// platform's WebCrypto where it has Ed25519, and @noble/curves with zip215
-// off where it has not, so that no platform says "skipped" for a
-// signature. TestEd25519Agreement (Go) and test/ed25519.test.js hold the
-// two to crypto/ed25519 on non-canonical and small-order inputs.
+// Ed25519 verification with the acceptance rules of Go's crypto/ed25519,
+// which the ledger and the Go verifier use: the platform's WebCrypto where
+// it has Ed25519, and where it has not, the same equation on @noble/curves'
+// point arithmetic, so that no platform says "skipped" for a signature.
+//
+// Go's rules, which neither of @noble/curves' own verify modes follows
+// (strict RFC 8032 refuses small-order and non-canonically encoded keys
+// that Go accepts; ZIP 215 is cofactored): the key and R decode leniently
+// (any 255-bit y, reduced), S must be below the group order L, and the
+// signature holds when the canonical encoding of [S]B − [k]A is the 32
+// bytes of R, k = SHA-512(R ‖ A ‖ M) mod L (cofactorless).
+// TestEd25519Agreement (publisher) holds both paths to crypto/ed25519 on
+// valid, non-reduced, non-canonical and small-order inputs.
 
 import { ed25519 } from "@noble/curves/ed25519";
+import { sha512 } from "@noble/hashes/sha2";
 
 let support = null;
 
@@ -44,10 +52,29 @@ export async function ed25519Verify(pub, msg, sig) {
   return nobleVerify(pub, msg, sig);
 }
 
-/** nobleVerify is the fallback, exported for the agreement tests. */
+const L = ed25519.CURVE.n;
+
+function le(b) {
+  let x = 0n;
+  for (let i = b.length - 1; i >= 0; i--) x = (x << 8n) | BigInt(b[i]);
+  return x;
+}
+
+/** nobleVerify is the fallback (Go's rules on @noble/curves' arithmetic), exported for the agreement test. */
 export function nobleVerify(pub, msg, sig) {
+  if (pub.length !== 32 || sig.length !== 64) return false;
   try {
-    return ed25519.verify(sig, msg, pub, { zip215: false });
+    const A = ed25519.Point.fromBytes(pub, true);
+    const s = le(sig.subarray(32));
+    if (s >= L) return false;
+    const h = new Uint8Array(64 + msg.length);
+    h.set(sig.subarray(0, 32), 0);
+    h.set(pub, 32);
+    h.set(msg, 64);
+    const k = le(sha512(h)) % L;
+    const R = ed25519.Point.BASE.multiplyUnsafe(s).subtract(A.multiplyUnsafe(k)).toBytes();
+    for (let i = 0; i < 32; i++) if (R[i] !== sig[i]) return false;
+    return true;
   } catch (e) {
     return false;
   }

@@ -1,6 +1,6 @@
 // Runs every vector of a testdata/dice manifest through this package and
 // prints one JSON report per line (English), for the Go agreement test
-// (publisher's TestNodeVerifier): node test/vectors.mjs MANIFEST DIR
+// (publisher's TestNodeVerifier): node tools/vectors.mjs MANIFEST DIR
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { verify, jsonReport } from "../src/index.js";
