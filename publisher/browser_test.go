@@ -43,7 +43,7 @@ func chromiumPath() string {
 
 // newBrowser starts a headless Chromium for one test and returns its
 // context; every tab of the test derives from it.
-func newBrowser(t *testing.T) context.Context {
+func newBrowser(t testing.TB) context.Context {
 	t.Helper()
 	path := chromiumPath()
 	if path == "" {
@@ -72,7 +72,7 @@ func newBrowser(t *testing.T) context.Context {
 }
 
 // tab opens a new tab with a deadline for one step of a test.
-func tab(t *testing.T, browser context.Context) context.Context {
+func tab(t testing.TB, browser context.Context) context.Context {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(browser)
 	t.Cleanup(cancel)
@@ -255,6 +255,30 @@ func TestBrowser(t *testing.T) {
 		st, err := chromedp.Run(ctx, chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise))
 		if err != nil || st != "fail" {
 			t.Errorf("without WebCrypto's Ed25519, a key that did not sign: log-signature %q (%v), want fail", st, err)
+		}
+	})
+
+	t.Run("the platform's signatures, with its key", func(t *testing.T) {
+		_, emitterKey := testKey(t, testEmitter)
+		_, otherKey := testKey(t, "another-platform")
+		for _, c := range []struct {
+			keys []string
+			exit int
+			emi  string
+		}{{[]string{emitterKey}, 0, "pass"}, {[]string{otherKey}, 1, "fail"}} {
+			p, err := NewPages(Config{Games: f.games, LogKey: f.vkey, EmitterKeys: c.keys})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mux := http.NewServeMux()
+			p.Register(mux)
+			srv := httptest.NewServer(mux)
+			ctx := tab(t, browser)
+			rep, _ := verifyOnPage(t, ctx, srv.URL+"/games/"+f.ids["anchored-v1"])
+			srv.Close()
+			if rep.Exit != c.exit || rep.status("log-emitter-signatures") != c.emi || slices.Contains(rep.NotChecked, "log-emitter-signatures") {
+				t.Errorf("emitter keys %v: exit %d, log-emitter-signatures %s, not checked %v", c.keys, rep.Exit, rep.status("log-emitter-signatures"), rep.NotChecked)
+			}
 		}
 	})
 

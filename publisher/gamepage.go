@@ -2,6 +2,7 @@ package publisher
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -42,6 +43,7 @@ type gameView struct {
 	Python            string
 
 	LogKeyOrPlaceholder string
+	EmitterKeys         string // JSON array of the emitters' vkeys, for the browser
 }
 
 type rollRow struct {
@@ -69,7 +71,11 @@ func (p *Pages) gamePage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	v := &gameView{base: p.base(r, l, "GameTitle"), ID: id, Status: g.Status, LogKeyOrPlaceholder: p.cfg.LogKey}
+	v := &gameView{base: p.base(r, l, "GameTitle"), ID: id, Status: g.Status, LogKeyOrPlaceholder: p.cfg.LogKey, EmitterKeys: "[]"}
+	if len(p.cfg.EmitterKeys) > 0 {
+		b, _ := json.Marshal(p.cfg.EmitterKeys) // strings: cannot fail
+		v.EmitterKeys = string(b)
+	}
 	if v.LogKeyOrPlaceholder == "" {
 		v.LogKeyOrPlaceholder = "VKEY"
 	}

@@ -3,6 +3,7 @@ package publisher
 import (
 	"bytes"
 	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/zarlog/zarlog/verifier"
 )
@@ -368,4 +371,101 @@ func TestNodePackage(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("node --test: %v\n%s", err, out)
 	}
+}
+
+// sixtyRolls are 60-roll games of each scheme (testdata/dice).
+var sixtyRolls = []struct{ scheme, file string }{
+	{"tavlarena-v1", "../testdata/dice/evidence/valid/tavlarena-western-60-rolls.json"},
+	{"anchored-v1", "../testdata/dice/evidence/valid/anchored-quicknet-657413-60-rolls.json"},
+	{"per-roll-v1", "../testdata/dice/evidence/valid/per-roll-client-60-rolls.json"},
+}
+
+// BenchmarkVerifiers times the three verifiers on a 60-roll game of each
+// scheme in the same run: package verifier (Go), the JavaScript package in
+// Node and in Chromium (the pages' build, in the offline auditor), each
+// reporting ms/verify measured inside its own process after a warm-up;
+// and the time from a game page's navigation to its verdict in Chromium
+// (the fixture's 86-roll backgammon game, a proof bundle).
+func BenchmarkVerifiers(b *testing.B) {
+	for _, g := range sixtyRolls {
+		data, err := os.ReadFile(g.file)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("go/"+g.scheme, func(b *testing.B) {
+			for b.Loop() {
+				if r := verifier.Verify(data, verifier.Options{}); r.Exit() != 0 {
+					b.Fatal(r.Failed())
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/verify")
+		})
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		b.Skip("no node")
+	}
+	for _, g := range sixtyRolls {
+		b.Run("node/"+g.scheme, func(b *testing.B) {
+			n := max(b.N, 20)
+			out, err := exec.Command(node, filepath.Join(jsPackage, "tools", "bench.mjs"), fmt.Sprint(n), g.file).Output()
+			if err != nil {
+				b.Fatalf("node: %v", err)
+			}
+			var ms map[string]float64
+			if err := json.Unmarshal(out, &ms); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(ms[g.file], "ms/verify")
+		})
+	}
+	if chromiumPath() == "" {
+		b.Skip("no Chromium")
+	}
+	browser := newBrowser(b)
+	dir := b.TempDir()
+	auditor := filepath.Join(dir, "auditor.html")
+	if err := WriteAuditor(auditor, ""); err != nil {
+		b.Fatal(err)
+	}
+	for _, g := range sixtyRolls {
+		data, err := os.ReadFile(g.file)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("chromium/"+g.scheme, func(b *testing.B) {
+			ctx := tab(b, browser)
+			if err := chromedp.Do(ctx, chromedp.Navigate("file://"+auditor), chromedp.WaitReady(chromedp.CSS("#file"))); err != nil {
+				b.Fatal(err)
+			}
+			n := max(b.N, 20)
+			js := fmt.Sprintf(`(async () => { const b = Uint8Array.from(atob(%q), c => c.charCodeAt(0));
+				await ZarlogVerifier.verify(b, {}); const t0 = performance.now();
+				for (let i = 0; i < %d; i++) await ZarlogVerifier.verify(b, {});
+				return (performance.now() - t0) / %d; })()`, base64.StdEncoding.EncodeToString(data), n, n)
+			ms, err := chromedp.Run(ctx, chromedp.Evaluate[float64](js, chromedp.EvalAwaitPromise))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(ms, "ms/verify")
+		})
+	}
+	b.Run("chromium/page-verdict", func(b *testing.B) {
+		f := testFixture(b)
+		srv := newTestPages(b, f, nil)
+		var total float64
+		n := max(b.N, 5)
+		for range n {
+			ctx := tab(b, browser)
+			if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/games/"+f.played[0]), chromedp.WaitVisible(chromedp.CSS("#verdict[data-exit]"))); err != nil {
+				b.Fatal(err)
+			}
+			ms, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`window.zarlogVerdictMs`))
+			if err != nil {
+				b.Fatal(err)
+			}
+			total += ms
+		}
+		b.ReportMetric(total/float64(n), "ms-to-verdict")
+	})
 }

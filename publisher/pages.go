@@ -79,6 +79,11 @@ type Config struct {
 	// Stats gives the fairness counters of the whole log for /stats; nil
 	// serves /stats with a page that says no statistics are available.
 	Stats StatsSource
+	// EmitterKeys are the game servers' (emitters') verifier keys. The game
+	// pages hand them to the browser, which then checks the signatures of
+	// every game's binding events too; nil: the verdict says the
+	// platform's signatures were not checked on the page.
+	EmitterKeys []string
 	// LogKey is the log's C2SP signed-note verifier key (vkey). The pages
 	// show it, the browser verifier checks the checkpoint's signature with
 	// it (the field is editable), and the offline auditor is built with it.

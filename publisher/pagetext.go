@@ -296,6 +296,7 @@ var browserMessages = map[string][3]string{
 	"VdFail-log-order":           {"The events of this game are not in the order the log must keep.", "Bu oyunun olayları, kayıt defterinin tutması gereken sırada değil.", "أحداث هذه اللعبة ليست بالترتيب الذي يجب أن يحفظه السجل."},
 	"VdFail-log-agreement":       {"The events in the log do not say what the file says about this game.", "Kayıt defterindeki olaylar, dosyanın bu oyun hakkında söylediğini söylemiyor.", "الأحداث في السجل لا تقول ما يقوله الملف عن هذه اللعبة."},
 	"VdFail-log-signature":       {"The log's signature does not match the log's key: this file may not come from this log.", "Kayıt defterinin imzası anahtarına uymuyor: bu dosya bu defterden gelmemiş olabilir.", "توقيع السجل لا يطابق مفتاحه: قد لا يكون هذا الملف من هذا السجل."},
+	"VdFail-log-emitter-signatures": {"An event of this game does not carry the platform's signature: someone other than the platform wrote it.", "Bu oyunun bir olayı platformun imzasını taşımıyor: onu platformdan başka biri yazmış.", "حدث من أحداث هذه اللعبة لا يحمل توقيع المنصة: كتبه أحد غير المنصة."},
 	"VdFailOther":                {"One of the checks failed: see the details for auditors below.", "Kontrollerden biri başarısız oldu: aşağıda denetçiler için ayrıntılara bak.", "أخفق أحد الفحوص: انظر التفاصيل للمدقّقين أدناه."},
 	"BrNoWitnesses": {"not checked in the browser: witness cosignatures are checked by zarlog-verify --witness-policy",
 		"tarayıcıda kontrol edilmedi: tanık imzalarını zarlog-verify --witness-policy kontrol eder",

@@ -354,7 +354,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		return in.Ready(ctx)
 	}
-	mux, err := Handler(l, store, key.vkey, log, reg, health, ready)
+	mux, err := Handler(l, store, key.vkey, cfg.EmitterKeys, log, reg, health, ready)
 	if err != nil {
 		return fail(err)
 	}
@@ -478,11 +478,12 @@ func Run(ctx context.Context, cfg Config) error {
 
 // Handler returns the HTTP handler of the service: the read API and the
 // pages of ledger l and bundle store store, with CORS. vkey is the log's
-// verifier key (shown on the pages); reg is served at /metrics and receives
-// the API's metrics; health is /healthz and ready /readyz.
-func Handler(l *ledger.Ledger, store *publisher.Store, vkey string, log *slog.Logger, reg *prometheus.Registry, health, ready func(context.Context) error) (http.Handler, error) {
+// verifier key (shown on the pages) and emitterKeys the emitters' (the
+// pages check the games' signatures with them); reg is served at /metrics
+// and receives the API's metrics; health is /healthz and ready /readyz.
+func Handler(l *ledger.Ledger, store *publisher.Store, vkey string, emitterKeys []string, log *slog.Logger, reg *prometheus.Registry, health, ready func(context.Context) error) (http.Handler, error) {
 	src := NewSource(l, store)
-	pcfg := publisher.Config{Games: src, Stats: src, LogKey: vkey, Origin: l.Origin(), Logger: log.With("component", "pages")}
+	pcfg := publisher.Config{Games: src, Stats: src, LogKey: vkey, EmitterKeys: emitterKeys, Origin: l.Origin(), Logger: log.With("component", "pages")}
 	if store != nil {
 		pcfg.Index = store
 	}
@@ -597,7 +598,7 @@ func Export(ctx context.Context, cfg Config, dir string) (Info, publisher.Export
 		return Info{}, publisher.ExportResult{}, err
 	}
 	defer store.Close()
-	mux, err := Handler(l, store, key.vkey, log, prometheus.NewRegistry(), nil, nil)
+	mux, err := Handler(l, store, key.vkey, cfg.EmitterKeys, log, prometheus.NewRegistry(), nil, nil)
 	if err != nil {
 		return Info{}, publisher.ExportResult{}, err
 	}

@@ -111,7 +111,7 @@ func Start(t testing.TB, cfg Config) *Origin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := serve.Handler(l, store, vkey, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), nil, nil)
+	h, err := serve.Handler(l, store, vkey, nil, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

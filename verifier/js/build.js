@@ -13,6 +13,11 @@ const args = process.argv.slice(2);
 const outIdx = args.indexOf("--out");
 const outfile = outIdx >= 0 ? args[outIdx + 1] : path.join(here, "..", "..", "publisher", "web", "verify.js");
 
+if (args.includes("--sizes")) {
+  await sizes();
+  process.exit(0);
+}
+
 await esbuild.build({
   absWorkingDir: here, // the paths in the output are relative to the package, wherever it runs from
   entryPoints: [path.join(here, "src", "browser.js")],
@@ -31,3 +36,41 @@ await esbuild.build({
   outfile: outfile,
   logLevel: "warning",
 });
+
+// sizes prints the bundle's size as built, minified, and minified and
+// gzipped, with @noble/curves, without the BLS check, and without any of
+// @noble/curves (the Ed25519 fallback stubbed too): docs/JS.md's table.
+async function sizes() {
+  const { gzipSync } = await import("node:zlib");
+  const stub = function (names) {
+    return {
+      name: "stub",
+      setup(b) {
+        b.onResolve({ filter: /^\.\/(bls|ed25519)\.js$/ }, function (a) {
+          const n = a.path.slice(2, -3);
+          return names.indexOf(n) >= 0 ? { path: n, namespace: "stub" } : undefined;
+        });
+        b.onLoad({ filter: /.*/, namespace: "stub" }, function (a) {
+          return {
+            contents: a.path === "bls"
+              ? "export const QUICKNET_PUBLIC_KEY = ''; export async function verifyQuicknet() { return false; }"
+              : "export async function webCryptoEd25519() { return true; } export async function ed25519Verify() { return false; }",
+          };
+        });
+      },
+    };
+  };
+  for (const [label, names] of [["with @noble/curves", []], ["without the BLS check", ["bls"]], ["without @noble/curves", ["bls", "ed25519"]]]) {
+    const row = [label];
+    for (const minify of [false, true]) {
+      const r = await esbuild.build({
+        absWorkingDir: here, entryPoints: [path.join(here, "src", "browser.js")], bundle: true, format: "iife",
+        globalName: "ZarlogVerifier", target: "es2020", minify: minify, write: false, plugins: [stub(names)], logLevel: "error",
+      });
+      const b = r.outputFiles[0].contents;
+      row.push(b.length);
+      if (minify) row.push(gzipSync(b, { level: 9 }).length);
+    }
+    console.log(row.join("\t"));
+  }
+}

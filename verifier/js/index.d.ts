@@ -1,0 +1,92 @@
+// Types of zarlog-verify, the JavaScript verifier of zarlog proof files.
+
+/** A message of the verifier's catalog: an id and its arguments; render() formats it. */
+export interface Message {
+  id: string;
+  args: Array<string | number | bigint | Message | Message[]>;
+}
+
+/** A check's outcome, named as zarlog-verify names it. */
+export interface Check {
+  name:
+    | "format" | "commitment" | "expected-commitment" | "anchor" | "rolls" | "sequence"
+    | "log-inclusion" | "log-signature" | "log-order" | "log-agreement" | "log-witnesses"
+    | "log-emitter-signatures" | "moves";
+  status: "pass" | "fail" | "skipped";
+  detail: Message;
+  field?: string;
+  /** The first wrong roll of a failed rolls (or sequence, commitment) check. */
+  roll?: { index: number; n?: number; rollId?: string; claimed?: [number, number]; recomputed?: [number, number] };
+  /** Set on a check this platform or package cannot make: "moves", "witnesses". */
+  browserLimit?: string;
+}
+
+/** What verify() resolves to. */
+export interface Report {
+  scheme: "" | "tavlarena-v1" | "anchored-v1" | "per-roll-v1";
+  /** 0 every check passed, 1 the proof is invalid, 2 bad input: zarlog-verify's exit code. */
+  exit: 0 | 1 | 2;
+  checks: Check[];
+  failed: string[];
+  /** Checks skipped for want of a key or a policy, or because this package cannot make them. */
+  notChecked: string[];
+  summary: Message;
+  proves?: Message[];
+  notProves?: Message[];
+  firstWrongRoll: Check["roll"] | null;
+}
+
+export interface VerifyOptions {
+  /** The commitment (64 hex digits) or seal code ("XXXX-XXXX") the player saw before the game. */
+  expected?: string;
+  /** The log's C2SP signed-note verifier key (name+hash+key). */
+  logKey?: string;
+  /** The game servers' (emitters') verifier keys; their binding events' signatures are checked. */
+  emitterKeys?: string[];
+}
+
+/** Checks a dice-proof-v1 evidence file or proof bundle, as zarlog-verify does. */
+export function verify(file: Uint8Array, options?: VerifyOptions): Promise<Report>;
+
+/** Formats message m from catalog at language index li (0 en, 1 tr, 2 ar). */
+export function render(m: Message | string, catalog: Record<string, string[]>, li: number): string;
+
+/** The seal code of a commitment: 8 Crockford base32 symbols, "XXXX-XXXX". */
+export function sealCode(commitment: Uint8Array): string;
+
+/** The tile badge of a commitment, the same SVG as the server's (32 bytes or 64 hex digits). */
+export function badge(commitment: Uint8Array | string): string;
+
+/** Whether this platform's WebCrypto verifies Ed25519 (the package verifies it either way). */
+export function ed25519Supported(): Promise<boolean>;
+
+export type Hex32 = string | Uint8Array;
+
+/** The per-roll check of a per-roll-v1 roll, the moment it is revealed (seed 004). */
+export function checkRollReveal(
+  before: { matchId: string; rollId: string; commitment: Hex32 },
+  reveal: { rollId: string; seed: Hex32; second: Hex32; secondFrom: "client" | "server"; dice: [number, number] },
+  sent?: Hex32 | null,
+): Promise<
+  | { ok: true; dice: [number, number] }
+  | { ok: false; part: "roll-id" | "second" | "commitment" | "dice"; want: string; got: string }
+>;
+
+/** Checks a ledger's receipt: a checkpoint signed by the log covering the event (and its inclusion, given leaf and proof). */
+export function checkReceipt(
+  receipt: { index: number; checkpoint: string; leaf?: string; proof?: Hex32[] },
+  logKey: string,
+): Promise<{ ok: true; size: number; root: string; included: boolean } | { ok: false; message: Message }>;
+
+/** The verifier's messages: id → [English, Turkish, Arabic]. */
+export const catalog: Record<string, [string, string, string]>;
+export const langs: ["en", "tr", "ar"];
+export function langIndex(lang: string): 0 | 1 | 2;
+
+/** The report as zarlog-verify prints it. */
+export function textReport(r: Report, lang: "en" | "tr" | "ar"): string;
+/** The report as zarlog-verify --json prints it. */
+export function jsonReport(r: Report, lang: "en" | "tr" | "ar"): string;
+
+/** The drand quicknet chain's public key (hex), as package events/drand pins it. */
+export const QUICKNET_PUBLIC_KEY: string;
