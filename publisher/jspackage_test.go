@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -468,4 +470,139 @@ func BenchmarkVerifiers(b *testing.B) {
 		}
 		b.ReportMetric(total/float64(n), "ms-to-verdict")
 	})
+}
+
+// TestJSExample runs the package's example page (verifier/js/example) in
+// Chromium, the package's modules loaded as they are (an import map for
+// @noble), and checks what it computed with the app API on the project's
+// vectors: a bundle verified, its seal, every roll of a 60-roll per-roll-v1
+// match checked as revealed, a receipt with its inclusion proof.
+func TestJSExample(t *testing.T) {
+	nodeAvailable(t)
+	browser := newBrowser(t)
+	srv := httptest.NewServer(http.FileServer(http.Dir("..")))
+	defer srv.Close()
+	ctx := tab(t, browser)
+	var raw []byte
+	err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/verifier/js/example/index.html"))
+	if err == nil {
+		_, err = chromedp.Run(ctx, chromedp.Poll[bool](`window.zarlogExample !== undefined`))
+	}
+	if err == nil {
+		raw, err = chromedp.Run(ctx, chromedp.Evaluate[[]byte](`window.zarlogExample`))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Exit          int
+		Summary, Seal string
+		RollsRevealed int
+		Rolls         int
+		Receipt       bool
+		Error         string
+	}
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Error != "" || got.Exit != 0 || got.Summary != verifier.MessageCatalog()["SuPass"][0] || got.Rolls != 60 ||
+		got.RollsRevealed != 60 || !got.Receipt || len(got.Seal) != 9 {
+		t.Errorf("the example page computed %+v", got)
+	}
+}
+
+// TestNodeCLI: npx zarlog-verify keeps the Go command's contract: exit 0
+// with "Every roll checked" only when every check passed, 1 for an invalid
+// proof, 2 for bad input and a bad flag (with a short usage), the locale's
+// language without --lang, the same --json as the Go command; and npm
+// would publish the package's code, types and readme, nothing else.
+func TestNodeCLI(t *testing.T) {
+	node := nodeAvailable(t)
+	bin := filepath.Join(jsPackage, "bin", "zarlog-verify.js")
+	valid := "../testdata/dice/evidence/valid/tavlarena-worked-example.json"
+	invalid := ""
+	raw, _ := os.ReadFile("../testdata/dice/manifest.json")
+	var m struct {
+		Vectors []struct {
+			Name, File, ExpectedCommitment, LogKey string
+			Exit                                   int
+		}
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range m.Vectors {
+		if v.Exit == 1 && strings.HasPrefix(v.File, "evidence/") && v.ExpectedCommitment == "" && v.LogKey == "" {
+			invalid = filepath.Join("../testdata/dice", v.File)
+			break
+		}
+	}
+	run := func(env []string, args ...string) (int, string, string) {
+		t.Helper()
+		cmd := exec.Command(node, append([]string{bin}, args...)...)
+		cmd.Env = append(os.Environ(), append([]string{"LC_ALL=", "LC_MESSAGES=", "LANG="}, env...)...)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, out.String(), errb.String()
+	}
+	if code, out, _ := run(nil, "--lang", "tr", "--expected-commitment", "5cj3 5zcz", valid); code != 0 || !strings.HasSuffix(out, "\nHer atış kontrol edildi\n") {
+		t.Errorf("valid, Turkish: exit %d\n%s", code, out)
+	}
+	if code, out, _ := run([]string{"LANG=ar_EG.UTF-8"}, valid); code != 0 || !strings.HasSuffix(out, "\n"+verifier.MessageCatalog()["SuPass"][2]+"\n") {
+		t.Errorf("valid, LANG=ar_EG.UTF-8: exit %d\n%s", code, out)
+	}
+	if code, out, _ := run(nil, invalid); code != 1 || strings.Contains(out, "Every roll checked") {
+		t.Errorf("invalid %s: exit %d\n%s", invalid, code, out)
+	}
+	for _, args := range [][]string{{"--no-such-flag", valid}, {"--lang"}, {}, {"--witness-policy", "p.txt", valid}} {
+		code, out, errs := run(nil, args...)
+		if code != 2 || out != "" || !strings.Contains(errs, "usage: zarlog-verify") || strings.Count(errs, "\n") > 15 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
+	}
+	if code, out, _ := run(nil, "nope.json"); code != 2 || out != "" {
+		t.Errorf("a missing file: exit %d, %q", code, out)
+	}
+	// --json, byte for byte the Go command's.
+	code, out, _ := run(nil, "--json", "--lang", "tr", valid)
+	data, _ := os.ReadFile(valid)
+	if want := string(verifier.Verify(data, verifier.Options{}).JSON(verifier.Turkish)); code != 0 || out != want {
+		t.Errorf("--json --lang tr: exit %d\n%s\nwant\n%s", code, out, want)
+	}
+
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return
+	}
+	cmd := exec.Command(npm, "pack", "--dry-run", "--json", "--ignore-scripts")
+	cmd.Dir = jsPackage
+	packed, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("npm pack --dry-run: %v", err)
+	}
+	var p []struct{ Files []struct{ Path string } }
+	if err := json.Unmarshal(packed, &p); err != nil || len(p) != 1 {
+		t.Fatalf("npm pack --dry-run --json: %v: %s", err, packed)
+	}
+	var files []string
+	for _, f := range p[0].Files {
+		files = append(files, f.Path)
+	}
+	for _, want := range []string{"package.json", "README.md", "index.d.ts", "bin/zarlog-verify.js", "src/core.js", "src/bls.js", "src/ed25519.js", "src/messages.js"} {
+		if !slices.Contains(files, want) {
+			t.Errorf("the package would not publish %s: %v", want, files)
+		}
+	}
+	for _, f := range files {
+		if strings.HasPrefix(f, "test/") || strings.HasPrefix(f, "tools/") || strings.HasPrefix(f, "node_modules/") {
+			t.Errorf("the package would publish %s", f)
+		}
+	}
 }

@@ -367,7 +367,7 @@ const (
 )
 
 var templateFuncs = template.FuncMap{
-	"add": func(a, b int) int { return a + b },
+	"add":    func(a, b int) int { return a + b },
 	"ltr":    ltr,
 	"idents": idents,
 }

@@ -9,7 +9,7 @@
 // package-lock.json: audited, the library drand's own JavaScript client
 // uses). Nothing else of this package depends on it.
 
-import { bls12_381 } from "@noble/curves/bls12-381";
+import { bls12_381 } from "@noble/curves/bls12-381.js";
 
 /** The League of Entropy quicknet chain's public key (compressed G2, hex). */
 export const QUICKNET_PUBLIC_KEY =

@@ -12,8 +12,8 @@
 // TestEd25519Agreement (publisher) holds both paths to crypto/ed25519 on
 // valid, non-reduced, non-canonical and small-order inputs.
 
-import { ed25519 } from "@noble/curves/ed25519";
-import { sha512 } from "@noble/hashes/sha2";
+import { ed25519 } from "@noble/curves/ed25519.js";
+import { sha512 } from "@noble/hashes/sha2.js";
 
 let support = null;
 
