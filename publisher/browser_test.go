@@ -334,6 +334,28 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("drand quicknet beacons in the browser", func(t *testing.T) {
+		ctx := tab(t, browser)
+		if err := chromedp.Do(ctx, chromedp.Navigate("file://"+auditor), chromedp.WaitReady(chromedp.CSS("#file"))); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range [][2]string{
+			{"8", "a0c06b9964123d2e6036aa004c140fc301f4edd3ea6b8396a15dfd7dfd70cc0dce0b4a97245995767ab72cf59de58c47"},
+			{"10", "ac415e508c484053efed1c6c330e3ae0bf20185b66ed088864dac1ff7d6f927610824986390d3239dac4dd73e6f865f5"},
+			{"123", "b75c69d0b72a5d906e854e808ba7e2accb1542ac355ae486d591aa9d43765482e26cd02df835d3546d23c4b13e0dfc92"},
+			{"657413", beaconSig},
+		} {
+			flipped := []byte(b[1])
+			flipped[40] ^= 1 // one hex digit, one bit
+			js := fmt.Sprintf(`Promise.all([ZarlogVerifier.verifyBeacon(%s, %q), ZarlogVerifier.verifyBeacon(%s, %q), ZarlogVerifier.verifyBeacon(%s + 1, %q)])`,
+				b[0], b[1], b[0], flipped, b[0], b[1])
+			got, err := chromedp.Run(ctx, chromedp.Evaluate[[]bool](js, chromedp.EvalAwaitPromise))
+			if err != nil || len(got) != 3 || !got[0] || got[1] || got[2] {
+				t.Errorf("round %s: real, flipped bit, next round: %v (%v), want true false false", b[0], got, err)
+			}
+		}
+	})
+
 	t.Run("agrees with zarlog-verify on testdata/dice", func(t *testing.T) {
 		ctx := tab(t, browser)
 		if err := chromedp.Do(ctx, chromedp.Navigate("file://"+auditor), chromedp.WaitReady(chromedp.CSS("#file"))); err != nil {

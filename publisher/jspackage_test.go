@@ -20,6 +20,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/verifier"
 )
 
@@ -120,7 +121,10 @@ func TestNodeVerifier(t *testing.T) {
 		t.Fatal(err)
 	}
 	var m struct {
-		Vectors []struct{ Name, File, ExpectedCommitment, LogKey string }
+		Vectors []struct {
+			Name, File, ExpectedCommitment, LogKey, WitnessPolicy string
+			EmitterKeys                                           []string
+		}
 	}
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)
@@ -154,6 +158,20 @@ func TestNodeVerifier(t *testing.T) {
 		}
 		if v.LogKey != "" {
 			if opt.LogKey, err = verifier.ParseLogKey(v.LogKey); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if v.EmitterKeys != nil {
+			if opt.EmitterKeys, err = events.NewKeyring(v.EmitterKeys...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if v.WitnessPolicy != "" {
+			text, err := os.ReadFile(filepath.Join("../testdata/dice", v.WitnessPolicy))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if opt.WitnessPolicy, err = verifier.ParseWitnessPolicy(text); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -561,7 +579,7 @@ func TestNodeCLI(t *testing.T) {
 	if code, out, _ := run(nil, invalid); code != 1 || strings.Contains(out, "Every roll checked") {
 		t.Errorf("invalid %s: exit %d\n%s", invalid, code, out)
 	}
-	for _, args := range [][]string{{"--no-such-flag", valid}, {"--lang"}, {}, {"--witness-policy", "p.txt", valid}} {
+	for _, args := range [][]string{{"--no-such-flag", valid}, {"--lang"}, {}, {"--leaf", "p.txt", valid}} {
 		code, out, errs := run(nil, args...)
 		if code != 2 || out != "" || !strings.Contains(errs, "usage: zarlog-verify") || strings.Count(errs, "\n") > 15 {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errs)

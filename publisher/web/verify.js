@@ -30,7 +30,8 @@ var ZarlogVerifier = (() => {
     render: () => render,
     rollsOf: () => rollsOf,
     sealCode: () => sealCode,
-    verify: () => verify
+    verify: () => verify,
+    verifyBeacon: () => verifyBeacon
   });
 
   // node_modules/@noble/hashes/esm/crypto.js
@@ -4678,8 +4679,155 @@ var ZarlogVerifier = (() => {
     }
   }
 
-  // src/core.js
+  // src/policy.js
   var te = new TextEncoder();
+  var MAX_ITEMS = 256;
+  var MAX_TIMESTAMP = (1n << 63n) - 1n;
+  function b64(s) {
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 !== 0) return null;
+    try {
+      const bin = atob(s);
+      const out = Uint8Array.from(bin, function(c) {
+        return c.charCodeAt(0);
+      });
+      return btoa(bin) === s ? out : null;
+    } catch (e) {
+      return null;
+    }
+  }
+  function keyName(s) {
+    return s !== "" && !/[\s+]/.test(s) && !/[\x00-\x1f\x7f]/.test(s);
+  }
+  async function parseVKey(vkey) {
+    const i = vkey.indexOf("+"), j = vkey.indexOf("+", i + 1);
+    if (i < 0 || j < 0) return null;
+    const name = vkey.slice(0, i), hash = vkey.slice(i + 1, j), key = b64(vkey.slice(j + 1));
+    if (!keyName(name) || !/^[0-9a-f]{8}$/.test(hash) || !key || key.length < 2) return null;
+    const id = (await sha2562(concat(te.encode(name + "\n"), key))).subarray(0, 4);
+    if (Array.from(id, function(b) {
+      return b.toString(16).padStart(2, "0");
+    }).join("") !== hash) return null;
+    return { name, id, type: key[0], key: key.subarray(1) };
+  }
+  async function parsePolicy(text) {
+    if (text.length > 1 << 20) throw new Error("policy larger than 1 MiB");
+    const p = { logs: [], witnesses: [], quorum: null };
+    const names = /* @__PURE__ */ new Map();
+    const keys = /* @__PURE__ */ new Set();
+    let groups = 0, haveQuorum = false;
+    const lines = text.split("\n");
+    for (let n = 0; n < lines.length; n++) {
+      const line = lines[n];
+      const fail2 = function(why) {
+        throw new Error("policy line " + (n + 1) + ": " + why);
+      };
+      for (let i = 0; i < line.length; i++) {
+        const c = line.charCodeAt(i);
+        if (c < 32 && c !== 9 || c === 127) fail2("control character");
+      }
+      const f = line.split(/[ \t]+/).filter(function(x) {
+        return x !== "";
+      });
+      if (f.length === 0 || f[0].startsWith("#")) continue;
+      const newName = function(name) {
+        if (name === "none") fail2("the name none is reserved");
+        if (names.has(name)) fail2("name " + JSON.stringify(name) + " is defined twice");
+      };
+      switch (f[0]) {
+        case "log": {
+          if (f.length < 2 || f.length > 3) fail2("want log <vkey> [<url>]");
+          const k = await parseVKey(f[1]);
+          if (!k || k.type !== 1 || k.key.length !== 32) fail2("log key is not an Ed25519 verifier key");
+          const id = "log" + Array.from(k.key).join(",");
+          if (keys.has(id)) fail2("duplicate log key");
+          keys.add(id);
+          if (p.logs.length === MAX_ITEMS) fail2("too many logs");
+          p.logs.push({ name: k.name, hash: k.id, key: k.key, str: k.name });
+          break;
+        }
+        case "witness": {
+          if (f.length < 3 || f.length > 4) fail2("want witness <name> <vkey> [<url>]");
+          newName(f[1]);
+          const k = await parseVKey(f[2]);
+          if (!k || k.type !== 4 || k.key.length !== 32) fail2("witness key is not a cosignature/v1 key");
+          const id = "witness" + Array.from(k.key).join(",");
+          if (keys.has(id)) fail2("duplicate witness key");
+          keys.add(id);
+          if (p.witnesses.length === MAX_ITEMS) fail2("too many witnesses");
+          const w = { name: k.name, id: k.id, key: k.key };
+          p.witnesses.push(w);
+          names.set(f[1], { witness: w });
+          break;
+        }
+        case "group": {
+          if (f.length < 4) fail2("want group <name> all|any|<k> <name>...");
+          newName(f[1]);
+          const g = { k: 0, members: [] };
+          const seen = /* @__PURE__ */ new Set();
+          for (const m of f.slice(3)) {
+            if (!names.has(m)) fail2("group member " + JSON.stringify(m) + " is not defined above");
+            if (seen.has(m)) fail2("group lists " + JSON.stringify(m) + " twice");
+            seen.add(m);
+            g.members.push(names.get(m));
+          }
+          const n2 = g.members.length;
+          if (f[2] === "all") g.k = n2;
+          else if (f[2] === "any") g.k = 1;
+          else if (/^[0-9]+$/.test(f[2]) && Number(f[2]) >= 1 && Number(f[2]) <= n2 && !/^0[0-9]/.test(f[2])) g.k = Number(f[2]);
+          else fail2("group threshold is not all, any or a decimal from 1 to " + n2);
+          if (++groups > MAX_ITEMS) fail2("too many groups");
+          names.set(f[1], g);
+          break;
+        }
+        case "quorum":
+          if (f.length !== 2) fail2("want quorum <name>");
+          if (haveQuorum) fail2("second quorum line");
+          haveQuorum = true;
+          if (f[1] !== "none") {
+            if (!names.has(f[1])) fail2("quorum " + JSON.stringify(f[1]) + " is not defined above");
+            p.quorum = names.get(f[1]);
+          }
+          break;
+        default:
+          fail2("unknown keyword");
+      }
+    }
+    if (!haveQuorum) throw new Error("policy has no quorum line");
+    return p;
+  }
+  function cosignedMessage(t, text) {
+    return te.encode("cosignature/v1\ntime " + t.toString() + "\n" + text);
+  }
+  async function verifyCosignatures(note, witnesses) {
+    const signed = /* @__PURE__ */ new Set();
+    let n = 0;
+    for (const s of note.sigs) {
+      const w = witnesses.find(function(x) {
+        return x.name === s.name && eq(x.id, s.sig.subarray(0, 4));
+      });
+      if (!w) continue;
+      const raw = s.sig;
+      if (raw.length !== 4 + 8 + 64) return null;
+      const t = new DataView(raw.buffer, raw.byteOffset + 4, 8).getBigUint64(0);
+      if (t > MAX_TIMESTAMP) return null;
+      if (!await ed25519Verify(w.key, cosignedMessage(t, note.text), raw.subarray(12))) return null;
+      signed.add(w);
+      n++;
+    }
+    return { count: n, signed };
+  }
+  function satisfied(node, signed) {
+    if (node.witness) return signed.has(node.witness);
+    let k = 0;
+    for (const m of node.members) if (satisfied(m, signed)) k++;
+    return k >= node.k;
+  }
+  function quorumMet(p, signed) {
+    return p.quorum === null || satisfied(p.quorum, signed);
+  }
+
+  // src/core.js
+  var te2 = new TextEncoder();
   var subtle = globalThis.crypto && globalThis.crypto.subtle || null;
   var MAX_SAFE = 9007199254740991;
   var MAX_U32 = 4294967295;
@@ -4756,7 +4904,7 @@ var ZarlogVerifier = (() => {
   async function hmac(k, msg) {
     return new Uint8Array(await subtle.sign("HMAC", k, msg));
   }
-  function b64(s) {
+  function b642(s) {
     if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s)) return null;
     let bin;
     try {
@@ -4769,7 +4917,7 @@ var ZarlogVerifier = (() => {
     return b;
   }
   function b64canonical(s) {
-    const b = b64(s);
+    const b = b642(s);
     if (!b) return null;
     let bin = "";
     for (let i = 0; i < b.length; i++) bin += String.fromCharCode(b[i]);
@@ -4989,7 +5137,7 @@ var ZarlogVerifier = (() => {
     }).join(",") + "}";
   }
   function snippet(v) {
-    const b = te.encode(canon(v));
+    const b = te2.encode(canon(v));
     if (b.length <= 40) return canon(v);
     let cut = 40;
     while (cut > 0 && (b[cut] & 192) === 128) cut--;
@@ -5038,8 +5186,8 @@ var ZarlogVerifier = (() => {
     }
     throw new Error("no dice");
   }
-  var CTX_COMMIT = te.encode("tavlarena-dice-commit-v1");
-  var CTX_ROLL = te.encode("tavlarena-dice-roll-v1");
+  var CTX_COMMIT = te2.encode("tavlarena-dice-commit-v1");
+  var CTX_ROLL = te2.encode("tavlarena-dice-roll-v1");
   async function tavlarenaRoller(t) {
     const key = await hmacKey(t.seed);
     const prefix = concat(CTX_ROLL, uuidBytes(t.gameId), t.contributions[0], t.contributions[1]);
@@ -5054,10 +5202,10 @@ var ZarlogVerifier = (() => {
   }
   function anchoredBinding(a) {
     return concat(
-      lp(te.encode(a.matchId)),
+      lp(te2.encode(a.matchId)),
       lp(u32(a.gameNo)),
-      lp(te.encode(a.tokens[0])),
-      lp(te.encode(a.tokens[1])),
+      lp(te2.encode(a.tokens[0])),
+      lp(te2.encode(a.tokens[1])),
       lp(a.anchor.chain),
       lp(u64(a.anchor.round)),
       lp(a.anchor.randomness)
@@ -5231,7 +5379,7 @@ var ZarlogVerifier = (() => {
     return uuidValue(at(path, key), need(o, path, key));
   }
   function utf8Len(s) {
-    return te.encode(s).length;
+    return te2.encode(s).length;
   }
   function parseSettings(ev, s, path) {
     ev.settings = s;
@@ -5298,7 +5446,7 @@ var ZarlogVerifier = (() => {
     } catch (e) {
       if (!(e instanceof JSONError)) throw e;
       const id = { dup: "InJSONDup", float: "InJSONFloat", unsafe: "InJSONUnsafe", depth: "InJSONDepth" }[e.kind] || "InJSON";
-      throw new InputError("", M(id, te.encode(text.slice(0, e.offset)).length));
+      throw new InputError("", M(id, te2.encode(text.slice(0, e.offset)).length));
     }
     if (!isObj(root)) throw new InputError("", M("InNotObject"));
     const ev = {};
@@ -5400,7 +5548,7 @@ var ZarlogVerifier = (() => {
         used[k] = true;
         return k;
       });
-      return { index, leaf, leafBytes: te.encode(leaf), proof };
+      return { index, leaf, leafBytes: te2.encode(leaf), proof };
     });
     const unused = used.indexOf(false);
     if (unused >= 0) {
@@ -5435,7 +5583,7 @@ var ZarlogVerifier = (() => {
       const sp = body.indexOf(" ");
       if (sp < 0) return null;
       const name = body.slice(0, sp);
-      const sig = b64(body.slice(sp + 1));
+      const sig = b642(body.slice(sp + 1));
       if (!isKeyName(name) || !sig || sig.length < 5) return null;
       lines.push({ name, sig });
     }
@@ -5464,9 +5612,9 @@ var ZarlogVerifier = (() => {
     if (i < 0 || j < 0) return null;
     const parts = [t.slice(0, i), t.slice(i + 1, j), t.slice(j + 1)];
     if (!isKeyName(parts[0]) || !/^[0-9a-f]{8}$/.test(parts[1])) return null;
-    const k = b64(parts[2]);
+    const k = b642(parts[2]);
     if (!k || k.length !== 33 || k[0] !== 1) return null;
-    const h = await sha2562(concat(te.encode(parts[0] + "\n"), k));
+    const h = await sha2562(concat(te2.encode(parts[0] + "\n"), k));
     if (hex(h.subarray(0, 4)) !== parts[1]) return null;
     return { name: parts[0], hash: h.subarray(0, 4), key: k.subarray(1) };
   }
@@ -5476,7 +5624,7 @@ var ZarlogVerifier = (() => {
     for (const s of note.sigs) {
       if (s.name !== key.name || !eq(s.sig.subarray(0, 4), key.hash)) continue;
       if (s.sig.length !== 68) return false;
-      if (!await ed25519Verify(key.key, te.encode(note.text), s.sig.subarray(4))) return false;
+      if (!await ed25519Verify(key.key, te2.encode(note.text), s.sig.subarray(4))) return false;
       ok = true;
     }
     return ok;
@@ -5548,7 +5696,7 @@ var ZarlogVerifier = (() => {
   async function verifyTavlarena(r, ev, opt) {
     const t = ev.tavlarena;
     r.checks.push(pass("format", formatMsg(ev)));
-    const sh = await sha2562(te.encode(canon(ev.settings)));
+    const sh = await sha2562(te2.encode(canon(ev.settings)));
     const got = await sha2562(concat(CTX_COMMIT, uuidBytes(t.gameId), sh, uuidBytes(t.seats[0]), uuidBytes(t.seats[1]), t.seed));
     r.commitment = hex(t.commitment);
     if (eq(got, t.commitment)) r.checks.push(pass("commitment", M("CmTavPass", hex(got), sealCode(got))));
@@ -5728,6 +5876,15 @@ var ZarlogVerifier = (() => {
     return pass("log-inclusion", M("LiPass", l.entries.length, size, hex(root)));
   }
   async function signatureCheck(l, opt) {
+    if (!opt.logKey && opt.witnessPolicy && opt.witnessPolicy.logs.length > 0) {
+      for (const v of opt.witnessPolicy.logs) {
+        if (l.tree.origin === v.name && await openNote(l.tree.note, v)) {
+          opt.signer = v.name;
+          return pass("log-signature", M("LsPolicyPass", v.name, l.tree.size));
+        }
+      }
+      return fail("log-signature", M("LsPolicyFail", l.tree.origin, opt.witnessPolicy.logs.length));
+    }
     if (!opt.logKey) return skipped("log-signature", M("LsNoKey"));
     const name = opt.logKey.name;
     if (l.tree.origin !== name) return fail("log-signature", M("LsOrigin", l.tree.origin, name));
@@ -5828,7 +5985,7 @@ var ZarlogVerifier = (() => {
       ev.sig = unhex(o.get("sig"));
       const unsigned = new Map(o);
       unsigned.delete("sig");
-      ev.signed = te.encode("zarlog-event-v1\n" + canon(unsigned));
+      ev.signed = te2.encode("zarlog-event-v1\n" + canon(unsigned));
     }
     const B = ev.body;
     switch (type) {
@@ -6218,12 +6375,15 @@ var ZarlogVerifier = (() => {
         }
       }
     }
+    const wit = await witnessCheck(l, opt);
+    res.cosigs = wit.status === "pass" ? wit.cosigs : 0;
+    delete wit.cosigs;
     res.checks = [
       incl,
       sig,
       order,
       agree,
-      opt.witnessPolicy ? skipped("log-witnesses", M("BrNoWitnesses"), { browserLimit: "witnesses" }) : skipped("log-witnesses", M("LwNone")),
+      wit,
       await emitterCheck(evs, function(i) {
         return "log.entries[" + i + "]";
       }, opt)
@@ -6236,6 +6396,14 @@ var ZarlogVerifier = (() => {
       logged ? { browserLimit: "moves" } : void 0
     );
     return res;
+  }
+  async function witnessCheck(l, opt) {
+    const p = opt.witnessPolicy;
+    if (!p) return skipped("log-witnesses", M("LwNone"));
+    const v = await verifyCosignatures(l.tree.note, p.witnesses);
+    if (!v) return fail("log-witnesses", M("LwBadCosig"));
+    if (!quorumMet(p, v.signed)) return fail("log-witnesses", M("LwQuorum", v.count, p.witnesses.length));
+    return pass("log-witnesses", M("LwPass", v.count, p.witnesses.length), { cosigs: v.count });
   }
   async function emitterCheck(evs, name, opt) {
     if (!opt.emitterKeys) return skipped("log-emitter-signatures", M("LeNone"));
@@ -6278,7 +6446,13 @@ var ZarlogVerifier = (() => {
         o.emitterKeys.get(k.name).push(k.key);
       }
     }
-    if (opt.witnessPolicy) o.witnessPolicy = opt.witnessPolicy;
+    if (opt.witnessPolicy) {
+      try {
+        o.witnessPolicy = typeof opt.witnessPolicy === "string" ? await parsePolicy(opt.witnessPolicy) : opt.witnessPolicy;
+      } catch (e) {
+        return finish({ scheme: "", checks: [fail("format", M("BrBadPolicy", String(e.message)))], badOptions: true });
+      }
+    }
     if (opt.logKey && opt.logKey.trim() !== "") {
       o.logKey = await parseLogKey(opt.logKey);
       if (!o.logKey) return finish({ scheme: "", checks: [fail("format", M("BrBadLogKey", opt.logKey))], badOptions: true });
@@ -6304,8 +6478,8 @@ var ZarlogVerifier = (() => {
         o.logKey ? fail("log-signature", M("LgKeyNoLog")) : skipped("log-signature", M("LgNoLog")),
         skipped("log-order", M("LgNoLog")),
         skipped("log-agreement", M("LgNoLog")),
-        skipped("log-witnesses", M("LgNoLog")),
-        skipped("log-emitter-signatures", M("LgNoLog")),
+        o.witnessPolicy ? fail("log-witnesses", M("LgPolicyNoLog")) : skipped("log-witnesses", M("LgNoLog")),
+        o.emitterKeys ? fail("log-emitter-signatures", M("LgEmitterNoLog")) : skipped("log-emitter-signatures", M("LgNoLog")),
         skipped("moves", M("MvNoLog"))
       );
       r.evidence = ev;
@@ -6339,16 +6513,17 @@ var ZarlogVerifier = (() => {
       return c.name === "log-signature";
     });
     if (sig.status === "pass") {
-      r.proves.push(M("StBundleSigned", opt.logKey.str));
+      r.proves.push(M("StBundleSigned", opt.logKey ? opt.logKey.str : opt.signer));
       r.notProves = r.notProves.map(function(m) {
         if (m.id === "StNoExpected") return M("StNoExpectedLog");
         if (m.id === "StNoExpectedAnc") return M("StNoExpectedAncLog");
         return m;
       });
-      r.notProves.push(M("StBundleNoWitness"));
     } else {
       r.notProves.push(M("StBundleNoKey"));
     }
+    if (b.cosigs > 0) r.proves.push(M("StBundleWitnessed", b.cosigs));
+    else if (sig.status === "pass") r.notProves.push(M("StBundleNoWitness"));
     const emi = b.checks.find(function(c) {
       return c.name === "log-emitter-signatures";
     });
@@ -6407,6 +6582,11 @@ var ZarlogVerifier = (() => {
     if (x instanceof Uint8Array && x.length === 32) return x;
     if (typeof x === "string" && HEX322.test(x)) return unhex(x);
     throw new TypeError(what + " must be 32 bytes (a Uint8Array or 64 lower-case hex digits)");
+  }
+  async function verifyBeacon(round, signature) {
+    const sig = typeof signature === "string" ? unhex(signature) : signature;
+    if (!sig) return false;
+    return verifyQuicknet(round, sig, sha2562);
   }
   async function checkRollReveal(before, reveal, sent) {
     if (!UUID2.test(before.matchId) || !UUID2.test(before.rollId) || !UUID2.test(reveal.rollId)) {

@@ -43,6 +43,8 @@ export interface VerifyOptions {
   logKey?: string;
   /** The game servers' (emitters') verifier keys; their binding events' signatures are checked. */
   emitterKeys?: string[];
+  /** A C2SP tlog-policy file's text: the witnesses whose quorum must have cosigned the checkpoint (and the logs accepted). */
+  witnessPolicy?: string;
 }
 
 /** Checks a dice-proof-v1 evidence file or proof bundle, as zarlog-verify does. */
@@ -61,6 +63,9 @@ export function badge(commitment: Uint8Array | string): string;
 export function ed25519Supported(): Promise<boolean>;
 
 export type Hex32 = string | Uint8Array;
+
+/** Whether signature is drand quicknet's BLS signature of round (the chain's key pinned). */
+export function verifyBeacon(round: number | bigint, signature: Uint8Array | string): Promise<boolean>;
 
 /** The per-roll check of a per-roll-v1 roll, the moment it is revealed (seed 004). */
 export function checkRollReveal(

@@ -4,7 +4,7 @@
 // exit 0 (every check passed), 1 (the proof is invalid), 2 (bad input).
 //
 //   npx zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment HEX|SEAL]
-//       [--log-key VKEY] [--emitter-key VKEY]... FILE|-
+//       [--log-key VKEY] [--witness-policy FILE] [--emitter-key VKEY]... FILE|-
 
 import { readFile } from "node:fs/promises";
 import process from "node:process";
@@ -12,16 +12,16 @@ import { verify, textReport, jsonReport } from "../src/index.js";
 
 const USAGE = {
   en: `usage: zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment HEX|SEALCODE]
-                     [--log-key VKEY] [--emitter-key VKEY]... FILE|-
+                     [--log-key VKEY] [--witness-policy FILE] [--emitter-key VKEY]... FILE|-
 Checks a dice-proof-v1 evidence file or proof bundle offline and says what it proves.
 Exit code: 0 every check passed, 1 the proof is invalid, 2 bad input.
 `,
   tr: `kullanım: zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment ONALTILIK|MÜHÜRKODU]
-                        [--log-key ANAHTAR] [--emitter-key ANAHTAR]... DOSYA|-
+                        [--log-key ANAHTAR] [--witness-policy DOSYA] [--emitter-key ANAHTAR]... DOSYA|-
 Bir dice-proof-v1 kanıt dosyasını ya da kanıt paketini çevrimdışı kontrol eder ve neyi kanıtladığını söyler.
 Çıkış kodu: 0 her kontrol geçti, 1 kanıt geçersiz, 2 hatalı girdi.
 `,
-  ar: `الاستخدام: zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment ست_عشري|رمز_الختم] [--log-key مفتاح] [--emitter-key مفتاح]... ملف|-
+  ar: `الاستخدام: zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment ست_عشري|رمز_الختم] [--log-key مفتاح] [--witness-policy ملف] [--emitter-key مفتاح]... ملف|-
 يتحقق دون اتصال بالشبكة من ملف إثبات dice-proof-v1 أو حزمة إثبات ويقول ما يثبته.
 رمز الخروج: 0 نجحت الفحوص كلها، 1 الإثبات غير صالح، 2 مدخلات خاطئة.
 `,
@@ -113,7 +113,17 @@ async function main(argv) {
         opt.emitterKeys.push(v);
         break;
       }
-      case "witness-policy": case "leaf":
+      case "witness-policy": {
+        const v = value();
+        if (v === null) return usageError(lang, "value", a);
+        try {
+          opt.witnessPolicy = await readFile(v, "utf8");
+        } catch (e) {
+          return usageError(lang, "read", v, e.code || String(e.message || e));
+        }
+        break;
+      }
+      case "leaf":
         return usageError(lang, "unsupported", "--" + name);
       default:
         return usageError(lang, "unknown", a);

@@ -5,7 +5,7 @@
 // received before the first roll).
 
 import {
-  M, sha256, hex, unhex, perRollDice, parseLogKey, parseSignedCheckpoint, openNote, proofLen, bitLen, nodeHash, concat, eq,
+  verifyQuicknet, M, sha256, hex, unhex, perRollDice, parseLogKey, parseSignedCheckpoint, openNote, proofLen, bitLen, nodeHash, concat, eq,
 } from "./core.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -15,6 +15,17 @@ function bytes32(x, what) {
   if (x instanceof Uint8Array && x.length === 32) return x;
   if (typeof x === "string" && HEX32.test(x)) return unhex(x);
   throw new TypeError(what + " must be 32 bytes (a Uint8Array or 64 lower-case hex digits)");
+}
+
+/**
+ * verifyBeacon reports whether signature (48 bytes, or 96 hex digits) is
+ * drand quicknet's BLS signature of round: the check of package
+ * events/drand, with the chain's key pinned.
+ */
+export async function verifyBeacon(round, signature) {
+  const sig = typeof signature === "string" ? unhex(signature) : signature;
+  if (!sig) return false;
+  return verifyQuicknet(round, sig, sha256);
 }
 
 /**

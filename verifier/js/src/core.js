@@ -18,6 +18,7 @@
 
 import { verifyQuicknet, QUICKNET_PUBLIC_KEY } from "./bls.js";
 import { ed25519Verify, webCryptoEd25519 } from "./ed25519.js";
+import { parsePolicy, verifyCosignatures, quorumMet } from "./policy.js";
 
 const te = new TextEncoder();
 const subtle = (globalThis.crypto && globalThis.crypto.subtle) || null;
@@ -979,6 +980,15 @@ async function inclusionCheck(l) {
 }
 
 async function signatureCheck(l, opt) {
+  if (!opt.logKey && opt.witnessPolicy && opt.witnessPolicy.logs.length > 0) {
+    for (const v of opt.witnessPolicy.logs) {
+      if (l.tree.origin === v.name && (await openNote(l.tree.note, v))) {
+        opt.signer = v.name;
+        return pass("log-signature", M("LsPolicyPass", v.name, l.tree.size));
+      }
+    }
+    return fail("log-signature", M("LsPolicyFail", l.tree.origin, opt.witnessPolicy.logs.length));
+  }
   if (!opt.logKey) return skipped("log-signature", M("LsNoKey"));
   const name = opt.logKey.name;
   if (l.tree.origin !== name) return fail("log-signature", M("LsOrigin", l.tree.origin, name));
@@ -1411,14 +1421,27 @@ async function checkBundle(ev, opt) {
       else { res.derived = d.ev; agree = agreementCheck(ev, d.ev, evs.length); }
     }
   }
-  res.checks = [incl, sig, order, agree,
-    opt.witnessPolicy ? skipped("log-witnesses", M("BrNoWitnesses"), { browserLimit: "witnesses" }) : skipped("log-witnesses", M("LwNone")),
+  const wit = await witnessCheck(l, opt);
+  res.cosigs = wit.status === "pass" ? wit.cosigs : 0;
+  delete wit.cosigs;
+  res.checks = [incl, sig, order, agree, wit,
     await emitterCheck(evs, function (i) { return "log.entries[" + i + "]"; }, opt)];
   const settings = res.derived ? res.derived.settings : null;
   const logged = settings && settings.get && settings.get("moves") === "logged";
   res.moves = skipped("moves", logged ? M("BrMovesLogged") : (res.game ? M("MvNotLogged", res.game.moves.length) : M("MvNoGame")),
     logged ? { browserLimit: "moves" } : undefined);
   return res;
+}
+
+// witnessCheck: the checkpoint's cosignatures satisfy the witness policy
+// (package verifier's witnessCheck).
+async function witnessCheck(l, opt) {
+  const p = opt.witnessPolicy;
+  if (!p) return skipped("log-witnesses", M("LwNone"));
+  const v = await verifyCosignatures(l.tree.note, p.witnesses);
+  if (!v) return fail("log-witnesses", M("LwBadCosig"));
+  if (!quorumMet(p, v.signed)) return fail("log-witnesses", M("LwQuorum", v.count, p.witnesses.length));
+  return pass("log-witnesses", M("LwPass", v.count, p.witnesses.length), { cosigs: v.count });
 }
 
 // emitterCheck: every binding event carries a valid signature by a key of
@@ -1468,7 +1491,13 @@ async function verify(bytes, opt) {
       o.emitterKeys.get(k.name).push(k.key);
     }
   }
-  if (opt.witnessPolicy) o.witnessPolicy = opt.witnessPolicy;
+  if (opt.witnessPolicy) {
+    try {
+      o.witnessPolicy = typeof opt.witnessPolicy === "string" ? await parsePolicy(opt.witnessPolicy) : opt.witnessPolicy;
+    } catch (e) {
+      return finish({ scheme: "", checks: [fail("format", M("BrBadPolicy", String(e.message)))], badOptions: true });
+    }
+  }
   if (opt.logKey && opt.logKey.trim() !== "") {
     o.logKey = await parseLogKey(opt.logKey);
     if (!o.logKey) return finish({ scheme: "", checks: [fail("format", M("BrBadLogKey", opt.logKey))], badOptions: true });
@@ -1494,8 +1523,8 @@ async function verify(bytes, opt) {
       o.logKey ? fail("log-signature", M("LgKeyNoLog")) : skipped("log-signature", M("LgNoLog")),
       skipped("log-order", M("LgNoLog")),
       skipped("log-agreement", M("LgNoLog")),
-      skipped("log-witnesses", M("LgNoLog")),
-      skipped("log-emitter-signatures", M("LgNoLog")),
+      o.witnessPolicy ? fail("log-witnesses", M("LgPolicyNoLog")) : skipped("log-witnesses", M("LgNoLog")),
+      o.emitterKeys ? fail("log-emitter-signatures", M("LgEmitterNoLog")) : skipped("log-emitter-signatures", M("LgNoLog")),
       skipped("moves", M("MvNoLog")));
     r.evidence = ev;
     return finish(r);
@@ -1526,16 +1555,17 @@ function bundleStatements(r, l, b, opt) {
   r.proves.push(M("StBundle", l.entries.length, l.entries.length - 1, l.tree.size));
   const sig = b.checks.find(function (c) { return c.name === "log-signature"; });
   if (sig.status === "pass") {
-    r.proves.push(M("StBundleSigned", opt.logKey.str));
+    r.proves.push(M("StBundleSigned", opt.logKey ? opt.logKey.str : opt.signer));
     r.notProves = r.notProves.map(function (m) {
       if (m.id === "StNoExpected") return M("StNoExpectedLog");
       if (m.id === "StNoExpectedAnc") return M("StNoExpectedAncLog");
       return m;
     });
-    r.notProves.push(M("StBundleNoWitness"));
   } else {
     r.notProves.push(M("StBundleNoKey"));
   }
+  if (b.cosigs > 0) r.proves.push(M("StBundleWitnessed", b.cosigs));
+  else if (sig.status === "pass") r.notProves.push(M("StBundleNoWitness"));
   const emi = b.checks.find(function (c) { return c.name === "log-emitter-signatures"; });
   if (emi.status === "pass") r.proves.push(M("StEmitterSigned", b.game.emitter));
   else r.notProves.push(M("StEmitterUnchecked", b.game.emitter));

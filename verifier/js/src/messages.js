@@ -21,6 +21,7 @@ export const catalog = {
   "BrBadExpected": ["%[1]q is neither 64 hex digits nor an 8-symbol seal code","%[1]q ne 64 onaltılık rakam ne de 8 simgeli bir mühür kodu","القيمة %[1]q ليست 64 رقمًا ست عشريًا ولا رمز ختم من 8 رموز"],
   "BrBadLogKey": ["%[1]q is not an Ed25519 signed-note verifier key (name+hash+key)","%[1]q bir Ed25519 signed-note doğrulama anahtarı değil (ad+özet+anahtar)","القيمة %[1]q ليست مفتاح تحقق Ed25519 بصيغة signed-note (الاسم+التجزئة+المفتاح)"],
   "BrBadOptions": ["Bad input: check the log key and the seal code you typed","Hatalı girdi: yazdığın kayıt defteri anahtarını ve mühür kodunu kontrol et","مدخلات خاطئة: راجع مفتاح السجل ورمز الختم اللذين كتبتهما"],
+  "BrBadPolicy": ["the witness policy cannot be read: %[1]s","tanık politikası okunamıyor: %[1]s","تتعذّر قراءة سياسة الشهود: %[1]s"],
   "BrChecking": ["Checking…","Kontrol ediliyor…","جارٍ التحقق…"],
   "BrDropHere": ["Open a proof file (.json), or drop it here","Bir kanıt dosyası (.json) aç ya da buraya bırak","افتح ملف إثبات (.json) أو أفلته هنا"],
   "BrFetchFailed": ["The proof file could not be downloaded: %[1]s","Kanıt dosyası indirilemedi: %[1]s","تعذّر تنزيل ملف الإثبات: %[1]s"],

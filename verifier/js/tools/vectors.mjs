@@ -9,6 +9,7 @@ const [manifest, dir] = process.argv.slice(2);
 const m = JSON.parse(await readFile(manifest, "utf8"));
 for (const v of m.Vectors || m.vectors) {
   const bytes = new Uint8Array(await readFile(path.join(dir, v.File || v.file)));
-  const r = await verify(bytes, { expected: v.ExpectedCommitment || v.expectedCommitment || "", logKey: v.LogKey || v.logKey || "" });
+  const policy = v.witnessPolicy ? await readFile(path.join(dir, v.witnessPolicy), "utf8") : undefined;
+  const r = await verify(bytes, { expected: v.expectedCommitment || "", logKey: v.logKey || "", emitterKeys: v.emitterKeys, witnessPolicy: policy });
   process.stdout.write(JSON.stringify({ name: v.Name || v.name, report: JSON.parse(jsonReport(r, "en")) }) + "\n");
 }
