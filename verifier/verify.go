@@ -3,7 +3,6 @@ package verifier
 import (
 	"encoding/hex"
 	"errors"
-	"io/fs"
 	"time"
 
 	"github.com/zarlog/zarlog/events/dice"
@@ -25,35 +24,34 @@ func Verify(data []byte, opt Options) *Report {
 	return VerifyEvidence(ev, opt)
 }
 
-// ErrIsDirectory is wrapped by the error of reading a folder as a file
-// (the command line checks before it reads).
-var ErrIsDirectory = errors.New("is a directory")
+// A FileProblem is why the command line could not read a file, said in
+// the report's language by FileErrorReport (the operating system's own
+// text is English).
+type FileProblem int
+
+// File problems.
+const (
+	FileMissing    FileProblem = iota + 1 // there is no such file
+	FileNotAllowed                        // its permissions forbid reading it
+	FileIsFolder                          // it is a folder
+)
+
+// FileErrorReport returns the Report for a file at path that could not be
+// read for reason p: only the format check, failed (exit 2).
+func FileErrorReport(p FileProblem, path string) *Report {
+	id := map[FileProblem]msgID{FileMissing: mInNoSuchFile, FileNotAllowed: mInPermission, FileIsFolder: mInIsDirectory}[p]
+	return &Report{Checks: []Check{{Name: CheckFormat, Status: Fail, Detail: msg(id, path)}}}
+}
 
 // InputErrorReport returns the Report for a file that could not be read or
 // parsed: only the format check, failed, with err's message (an
 // *InputError's own, or "cannot read the file: …" for any other error).
-//
-// The file system's errors are said in the report's language: a missing
-// file (fs.ErrNotExist), one that may not be read (fs.ErrPermission), and
-// a folder (ErrIsDirectory), each naming the path of their *fs.PathError.
 func InputErrorReport(err error) *Report {
 	c := Check{Name: CheckFormat, Status: Fail}
 	var ie *InputError
-	var pe *fs.PathError
-	path := ""
-	if errors.As(err, &pe) {
-		path = pe.Path
-	}
-	switch {
-	case errors.As(err, &ie):
+	if errors.As(err, &ie) {
 		c.Detail, c.Field = ie.msg, ie.Field
-	case errors.Is(err, fs.ErrNotExist):
-		c.Detail = msg(mInNoSuchFile, path)
-	case errors.Is(err, fs.ErrPermission):
-		c.Detail = msg(mInPermission, path)
-	case errors.Is(err, ErrIsDirectory):
-		c.Detail = msg(mInIsDirectory, path)
-	default:
+	} else {
 		c.Detail = msg(mInReadFailed, err.Error())
 	}
 	return &Report{Checks: []Check{c}}

@@ -15,6 +15,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -276,9 +277,19 @@ func loadPolicy(cfg Config) (*merkle.Policy, error) {
 func Execute(ctx context.Context, cfg Config, stdin io.Reader, stdout io.Writer) int {
 	var rep *verifier.Report
 	data, err := readInput(ctx, cfg.File, stdin)
-	if err != nil {
+	var pe *fs.PathError
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist) && errors.As(err, &pe):
+		rep = verifier.FileErrorReport(verifier.FileMissing, pe.Path)
+	case errors.Is(err, fs.ErrPermission) && errors.As(err, &pe):
+		rep = verifier.FileErrorReport(verifier.FileNotAllowed, pe.Path)
+	case errors.Is(err, errIsDirectory) && errors.As(err, &pe):
+		rep = verifier.FileErrorReport(verifier.FileIsFolder, pe.Path)
+	default:
 		rep = verifier.InputErrorReport(err)
-	} else {
+	}
+	if rep == nil {
 		rep = verifier.Verify(data, cfg.Options)
 	}
 	if cfg.JSON {
@@ -288,6 +299,9 @@ func Execute(ctx context.Context, cfg Config, stdin io.Reader, stdout io.Writer)
 	}
 	return rep.Exit()
 }
+
+// errIsDirectory is the error of reading a folder as a file.
+var errIsDirectory = errors.New("is a directory")
 
 // readInput reads at most one byte more than verifier.MaxEvidenceSize, so
 // that an oversized file is reported as such rather than read whole.
@@ -303,7 +317,7 @@ func readInput(ctx context.Context, file string, stdin io.Reader) ([]byte, error
 		}
 		defer f.Close()
 		if st, err := f.Stat(); err == nil && st.IsDir() {
-			return nil, &fs.PathError{Op: "read", Path: file, Err: verifier.ErrIsDirectory}
+			return nil, &fs.PathError{Op: "read", Path: file, Err: errIsDirectory}
 		}
 		r = f
 	}
