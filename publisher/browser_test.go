@@ -418,16 +418,7 @@ func agreeOnVectors(t *testing.T, ctx context.Context) {
 			}
 			continue
 		}
-		opt := verifier.Options{}
-		if v.ExpectedCommitment != "" {
-			if opt.Expected, err = verifier.ParseExpected(v.ExpectedCommitment); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if v.LogKey != "" {
-			opt.LogKey = mustLogKey(t, v.LogKey)
-		}
-		goRep := verifier.Verify(data, opt)
+		goRep := verifier.Verify(data, vectorOptions(t, v.ExpectedCommitment, v.LogKey, "", nil))
 
 		br, err := runBrowserVerifier(ctx, data, v.ExpectedCommitment, v.LogKey)
 		if err != nil {

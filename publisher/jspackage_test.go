@@ -150,31 +150,7 @@ func TestNodeVerifier(t *testing.T) {
 			tlog++
 			continue
 		}
-		opt := verifier.Options{}
-		if v.ExpectedCommitment != "" {
-			if opt.Expected, err = verifier.ParseExpected(v.ExpectedCommitment); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if v.LogKey != "" {
-			if opt.LogKey, err = verifier.ParseLogKey(v.LogKey); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if v.EmitterKeys != nil {
-			if opt.EmitterKeys, err = events.NewKeyring(v.EmitterKeys...); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if v.WitnessPolicy != "" {
-			text, err := os.ReadFile(filepath.Join("../testdata/dice", v.WitnessPolicy))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if opt.WitnessPolicy, err = verifier.ParseWitnessPolicy(text); err != nil {
-				t.Fatal(err)
-			}
-		}
+		opt := vectorOptions(t, v.ExpectedCommitment, v.LogKey, v.WitnessPolicy, v.EmitterKeys)
 		var goRep verifier.JSONReport
 		if err := json.Unmarshal(verifier.Verify(data, opt).JSON(verifier.English), &goRep); err != nil {
 			t.Fatal(err)
@@ -623,4 +599,37 @@ func TestNodeCLI(t *testing.T) {
 			t.Errorf("the package would publish %s", f)
 		}
 	}
+}
+
+// vectorOptions returns the options of a testdata/dice vector as
+// zarlog-verify would take them from its flags.
+func vectorOptions(t testing.TB, expected, logKey, policy string, emitterKeys []string) verifier.Options {
+	t.Helper()
+	var opt verifier.Options
+	var err error
+	if expected != "" {
+		if opt.Expected, err = verifier.ParseExpected(expected); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if logKey != "" {
+		if opt.LogKey, err = verifier.ParseLogKey(logKey); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if emitterKeys != nil {
+		if opt.EmitterKeys, err = events.NewKeyring(emitterKeys...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if policy != "" {
+		text, err := os.ReadFile(filepath.Join("../testdata/dice", policy))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if opt.WitnessPolicy, err = verifier.ParseWitnessPolicy(text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return opt
 }

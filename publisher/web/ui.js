@@ -3,14 +3,8 @@
 "use strict";
 
 var ZarlogUI = (function () {
-  const TITLES = {
-    "format": "TitleFormat", "commitment": "TitleCommitment", "expected-commitment": "TitleExpected",
-    "anchor": "TitleAnchor", "rolls": "TitleRolls", "sequence": "TitleSequence",
-    "log-inclusion": "TitleLogInclusion", "log-signature": "TitleLogSignature", "log-order": "TitleLogOrder",
-    "log-agreement": "TitleLogAgreement", "log-witnesses": "TitleLogWitnesses",
-    "log-emitter-signatures": "TitleLogEmitter", "moves": "TitleMoves",
-  };
-  const STATUS = { pass: "StPass", fail: "StFail", skipped: "StSkipped" };
+  const TITLES = ZarlogVerifier.CHECK_TITLES;
+  const STATUS = ZarlogVerifier.STATUS_WORDS;
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);

@@ -22,7 +22,9 @@ var ZarlogVerifier = (() => {
   // src/browser.js
   var browser_exports = {};
   __export(browser_exports, {
+    CHECK_TITLES: () => CHECK_TITLES,
     QUICKNET_PUBLIC_KEY: () => QUICKNET_PUBLIC_KEY,
+    STATUS_WORDS: () => STATUS_WORDS,
     badge: () => badge,
     checkReceipt: () => checkReceipt,
     checkRollReveal: () => checkRollReveal,
@@ -6686,5 +6688,23 @@ var ZarlogVerifier = (() => {
     b += '<circle cx="32" cy="32" r="3" fill="' + GROUND + '"/>';
     return b + END + "svg>";
   }
+
+  // src/titles.js
+  var CHECK_TITLES = {
+    "format": "TitleFormat",
+    "commitment": "TitleCommitment",
+    "expected-commitment": "TitleExpected",
+    "anchor": "TitleAnchor",
+    "rolls": "TitleRolls",
+    "sequence": "TitleSequence",
+    "log-inclusion": "TitleLogInclusion",
+    "log-signature": "TitleLogSignature",
+    "log-order": "TitleLogOrder",
+    "log-agreement": "TitleLogAgreement",
+    "log-witnesses": "TitleLogWitnesses",
+    "log-emitter-signatures": "TitleLogEmitter",
+    "moves": "TitleMoves"
+  };
+  var STATUS_WORDS = { pass: "StPass", fail: "StFail", skipped: "StSkipped" };
   return __toCommonJS(browser_exports);
 })();

@@ -4,3 +4,4 @@
 export { verify, render, sealCode, rollsOf, ed25519Supported, QUICKNET_PUBLIC_KEY } from "./core.js";
 export { checkRollReveal, checkReceipt, verifyBeacon } from "./app.js";
 export { badge } from "./badge.js";
+export { CHECK_TITLES, STATUS_WORDS } from "./titles.js";

@@ -4,15 +4,10 @@
 
 import { render } from "./core.js";
 import { catalog, langIndex } from "./messages.js";
+import { CHECK_TITLES, STATUS_WORDS } from "./titles.js";
 
-const TITLES = {
-  "format": "TitleFormat", "commitment": "TitleCommitment", "expected-commitment": "TitleExpected",
-  "anchor": "TitleAnchor", "rolls": "TitleRolls", "sequence": "TitleSequence",
-  "log-inclusion": "TitleLogInclusion", "log-signature": "TitleLogSignature", "log-order": "TitleLogOrder",
-  "log-agreement": "TitleLogAgreement", "log-witnesses": "TitleLogWitnesses",
-  "log-emitter-signatures": "TitleLogEmitter", "moves": "TitleMoves",
-};
-const STATUS = { pass: "StPass", fail: "StFail", skipped: "StSkipped" };
+const TITLES = CHECK_TITLES;
+const STATUS = STATUS_WORDS;
 
 function T(m, lang) { return render(m, catalog, langIndex(lang)); }
 function id(x, lang) { return T({ id: x, args: [] }, lang); }
