@@ -76,6 +76,13 @@ const (
 // beacon is one of sdk.QuicknetBeacons.
 const RecordedRound = 657413
 
+// ReplayAnchored is how many anchored-v1 games an offline demo seals to the
+// recorded round before it plays any game. All of them must be sealed
+// before the replay clock reaches the round, and sealing thousands would
+// hold every game back (issue: --games 100000 finished none in 45 s); the
+// anchored-v1 games after these are played as the next scheme in turn.
+const ReplayAnchored = 24
+
 const timeLayout = "2006-01-02T15:04:05Z"
 
 var quicknet = drand.Quicknet()
@@ -99,6 +106,10 @@ type Config struct {
 	// Concurrency is how many games are played at once. Zero means
 	// DefaultConcurrency.
 	Concurrency int
+	// ReplayAnchored is how many anchored-v1 games an offline run seals
+	// to the recorded round before play starts; zero means ReplayAnchored.
+	// The anchored-v1 games after them are played as the next scheme.
+	ReplayAnchored int
 	// Exit stops the demo once Games games are published and checked.
 	// Otherwise it keeps serving, and the bot plays a game every Pause,
 	// until ctx ends.
@@ -332,10 +343,18 @@ func (d *run) play(ctx context.Context, info serve.Info, signer note.Signer, vke
 	sealErr := map[int]error{}
 	if d.replay {
 		var nos []int
-		for no := 1; no <= d.cfg.Games; no++ {
+		limit := d.cfg.ReplayAnchored
+		if limit <= 0 {
+			limit = ReplayAnchored
+		}
+		for no := 1; no <= d.cfg.Games && len(nos) < limit; no++ {
 			if planOf(no).scheme == events.Anchored {
 				nos = append(nos, no)
 			}
+		}
+		if n := d.anchoredPlanned(); n > len(nos) {
+			d.printf("replay the first %d anchored-v1 games are sealed to the recorded round before play starts; the other %d\n"+
+				"       are played as the next scheme in turn, since the round has passed on the replay clock\n", len(nos), n-len(nos))
 		}
 		var mu sync.Mutex
 		each(ctx, nos, max(d.cfg.Concurrency, 16), func(no int) {
@@ -350,7 +369,11 @@ func (d *run) play(ctx context.Context, info serve.Info, signer note.Signer, vke
 		nos[i] = i + 1
 	}
 	each(ctx, nos, d.cfg.Concurrency, func(no int) {
-		d.game(ctx, bt, ck, no, planOf(no), sealed[no], sealErr[no])
+		p := planOf(no)
+		if d.replay && p.scheme == events.Anchored && sealed[no] == nil && sealErr[no] == nil {
+			p = planOf(no + 1) // not sealed before the round: the next scheme
+		}
+		d.game(ctx, bt, ck, no, p, sealed[no], sealErr[no])
 	})
 	if err := ctx.Err(); err != nil {
 		d.summary(info, true)
@@ -380,6 +403,17 @@ func (d *run) play(ctx context.Context, info serve.Info, signer note.Signer, vke
 }
 
 func planOf(no int) plan { return plans[(no-1)%len(plans)] }
+
+// anchoredPlanned counts the anchored-v1 games among the games asked for.
+func (d *run) anchoredPlanned() int {
+	n := 0
+	for no := 1; no <= d.cfg.Games; no++ {
+		if planOf(no).scheme == events.Anchored {
+			n++
+		}
+	}
+	return n
+}
 
 // game plays game no after plan p and checks its bundle, and prints both.
 func (d *run) game(ctx context.Context, bt *bot, ck *checker, no int, p plan, sealed *sdk.AnchoredGame, sealErr error) {

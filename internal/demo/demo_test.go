@@ -125,6 +125,29 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// TestReplayCap: offline, only the first ReplayAnchored anchored-v1 games
+// are sealed before play starts (all must be, before the replay clock
+// reaches the recorded round), so that a long run plays at once; the
+// anchored-v1 games after them are played as the next scheme, and the
+// report says so.
+func TestReplayCap(t *testing.T) {
+	ctx := testCtx(t)
+	var out syncBuffer
+	res, err := Run(ctx, Config{Dir: t.TempDir(), HTTPAddr: "127.0.0.1:0", Games: len(plans), Concurrency: 4, Exit: true, Out: &out, ReplayAnchored: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK() || res.Games != len(plans) {
+		t.Fatalf("result %+v:\n%s", res, out.String())
+	}
+	if !strings.Contains(out.String(), "replay the first 1 anchored-v1 games are sealed to the recorded round before play starts; the other 2") {
+		t.Errorf("the report does not say which anchored games were played:\n%s", out.String())
+	}
+	if n := len(regexp.MustCompile(`(?m)^game +[0-9]+ +anchored-v1 `).FindAllString(out.String(), -1)); n != 1 {
+		t.Errorf("%d anchored-v1 games played, want 1:\n%s", n, out.String())
+	}
+}
+
 // TestPlans: the first six games cover the three schemes, both openings,
 // the five variants, and games finished on the board and resigned.
 func TestPlans(t *testing.T) {
