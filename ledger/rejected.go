@@ -596,3 +596,25 @@ func (l *Ledger) overQuota(ns string, e EmitterRejections) {
 	l.log.Warn("rejected store: emitter over its rejection quota; further rejections are counted, not stored",
 		"emitter", label, "summary", e.String())
 }
+
+// Locate returns the durable outcome of an event by id, for receipts (the
+// ingest's Locator): Appended with its leaf index if the log holds the
+// event (whoever asks: the log is public), else the Rejected outcome of
+// emitter's own input with that id if the rejected store holds one, else an
+// error wrapping ErrNotFound. Another emitter's rejected input under the
+// same id is never returned.
+func (l *Ledger) Locate(ctx context.Context, emitter, id string) (Outcome, error) {
+	idx, _, err := l.Lookup(ctx, id)
+	if err == nil {
+		return Outcome{Result: Appended, ID: id, Index: idx}, nil
+	}
+	if !errors.Is(err, ErrNotFound) {
+		return Outcome{}, err
+	}
+	r, err := l.RejectedByID(ctx, emitter, id)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Result: Rejected, RecordID: id, Seq: r.Seq,
+		Reject: &events.RejectError{Code: r.Code, Field: r.Field, Msg: r.Reason}}, nil
+}

@@ -14,8 +14,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/internal/serve"
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/sdk"
@@ -39,7 +37,7 @@ type EndToEndConfig struct {
 	// CheckpointInterval is the ledger's. Zero means its default, 100 ms.
 	CheckpointInterval time.Duration
 	// Progress, if not nil, is called with the number of events appended
-	// so far, after each of the ingest's Submits (from its goroutine).
+	// so far, after each of the ingest's Appends (from its goroutine).
 	Progress func(done int)
 }
 
@@ -47,13 +45,13 @@ type EndToEndConfig struct {
 // one SDK client per emitter (sdk.Dial over TCP to the embedded
 // nats-server's listener, sdk.Client.PublishAsync with the game id as
 // OrderKey, events published in stream order), the JetStream stream, the
-// ingest (ingest.Ingester) and the ledger (full append path) behind a small
-// adapter (ledger.Input per ingest.Submission, one Append per Submit). It
+// ingest (ingest.Ingester) and the ledger (full append path), the ingest
+// calling the ledger's Append through a sink that records leaves. It
 // returns when a published signed checkpoint covers every event.
 //
 // Latencies (P50, P99, Max) run from each event's PublishAsync call to the
 // publication of the first signed checkpoint covering it. Metrics:
-// "events/submit", the mean number of events per Submit.
+// "events/submit", the mean number of events per Append.
 func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, error) {
 	if cfg.Dir == "" {
 		return Result{}, errors.New("bench: EndToEndConfig.Dir is empty")
@@ -98,7 +96,7 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	if _, err := ingest.EnsureStream(ctx, js, wire.Subjects{}, ingest.StreamConfig{}); err != nil {
 		return Result{}, err
 	}
-	in, err := ingest.New(nc, ingest.Config{Sink: sink, Locator: sink, Checkpoints: l, InfoInterval: -1})
+	in, err := ingest.New(nc, ingest.Config{Sink: sink, Locator: l, Checkpoints: l, InfoInterval: -1})
 	if err != nil {
 		return Result{}, err
 	}
@@ -193,9 +191,9 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	return res, nil
 }
 
-// A sink is the ingest→ledger adapter of the benchmark: one Append per
-// Submit, in order (the real one is `zarlog serve`'s). It also records each
-// event's leaf index, and is the ingest's Locator.
+// A sink is the ledger as the benchmark's ingest sees it: the ledger's own
+// Append (the ingest's Sink is the ledger's vocabulary), recording each
+// event's leaf index on the way.
 type sink struct {
 	l       *ledger.Ledger
 	seqOf   map[string]int // event id → position in the workload
@@ -204,30 +202,22 @@ type sink struct {
 	count   atomic.Int64
 	want    int64
 	done    chan struct{}
-	// progress, if not nil, is called with count after each Submit.
+	// progress, if not nil, is called with count after each Append.
 	progress func(done int)
 	mu       sync.Mutex
 	err      error
 	max      uint64
 }
 
-func (s *sink) Submit(ctx context.Context, subs []ingest.Submission) ([]ingest.Outcome, error) {
-	in := make([]ledger.Input, len(subs))
-	for i, sub := range subs {
-		in[i] = ledger.Input{Emitter: sub.Emitter, MsgID: sub.MsgID, Data: sub.Event}
-		if r := sub.Refused; r != nil {
-			in[i].Refuse = &events.RejectError{Code: events.Code(r.Code), Msg: r.Reason}
-		}
-	}
+// Append is the ledger's, recording each event's leaf.
+func (s *sink) Append(ctx context.Context, in []ledger.Input) ([]ledger.Outcome, error) {
 	outs, err := s.l.Append(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	res := make([]ingest.Outcome, len(outs))
 	appended := 0
 	s.mu.Lock()
-	for i, o := range outs {
-		res[i] = outcome(o)
+	for _, o := range outs {
 		switch o.Result {
 		case ledger.Appended, ledger.Duplicate:
 			if p, ok := s.seqOf[o.ID]; ok {
@@ -255,7 +245,7 @@ func (s *sink) Submit(ctx context.Context, subs []ingest.Submission) ([]ingest.O
 			close(s.done)
 		}
 	}
-	return res, nil
+	return outs, nil
 }
 
 func (s *sink) error() error {
@@ -268,25 +258,6 @@ func (s *sink) maxLeaf() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.max
-}
-
-// Locate serves receipts: the event's leaf, else its rejection.
-func (s *sink) Locate(ctx context.Context, emitter, id string) (ingest.Outcome, error) {
-	return serve.Locator{L: s.l}.Locate(ctx, emitter, id)
-}
-
-func outcome(o ledger.Outcome) ingest.Outcome {
-	switch o.Result {
-	case ledger.Appended:
-		return ingest.Outcome{Kind: ingest.Appended, Index: o.Index, EventID: o.ID}
-	case ledger.Duplicate:
-		return ingest.Outcome{Kind: ingest.Duplicate, Index: o.Index, EventID: o.ID}
-	}
-	out := ingest.Outcome{Kind: ingest.Rejected, EventID: o.ID}
-	if o.Reject != nil {
-		out.Refusal = ingest.Refusal{Code: string(o.Reject.Code), Reason: o.Reject.Msg}
-	}
-	return out
 }
 
 // checkpoints records when each signed checkpoint was published.

@@ -304,7 +304,7 @@ func Run(ctx context.Context, cfg Config) error {
 			streamCfg.MaxBytes = min(ingest.DefaultMaxBytes, limit/2)
 		}
 	}
-	in, err := ingest.New(nc, ingest.Config{Sink: Sink{l}, Locator: Locator{l}, Checkpoints: l,
+	in, err := ingest.New(nc, ingest.Config{Sink: l, Locator: l, Checkpoints: l,
 		Subjects: cfg.Subjects, Stream: streamCfg,
 		Logger: log.With("component", "ingest"), Registerer: reg})
 	if err != nil {

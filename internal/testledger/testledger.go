@@ -68,7 +68,7 @@ func Open(t testing.TB, cfg Config) *Ledger {
 
 // Ingest returns cfg with the ledger as its Sink, Locator and Checkpoints.
 func (l *Ledger) Ingest(cfg ingest.Config) ingest.Config {
-	cfg.Sink, cfg.Locator, cfg.Checkpoints = serve.Sink{L: l.L}, serve.Locator{L: l.L}, l.L
+	cfg.Sink, cfg.Locator, cfg.Checkpoints = l.L, l.L, l.L
 	return cfg
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/sdk"
 	"github.com/zarlog/zarlog/wire"
 )
@@ -103,10 +104,10 @@ type benchSink struct {
 	want    atomic.Int64
 }
 
-func (s *benchSink) Submit(ctx context.Context, subs []Submission) ([]Outcome, error) {
+func (s *benchSink) Append(ctx context.Context, subs []ledger.Input) ([]ledger.Outcome, error) {
 	s.buf = s.buf[:0]
 	for _, sub := range subs {
-		s.buf = binaryAppendLen(s.buf, sub.Event)
+		s.buf = binaryAppendLen(s.buf, sub.Data)
 	}
 	if _, err := s.f.Write(s.buf); err != nil {
 		return nil, err
@@ -115,12 +116,12 @@ func (s *benchSink) Submit(ctx context.Context, subs []Submission) ([]Outcome, e
 		return nil, err
 	}
 	now := time.Now()
-	outs := make([]Outcome, len(subs))
+	outs := make([]ledger.Outcome, len(subs))
 	s.mu.Lock()
 	for i, sub := range subs {
-		outs[i] = Outcome{Kind: Appended, Index: s.next}
+		outs[i] = ledger.Outcome{Result: ledger.Appended, Index: s.next}
 		s.next++
-		if t := eventTime(sub.Event); !t.IsZero() {
+		if t := eventTime(sub.Data); !t.IsZero() {
 			s.lat = append(s.lat, now.Sub(t))
 		}
 	}

@@ -44,7 +44,7 @@ func TestDocumentedCodes(t *testing.T) {
 	for _, c := range events.Codes() {
 		want = append(want, string(c))
 	}
-	want = append(want, string(ledger.CodeInternal), CodeBadBatch, CodeBadSubject)
+	want = append(want, string(ledger.CodeInternal), string(CodeBadBatch), string(CodeBadSubject))
 	slices.Sort(documented)
 	slices.Sort(want)
 	if !slices.Equal(documented, want) {
@@ -74,7 +74,7 @@ func TestBadSubject(t *testing.T) {
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
 	r := sink.rejected[0]
-	if r.Code != CodeBadSubject || !strings.Contains(r.Reason, subject) || r.Emitter != "UPPER" {
+	if r.Code != string(CodeBadSubject) || !strings.Contains(r.Reason, subject) || r.Emitter != "UPPER" {
 		t.Errorf("refused %+v, want bad-subject naming the subject", r)
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 // The ingest's own view of whether events move, for /healthz and /readyz
 // (docs/NATS.md §6 "Health"). It is kept from what the ingest sees anyway:
-// its consumer session, each batch it decides, each failed Submit, and the
+// its consumer session, each batch it decides, each failed Append, and the
 // consumer's and the stream's state read every InfoInterval. Nothing here
 // polls the ledger or publishes anything.
 type health struct {
@@ -120,7 +120,7 @@ func (h *health) check(cfg *Config) error {
 // Health returns nil while events can move from the stream into the
 // ledger, and otherwise says why not: no consumer session (the stream or
 // the consumer cannot be created or read, NATS is down) for a few seconds,
-// a Submit that keeps failing, the consumer's state unreadable, or messages
+// an Append that keeps failing, the consumer's state unreadable, or messages
 // waiting and none decided for Config.StallAfter. It turns non-nil within
 // seconds of the cause and nil again once the ingest resumes by itself.
 func (in *Ingester) Health(context.Context) error { return in.health.check(&in.cfg) }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/sdk"
 	"github.com/zarlog/zarlog/wire"
 )
@@ -99,13 +100,13 @@ func TestHealthStall(t *testing.T) {
 	sink := newFakeSink()
 	sink.publishCheckpoint(1 << 40)
 	gate := make(chan struct{})
-	blocking := sinkFunc(func(ctx context.Context, subs []Submission) ([]Outcome, error) {
+	blocking := sinkFunc(func(ctx context.Context, subs []ledger.Input) ([]ledger.Outcome, error) {
 		select {
 		case <-gate:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		return sink.Submit(ctx, subs)
+		return sink.Append(ctx, subs)
 	})
 	var mu sync.Mutex
 	now := time.Now()
@@ -156,9 +157,9 @@ func TestHealthStall(t *testing.T) {
 	}
 }
 
-type sinkFunc func(ctx context.Context, subs []Submission) ([]Outcome, error)
+type sinkFunc func(ctx context.Context, subs []ledger.Input) ([]ledger.Outcome, error)
 
-func (f sinkFunc) Submit(ctx context.Context, subs []Submission) ([]Outcome, error) {
+func (f sinkFunc) Append(ctx context.Context, subs []ledger.Input) ([]ledger.Outcome, error) {
 	return f(ctx, subs)
 }
 
@@ -176,7 +177,7 @@ func TestOverload(t *testing.T) {
 	const rate = 1000 // events per second
 	tick := time.NewTicker(time.Second / rate)
 	defer tick.Stop()
-	slow := sinkFunc(func(ctx context.Context, subs []Submission) ([]Outcome, error) {
+	slow := sinkFunc(func(ctx context.Context, subs []ledger.Input) ([]ledger.Outcome, error) {
 		for range subs {
 			select {
 			case <-tick.C:
@@ -184,7 +185,7 @@ func TestOverload(t *testing.T) {
 				return nil, ctx.Err()
 			}
 		}
-		return sink.Submit(ctx, subs)
+		return sink.Append(ctx, subs)
 	})
 	const bound = 2000
 	in := newIngester(t, connect(t, s), Config{Sink: slow, Stream: StreamConfig{MaxMsgs: bound}, MaxBatch: 100})

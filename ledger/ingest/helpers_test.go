@@ -17,6 +17,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/wire"
 )
 
@@ -48,8 +50,12 @@ type fakeSink struct {
 	log      [][]byte
 	index    map[string]uint64
 	rejected []rejection
-	rejIndex map[string]Refusal
-	submits  []Submission // every submission, in order (Event not kept)
+	rejIndex map[string]ledger.Outcome
+	// order holds, for every input submitted, in order, the position at
+	// which its bytes were first submitted: a session that starts over
+	// from the ack floor goes back in it once.
+	order    []int
+	firstPos map[string]int
 	calls    int
 	sizes    []int         // events per successful Submit
 	changed  chan struct{} // closed and replaced on every change
@@ -69,25 +75,27 @@ type fakeSink struct {
 	// checkpoint size published so far (CheckpointWaiter).
 	size    uint64
 	sizeCh  chan struct{}
-	outcome map[OutcomeKind]int
+	outcome map[ledger.Result]int
 }
 
+// A rejection is what the fake's rejected store keeps.
 type rejection struct {
-	Submission
-	Refusal
+	Emitter, MsgID string
+	Code, Reason   string
 }
 
 func newFakeSink() *fakeSink {
 	return &fakeSink{
 		index:    map[string]uint64{},
-		rejIndex: map[string]Refusal{},
+		rejIndex: map[string]ledger.Outcome{},
+		firstPos: map[string]int{},
 		changed:  make(chan struct{}),
 		sizeCh:   make(chan struct{}),
-		outcome:  map[OutcomeKind]int{},
+		outcome:  map[ledger.Result]int{},
 	}
 }
 
-func (f *fakeSink) Submit(ctx context.Context, subs []Submission) ([]Outcome, error) {
+func (f *fakeSink) Append(ctx context.Context, subs []ledger.Input) ([]ledger.Outcome, error) {
 	f.mu.Lock()
 	gate := f.gate
 	f.mu.Unlock()
@@ -109,17 +117,20 @@ func (f *fakeSink) Submit(ctx context.Context, subs []Submission) ([]Outcome, er
 		f.failBefore--
 		return nil, errors.New("injected failure before commit")
 	}
-	outs := make([]Outcome, len(subs))
+	outs := make([]ledger.Outcome, len(subs))
 	var buf bytes.Buffer
 	for i, s := range subs {
-		s.Event = nil
-		f.submits = append(f.submits, s)
+		key := s.Emitter + "\x00" + string(s.Data)
+		if _, seen := f.firstPos[key]; !seen {
+			f.firstPos[key] = len(f.order)
+		}
+		f.order = append(f.order, f.firstPos[key])
 		outs[i] = f.decide(subs[i])
-		if outs[i].Kind == Appended && f.file != nil {
-			buf.Write(subs[i].Event)
+		if outs[i].Result == ledger.Appended && f.file != nil {
+			buf.Write(subs[i].Data)
 			buf.WriteByte('\n')
 		}
-		f.outcome[outs[i].Kind]++
+		f.outcome[outs[i].Result]++
 	}
 	if f.file != nil {
 		if _, err := f.file.Write(buf.Bytes()); err != nil {
@@ -140,20 +151,20 @@ func (f *fakeSink) Submit(ctx context.Context, subs []Submission) ([]Outcome, er
 }
 
 // decide is the fake ledger's judgement of one submission (f.mu held).
-func (f *fakeSink) decide(s Submission) Outcome {
-	reject := func(id, code, reason string) Outcome {
-		r := Refusal{Code: code, Reason: reason}
-		f.rejected = append(f.rejected, rejection{Submission: Submission{Emitter: s.Emitter, MsgID: s.MsgID, Seq: s.Seq, Part: s.Part}, Refusal: r})
+func (f *fakeSink) decide(s ledger.Input) ledger.Outcome {
+	reject := func(id, code, reason string) ledger.Outcome {
+		f.rejected = append(f.rejected, rejection{Emitter: s.Emitter, MsgID: s.MsgID, Code: code, Reason: reason})
+		o := ledger.Outcome{Result: ledger.Rejected, RecordID: id, Reject: &events.RejectError{Code: events.Code(code), Msg: reason}}
 		if id != "" {
-			f.rejIndex[id] = r
+			f.rejIndex[id] = o
 		}
-		return Outcome{Kind: Rejected, EventID: id, Refusal: r}
+		return o
 	}
-	if s.Refused != nil {
-		return reject("", s.Refused.Code, s.Refused.Reason)
+	if s.Refuse != nil {
+		return reject("", string(s.Refuse.Code), s.Refuse.Msg)
 	}
 	var e testEvent
-	dec := json.NewDecoder(bytes.NewReader(s.Event))
+	dec := json.NewDecoder(bytes.NewReader(s.Data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
 		return reject("", "malformed", err.Error())
@@ -168,8 +179,8 @@ func (f *fakeSink) decide(s Submission) Outcome {
 		return reject(e.ID, "emitter-mismatch", fmt.Sprintf("event of %q published by %q", e.Emitter, s.Emitter))
 	}
 	if i, ok := f.index[e.ID]; ok {
-		if bytes.Equal(f.log[i], s.Event) {
-			return Outcome{Kind: Duplicate, Index: i, EventID: e.ID}
+		if bytes.Equal(f.log[i], s.Data) {
+			return ledger.Outcome{Result: ledger.Duplicate, Index: i, ID: e.ID}
 		}
 		return reject(e.ID, "id-reused", fmt.Sprintf("id %s is at index %d with other bytes", e.ID, i))
 	}
@@ -177,9 +188,9 @@ func (f *fakeSink) decide(s Submission) Outcome {
 		return reject(e.ID, "bad-event", "the event says it is bad")
 	}
 	i := uint64(len(f.log))
-	f.log = append(f.log, bytes.Clone(s.Event))
+	f.log = append(f.log, bytes.Clone(s.Data))
 	f.index[e.ID] = i
-	return Outcome{Kind: Appended, Index: i, EventID: e.ID}
+	return ledger.Outcome{Result: ledger.Appended, Index: i, ID: e.ID}
 }
 
 // waitLen waits until the log holds at least n events.
@@ -207,16 +218,16 @@ func (f *fakeSink) waitUntil(t testing.TB, ctx context.Context, cond func() bool
 	}
 }
 
-func (f *fakeSink) Locate(ctx context.Context, emitter, id string) (Outcome, error) {
+func (f *fakeSink) Locate(ctx context.Context, emitter, id string) (ledger.Outcome, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if i, ok := f.index[id]; ok {
-		return Outcome{Kind: Appended, Index: i, EventID: id}, nil
+		return ledger.Outcome{Result: ledger.Appended, Index: i, ID: id}, nil
 	}
-	if r, ok := f.rejIndex[id]; ok {
-		return Outcome{Kind: Rejected, EventID: id, Refusal: r}, nil
+	if o, ok := f.rejIndex[id]; ok {
+		return o, nil
 	}
-	return Outcome{}, fmt.Errorf("locating %s: %w", id, ErrNotFound)
+	return ledger.Outcome{}, fmt.Errorf("locating %s: %w", id, ledger.ErrNotFound)
 }
 
 // publishCheckpoint makes checkpoints of size n available.
@@ -274,16 +285,15 @@ func (f *fakeSink) checkExactlyOnce(t testing.TB, ids []string) {
 	}
 }
 
-// restarts returns how many times the sink saw (Seq, Part) go back instead
-// of strictly increasing: once per consumer session that started over from
-// the ack floor, never within one.
+// restarts returns how many times the sink saw the inputs go back in the
+// order they were first submitted in, instead of forward: once per
+// consumer session that started over from the ack floor, never within one.
 func (f *fakeSink) restarts() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := 0
-	for i := 1; i < len(f.submits); i++ {
-		a, b := f.submits[i-1], f.submits[i]
-		if b.Seq < a.Seq || b.Seq == a.Seq && b.Part <= a.Part {
+	for i := 1; i < len(f.order); i++ {
+		if f.order[i] <= f.order[i-1] {
 			n++
 		}
 	}

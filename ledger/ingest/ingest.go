@@ -39,6 +39,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/wire"
 )
 
@@ -57,16 +59,16 @@ type Config struct {
 	Stream   StreamConfig
 	Consumer ConsumerConfig
 
-	// MaxBatch is the most events handed to one Submit (whole messages are
+	// MaxBatch is the most events handed to one Append (whole messages are
 	// never split, so a batch may exceed it by one message's events). Zero
 	// means 8192. The Ingester takes whatever has arrived, up to MaxBatch,
-	// while the previous Submit runs: batches grow when the sink is slow.
+	// while the previous Append runs: batches grow when the sink is slow.
 	MaxBatch int
 	// Prefetch is how many messages the consumer asks the server for ahead
 	// of need. Zero means 2048. It must not exceed Consumer.MaxAckPending.
 	Prefetch int
 
-	// RetryMin and RetryMax bound the backoff between failed Submit calls
+	// RetryMin and RetryMax bound the backoff between failed Append calls
 	// and between consumer sessions. Zero means 50 ms and 5 s.
 	RetryMin, RetryMax time.Duration
 	// ReceiptMaxWait caps how long a receipt request may wait. Zero means
@@ -190,14 +192,14 @@ func New(nc *nats.Conn, cfg Config) (*Ingester, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
-	in := &Ingester{cfg: cfg, nc: nc, js: js, log: cfg.Logger, m: m, waiters: waiters{m: map[waiterKey][]chan Outcome{}}}
+	in := &Ingester{cfg: cfg, nc: nc, js: js, log: cfg.Logger, m: m, waiters: waiters{m: map[waiterKey][]chan ledger.Outcome{}}}
 	in.health.now = cfg.Now
 	in.health.sessionSince = cfg.Now()
 	in.rejTokens, in.rejRefill = rejectLogBurst, cfg.Now()
 	return in, nil
 }
 
-// Run consumes until ctx ends, then returns ctx's error (after the Submit in
+// Run consumes until ctx ends, then returns ctx's error (after the Append in
 // progress, if any, has returned). Errors from NATS or the sink are logged
 // and retried with backoff; Run returns early only if the receipts
 // subscription cannot be made or the connection is closed for good.
@@ -406,7 +408,7 @@ type item struct {
 // acknowledged, and everything is delivered again in order).
 func (in *Ingester) process(ctx context.Context, st *sessionState, batch []jetstream.Msg) error {
 	next := st.next
-	var subs []Submission
+	var subs []submission
 	items := make([]item, 0, len(batch))
 	for _, m := range batch {
 		meta, err := m.Metadata()
@@ -437,7 +439,7 @@ func (in *Ingester) process(ctx context.Context, st *sessionState, batch []jetst
 		next = s + 1
 	}
 
-	var outs []Outcome
+	var outs []ledger.Outcome
 	if len(subs) > 0 {
 		var err error
 		if outs, err = in.submit(ctx, subs, items); err != nil {
@@ -457,7 +459,7 @@ func (in *Ingester) process(ctx context.Context, st *sessionState, batch []jetst
 }
 
 // split appends the submissions of one message to subs.
-func (in *Ingester) split(subs *[]Submission, subject string, h nats.Header, data []byte, seq uint64, m jetstream.Msg) item {
+func (in *Ingester) split(subs *[]submission, subject string, h nats.Header, data []byte, seq uint64, m jetstream.Msg) item {
 	it := item{msg: m, seq: seq, first: len(*subs)}
 	emitter, err := in.cfg.Subjects.EmitterOf("events", subject)
 	if err == nil {
@@ -465,38 +467,42 @@ func (in *Ingester) split(subs *[]Submission, subject string, h nats.Header, dat
 			err = fmt.Errorf("subject %q: %w", subject, cerr)
 		}
 	}
-	var refused *Refusal
+	var refused *events.RejectError
 	if err != nil {
-		refused = &Refusal{Code: CodeBadSubject, Reason: err.Error()}
+		refused = &events.RejectError{Code: CodeBadSubject, Msg: err.Error()}
 	}
 	if c := h.Get(wire.HeaderEvents); c != "" && refused == nil {
 		parts, err := wire.SplitBatch(c, data)
 		if err != nil {
-			refused = &Refusal{Code: CodeBadBatch, Reason: err.Error()}
+			refused = &events.RejectError{Code: CodeBadBatch, Msg: err.Error()}
 		} else {
 			for i, p := range parts {
-				*subs = append(*subs, Submission{Emitter: emitter, Event: p, Seq: seq, Part: i})
+				*subs = append(*subs, submission{Input: ledger.Input{Emitter: emitter, Data: p}, seq: seq, part: i})
 			}
 			it.n = len(parts)
 			return it
 		}
 	}
-	*subs = append(*subs, Submission{Emitter: emitter, MsgID: h.Get(wire.HeaderMsgID), Event: data, Seq: seq, Refused: refused})
+	*subs = append(*subs, submission{Input: ledger.Input{Emitter: emitter, MsgID: h.Get(wire.HeaderMsgID), Data: data, Refuse: refused}, seq: seq})
 	it.n = 1
 	return it
 }
 
 // submit calls the sink until it succeeds or ctx ends, keeping the
 // messages' acknowledgement deadlines alive meanwhile.
-func (in *Ingester) submit(ctx context.Context, subs []Submission, items []item) ([]Outcome, error) {
+func (in *Ingester) submit(ctx context.Context, subs []submission, items []item) ([]ledger.Outcome, error) {
 	stop := in.keepAlive(items)
 	defer stop()
+	inputs := make([]ledger.Input, len(subs))
+	for i := range subs {
+		inputs[i] = subs[i].Input
+	}
 	backoff := in.cfg.RetryMin
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
-		outs, err := in.cfg.Sink.Submit(ctx, subs)
+		outs, err := in.cfg.Sink.Append(ctx, inputs)
 		if err == nil {
-			err = checkOutcomes(subs, outs)
+			err = checkOutcomes(inputs, outs)
 		}
 		if err == nil {
 			in.m.submitSeconds.Observe(time.Since(start).Seconds())
@@ -509,7 +515,7 @@ func (in *Ingester) submit(ctx context.Context, subs []Submission, items []item)
 		in.health.submitFailed(err)
 		in.m.submitErrors.Inc()
 		in.log.Warn("sink submit failed; retrying the batch", "attempt", attempt, "events", len(subs),
-			"first_seq", subs[0].Seq, "err", err, "backoff", backoff)
+			"first_seq", subs[0].seq, "err", err, "backoff", backoff)
 		if !wait(ctx, backoff) {
 			return nil, ctx.Err()
 		}
@@ -517,15 +523,15 @@ func (in *Ingester) submit(ctx context.Context, subs []Submission, items []item)
 	}
 }
 
-func checkOutcomes(subs []Submission, outs []Outcome) error {
-	if len(outs) != len(subs) {
-		return fmt.Errorf("sink returned %d outcomes for %d submissions", len(outs), len(subs))
+func checkOutcomes(in []ledger.Input, outs []ledger.Outcome) error {
+	if len(outs) != len(in) {
+		return fmt.Errorf("sink returned %d outcomes for %d inputs", len(outs), len(in))
 	}
 	for i, o := range outs {
-		switch o.Kind {
-		case Appended, Duplicate, Rejected:
+		switch o.Result {
+		case ledger.Appended, ledger.Duplicate, ledger.Rejected:
 		default:
-			return fmt.Errorf("sink returned outcome kind %d for submission %d", o.Kind, i)
+			return fmt.Errorf("sink returned result %v for input %d", o.Result, i)
 		}
 	}
 	return nil
@@ -562,7 +568,7 @@ func (in *Ingester) keepAlive(items []item) (stop func()) {
 // without being resubmitted. Lost acknowledgements are harmless the same
 // way, and after a restart the sink answers the resubmitted events as
 // duplicates.
-func (in *Ingester) acknowledge(ctx context.Context, items []item, outs []Outcome) {
+func (in *Ingester) acknowledge(ctx context.Context, items []item, outs []ledger.Outcome) {
 	var last *item
 	for i := range items {
 		if it := &items[i]; it.msg != nil && (last == nil || it.seq > last.seq) {
@@ -576,8 +582,8 @@ func (in *Ingester) acknowledge(ctx context.Context, items []item, outs []Outcom
 		}
 		body := "+ACK"
 		if !it.ackOnly && it.n > 0 && allRejected(outs[it.first:it.first+it.n]) {
-			r := outs[it.first].Refusal
-			reason := r.Code + ": " + r.Reason
+			code, why := refusal(outs[it.first])
+			reason := code + ": " + why
 			if it.n > 1 {
 				reason = fmt.Sprintf("all %d events rejected; first: %s", it.n, reason)
 			}
@@ -604,9 +610,9 @@ func (in *Ingester) acknowledge(ctx context.Context, items []item, outs []Outcom
 	}
 }
 
-func allRejected(outs []Outcome) bool {
+func allRejected(outs []ledger.Outcome) bool {
 	for _, o := range outs {
-		if o.Kind != Rejected {
+		if o.Result != ledger.Rejected {
 			return false
 		}
 	}
@@ -614,31 +620,34 @@ func allRejected(outs []Outcome) bool {
 }
 
 // report counts outcomes, announces rejections and wakes receipt waiters.
-func (in *Ingester) report(messages int, subs []Submission, outs []Outcome) {
+func (in *Ingester) report(messages int, subs []submission, outs []ledger.Outcome) {
 	in.m.batchMessages.Observe(float64(messages))
 	in.m.batchEvents.Observe(float64(len(subs)))
-	var n [4]int
+	n := map[ledger.Result]int{}
 	for i, o := range outs {
-		n[o.Kind]++
-		if o.Kind == Rejected {
+		n[o.Result]++
+		if o.Result == ledger.Rejected {
 			in.announce(subs[i], o)
 			in.logRejection(subs[i], o)
 		}
-		if o.EventID != "" {
-			in.waiters.notify(subs[i].Emitter, o.EventID, o)
+		if id := eventID(o); id != "" {
+			in.waiters.notify(subs[i].Emitter, id, o)
 		}
 	}
-	for _, k := range []OutcomeKind{Appended, Duplicate, Rejected} {
-		if n[k] > 0 {
-			in.m.outcomes.WithLabelValues(k.String()).Add(float64(n[k]))
+	for _, r := range results {
+		if n[r] > 0 {
+			in.m.outcomes.WithLabelValues(r.String()).Add(float64(n[r]))
 		}
 	}
 }
 
+// results are the outcomes counted by zarlog_ingest_outcomes_total.
+var results = []ledger.Result{ledger.Appended, ledger.Duplicate, ledger.Rejected}
+
 // logRejection logs one line per rejected event (emitter, id, code,
 // reason), at most rejectLogRate lines a second with bursts of
 // rejectLogBurst; the lines held back are counted in the next line.
-func (in *Ingester) logRejection(s Submission, o Outcome) {
+func (in *Ingester) logRejection(s submission, o ledger.Outcome) {
 	now := in.cfg.Now()
 	in.rejLogMu.Lock()
 	in.rejTokens = min(rejectLogBurst, in.rejTokens+now.Sub(in.rejRefill).Seconds()*rejectLogRate)
@@ -652,8 +661,9 @@ func (in *Ingester) logRejection(s Submission, o Outcome) {
 	skipped := in.rejSkipped
 	in.rejSkipped = 0
 	in.rejLogMu.Unlock()
-	args := []any{"emitter", truncate(s.Emitter, 64), "id", truncate(o.EventID, 160), "code", o.Refusal.Code,
-		"reason", truncate(o.Refusal.Reason, 512), "seq", s.Seq}
+	code, reason := refusal(o)
+	args := []any{"emitter", truncate(s.Emitter, 64), "id", truncate(eventID(o), 160), "code", code,
+		"reason", truncate(reason, 512), "seq", s.seq}
 	if skipped > 0 {
 		args = append(args, "rejections_not_logged_before", skipped)
 	}
@@ -669,18 +679,19 @@ const (
 // announce publishes a rejection on the emitter's rejected subject. It is
 // best effort: the durable record is the ledger's rejected store, which
 // receipts also consult.
-func (in *Ingester) announce(s Submission, o Outcome) {
+func (in *Ingester) announce(s submission, o ledger.Outcome) {
 	if wire.CheckEmitter(s.Emitter) != nil {
 		return // no subject to announce on
 	}
-	sum := sha256.Sum256(s.Event)
+	sum := sha256.Sum256(s.Data)
+	code, reason := refusal(o)
 	r := wire.Rejection{
-		Code:   o.Refusal.Code,
-		ID:     o.EventID,
+		Code:   code,
+		ID:     eventID(o),
 		MsgID:  s.MsgID,
-		Part:   s.Part,
-		Reason: truncate(o.Refusal.Reason, wire.MaxReasonLength),
-		Seq:    s.Seq,
+		Part:   s.part,
+		Reason: truncate(reason, wire.MaxReasonLength),
+		Seq:    s.seq,
 		SHA256: hex.EncodeToString(sum[:]),
 	}
 	if wire.CheckEventID(r.ID) != nil {
@@ -695,7 +706,7 @@ func (in *Ingester) announce(s Submission, o Outcome) {
 	}
 	if err != nil {
 		in.m.announceErrors.Inc()
-		in.log.Warn("announcing a rejection failed", "emitter", s.Emitter, "seq", s.Seq, "code", o.Refusal.Code, "err", err)
+		in.log.Warn("announcing a rejection failed", "emitter", s.Emitter, "seq", s.seq, "code", code, "err", err)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/sdk"
 	"github.com/zarlog/zarlog/wire"
 )
@@ -273,7 +274,7 @@ func TestDuplicates(t *testing.T) {
 	sink.checkExactlyOnce(t, []string{idA, idB})
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
-	if sink.outcome[Appended] != 2 || sink.outcome[Duplicate] != 2 || sink.outcome[Rejected] != 0 {
+	if sink.outcome[ledger.Appended] != 2 || sink.outcome[ledger.Duplicate] != 2 || sink.outcome[ledger.Rejected] != 0 {
 		t.Errorf("outcomes %v, want 2 appended and 2 duplicates", sink.outcome)
 	}
 }
@@ -364,7 +365,7 @@ func TestRejected(t *testing.T) {
 	if _, err := js.PublishMsg(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	if r := <-rejections; r.Code != CodeBadBatch || !strings.Contains(r.Reason, "header says 3 events, payload has 2") {
+	if r := <-rejections; r.Code != string(CodeBadBatch) || !strings.Contains(r.Reason, "header says 3 events, payload has 2") {
 		t.Errorf("announced %+v", r)
 	}
 

@@ -28,22 +28,22 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
 		batchEvents: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "zarlog_ingest_batch_events",
-			Help:    "Events per Sink.Submit call.",
+			Help:    "Events per Sink.Append call.",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 14),
 		}),
 		batchMessages: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "zarlog_ingest_batch_messages",
-			Help:    "NATS messages per Sink.Submit call.",
+			Help:    "NATS messages per Sink.Append call.",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 14),
 		}),
 		submitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "zarlog_ingest_submit_seconds",
-			Help:    "Latency of successful Sink.Submit calls (durable when they return).",
+			Help:    "Latency of successful Sink.Append calls (durable when they return).",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
 		}),
 		submitErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "zarlog_ingest_submit_errors_total",
-			Help: "Sink.Submit calls that failed (the batch is retried).",
+			Help: "Sink.Append calls that failed (the batch is retried).",
 		}),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "zarlog_ingest_outcomes_total",
@@ -82,8 +82,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Receipt requests by reply status.",
 		}, []string{"status"}),
 	}
-	for _, k := range []OutcomeKind{Appended, Duplicate, Rejected} {
-		m.outcomes.WithLabelValues(k.String())
+	for _, r := range results {
+		m.outcomes.WithLabelValues(r.String())
 	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.batchEvents, m.batchMessages, m.submitSeconds,

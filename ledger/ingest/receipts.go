@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/wire"
 )
 
@@ -98,16 +99,16 @@ func (in *Ingester) receipt(ctx context.Context, emitter string, data []byte) wi
 	key := waiterKey{emitter, q.ID}
 	ch := in.waiters.add(key)
 	defer in.waiters.remove(key, ch)
-	var out Outcome
+	var out ledger.Outcome
 	if q.Seq > 0 && q.Seq >= in.decided.Load() {
 		// The message that carried this copy is not decided yet: what the
 		// ledger holds for the id (an earlier refusal, say) is not the
 		// answer. Wait for the decision.
-		err = ErrNotFound
+		err = ledger.ErrNotFound
 	} else {
 		out, err = in.cfg.Locator.Locate(ctx, emitter, q.ID)
 	}
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, ledger.ErrNotFound) {
 		select {
 		case out = <-ch:
 			err = nil
@@ -118,14 +119,14 @@ func (in *Ingester) receipt(ctx context.Context, emitter string, data []byte) wi
 	if err != nil {
 		return wire.ReceiptReply{ID: q.ID, Status: wire.StatusError, Code: "unavailable", Reason: truncate(err.Error(), wire.MaxReasonLength)}
 	}
-	switch out.Kind {
-	case Rejected:
-		code := out.Refusal.Code
+	switch out.Result {
+	case ledger.Rejected:
+		code, reason := refusal(out)
 		if wire.CheckCode(code) != nil {
 			code = "rejected"
 		}
-		return wire.ReceiptReply{ID: q.ID, Status: wire.StatusRejected, Code: code, Reason: truncate(out.Refusal.Reason, wire.MaxReasonLength)}
-	case Appended, Duplicate:
+		return wire.ReceiptReply{ID: q.ID, Status: wire.StatusRejected, Code: code, Reason: truncate(reason, wire.MaxReasonLength)}
+	case ledger.Appended, ledger.Duplicate:
 		index := out.Index
 		cp, err := in.cfg.Checkpoints.WaitCovering(wctx, index)
 		if err != nil {
@@ -133,7 +134,7 @@ func (in *Ingester) receipt(ctx context.Context, emitter string, data []byte) wi
 		}
 		return wire.ReceiptReply{ID: q.ID, Status: wire.StatusOK, Index: &index, Checkpoint: string(cp)}
 	}
-	return wire.ReceiptReply{ID: q.ID, Status: wire.StatusError, Code: "unavailable", Reason: fmt.Sprintf("ledger returned outcome %v", out.Kind)}
+	return wire.ReceiptReply{ID: q.ID, Status: wire.StatusError, Code: "unavailable", Reason: fmt.Sprintf("ledger returned outcome %v", out.Result)}
 }
 
 // waiters are receipt requests waiting for the ingest to decide an event,
@@ -141,20 +142,20 @@ func (in *Ingester) receipt(ctx context.Context, emitter string, data []byte) wi
 // the emitter whose subject carried the event.
 type waiters struct {
 	mu sync.Mutex
-	m  map[waiterKey][]chan Outcome
+	m  map[waiterKey][]chan ledger.Outcome
 }
 
 type waiterKey struct{ emitter, id string }
 
-func (w *waiters) add(id waiterKey) chan Outcome {
-	ch := make(chan Outcome, 1)
+func (w *waiters) add(id waiterKey) chan ledger.Outcome {
+	ch := make(chan ledger.Outcome, 1)
 	w.mu.Lock()
 	w.m[id] = append(w.m[id], ch)
 	w.mu.Unlock()
 	return ch
 }
 
-func (w *waiters) remove(id waiterKey, ch chan Outcome) {
+func (w *waiters) remove(id waiterKey, ch chan ledger.Outcome) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	list := w.m[id]
@@ -171,7 +172,7 @@ func (w *waiters) remove(id waiterKey, ch chan Outcome) {
 	}
 }
 
-func (w *waiters) notify(emitter, id string, o Outcome) {
+func (w *waiters) notify(emitter, id string, o ledger.Outcome) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, ch := range w.m[waiterKey{emitter, id}] {

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/sdk"
 )
 
@@ -73,7 +74,7 @@ func TestIngestRestart(t *testing.T) {
 			sink.checkExactlyOnce(t, ids)
 
 			sink.mu.Lock()
-			dups := sink.outcome[Duplicate]
+			dups := sink.outcome[ledger.Duplicate]
 			sink.mu.Unlock()
 			if dups < unacked || dups > committed {
 				t.Errorf("%d duplicates: want at least the unacknowledged batch (%d), at most what was committed (%d)", dups, unacked, committed)

@@ -2,149 +2,102 @@ package ingest
 
 import (
 	"context"
-	"errors"
-	"fmt"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/ledger"
 )
 
-// A Submission is one event handed to the Sink, with what NATS says about
-// where it came from. The ingest does not parse events: the bytes are
-// exactly what the emitter published (one event, or one part of a
-// multi-event message, see package wire).
-type Submission struct {
-	// Emitter is the emitter token of the subject the message was published
-	// on (wire.Subjects.Events). It is the emitter's authenticated identity
-	// when the NATS permissions of docs/NATS.md are in place. The ingest does
-	// not validate it: the sink must refuse an event whose emitter member is
-	// not Emitter, or whose Emitter is not a configured emitter.
-	Emitter string
-	// MsgID is the Nats-Msg-Id of a one-event message ("" if the header was
-	// absent), which the sink must refuse if it is not the event's id, so
-	// that JetStream's deduplication key and the ledger's agree. It is
-	// empty for the events of a multi-event message, whose Nats-Msg-Id is
-	// wire.BatchID of the whole payload.
-	MsgID string
-	// Event is the event's bytes. The sink must not retain or modify the
-	// slice after Submit returns; copy what it keeps.
-	Event []byte
-	// Seq is the JetStream stream sequence of the message that carried the
-	// event, and Part its position in a multi-event message (0 otherwise).
-	// (Seq, Part) increases strictly in the order the ingest submits within
-	// one consumer session; a new session (after a restart or a NATS error)
-	// may submit again from an earlier Seq (everything not yet acknowledged).
-	Seq  uint64
-	Part int
-	// Refused, if not nil, is the ingest's own refusal of these bytes (for
-	// example a multi-event message whose framing is broken, submitted whole):
-	// the sink must not append them, must record them in its rejected store
-	// with Refused's code and reason, and return that Rejected outcome.
-	Refused *Refusal
+// A submission is one event of a batch, with where it came from: the
+// ledger's Input and the JetStream stream sequence of the message that
+// carried it, with its position in a multi-event message (0 otherwise).
+// (seq, part) increases strictly in the order the ingest submits within one
+// consumer session; a new session (after a restart or a NATS error) may
+// submit again from an earlier seq (everything not yet acknowledged).
+type submission struct {
+	ledger.Input
+	seq  uint64
+	part int
 }
 
-// A Refusal is a machine-readable code (wire.CheckCode: [a-z0-9][a-z0-9-]*)
-// and a reason in words that says what is wrong, with the numbers.
-type Refusal struct {
-	Code   string
-	Reason string
-}
-
-// Codes the ingest itself refuses with (Submission.Refused).
+// Codes the ingest itself refuses with (ledger.Input.Refuse).
 const (
 	// CodeBadBatch: a multi-event message whose Zarlog-Events header or
 	// payload framing is broken (wire.SplitBatch).
-	CodeBadBatch = "bad-batch"
+	CodeBadBatch events.Code = "bad-batch"
 	// CodeBadSubject: a message on a subject whose emitter token is not a
 	// valid emitter id (wire.CheckEmitter), or not of the events shape.
-	CodeBadSubject = "bad-subject"
+	CodeBadSubject events.Code = "bad-subject"
 )
 
-// An OutcomeKind says what the sink did with a submission.
-type OutcomeKind uint8
-
-const (
-	_ OutcomeKind = iota
-	// Appended: the event is durable in the log at Index.
-	Appended
-	// Duplicate: the same event (same id, same bytes) was already durable
-	// in the log at Index; nothing was added.
-	Duplicate
-	// Rejected: the event is refused and durably recorded in the rejected
-	// store with Refusal.
-	Rejected
-)
-
-func (k OutcomeKind) String() string {
-	switch k {
-	case Appended:
-		return "appended"
-	case Duplicate:
-		return "duplicate"
-	case Rejected:
-		return "rejected"
+// eventID is the id an outcome is known by to receipt waiters: the event's
+// id, or for a rejected input the id its rejection record has (its message
+// id, or an "id" member the ledger could read).
+func eventID(o ledger.Outcome) string {
+	if o.Result == ledger.Rejected {
+		return o.RecordID
 	}
-	return fmt.Sprintf("OutcomeKind(%d)", uint8(k))
+	return o.ID
 }
 
-// An Outcome is the sink's durable answer for one submission.
-type Outcome struct {
-	Kind OutcomeKind
-	// Index is the event's leaf index (Appended, Duplicate).
-	Index uint64
-	// EventID is the event's id if the sink could read one (always, for
-	// Appended and Duplicate). Receipt waiters are keyed by it.
-	EventID string
-	// Refusal is why (Rejected only).
-	Refusal Refusal
+// refusal returns a rejected outcome's code and its reason in words (the
+// message, with the member it concerns).
+func refusal(o ledger.Outcome) (code, reason string) {
+	if o.Reject == nil {
+		return string(ledger.CodeInternal), "rejected without a reason"
+	}
+	return string(o.Reject.Code), o.Reject.Error()
 }
 
-// A Sink durably appends events to the log or durably rejects them. The
-// ledger implements it; the ingest is its only caller.
+// A Sink durably appends events to the log or durably rejects them, in the
+// ledger's own vocabulary: *ledger.Ledger is one, and the ingest is its
+// only caller. Each Input carries the subject's emitter token (the
+// emitter's authenticated identity under the permissions of
+// docs/NATS.md), the Nats-Msg-Id of a one-event message, the event's
+// bytes (the sink must not retain them), and the ingest's own refusal if
+// it has one (the sink then records it as rejected without checking it).
 //
-// Submit decides every submission of subs, in order, as if they had been
-// submitted one by one, and returns one Outcome per submission (outs[i]
-// answers subs[i]). Submissions are in JetStream stream order: the ledger's
-// per-game order checks may rely on it.
+// Append decides every input, in order, as if they had been submitted one
+// by one, and returns one Outcome per input (outs[i] answers in[i]). Inputs
+// are in JetStream stream order: the ledger's per-game order checks may
+// rely on it.
 //
 // Contract:
 //
-//   - When Submit returns a nil error, every outcome is durable: an
+//   - When Append returns a nil error, every outcome is durable: an
 //     Appended or Duplicate event is in the log at its Index (its batch is
 //     fsynced), and a Rejected one is in the rejected store with its reason.
 //     Only then does the ingest acknowledge the NATS messages, so an event
 //     whose message is acknowledged is never lost.
-//   - When Submit returns an error, the ingest assumes nothing about any
+//   - When Append returns an error, the ingest assumes nothing about any
 //     submission of the batch: some, all or none may be durable ("failed and
 //     not persisted" and "failed but persisted" look the same). The ingest
 //     acknowledges nothing and retries the same submissions, in the same
-//     order, with backoff, until Submit succeeds or the ingest stops; then
+//     order, with backoff, until Append succeeds or the ingest stops; then
 //     JetStream redelivers them to the next Ingester. The sink does not
 //     retry internally.
-//   - Submit is idempotent per event: an event whose id and bytes are already
+//   - Append is idempotent per event: an event whose id and bytes are already
 //     in the log gives Duplicate with its Index, whatever the earlier call
 //     returned. An event submitted again after it was Rejected may be
 //     rejected again (the rejected store may then hold it twice; the ingest
 //     announces it again), or judged anew.
-//   - The ingest never calls Submit concurrently; Submit must honour ctx.
+//   - The ingest never calls Append concurrently; Append must honour ctx.
 //     Large batches are the point: one fsync for the whole batch.
 type Sink interface {
-	Submit(ctx context.Context, subs []Submission) ([]Outcome, error)
+	Append(ctx context.Context, in []ledger.Input) ([]ledger.Outcome, error)
 }
 
-// ErrNotFound is returned by a Locator for an event id it has no durable
-// record of.
-var ErrNotFound = errors.New("event not found")
-
-// A Locator finds the durable outcome of an event by id, for receipts. The
-// ledger implements it.
+// A Locator finds the durable outcome of an event by id, for receipts:
+// *ledger.Ledger is one.
 //
 // Locate returns the Appended outcome (Index set) of an event in the log
 // (whoever asks: the log is public), or else the Rejected outcome of
 // emitter's own input with that id if the rejected store holds one, or an
-// error wrapping ErrNotFound. Another emitter's rejected input under the
+// error wrapping ledger.ErrNotFound. Another emitter's rejected input under the
 // same id is never returned: emitter is the one whose receipt subject the
 // request came on, and rejections are namespaced by it. It is safe for
-// concurrent use and called concurrently with Submit.
+// concurrent use and called concurrently with Append.
 type Locator interface {
-	Locate(ctx context.Context, emitter, eventID string) (Outcome, error)
+	Locate(ctx context.Context, emitter, eventID string) (ledger.Outcome, error)
 }
 
 // A CheckpointWaiter hands out signed checkpoints. The ledger's checkpoint

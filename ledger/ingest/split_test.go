@@ -27,31 +27,31 @@ func FuzzSplit(f *testing.F) {
 		if msgID != "" {
 			h.Set(wire.HeaderMsgID, msgID)
 		}
-		var subs []Submission
+		var subs []submission
 		it := in.split(&subs, subject, h, data, 7, nil)
 		if it.first != 0 || it.n != len(subs) || it.n == 0 {
 			t.Fatalf("item %+v for %d submissions", it, len(subs))
 		}
 		for _, s := range subs {
-			if s.Seq != 7 {
-				t.Fatalf("submission with seq %d", s.Seq)
+			if s.seq != 7 {
+				t.Fatalf("submission with seq %d", s.seq)
 			}
 		}
 		if len(subs) == 1 {
-			if !bytes.Equal(subs[0].Event, data) {
-				t.Fatalf("single submission %q is not the payload %q", subs[0].Event, data)
+			if !bytes.Equal(subs[0].Data, data) {
+				t.Fatalf("single submission %q is not the payload %q", subs[0].Data, data)
 			}
-			if count != "" && subs[0].Refused == nil {
+			if count != "" && subs[0].Refuse == nil {
 				t.Fatalf("framed message of one part accepted")
 			}
 			return
 		}
 		parts := make([][]byte, len(subs))
 		for i, s := range subs {
-			if s.Part != i || s.MsgID != "" || s.Refused != nil {
+			if s.part != i || s.MsgID != "" || s.Refuse != nil {
 				t.Fatalf("part %d: %+v", i, s)
 			}
-			parts[i] = s.Event
+			parts[i] = s.Data
 		}
 		back, err := wire.AppendBatch(nil, parts)
 		if err != nil || !bytes.Equal(back, data) {

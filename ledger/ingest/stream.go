@@ -62,7 +62,7 @@ type ConsumerConfig struct {
 	Name string
 	// AckWait is how long the server waits for an acknowledgement before it
 	// redelivers. Zero means 30 s. The ingest sends "in progress" while a
-	// slow Submit runs, so AckWait only matters when the ingest is gone.
+	// slow Append runs, so AckWait only matters when the ingest is gone.
 	AckWait time.Duration
 	// MaxAckPending bounds the messages delivered and not yet acknowledged:
 	// when the ledger is slow, the server stops delivering and the backlog
