@@ -41,6 +41,10 @@ type Result struct {
 	// Latencies, when measured (EndToEnd): from each event's publication
 	// to the publication of the first signed checkpoint covering it.
 	P50, P99, Max time.Duration
+	// Stages is the CPU time per event of each stage, in microseconds, from
+	// a CPU profile of the run (end to end only; nil when the process was
+	// already being profiled).
+	Stages map[string]float64
 	// Metrics holds further numbers by unit, as testing.B.ReportMetric
 	// takes them (for example "events/group").
 	Metrics map[string]float64

@@ -141,6 +141,7 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 		}
 		ackErr <- first
 	}()
+	prof := startProfile()
 	startCPU, start := cpuTime(), time.Now()
 	for i, e := range w.Events {
 		if cfg.Rate > 0 && i%64 == 0 {
@@ -170,6 +171,10 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 		return Result{}, fmt.Errorf("bench: waiting for the last checkpoint: %w", err)
 	}
 	elapsed := time.Since(start)
+	stages, err := prof.stages(n)
+	if err != nil {
+		return Result{}, err
+	}
 	<-cpDone
 	if err := <-ackErr; err != nil {
 		return Result{}, fmt.Errorf("bench: a publish failed: %w", err)
@@ -188,6 +193,7 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	res.Metrics["events/submit"] = float64(n) / float64(max(sink.submits.Load(), 1))
 	res.Metrics["publish-s"] = published.Seconds()
 	res.cpuMetrics(startCPU)
+	res.Stages = stages
 	return res, nil
 }
 

@@ -177,6 +177,11 @@ type Measure struct {
 	CPUMicrosPerEvent float64 `json:"cpuMicrosPerEvent,omitempty"`
 	// DiskBytesPerEvent is the log directory's size over the events.
 	DiskBytesPerEvent float64 `json:"diskBytesPerEvent,omitempty"`
+	// CPUStagesMicros splits CPUMicrosPerEvent by stage (end to end only),
+	// from a CPU profile of the run: publish (the backends' SDK), nats
+	// (server and clients), ingest, parse, signature, state, tree, pebble,
+	// ledger-other, checkpoint, gc, other.
+	CPUStagesMicros map[string]float64 `json:"cpuStagesMicrosPerEvent,omitempty"`
 }
 
 // Bundles are the proof bundles of one scheme's games.
@@ -190,7 +195,7 @@ type Bundles struct {
 
 func measure(r Result) Measure {
 	m := Measure{Name: r.Name, Events: r.Events, Seconds: r.Elapsed.Seconds(), EventsPerSec: r.EventsPerSec(),
-		CPUMicrosPerEvent: r.Metrics["cpu-µs/event"]}
+		CPUMicrosPerEvent: r.Metrics["cpu-µs/event"], CPUStagesMicros: r.Stages}
 	if r.P99 > 0 {
 		m.P50ms, m.P99ms, m.MaxMs = ms(r.P50), ms(r.P99), ms(r.Max)
 	}
@@ -472,6 +477,15 @@ func (r *Report) Text() string {
 		fmt.Fprintf(&b, "latency    publish → checkpoint p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", lat.P50ms, lat.P99ms, lat.MaxMs)
 	}
 	fmt.Fprintf(&b, "cpu        %.1f µs per event, end to end\n", e.CPUMicrosPerEvent)
+	if len(e.CPUStagesMicros) > 0 {
+		var parts []string
+		for _, s := range stageOrder {
+			if v, ok := e.CPUStagesMicros[s]; ok {
+				parts = append(parts, fmt.Sprintf("%s %.1f", s, v))
+			}
+		}
+		fmt.Fprintf(&b, "           by stage (µs per event, CPU profile): %s\n", strings.Join(parts, ", "))
+	}
 	fmt.Fprintf(&b, "disk       %.0f bytes per event in the ledger directory (%.0f in its tables)\n", r.DiskBytesPerEvent, r.TableBytesPerEvent)
 	bs := append([]Bundles(nil), r.Bundles...)
 	sort.Slice(bs, func(i, j int) bool { return bs[i].Scheme < bs[j].Scheme })

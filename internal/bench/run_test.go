@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -68,8 +69,21 @@ func TestRun(t *testing.T) {
 		t.Errorf("the scratch directory is still there: %v", err)
 	}
 	var back Report
-	if err := json.Unmarshal(rep.JSON(), &back); err != nil || back.EndToEnd != rep.EndToEnd {
+	if err := json.Unmarshal(rep.JSON(), &back); err != nil || !reflect.DeepEqual(back.EndToEnd, rep.EndToEnd) {
 		t.Errorf("JSON round trip: %v", err)
+	}
+	// The CPU split by stage: known stages, adding up to no more than the
+	// CPU time measured allows (the run is short: a few dozen samples of
+	// 10 ms; TestStageOf checks the attribution itself).
+	var sum float64
+	for k, v := range rep.EndToEnd.CPUStagesMicros {
+		if !slices.Contains(stageOrder, k) || v < 0 {
+			t.Errorf("stage %q: %v", k, v)
+		}
+		sum += v
+	}
+	if cpu := rep.EndToEnd.CPUMicrosPerEvent; sum <= 0 || sum > 2*cpu {
+		t.Errorf("the stages sum to %.1f µs per event, the CPU time is %.1f: %v", sum, cpu, rep.EndToEnd.CPUStagesMicros)
 	}
 	if _, err := note.NewVerifier(rep.LogKey); err != nil {
 		t.Errorf("the report's log key %q is not a C2SP verifier key: %v", rep.LogKey, err)

@@ -1,0 +1,30 @@
+package bench
+
+import "testing"
+
+// TestStageOf: a sample is the innermost stage among its frames, whatever
+// helpers lie below it (hashing, allocation), and the backends' own work is
+// theirs even where it runs NATS code.
+func TestStageOf(t *testing.T) {
+	for _, c := range []struct {
+		stack []string // leaf first
+		want  string
+	}{
+		{[]string{"crypto/sha256.block", "crypto/internal/fips140/ed25519.verify", "crypto/ed25519.Verify", "github.com/zarlog/zarlog/events.Verify", "github.com/zarlog/zarlog/ledger.(*Ledger).Append"}, "signature"},
+		{[]string{"runtime.mallocgc", "github.com/zarlog/zarlog/events.parseCanonicalFast", "github.com/zarlog/zarlog/events.Parse", "github.com/zarlog/zarlog/ledger.(*Ledger).Append"}, "parse"},
+		{[]string{"crypto/sha256.block", "github.com/zarlog/zarlog/merkle.(*Builder).Append", "github.com/zarlog/zarlog/ledger.(*Ledger).Append"}, "tree"},
+		{[]string{"syscall.Syscall", "github.com/cockroachdb/pebble/v2/vfs.(*syncingFile).Sync", "github.com/cockroachdb/pebble/v2.(*DB).Apply", "github.com/zarlog/zarlog/ledger.(*Ledger).Append"}, "pebble"},
+		{[]string{"github.com/zarlog/zarlog/rules.LegalPlays", "github.com/zarlog/zarlog/events.Apply"}, "state"},
+		{[]string{"runtime.memmove", "github.com/zarlog/zarlog/ledger.(*Ledger).Append"}, "ledger-other"},
+		{[]string{"github.com/nats-io/nats-server/v2/server.(*client).processInboundMsg"}, "nats"},
+		{[]string{"github.com/nats-io/nats.go.(*Conn).publish", "github.com/zarlog/zarlog/sdk.(*Client).PublishAsync"}, "publish"},
+		{[]string{"github.com/zarlog/zarlog/ledger/ingest.(*Ingester).split"}, "ingest"},
+		{[]string{"runtime.scanobject", "runtime.gcDrain", "runtime.gcBgMarkWorker"}, "gc"},
+		{[]string{"runtime.futex", "runtime.mcall"}, "other"},
+		{[]string{"crypto/internal/fips140/ed25519.sign", "crypto/ed25519.Sign", "github.com/zarlog/zarlog/merkle.Sign", "github.com/zarlog/zarlog/ledger.(*Ledger).sign", "github.com/zarlog/zarlog/ledger.(*Ledger).signLoop"}, "checkpoint"},
+	} {
+		if got := stageOf(c.stack); got != c.want {
+			t.Errorf("%v: %s, want %s", c.stack, got, c.want)
+		}
+	}
+}
