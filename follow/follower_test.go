@@ -13,7 +13,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/merkle"
 )
 
@@ -226,7 +226,7 @@ func TestStaleAndSignature(t *testing.T) {
 	}
 	other := newMemLog(t)
 	var err2 error
-	if other.signer, _, err2 = gamegen.Key("other.example/log"); err2 != nil {
+	if other.signer, _, err2 = testonly.Key("other.example/log"); err2 != nil {
 		t.Fatal(err2)
 	}
 	other.addN(300, "x")

@@ -14,7 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"golang.org/x/mod/sumdb/note"
 
-	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/publisher"
 )
@@ -36,7 +36,7 @@ type memLog struct {
 
 func newMemLog(t testing.TB) *memLog {
 	t.Helper()
-	s, vkey, err := gamegen.Key(testOrigin)
+	s, vkey, err := testonly.Key(testOrigin)
 	if err != nil {
 		t.Fatal(err)
 	}

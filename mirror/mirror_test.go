@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/zarlog/zarlog/follow"
-	"github.com/zarlog/zarlog/internal/tlogtest"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/internal/watchtest"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/publisher"
@@ -159,7 +159,7 @@ func TestMirrorUnderLoad(t *testing.T) {
 		}
 	}
 	t.Logf("%d leaves, %d tiles and bundles identical", cp.Size, len(merkle.NewTiles(0, cp.Size)))
-	if _, err := tlogtest.Fetch(context.Background(), m.URL+"/", nil, o.VKey, want); err != nil {
+	if _, err := testonly.Fetch(context.Background(), m.URL+"/", nil, o.VKey, want); err != nil {
 		t.Fatalf("an independent client reading the mirror: %v", err)
 	}
 	m.wait(t, "the mirror's bundles", func(_ follow.Result, _ error, bundled map[string]bool) bool {

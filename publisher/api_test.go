@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/internal/tlogtest"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/merkle"
 )
 
@@ -109,7 +109,7 @@ func TestTesseraClient(t *testing.T) {
 				earlier = append(earlier, n)
 			}
 			srv := newAPIServer(t, APIConfig{Log: l})
-			got, err := tlogtest.Fetch(ctx, srv.URL+"/", srv.Client(), l.vkey, earlier...)
+			got, err := testonly.Fetch(ctx, srv.URL+"/", srv.Client(), l.vkey, earlier...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zarlog/zarlog/internal/tlogtest"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/merkle"
 )
 
@@ -71,7 +71,7 @@ func TestExport(t *testing.T) {
 	defer srv.Close()
 	check := func(size int, earlier ...[]byte) {
 		t.Helper()
-		got, err := tlogtest.Fetch(ctx, srv.URL+"/", srv.Client(), l.vkey, earlier...)
+		got, err := testonly.Fetch(ctx, srv.URL+"/", srv.Client(), l.vkey, earlier...)
 		if err != nil {
 			t.Fatal(err)
 		}

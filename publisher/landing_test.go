@@ -9,7 +9,7 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
-	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/rules"
 	"github.com/zarlog/zarlog/verifier"
 )
@@ -210,8 +210,8 @@ func TestPageFacts(t *testing.T) {
 			// double only where the facts allow it, and every tie is
 			// followed by another opening roll.
 			for i := range 24 {
-				c := gamegen.Config{Scheme: events.Tavlarena, Variant: v, Opening: o, Label: fmt.Sprintf("facts/%s/%s/%d", v, o, i), MaxRolls: 8}
-				p, err := gamegen.Play(c)
+				c := testonly.Config{Scheme: events.Tavlarena, Variant: v, Opening: o, Label: fmt.Sprintf("facts/%s/%s/%d", v, o, i), MaxRolls: 8}
+				p, err := testonly.Play(c)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -26,7 +26,7 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
-	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/rules"
 	"github.com/zarlog/zarlog/verifier"
 )
@@ -133,7 +133,7 @@ func testFixture(t testing.TB) pageFixture {
 			}
 			v := []rules.Variant{rules.Backgammon, rules.Tavla, rules.Portes}[i%3]
 			o := []rules.Opening{rules.OpeningWestern, rules.OpeningTurkishReroll}[i%2]
-			id, b := genBundle(ft, log, signer, gamegen.Config{Scheme: events.Tavlarena, Variant: v, Opening: o,
+			id, b := genBundle(ft, log, signer, testonly.Config{Scheme: events.Tavlarena, Variant: v, Opening: o,
 				Label: fmt.Sprintf("fixture-played-%d", i), Seats: seats, Settings: `"seatNames":[` + names + `]`,
 				Start: time.Date(2026, 11, 30, 12+i, 0, 0, 0, time.UTC)})
 			f.games[id] = Game{Status: GameFinished, Bundle: b}

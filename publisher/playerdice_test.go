@@ -12,7 +12,7 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
-	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/rules"
 	"github.com/zarlog/zarlog/verifier"
 )
@@ -107,13 +107,13 @@ func TestDiceOf(t *testing.T) {
 // genBundle plays a game with package gamegen (every move chosen by the
 // rules engine's strategy, every event accepted by the ledger's rules) and
 // returns its proof bundle at a checkpoint of log.
-func genBundle(t testing.TB, log *memLog, signer note.Signer, c gamegen.Config) (string, []byte) {
+func genBundle(t testing.TB, log *memLog, signer note.Signer, c testonly.Config) (string, []byte) {
 	t.Helper()
-	p, err := gamegen.Play(c)
+	p, err := testonly.Play(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, err := gamegen.Events(c, p.Bodies, signer.(events.Signer))
+	evs, err := testonly.Events(c, p.Bodies, signer.(events.Signer))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestDiceOfPlayedGames(t *testing.T) {
 	log := newMemLog(t)
 	for _, v := range rules.AllVariants() {
 		for _, o := range []rules.Opening{rules.OpeningWestern, rules.OpeningTurkishReroll} {
-			c := gamegen.Config{Scheme: events.Tavlarena, Variant: v, Opening: o, Label: fmt.Sprintf("dice-of/%s/%s", v, o)}
+			c := testonly.Config{Scheme: events.Tavlarena, Variant: v, Opening: o, Label: fmt.Sprintf("dice-of/%s/%s", v, o)}
 			id, b := genBundle(t, log, signer, c)
 			sum, ev, err := Summarize(id, b)
 			if err != nil {
@@ -249,7 +249,7 @@ func TestIntervalCoverage(t *testing.T) {
 // rules engine tries the 21 distinct rolls before every turn).
 func BenchmarkDiceOf(b *testing.B) {
 	signer, _ := testKey(b, testEmitter)
-	id, bundle := genBundle(b, newMemLog(b), signer, gamegen.Config{Scheme: events.Tavlarena, Variant: rules.Backgammon, Label: "bench-dice-of"})
+	id, bundle := genBundle(b, newMemLog(b), signer, testonly.Config{Scheme: events.Tavlarena, Variant: rules.Backgammon, Label: "bench-dice-of"})
 	sum, ev, err := Summarize(id, bundle)
 	if err != nil {
 		b.Fatal(err)

@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/internal/testonly"
+	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/sdk"
 )
@@ -29,10 +30,10 @@ type benchSink struct {
 	grown chan struct{}
 }
 
-func (s *benchSink) Submit(ctx context.Context, subs []ingest.Submission) ([]ingest.Outcome, error) {
+func (s *benchSink) Append(ctx context.Context, subs []ledger.Input) ([]ledger.Outcome, error) {
 	s.buf = s.buf[:0]
 	for _, sub := range subs {
-		s.buf = append(append(s.buf, sub.Event...), '\n')
+		s.buf = append(append(s.buf, sub.Data...), '\n')
 	}
 	if _, err := s.f.Write(s.buf); err != nil {
 		return nil, err
@@ -40,16 +41,16 @@ func (s *benchSink) Submit(ctx context.Context, subs []ingest.Submission) ([]ing
 	if err := s.f.Sync(); err != nil {
 		return nil, err
 	}
-	outs := make([]ingest.Outcome, len(subs))
+	outs := make([]ledger.Outcome, len(subs))
 	s.mu.Lock()
 	for i, sub := range subs {
-		id := eventID(sub.Event)
+		id := eventID(sub.Data)
 		if j, ok := s.index[id]; ok {
-			outs[i] = ingest.Outcome{Kind: ingest.Duplicate, Index: j, EventID: id}
+			outs[i] = ledger.Outcome{Result: ledger.Duplicate, Index: j, ID: id}
 			continue
 		}
 		s.index[id] = s.next
-		outs[i] = ingest.Outcome{Kind: ingest.Appended, Index: s.next, EventID: id}
+		outs[i] = ledger.Outcome{Result: ledger.Appended, Index: s.next, ID: id}
 		s.next++
 	}
 	close(s.grown)
@@ -69,13 +70,13 @@ func eventID(e []byte) string {
 	return string(rest[:bytes.IndexByte(rest, '"')])
 }
 
-func (s *benchSink) Locate(ctx context.Context, emitter, id string) (ingest.Outcome, error) {
+func (s *benchSink) Locate(ctx context.Context, emitter, id string) (ledger.Outcome, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if i, ok := s.index[id]; ok {
-		return ingest.Outcome{Kind: ingest.Appended, Index: i, EventID: id}, nil
+		return ledger.Outcome{Result: ledger.Appended, Index: i, ID: id}, nil
 	}
-	return ingest.Outcome{}, ingest.ErrNotFound
+	return ledger.Outcome{}, ledger.ErrNotFound
 }
 
 func (s *benchSink) WaitCovering(ctx context.Context, index uint64) ([]byte, error) {
@@ -137,7 +138,7 @@ func benchGames(b *testing.B, games int, receipt bool) {
 	go func() { ran <- in.Run(ictx) }()
 	defer func() { cancel(); <-ran }()
 
-	signer, _, err := gamegen.Key(emitter)
+	signer, _, err := testonly.Key(emitter)
 	if err != nil {
 		b.Fatal(err)
 	}

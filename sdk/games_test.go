@@ -14,7 +14,7 @@ import (
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
 	"github.com/zarlog/zarlog/events/drand"
-	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/rules"
 	"github.com/zarlog/zarlog/rules/movecheck"
 	"github.com/zarlog/zarlog/sdk"
@@ -23,7 +23,7 @@ import (
 )
 
 func seats(label string) [2]dice.UUID {
-	return [2]dice.UUID{gamegen.LabelUUID(label + "/seat0"), gamegen.LabelUUID(label + "/seat1")}
+	return [2]dice.UUID{testonly.LabelUUID(label + "/seat0"), testonly.LabelUUID(label + "/seat1")}
 }
 
 // TestTavlarenaGames plays whole tavlarena-v1 games through the embedded
@@ -47,7 +47,7 @@ func TestTavlarenaGames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c0, c1 := gamegen.Label32(tc.name+"/c0"), gamegen.Label32(tc.name+"/c1")
+			c0, c1 := testonly.Label32(tc.name+"/c0"), testonly.Label32(tc.name+"/c1")
 			if err := g.Contribute(ctx, 1, c1); err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +109,7 @@ func TestContributionsWithheld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := g.Contribute(ctx, 1, gamegen.Label32("w1")); err != nil {
+	if err := g.Contribute(ctx, 1, testonly.Label32("w1")); err != nil {
 		t.Fatal(err)
 	}
 	// The commit was acknowledged before Contribute returned; the stream has
@@ -128,17 +128,17 @@ func TestContributionsWithheld(t *testing.T) {
 		t.Fatal(err)
 	}
 	ps, err := sdk.ParseSnapshot(snap)
-	if err != nil || ps.Held[1] == nil || *ps.Held[1] != gamegen.Label32("w1") || ps.Held[0] != nil {
+	if err != nil || ps.Held[1] == nil || *ps.Held[1] != testonly.Label32("w1") || ps.Held[0] != nil {
 		t.Fatalf("the snapshot does not hold the withheld contribution: %v", err)
 	}
-	if err := g.Contribute(ctx, 0, gamegen.Label32("w0")); err != nil {
+	if err := g.Contribute(ctx, 0, testonly.Label32("w0")); err != nil {
 		t.Fatal(err)
 	}
 	lg, err := s.ledger.WaitGame(ctx, g.ID(), func(g *events.Game) bool { return g.Contributed[0] && g.Contributed[1] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(lg.Leaves) != 3 || lg.Contributions != [2][32]byte{gamegen.Label32("w0"), gamegen.Label32("w1")} {
+	if len(lg.Leaves) != 3 || lg.Contributions != [2][32]byte{testonly.Label32("w0"), testonly.Label32("w1")} {
 		t.Errorf("ledger game: %d events, contributions %x", len(lg.Leaves), lg.Contributions)
 	}
 	if w, _ := g.Withheld(ctx); w != [2]bool{} {
@@ -149,7 +149,7 @@ func TestContributionsWithheld(t *testing.T) {
 // anchoredStart returns a time at which round BeaconRound-DefaultAnchorRounds
 // is the latest, so that a new game names BeaconRound (a real beacon).
 func anchoredStart() time.Time {
-	return drand.Quicknet().RoundTime(gamegen.BeaconRound - sdk.DefaultAnchorRounds).Add(time.Second)
+	return drand.Quicknet().RoundTime(testonly.BeaconRound - sdk.DefaultAnchorRounds).Add(time.Second)
 }
 
 // TestAnchoredGame plays an anchored-v1 game anchored to a real quicknet
@@ -163,8 +163,8 @@ func TestAnchoredGame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Anchor().Round != gamegen.BeaconRound {
-		t.Fatalf("anchor round %d, want %d", g.Anchor().Round, gamegen.BeaconRound)
+	if g.Anchor().Round != testonly.BeaconRound {
+		t.Fatalf("anchor round %d, want %d", g.Anchor().Round, testonly.BeaconRound)
 	}
 	src := sdk.QuicknetBeacons()
 	if err := g.RecordBeacon(ctx, src); !errors.Is(err, sdk.ErrNotNow) {
@@ -215,7 +215,7 @@ func TestPerRollMatch(t *testing.T) {
 		t.Errorf("reveal before a commitment: %v", err)
 	}
 	app := newRand("app")
-	strategy := rand.New(rand.NewChaCha8(gamegen.Label32("per-roll strategy")))
+	strategy := rand.New(rand.NewChaCha8(testonly.Label32("per-roll strategy")))
 	games := 0
 	for i := 0; games < 2; i++ {
 		before, err := m.CommitRoll(ctx)
@@ -290,8 +290,8 @@ func TestIllegalMoveRefusedAtSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.Contribute(ctx, 0, gamegen.Label32("a"))
-	if err := g.Contribute(ctx, 1, gamegen.Label32("b")); err != nil {
+	g.Contribute(ctx, 0, testonly.Label32("a"))
+	if err := g.Contribute(ctx, 1, testonly.Label32("b")); err != nil {
 		t.Fatal(err)
 	}
 	var r sdk.Rolled
@@ -351,7 +351,7 @@ func TestIllegalMoveRefusedAtSource(t *testing.T) {
 // while saying that the device's holder could have looked at the dice.
 func TestDeviceGame(t *testing.T) {
 	ctx := testCtx(t)
-	signer, _, err := gamegen.Key("device")
+	signer, _, err := testonly.Key("device")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +371,7 @@ func TestDeviceGame(t *testing.T) {
 		t.Errorf("CommitReceipt on a device: %v", err)
 	}
 	for seat := range 2 {
-		if err := g.Contribute(ctx, seat, gamegen.Label32(fmt.Sprint("dev", seat))); err != nil {
+		if err := g.Contribute(ctx, seat, testonly.Label32(fmt.Sprint("dev", seat))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -460,7 +460,7 @@ func TestRollCheck(t *testing.T) {
 // engine's own game on every opening style, over many seeds.
 func TestSeatsAndNext(t *testing.T) {
 	ctx := testCtx(t)
-	signer, _, _ := gamegen.Key("device")
+	signer, _, _ := testonly.Key("device")
 	for _, opening := range []string{"western", "turkish-reroll"} {
 		for i := range 20 {
 			dev, _ := sdk.NewDevice(sdk.GameConfig{Signer: signer, Rand: newRand(fmt.Sprint(opening, i))})
@@ -468,8 +468,8 @@ func TestSeatsAndNext(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g.Contribute(ctx, 0, gamegen.Label32(fmt.Sprint(i, "a")))
-			g.Contribute(ctx, 1, gamegen.Label32(fmt.Sprint(i, "b")))
+			g.Contribute(ctx, 0, testonly.Label32(fmt.Sprint(i, "a")))
+			g.Contribute(ctx, 1, testonly.Label32(fmt.Sprint(i, "b")))
 			rg, _ := rules.NewGame(rules.Portes, rules.Opening(opening))
 			next := -1
 			for n := range 8 {
@@ -522,7 +522,7 @@ func runVerify(t testing.TB, data []byte, args ...string) (int, string) {
 // the game; the game logs both, once (run with -race).
 func TestConcurrentCalls(t *testing.T) {
 	ctx := testCtx(t)
-	signer, _, _ := gamegen.Key("device")
+	signer, _, _ := testonly.Key("device")
 	for i := range 20 {
 		dev, _ := sdk.NewDevice(sdk.GameConfig{Signer: signer, Rand: newRand(fmt.Sprint("conc", i))})
 		g, err := dev.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: seats("c"), Settings: []byte(`{"opponent":"computer"}`)})
@@ -531,7 +531,7 @@ func TestConcurrentCalls(t *testing.T) {
 		}
 		errs := make(chan error, 3)
 		for seat := range 2 {
-			go func() { errs <- g.Contribute(ctx, seat, gamegen.Label32(fmt.Sprint(i, seat))) }()
+			go func() { errs <- g.Contribute(ctx, seat, testonly.Label32(fmt.Sprint(i, seat))) }()
 		}
 		go func() {
 			_ = g.SealCode()

@@ -15,9 +15,9 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
-	"github.com/zarlog/zarlog/internal/gamegen"
 	"github.com/zarlog/zarlog/internal/sdkplay"
 	"github.com/zarlog/zarlog/internal/testledger"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/rules"
 	"github.com/zarlog/zarlog/rules/movecheck"
@@ -30,7 +30,7 @@ const emitter = "tavla-east"
 // rng is a deterministic source of the backend's "crypto" randomness.
 type rng struct{ r *rand.ChaCha8 }
 
-func newRand(label string) *rng { return &rng{rand.NewChaCha8(gamegen.Label32("sdk-test/" + label))} }
+func newRand(label string) *rng { return &rng{rand.NewChaCha8(testonly.Label32("sdk-test/" + label))} }
 
 func (r *rng) Read(p []byte) (int, error) { return r.r.Read(p) }
 
@@ -61,7 +61,7 @@ type stackOpts struct {
 
 func newStack(t testing.TB, o stackOpts) *stack {
 	t.Helper()
-	signer, vkey, err := gamegen.Key(emitter)
+	signer, vkey, err := testonly.Key(emitter)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func play(t testing.TB, ctx context.Context, g sdk.PerGame, seed string, maxRoll
 // returns are the ones it made.
 func playWith(t testing.TB, ctx context.Context, g sdk.PerGame, seed string, maxRolls int, after func(n uint32)) []sdk.Rolled {
 	t.Helper()
-	strategy := rand.New(rand.NewChaCha8(gamegen.Label32("strategy/" + seed)))
+	strategy := rand.New(rand.NewChaCha8(testonly.Label32("strategy/" + seed)))
 	st, err := g.State(ctx)
 	if err != nil {
 		t.Fatal(err)

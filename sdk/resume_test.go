@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/internal/gamegen"
 	"github.com/zarlog/zarlog/internal/sdkplay"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/sdk"
 )
 
@@ -26,8 +26,8 @@ func TestNATSRestartMidGame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.Contribute(ctx, 0, gamegen.Label32("r0"))
-	if err := g.Contribute(ctx, 1, gamegen.Label32("r1")); err != nil {
+	g.Contribute(ctx, 0, testonly.Label32("r0"))
+	if err := g.Contribute(ctx, 1, testonly.Label32("r1")); err != nil {
 		t.Fatal(err)
 	}
 	restarted := make(chan error, 1)
@@ -103,7 +103,7 @@ func TestResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := g.Contribute(ctx, 0, gamegen.Label32("res0")); err != nil {
+	if err := g.Contribute(ctx, 0, testonly.Label32("res0")); err != nil {
 		t.Fatal(err)
 	}
 	snap, err := g.Snapshot(ctx)
@@ -122,7 +122,7 @@ func TestResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := g2.Contribute(ctx, 1, gamegen.Label32("res1")); err != nil {
+	if err := g2.Contribute(ctx, 1, testonly.Label32("res1")); err != nil {
 		t.Fatal(err)
 	}
 	playWith(t, ctx, g2, "resume", 0, func(n uint32) {
@@ -160,7 +160,7 @@ func TestResume(t *testing.T) {
 	if lg.Status != events.StatusVerified {
 		t.Fatalf("ledger: %s %s", lg.Status, lg.Failure)
 	}
-	if lg.Contributions[0] != gamegen.Label32("res0") {
+	if lg.Contributions[0] != testonly.Label32("res0") {
 		t.Error("the withheld contribution was lost in the resume")
 	}
 	s.verifyBundle(ctx, g.ID())
@@ -216,7 +216,7 @@ func TestResume(t *testing.T) {
 // emitter or kind of backend is refused.
 func TestResumeRefusesBadSnapshots(t *testing.T) {
 	ctx := testCtx(t)
-	signer, _, _ := gamegen.Key("device")
+	signer, _, _ := testonly.Key("device")
 	dev, err := sdk.NewDevice(sdk.GameConfig{Signer: signer, Rand: newRand("bad")})
 	if err != nil {
 		t.Fatal(err)
@@ -225,12 +225,12 @@ func TestResumeRefusesBadSnapshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.Contribute(ctx, 1, gamegen.Label32("b1"))
+	g.Contribute(ctx, 1, testonly.Label32("b1"))
 	snap, _ := g.Snapshot(ctx)
 	if _, err := sdk.ParseSnapshot(snap); err != nil {
 		t.Fatal(err)
 	}
-	other, _, _ := gamegen.Key("other")
+	other, _, _ := testonly.Key("other")
 	devOther, _ := sdk.NewDevice(sdk.GameConfig{Signer: other})
 	s := newStack(t, stackOpts{})
 
@@ -305,7 +305,7 @@ func TestParseSnapshot(t *testing.T) {
 // beacon, a per-roll-v1 match with a roll pending.
 func snapshotCorpus(t testing.TB) [][]byte {
 	ctx := context.Background()
-	signer, _, err := gamegen.Key("device")
+	signer, _, err := testonly.Key("device")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,9 +326,9 @@ func snapshotCorpus(t testing.TB) [][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.Contribute(ctx, 0, gamegen.Label32("c0"))
+	g.Contribute(ctx, 0, testonly.Label32("c0"))
 	snap(g.Snapshot(ctx))
-	g.Contribute(ctx, 1, gamegen.Label32("c1"))
+	g.Contribute(ctx, 1, testonly.Label32("c1"))
 	for range 3 {
 		if _, err := g.Roll(ctx); err != nil {
 			t.Fatal(err)
@@ -370,7 +370,7 @@ func FuzzSnapshot(f *testing.F) {
 	for _, b := range corpus {
 		f.Add(b)
 	}
-	signer, _, err := gamegen.Key("device")
+	signer, _, err := testonly.Key("device")
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -400,7 +400,7 @@ func FuzzSnapshot(f *testing.F) {
 
 // TestSnapshotCorpusResumes: every snapshot of the corpus resumes.
 func TestSnapshotCorpusResumes(t *testing.T) {
-	signer, _, _ := gamegen.Key("device")
+	signer, _, _ := testonly.Key("device")
 	dev, _ := sdk.NewDevice(sdk.GameConfig{Signer: signer})
 	for i, b := range snapshotCorpus(t) {
 		ps, err := sdk.ParseSnapshot(b)
@@ -436,8 +436,8 @@ func TestNotAcknowledged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.Contribute(ctx, 0, gamegen.Label32("na0"))
-	if err := g.Contribute(ctx, 1, gamegen.Label32("na1")); err != nil {
+	g.Contribute(ctx, 0, testonly.Label32("na0"))
+	if err := g.Contribute(ctx, 1, testonly.Label32("na1")); err != nil {
 		t.Fatal(err)
 	}
 	s.stopNATS()
@@ -503,8 +503,8 @@ func TestReceiptAcrossRestart(t *testing.T) {
 	if err := s.start(); err != nil {
 		t.Fatal(err)
 	}
-	g.Contribute(ctx, 0, gamegen.Label32("x0"))
-	if err := g.Contribute(ctx, 1, gamegen.Label32("x1")); err != nil {
+	g.Contribute(ctx, 0, testonly.Label32("x0"))
+	if err := g.Contribute(ctx, 1, testonly.Label32("x1")); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-got; err != nil {

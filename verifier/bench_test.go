@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/internal/dicevectors"
+	"github.com/zarlog/zarlog/internal/testonly"
 )
 
 // BenchmarkVerify60Rolls verifies a 60-roll game of each scheme from its
@@ -80,12 +80,12 @@ func BenchmarkVerifyMoves60Rolls(b *testing.B) {
 	})
 }
 
-func vectorNamedB(b *testing.B, name string) dicevectors.Vector {
+func vectorNamedB(b *testing.B, name string) testonly.Vector {
 	for _, v := range loadVectors(b) {
 		if v.Name == name {
 			return v
 		}
 	}
 	b.Fatalf("no vector %s", name)
-	return dicevectors.Vector{}
+	return testonly.Vector{}
 }

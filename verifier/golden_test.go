@@ -5,14 +5,14 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/zarlog/zarlog/internal/dicevectors"
+	"github.com/zarlog/zarlog/internal/testonly"
 )
 
 // TestGolden pins the exact output format (text in the three languages and
 // --json) for a few vectors: testdata/dice/golden/<vector>.<lang>.txt and
 // <vector>.json. Regenerate with ZARLOG_UPDATE_GOLDEN=1 and review the diff.
 func TestGolden(t *testing.T) {
-	dir, err := dicevectors.Dir()
+	dir, err := testonly.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}

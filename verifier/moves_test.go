@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zarlog/zarlog/internal/dicevectors"
+	"github.com/zarlog/zarlog/internal/testonly"
 )
 
 // TestMoveVectors runs the bundles of testdata/moves: a valid game passes
@@ -15,7 +15,7 @@ import (
 // mutation fails it at the event the manifest names, with the code and the
 // rule, in the report and in the JSON.
 func TestMoveVectors(t *testing.T) {
-	vs, err := dicevectors.LoadMoves()
+	vs, err := testonly.LoadMoves()
 	if err != nil {
 		t.Fatal(err)
 	}

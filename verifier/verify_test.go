@@ -9,20 +9,20 @@ import (
 	"testing"
 
 	"github.com/zarlog/zarlog/events/dice"
-	"github.com/zarlog/zarlog/internal/dicevectors"
+	"github.com/zarlog/zarlog/internal/testonly"
 )
 
 // loadVectors returns the vectors of testdata/dice and testdata/moves.
-func loadVectors(t testing.TB) []dicevectors.Vector {
+func loadVectors(t testing.TB) []testonly.Vector {
 	t.Helper()
-	vs, err := dicevectors.LoadAll()
+	vs, err := testonly.LoadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return vs
 }
 
-func optionsOf(t testing.TB, v dicevectors.Vector) Options {
+func optionsOf(t testing.TB, v testonly.Vector) Options {
 	t.Helper()
 	var o Options
 	if v.ExpectedCommitment != nil {
@@ -60,7 +60,7 @@ func optionsOf(t testing.TB, v dicevectors.Vector) Options {
 	return o
 }
 
-func verifyVector(t testing.TB, v dicevectors.Vector) *Report {
+func verifyVector(t testing.TB, v testonly.Vector) *Report {
 	t.Helper()
 	b, err := os.ReadFile(v.Path)
 	if err != nil {
@@ -191,7 +191,7 @@ func TestCheckOrder(t *testing.T) {
 	}
 }
 
-func vectorNamed(t *testing.T, name string) dicevectors.Vector {
+func vectorNamed(t *testing.T, name string) testonly.Vector {
 	t.Helper()
 	for _, v := range loadVectors(t) {
 		if v.Name == name {
@@ -199,7 +199,7 @@ func vectorNamed(t *testing.T, name string) dicevectors.Vector {
 		}
 	}
 	t.Fatalf("no vector %s", name)
-	return dicevectors.Vector{}
+	return testonly.Vector{}
 }
 
 // TestFirstWrongRoll: the failing rolls check names the first wrong roll,

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zarlog/zarlog/internal/dicevectors"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/verifier"
 )
 
@@ -66,7 +66,7 @@ var tlogSummaries = map[verifier.Lang]string{verifier.English: "The event is in 
 // and for a failing moves check the code and rule it names), and the text
 // output in one of the three languages (the last line).
 func TestBinaryVectors(t *testing.T) {
-	vs, err := dicevectors.LoadAll()
+	vs, err := testonly.LoadAll()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/internal/sdkplay"
-	"github.com/zarlog/zarlog/internal/tlogtest"
+	"github.com/zarlog/zarlog/internal/testonly"
 )
 
 // smallFS mounts a tmpfs of size bytes for the test (a real filesystem
@@ -214,7 +214,7 @@ func TestDiskFull(t *testing.T) {
 	if code, body := waitStatus(t, ctx, p.base()+"/readyz", 200, 20*time.Second); code != 200 {
 		t.Fatalf("/readyz after space came back: %d %q", code, body)
 	}
-	lg, err := tlogtest.Fetch(ctx, p.base()+"/", nil, p.lines["vkey"])
+	lg, err := testonly.Fetch(ctx, p.base()+"/", nil, p.lines["vkey"])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +392,7 @@ func TestDiskUse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lg, err := tlogtest.Fetch(ctx, p.base()+"/", nil, p.lines["vkey"])
+		lg, err := testonly.Fetch(ctx, p.base()+"/", nil, p.lines["vkey"])
 		if err != nil {
 			t.Fatal(err)
 		}

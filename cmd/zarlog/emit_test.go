@@ -18,8 +18,8 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/cjson"
-	"github.com/zarlog/zarlog/internal/gamegen"
 	"github.com/zarlog/zarlog/internal/testledger"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/rules"
 )
@@ -41,7 +41,7 @@ func newEmitStack(t *testing.T) *emitStack { return newEmitStackAuth(t, "") }
 // docs/NATS.md §7.
 func newEmitStackAuth(t *testing.T, password string) *emitStack {
 	t.Helper()
-	signer, vkey, err := gamegen.Key("tavla-east")
+	signer, vkey, err := testonly.Key("tavla-east")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,12 +84,12 @@ func newEmitStackAuth(t *testing.T, password string) *emitStack {
 // gameLines returns the leaves of a finished move-logged game, one per line.
 func (s *emitStack) gameLines(t *testing.T, label string) [][]byte {
 	t.Helper()
-	c := gamegen.Config{Scheme: events.Tavlarena, Variant: rules.Portes, Label: label, MaxRolls: 12}
-	p, err := gamegen.Play(c)
+	c := testonly.Config{Scheme: events.Tavlarena, Variant: rules.Portes, Label: label, MaxRolls: 12}
+	p, err := testonly.Play(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, err := gamegen.Events(c, p.Bodies, s.signer)
+	evs, err := testonly.Events(c, p.Bodies, s.signer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestEmit(t *testing.T) {
 		}
 		indices[m[2]] = m[3]
 	}
-	g := s.ledger.Game(gamegen.Config{Scheme: events.Tavlarena, Label: "emit"}.GameID())
+	g := s.ledger.Game(testonly.Config{Scheme: events.Tavlarena, Label: "emit"}.GameID())
 	if g == nil || !g.Closed || g.Status != events.StatusVerified || len(g.Leaves) != len(lines) {
 		t.Fatalf("ledger game: %+v", g)
 	}
@@ -183,11 +183,11 @@ func TestEmit(t *testing.T) {
 func TestEmitFailures(t *testing.T) {
 	s := newEmitStack(t)
 	lines := s.gameLines(t, "fail")
-	other, _, err := gamegen.Key("other")
+	other, _, err := testonly.Key("other")
 	if err != nil {
 		t.Fatal(err)
 	}
-	foreign, err := events.NewSigned(events.Header{Scheme: events.PerRoll, Game: gamegen.LabelUUID("f").String(), Emitter: "other", Time: time.Unix(0, 0)},
+	foreign, err := events.NewSigned(events.Header{Scheme: events.PerRoll, Game: testonly.LabelUUID("f").String(), Emitter: "other", Time: time.Unix(0, 0)},
 		events.PerRollCommit{Settings: []byte(`{}`)}, other)
 	if err != nil {
 		t.Fatal(err)
@@ -341,8 +341,8 @@ func TestEmitKey(t *testing.T) {
 		t.Fatal("the game has no binding event")
 	}
 	file := writeLines(t, unsigned)
-	seed := gamegen.Label32("key/tavla-east")
-	_, vkey, _ := gamegen.Key("tavla-east")
+	seed := testonly.Label32("key/tavla-east")
+	_, vkey, _ := testonly.Key("tavla-east")
 	skey := fmt.Sprintf("PRIVATE+KEY+tavla-east+%s+%s\n", strings.Split(vkey, "+")[1], base64.StdEncoding.EncodeToString(append([]byte{1}, seed[:]...)))
 	keyFile := filepath.Join(t.TempDir(), "tavla-east.key")
 	if err := os.WriteFile(keyFile, []byte(skey), 0o600); err != nil {

@@ -12,14 +12,14 @@ import (
 var layers = map[string]int{
 	// 0: the pure bottom: formats and arithmetic, no I/O.
 	"events/cjson": 0, "events/drand": 0, "merkle": 0, "rules": 0, "wire": 0,
-	"internal/pebblefs": 0, "internal/tlogtest": 0, "internal/dicevectors": 0,
+	"internal/pebblefs": 0,
 	"events/dice": 1,
 	"events":      2,
 	// 3: the rules engine's adapter, test workloads.
 	"rules/movecheck": 3, "internal/workload": 3,
 	// 4: the verifier, and the engines: the ledger, the witness, the read
 	// side's follower.
-	"verifier": 4, "ledger": 4, "witness": 4, "follow": 4, "internal/gamegen": 4,
+	"verifier": 4, "ledger": 4, "witness": 4, "follow": 4, "internal/testonly": 4,
 	// 5: what is built on them: the ingest (above the ledger, which never
 	// imports it), the publisher, the SDK, the auditor.
 	"ledger/ingest": 5, "verifier/cli": 5, "publisher": 5, "sdk": 5, "audit": 5,

@@ -23,7 +23,7 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/internal/sdkplay"
-	"github.com/zarlog/zarlog/internal/tlogtest"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/sdk"
@@ -394,7 +394,7 @@ func TestServeCommand(t *testing.T) {
 	if out, stderr, code := runBin(t, dir, verify, "--log-key", vkey, "--emitter-key", evkey, tpf); code != 0 {
 		t.Fatalf("zarlog-verify of a tlog-proof: exit %d\n%s%s", code, out, stderr)
 	}
-	lg, err := tlogtest.Fetch(ctx, p.base()+"/", nil, vkey)
+	lg, err := testonly.Fetch(ctx, p.base()+"/", nil, vkey)
 	if err != nil {
 		t.Fatalf("tessera client against the live service: %v", err)
 	}
@@ -637,7 +637,7 @@ func testServeRestart(t *testing.T, sig syscall.Signal) {
 	if early == 0 {
 		t.Fatal("no receipt was obtained before the stop")
 	}
-	lg, err := tlogtest.Fetch(ctx, p.base()+"/", nil, vkey, earlier...)
+	lg, err := testonly.Fetch(ctx, p.base()+"/", nil, vkey, earlier...)
 	if err != nil {
 		t.Fatal(err)
 	}

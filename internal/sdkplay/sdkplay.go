@@ -19,7 +19,7 @@ import (
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
 	"github.com/zarlog/zarlog/events/drand"
-	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/rules"
 	"github.com/zarlog/zarlog/rules/movecheck"
 	"github.com/zarlog/zarlog/sdk"
@@ -57,10 +57,10 @@ func (c *Clock) Advance(d time.Duration) {
 
 // AnchoredStart is a time at which a new anchored-v1 game names the round
 // of the real quicknet beacon the SDK's recorded source holds
-// (gamegen.BeaconRound): the backend's clock, and the ledger's (`zarlog
+// (testonly.BeaconRound): the backend's clock, and the ledger's (`zarlog
 // serve --clock-start`), start there.
 func AnchoredStart() time.Time {
-	return drand.Quicknet().RoundTime(gamegen.BeaconRound - sdk.DefaultAnchorRounds).Add(time.Second)
+	return drand.Quicknet().RoundTime(testonly.BeaconRound - sdk.DefaultAnchorRounds).Add(time.Second)
 }
 
 // After, if not nil, is called after every event a Play function logs with
@@ -72,16 +72,16 @@ type After func(game string, seq uint64)
 // rolls.
 func Tavlarena(ctx context.Context, b *sdk.Backend, label, settings string, maxRolls int, after After) (string, error) {
 	g, err := b.NewTavlarena(ctx, sdk.TavlarenaSpec{
-		Seats:    [2]dice.UUID{gamegen.LabelUUID(label + "/seat0"), gamegen.LabelUUID(label + "/seat1")},
+		Seats:    [2]dice.UUID{testonly.LabelUUID(label + "/seat0"), testonly.LabelUUID(label + "/seat1")},
 		Settings: []byte(settings)})
 	if err != nil {
 		return "", fmt.Errorf("%s: commit: %w", label, err)
 	}
 	note(after, g.ID(), 0)
-	if err := g.Contribute(ctx, 1, gamegen.Label32(label+"/c1")); err != nil {
+	if err := g.Contribute(ctx, 1, testonly.Label32(label+"/c1")); err != nil {
 		return g.ID(), fmt.Errorf("%s: contribution: %w", label, err)
 	}
-	if err := g.Contribute(ctx, 0, gamegen.Label32(label+"/c0")); err != nil {
+	if err := g.Contribute(ctx, 0, testonly.Label32(label+"/c0")); err != nil {
 		return g.ID(), fmt.Errorf("%s: contribution: %w", label, err)
 	}
 	note(after, g.ID(), 1)
@@ -90,7 +90,7 @@ func Tavlarena(ctx context.Context, b *sdk.Backend, label, settings string, maxR
 }
 
 // Anchored plays an anchored-v1 game anchored to the real quicknet round
-// gamegen.BeaconRound: clock, the backend's, must be at AnchoredStart and
+// testonly.BeaconRound: clock, the backend's, must be at AnchoredStart and
 // the ledger's clock before the round's time. The tokens' receipts are
 // taken before the clock moves to the round's time and the beacon is
 // recorded.
@@ -99,8 +99,8 @@ func Anchored(ctx context.Context, b *sdk.Backend, clock *Clock, label, settings
 	if err != nil {
 		return "", fmt.Errorf("%s: commit: %w", label, err)
 	}
-	if g.Anchor().Round != gamegen.BeaconRound {
-		return g.ID(), fmt.Errorf("%s: anchor round %d, want %d (set the clock to AnchoredStart)", label, g.Anchor().Round, gamegen.BeaconRound)
+	if g.Anchor().Round != testonly.BeaconRound {
+		return g.ID(), fmt.Errorf("%s: anchor round %d, want %d (set the clock to AnchoredStart)", label, g.Anchor().Round, testonly.BeaconRound)
 	}
 	note(after, g.ID(), 0)
 	for seat, tok := range []string{"gül " + label, "zar 🎲"} {
@@ -143,7 +143,7 @@ func PerRoll(ctx context.Context, b *sdk.Backend, label, settings string, rolls 
 		if i%2 == 1 {
 			err = m.ServerSecond(ctx)
 		} else {
-			s := gamegen.Label32(fmt.Sprintf("%s/second/%d", label, i))
+			s := testonly.Label32(fmt.Sprintf("%s/second/%d", label, i))
 			sent = &s
 			err = m.ClientSecond(ctx, s)
 		}
@@ -179,7 +179,7 @@ func PerRoll(ctx context.Context, b *sdk.Backend, label, settings string, rolls 
 // play plays a per-game scheme's game from its first roll to its reveal;
 // seq is the seq of the next event.
 func play(ctx context.Context, g sdk.PerGame, label string, maxRolls int, seq uint64, after After) error {
-	strategy := rand.New(rand.NewChaCha8(gamegen.Label32("strategy/" + label)))
+	strategy := rand.New(rand.NewChaCha8(testonly.Label32("strategy/" + label)))
 	st, err := g.State(ctx)
 	if err != nil {
 		return err

@@ -10,9 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/zarlog/zarlog/internal/gamegen"
 	"github.com/zarlog/zarlog/internal/sdkplay"
-	"github.com/zarlog/zarlog/internal/tlogtest"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/verifier"
 	"github.com/zarlog/zarlog/wire"
 )
@@ -59,7 +58,7 @@ func copyTree(t *testing.T, src, dst string) {
 // bundle, and takes new games.
 func TestRestore(t *testing.T) {
 	ctx := testCtx(t)
-	signer, vkey, err := gamegen.Key(emitter)
+	signer, vkey, err := testonly.Key(emitter)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +78,7 @@ func TestRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids = append(ids, id)
-	before, err := tlogtest.Fetch(ctx, r.info.HTTP+"/", nil, r.info.VerifierKey)
+	before, err := testonly.Fetch(ctx, r.info.HTTP+"/", nil, r.info.VerifierKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +117,7 @@ func TestRestore(t *testing.T) {
 		if err != nil {
 			t.Fatalf("rebuild %t: a game after the restore: %v", rebuild, err)
 		}
-		after, err := tlogtest.Fetch(ctx, r2.info.HTTP+"/", nil, r2.info.VerifierKey, before.Note)
+		after, err := testonly.Fetch(ctx, r2.info.HTTP+"/", nil, r2.info.VerifierKey, before.Note)
 		if err != nil {
 			t.Fatalf("rebuild %t: the restored log: %v", rebuild, err)
 		}

@@ -21,9 +21,8 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/zarlog/zarlog/events/dice"
-	"github.com/zarlog/zarlog/internal/gamegen"
 	"github.com/zarlog/zarlog/internal/sdkplay"
-	"github.com/zarlog/zarlog/internal/tlogtest"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/sdk"
@@ -130,7 +129,7 @@ func backend(t testing.TB, url string, signer note.Signer, now func() time.Time,
 // directory serves the same log.
 func TestRun(t *testing.T) {
 	ctx := testCtx(t)
-	signer, vkey, err := gamegen.Key(emitter)
+	signer, vkey, err := testonly.Key(emitter)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +237,7 @@ func TestRun(t *testing.T) {
 		!strings.Contains(string(body), "zarlog_ingest_outcomes_total") || !strings.Contains(string(body), "go_goroutines") {
 		t.Errorf("metrics: %d", code)
 	}
-	lg, err := tlogtest.Fetch(ctx, r.info.HTTP+"/", nil, r.info.VerifierKey)
+	lg, err := testonly.Fetch(ctx, r.info.HTTP+"/", nil, r.info.VerifierKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +258,7 @@ func TestRun(t *testing.T) {
 	// stopped service continues it to the end.
 	fsrv := httptest.NewServer(http.FileServer(http.Dir(out)))
 	defer fsrv.Close()
-	live, err := tlogtest.Fetch(ctx, fsrv.URL+"/", fsrv.Client(), r.info.VerifierKey)
+	live, err := testonly.Fetch(ctx, fsrv.URL+"/", fsrv.Client(), r.info.VerifierKey)
 	if err != nil {
 		t.Fatalf("the export kept while serving: %v", err)
 	}
@@ -278,7 +277,7 @@ func TestRun(t *testing.T) {
 	if info.VerifierKey != r.info.VerifierKey || res.OldSize != live.Checkpoint.Size || res.Size < uint64(len(lg.Entries)) {
 		t.Errorf("export: %+v %+v", info, res)
 	}
-	if _, err := tlogtest.Fetch(ctx, fsrv.URL+"/", fsrv.Client(), r.info.VerifierKey, lg.Note, live.Note); err != nil {
+	if _, err := testonly.Fetch(ctx, fsrv.URL+"/", fsrv.Client(), r.info.VerifierKey, lg.Note, live.Note); err != nil {
 		t.Fatalf("the export: %v", err)
 	}
 	for _, id := range ids {
@@ -322,13 +321,13 @@ func TestWitnessed(t *testing.T) {
 		t.Fatal(err)
 	}
 	policy := fmt.Sprintf("log %s\nwitness w1 %s %s\nquorum w1\n", logVkey, wi.VerifierKey, strings.TrimSuffix(wi.AddCheckpointURL, "/add-checkpoint"))
-	signer, vkey, _ := gamegen.Key(emitter)
+	signer, vkey, _ := testonly.Key(emitter)
 	r := start(t, Config{Dir: dir, EmitterKeys: []string{vkey}, WitnessPolicy: []byte(policy)})
 	if r.info.KeyCreated || r.info.VerifierKey != logVkey {
 		t.Fatalf("the service did not use the key file: %+v", r.info)
 	}
 	b, _, _ := backend(t, r.info.NATS, signer, nil)
-	g, err := b.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: [2]dice.UUID{gamegen.LabelUUID("w0"), gamegen.LabelUUID("w1")}, Settings: []byte(`{}`)})
+	g, err := b.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: [2]dice.UUID{testonly.LabelUUID("w0"), testonly.LabelUUID("w1")}, Settings: []byte(`{}`)})
 	if err != nil {
 		t.Fatal(err)
 	}

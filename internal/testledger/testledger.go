@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/internal/gamegen"
 	"github.com/zarlog/zarlog/internal/serve"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/merkle"
@@ -34,7 +34,7 @@ type Config struct {
 	Now func() time.Time
 }
 
-// A Ledger is an open ledger with a deterministic log key (gamegen.Key of
+// A Ledger is an open ledger with a deterministic log key (testonly.Key of
 // Origin), signing a checkpoint every few milliseconds.
 type Ledger struct {
 	L    *ledger.Ledger
@@ -49,7 +49,7 @@ func Open(t testing.TB, cfg Config) *Ledger {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, vkey, err := gamegen.Key(Origin)
+	s, vkey, err := testonly.Key(Origin)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/internal/gamegen"
 	"github.com/zarlog/zarlog/internal/serve"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/publisher"
@@ -37,7 +37,7 @@ const (
 
 // Now is the origin's clock: a fixed time 30 s before gamegen's drand
 // round, so that anchored-v1 games anchored to it are accepted.
-var Now = gamegen.BeaconTime.Add(-30 * time.Second)
+var Now = testonly.BeaconTime.Add(-30 * time.Second)
 
 // An Origin is a running origin log.
 type Origin struct {
@@ -67,7 +67,7 @@ type Config struct {
 // Origin started in another directory has the same key: a fork.
 func Start(t testing.TB, cfg Config) *Origin {
 	t.Helper()
-	signer, vkey, err := gamegen.Key(LogName)
+	signer, vkey, err := testonly.Key(LogName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func Start(t testing.TB, cfg Config) *Origin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	es, evkey, err := gamegen.Key(Emitter)
+	es, evkey, err := testonly.Key(Emitter)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,12 +170,12 @@ func (o *Origin) Games(t testing.TB, label string, n, maxRolls int) (ids []strin
 	t.Helper()
 	for i := range n {
 		s := schemes[i%len(schemes)]
-		c := gamegen.Config{Scheme: s.scheme, Variant: s.variant, Label: fmt.Sprintf("%s/%d", label, i), Emitter: Emitter, MaxRolls: maxRolls}
-		p, err := gamegen.Play(c)
+		c := testonly.Config{Scheme: s.scheme, Variant: s.variant, Label: fmt.Sprintf("%s/%d", label, i), Emitter: Emitter, MaxRolls: maxRolls}
+		p, err := testonly.Play(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		evs, err := gamegen.Events(c, p.Bodies, o.emitter)
+		evs, err := testonly.Events(c, p.Bodies, o.emitter)
 		if err != nil {
 			t.Fatal(err)
 		}

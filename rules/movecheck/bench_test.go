@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/rules"
 	"github.com/zarlog/zarlog/rules/movecheck"
 )
@@ -12,7 +12,7 @@ import (
 // benchEvents returns a backgammon game's events and states, and the
 // indices of its events of type typ.
 func benchEvents(b *testing.B, v rules.Variant, typ events.Type) ([]*events.Event, []*events.Game, []int) {
-	_, evs := play(b, gamegen.Config{Scheme: events.Tavlarena, Variant: v, Label: "bench"})
+	_, evs := play(b, testonly.Config{Scheme: events.Tavlarena, Variant: v, Label: "bench"})
 	states := applyAll(b, evs)
 	var idx []int
 	for i, ev := range evs {
@@ -38,7 +38,7 @@ func BenchmarkApplyMove(b *testing.B) {
 			for b.Loop() {
 				i := idx[k%len(idx)]
 				k++
-				if _, err := events.Apply(states[i-1], evs[i], gamegen.Env(evs[i], uint64(i), movecheck.Checker{})); err != nil {
+				if _, err := events.Apply(states[i-1], evs[i], testonly.Env(evs[i], uint64(i), movecheck.Checker{})); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -54,7 +54,7 @@ func BenchmarkApplyMoveUnchecked(b *testing.B) {
 	for b.Loop() {
 		i := idx[k%len(idx)]
 		k++
-		if _, err := events.Apply(states[i-1], evs[i], gamegen.Env(evs[i], uint64(i), nil)); err != nil {
+		if _, err := events.Apply(states[i-1], evs[i], testonly.Env(evs[i], uint64(i), nil)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -67,7 +67,7 @@ func BenchmarkApplyRoll(b *testing.B) {
 	for b.Loop() {
 		i := idx[k%len(idx)]
 		k++
-		if _, err := events.Apply(states[i-1], evs[i], gamegen.Env(evs[i], uint64(i), movecheck.Checker{})); err != nil {
+		if _, err := events.Apply(states[i-1], evs[i], testonly.Env(evs[i], uint64(i), movecheck.Checker{})); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -76,13 +76,13 @@ func BenchmarkApplyRoll(b *testing.B) {
 // BenchmarkReplayGame replays a whole backgammon game (commit to reveal)
 // with the Checker.
 func BenchmarkReplayGame(b *testing.B) {
-	_, evs := play(b, gamegen.Config{Scheme: events.Tavlarena, Variant: rules.Backgammon, Label: "bench"})
+	_, evs := play(b, testonly.Config{Scheme: events.Tavlarena, Variant: rules.Backgammon, Label: "bench"})
 	b.ReportMetric(float64(len(evs)), "events")
 	for b.Loop() {
 		var g *events.Game
 		var err error
 		for i, ev := range evs {
-			if g, err = events.Apply(g, ev, gamegen.Env(ev, uint64(i), movecheck.Checker{})); err != nil {
+			if g, err = events.Apply(g, ev, testonly.Env(ev, uint64(i), movecheck.Checker{})); err != nil {
 				b.Fatal(err)
 			}
 		}

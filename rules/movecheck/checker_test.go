@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/rules"
 	"github.com/zarlog/zarlog/rules/movecheck"
 )
@@ -20,13 +20,13 @@ var openings = []rules.Opening{rules.OpeningWestern, rules.OpeningTurkishReroll}
 
 // play plays a game with gamegen and returns its events, parsed back from
 // their canonical bytes as the ledger receives them.
-func play(t testing.TB, c gamegen.Config) (*gamegen.Played, []*events.Event) {
+func play(t testing.TB, c testonly.Config) (*testonly.Played, []*events.Event) {
 	t.Helper()
-	p, err := gamegen.Play(c)
+	p, err := testonly.Play(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, err := gamegen.Events(c, p.Bodies, signer(t))
+	evs, err := testonly.Events(c, p.Bodies, signer(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func applyAll(t testing.TB, evs []*events.Event) []*events.Game {
 	var g *events.Game
 	out := make([]*events.Game, 0, len(evs))
 	for i, ev := range evs {
-		ng, err := events.Apply(g, ev, gamegen.Env(ev, uint64(i), movecheck.Checker{}))
+		ng, err := events.Apply(g, ev, testonly.Env(ev, uint64(i), movecheck.Checker{}))
 		if err != nil {
 			t.Fatalf("event %d (%s): %v", i, ev.Type, err)
 		}
@@ -77,7 +77,7 @@ func TestFullGames(t *testing.T) {
 		for _, v := range rules.AllVariants() {
 			for _, o := range openings {
 				t.Run(fmt.Sprintf("%s/%s/%s", s, v, o), func(t *testing.T) {
-					c := gamegen.Config{Scheme: s, Variant: v, Opening: o, Label: "full/" + string(v), Games: 2}
+					c := testonly.Config{Scheme: s, Variant: v, Opening: o, Label: "full/" + string(v), Games: 2}
 					p, evs := play(t, c)
 					states := applyAll(t, evs)
 					g := states[len(states)-1]
@@ -112,7 +112,7 @@ func TestFullGames(t *testing.T) {
 						if err := r.UnmarshalBinary(b); err != nil {
 							t.Fatal(err)
 						}
-						ng, err := events.Apply(&r, evs[i], gamegen.Env(evs[i], uint64(i), movecheck.Checker{}))
+						ng, err := events.Apply(&r, evs[i], testonly.Env(evs[i], uint64(i), movecheck.Checker{}))
 						if err != nil {
 							t.Fatalf("replay of event %d: %v", i, err)
 						}
@@ -133,7 +133,7 @@ func TestAgreesWithRulesGame(t *testing.T) {
 	for _, s := range schemes {
 		for _, v := range rules.AllVariants() {
 			for _, o := range openings {
-				c := gamegen.Config{Scheme: s, Variant: v, Opening: o, Label: "agree/" + string(v), Games: 2}
+				c := testonly.Config{Scheme: s, Variant: v, Opening: o, Label: "agree/" + string(v), Games: 2}
 				_, evs := play(t, c)
 				states := applyAll(t, evs)
 				var rg *rules.Game
@@ -193,7 +193,7 @@ func TestOpeningTies(t *testing.T) {
 	for _, o := range openings {
 		found := false
 		for i := 0; i < 40 && !found; i++ {
-			c := gamegen.Config{Scheme: events.Tavlarena, Variant: rules.Portes, Opening: o, Label: fmt.Sprintf("ties/%d", i), MaxRolls: 6}
+			c := testonly.Config{Scheme: events.Tavlarena, Variant: rules.Portes, Opening: o, Label: fmt.Sprintf("ties/%d", i), MaxRolls: 6}
 			_, evs := play(t, c)
 			states := applyAll(t, evs)
 			r0 := evs[3].Body.(events.Roll)
@@ -349,7 +349,7 @@ func TestRejections(t *testing.T) {
 		name string
 		// at returns the index of the event to replace and its new body,
 		// or -1 to drop the event at the index (later seqs shift down).
-		edit func(p *gamegen.Played, evs []*events.Event, states []*events.Game) (int, events.Body, bool)
+		edit func(p *testonly.Played, evs []*events.Event, states []*events.Game) (int, events.Body, bool)
 		code events.Code
 		rule rules.Rule
 	}
@@ -365,7 +365,7 @@ func TestRejections(t *testing.T) {
 		return -1
 	}
 	muts := []mutation{
-		{"illegal move", func(p *gamegen.Played, evs []*events.Event, states []*events.Game) (int, events.Body, bool) {
+		{"illegal move", func(p *testonly.Played, evs []*events.Event, states []*events.Game) (int, events.Body, bool) {
 			for k := 5; ; k++ { // the first move from the sixth on that is not empty
 				i := moveAt(evs, k)
 				if m := evs[i].Body.(events.Move); m.Play != rules.EmptyPlay {
@@ -374,16 +374,16 @@ func TestRejections(t *testing.T) {
 				}
 			}
 		}, events.CodeIllegalMove, rules.RuleMustMove},
-		{"move by the wrong seat", func(p *gamegen.Played, evs []*events.Event, states []*events.Game) (int, events.Body, bool) {
+		{"move by the wrong seat", func(p *testonly.Played, evs []*events.Event, states []*events.Game) (int, events.Body, bool) {
 			i := moveAt(evs, 5)
 			m := evs[i].Body.(events.Move)
 			m.Seat = 1 - m.Seat
 			return i, m, false
 		}, events.CodeIllegalMove, rules.RuleNotOnTurn},
-		{"missing move", func(p *gamegen.Played, evs []*events.Event, states []*events.Game) (int, events.Body, bool) {
+		{"missing move", func(p *testonly.Played, evs []*events.Event, states []*events.Game) (int, events.Body, bool) {
 			return moveAt(evs, 5), nil, true
 		}, events.CodeMoveOwed, ""},
-		{"wrong winner", func(p *gamegen.Played, evs []*events.Event, states []*events.Game) (int, events.Body, bool) {
+		{"wrong winner", func(p *testonly.Played, evs []*events.Event, states []*events.Game) (int, events.Body, bool) {
 			for i, ev := range evs {
 				if e, ok := ev.Body.(events.End); ok {
 					e.Winner = 1 - e.Winner
@@ -395,7 +395,7 @@ func TestRejections(t *testing.T) {
 	}
 	for _, s := range schemes {
 		for _, v := range rules.AllVariants() {
-			c := gamegen.Config{Scheme: s, Variant: v, Label: "reject/" + string(v)}
+			c := testonly.Config{Scheme: s, Variant: v, Label: "reject/" + string(v)}
 			p, evs := play(t, c)
 			states := applyAll(t, evs)
 			for _, m := range muts {
@@ -407,12 +407,12 @@ func TestRejections(t *testing.T) {
 					} else {
 						bodies[i] = body
 					}
-					bad, err := gamegen.Events(c, bodies, signer(t))
+					bad, err := testonly.Events(c, bodies, signer(t))
 					if err != nil {
 						t.Fatal(err)
 					}
 					g := states[i-1]
-					_, err = events.Apply(g, bad[i], gamegen.Env(bad[i], uint64(i), movecheck.Checker{}))
+					_, err = events.Apply(g, bad[i], testonly.Env(bad[i], uint64(i), movecheck.Checker{}))
 					code, _ := events.CodeOf(err)
 					if code != m.code || ruleOf(err) != m.rule {
 						t.Fatalf("event %d (%s): %v; want %s, rule %q", i, bad[i].Type, err, m.code, m.rule)
@@ -424,7 +424,7 @@ func TestRejections(t *testing.T) {
 					// rules engine sees the change.
 					var ng *events.Game
 					for j, ev := range bad {
-						if ng, err = events.Apply(ng, ev, gamegen.Env(ev, uint64(j), nil)); err != nil {
+						if ng, err = events.Apply(ng, ev, testonly.Env(ev, uint64(j), nil)); err != nil {
 							t.Fatalf("without the checker, event %d: %v", j, err)
 						}
 					}

@@ -5,12 +5,12 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
-	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/internal/testonly"
 )
 
 func signer(t testing.TB) events.Signer {
 	t.Helper()
-	s, _, err := gamegen.Key("tavla-east")
+	s, _, err := testonly.Key("tavla-east")
 	if err != nil {
 		t.Fatal(err)
 	}

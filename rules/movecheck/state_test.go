@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/internal/gamegen"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/rules"
 	"github.com/zarlog/zarlog/rules/movecheck"
 )
@@ -17,7 +17,7 @@ func gameStates(t testing.TB) [][]byte {
 	seen := map[string]bool{}
 	for _, v := range rules.AllVariants() {
 		for _, o := range openings {
-			_, evs := play(t, gamegen.Config{Scheme: events.PerRoll, Variant: v, Opening: o, Label: "states", Games: 2})
+			_, evs := play(t, testonly.Config{Scheme: events.PerRoll, Variant: v, Opening: o, Label: "states", Games: 2})
 			for _, g := range applyAll(t, evs) {
 				if g.Position != nil && !seen[string(g.Position)] {
 					seen[string(g.Position)] = true

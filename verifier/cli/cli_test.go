@@ -12,13 +12,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zarlog/zarlog/internal/dicevectors"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/verifier"
 )
 
 func worked(t testing.TB) string {
 	t.Helper()
-	d, err := dicevectors.Dir()
+	d, err := testonly.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func worked(t testing.TB) string {
 // logKey returns the signed-note verifier key of the vectors.
 func logKey(t *testing.T) string {
 	t.Helper()
-	vs, err := dicevectors.Load()
+	vs, err := testonly.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func logKey(t *testing.T) string {
 // emitterKey returns an emitter key of the vectors.
 func emitterKey(t *testing.T) string {
 	t.Helper()
-	vs, err := dicevectors.Load()
+	vs, err := testonly.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestRunExitCodes(t *testing.T) {
 // policyFile returns a witness policy file of the vectors.
 func policyFile(t *testing.T) string {
 	t.Helper()
-	vs, err := dicevectors.Load()
+	vs, err := testonly.Load()
 	if err != nil {
 		t.Fatal(err)
 	}

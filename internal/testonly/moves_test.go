@@ -1,4 +1,4 @@
-package dicevectors
+package testonly
 
 import (
 	"bytes"
@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/internal/gamegen"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/publisher"
 	"github.com/zarlog/zarlog/rules"
@@ -33,8 +32,8 @@ const (
 type moveVector struct {
 	name   string
 	note   string
-	game   gamegen.Config
-	mutate func(t *testing.T, p *gamegen.Played) []events.Body
+	game   Config
+	mutate func(t *testing.T, p *Played) []events.Body
 	code   events.Code // the moves check's expected rejection
 	rule   string
 }
@@ -54,7 +53,7 @@ func moveIndex(t *testing.T, bodies []events.Body, k int) int {
 }
 
 // replaceMove returns bodies with the k-th move changed by f.
-func replaceMove(t *testing.T, p *gamegen.Played, k int, f func(events.Move) events.Move) []events.Body {
+func replaceMove(t *testing.T, p *Played, k int, f func(events.Move) events.Move) []events.Body {
 	out := slices.Clone(p.Bodies)
 	i := moveIndex(t, out, k)
 	out[i] = f(out[i].(events.Move))
@@ -62,14 +61,14 @@ func replaceMove(t *testing.T, p *gamegen.Played, k int, f func(events.Move) eve
 }
 
 // stateBefore returns the rules engine's state before body i.
-func stateBefore(t *testing.T, c gamegen.Config, bodies []events.Body, i int) movecheck.State {
+func stateBefore(t *testing.T, c Config, bodies []events.Body, i int) movecheck.State {
 	var g *events.Game
 	for j, b := range bodies[:i] {
 		ev, err := events.New(c.Header(uint64(j)), b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if g, err = events.Apply(g, ev, gamegen.Env(ev, uint64(j), movecheck.Checker{})); err != nil {
+		if g, err = events.Apply(g, ev, Env(ev, uint64(j), movecheck.Checker{})); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -104,27 +103,27 @@ func blockedPlay(s movecheck.State) (string, bool) {
 
 func moveVectors() []moveVector {
 	tav, anc, pr := events.Tavlarena, events.Anchored, events.PerRoll
-	short := gamegen.Config{Scheme: tav, Variant: rules.Backgammon, MaxRolls: 24}
-	tavla := gamegen.Config{Scheme: anc, Variant: rules.Tavla, Opening: rules.OpeningTurkishReroll}
+	short := Config{Scheme: tav, Variant: rules.Backgammon, MaxRolls: 24}
+	tavla := Config{Scheme: anc, Variant: rules.Tavla, Opening: rules.OpeningTurkishReroll}
 	return []moveVector{
 		{name: "moves-backgammon-tavlarena-western", note: "a whole backgammon game played by rules.Choose; the cube is in use, so the end's points are checked as the multiplier times a power of two",
-			game: gamegen.Config{Scheme: tav, Variant: rules.Backgammon}},
+			game: Config{Scheme: tav, Variant: rules.Backgammon}},
 		{name: "moves-tavla-anchored-turkish-reroll", note: "a whole tavla game (no hit-and-run in the home board), anchored-v1, Turkish re-roll",
 			game: tavla},
 		{name: "moves-portes-per-roll-2-games", note: "a per-roll-v1 match of two portes games: the roll after the first game's last move opens the second",
-			game: gamegen.Config{Scheme: pr, Variant: rules.Portes, Games: 2}},
+			game: Config{Scheme: pr, Variant: rules.Portes, Games: 2}},
 		{name: "moves-plakoto-tavlarena-turkish-reroll", note: "40 rolls of plakoto (pinning, the mother rule), then a resignation",
-			game: gamegen.Config{Scheme: tav, Variant: rules.Plakoto, Opening: rules.OpeningTurkishReroll, MaxRolls: 40}},
+			game: Config{Scheme: tav, Variant: rules.Plakoto, Opening: rules.OpeningTurkishReroll, MaxRolls: 40}},
 		{name: "moves-fevga-anchored-western", note: "40 rolls of fevga (no hitting, both sides run the same way), then a resignation",
-			game: gamegen.Config{Scheme: anc, Variant: rules.Fevga, MaxRolls: 40}},
+			game: Config{Scheme: anc, Variant: rules.Fevga, MaxRolls: 40}},
 		{name: "moves-backgammon-resigned-60-rolls", note: "60 rolls of backgammon, then the seat on turn resigns: a resignation is not checked against the board",
-			game: gamegen.Config{Scheme: tav, Variant: rules.Backgammon, MaxRolls: 60}},
+			game: Config{Scheme: tav, Variant: rules.Backgammon, MaxRolls: 60}},
 		{name: "moves-not-logged", note: `moves are in the log but the settings do not say "moves": "logged": the moves check is skipped`,
-			game: gamegen.Config{Scheme: tav, Variant: rules.Portes, MaxRolls: 20, Unlogged: true}},
+			game: Config{Scheme: tav, Variant: rules.Portes, MaxRolls: 20, Unlogged: true}},
 
 		{name: "moves-illegal-move", note: "a move replaced by a play that lands on a point the opponent holds",
 			game: short, code: events.CodeIllegalMove, rule: string(rules.RuleBlocked),
-			mutate: func(t *testing.T, p *gamegen.Played) []events.Body {
+			mutate: func(t *testing.T, p *Played) []events.Body {
 				for k := 3; ; k++ {
 					i := moveIndex(t, p.Bodies, k)
 					if play, ok := blockedPlay(stateBefore(t, p.Config, p.Bodies, i)); ok {
@@ -134,19 +133,19 @@ func moveVectors() []moveVector {
 			}},
 		{name: "moves-move-by-wrong-seat", note: "the sixth move is logged for the other seat",
 			game: short, code: events.CodeIllegalMove, rule: string(rules.RuleNotOnTurn),
-			mutate: func(t *testing.T, p *gamegen.Played) []events.Body {
+			mutate: func(t *testing.T, p *Played) []events.Body {
 				return replaceMove(t, p, 5, func(m events.Move) events.Move { m.Seat = 1 - m.Seat; return m })
 			}},
 		{name: "moves-missing-move", note: "the sixth move is dropped: the next roll comes while it is owed",
 			game: short, code: events.CodeMoveOwed,
-			mutate: func(t *testing.T, p *gamegen.Played) []events.Body {
+			mutate: func(t *testing.T, p *Played) []events.Body {
 				out := slices.Clone(p.Bodies)
 				i := moveIndex(t, out, 5)
 				return slices.Delete(out, i, i+1)
 			}},
 		{name: "moves-non-canonical", note: "a legal play written with its parts in another order",
 			game: short, code: events.CodeIllegalMove, rule: string(rules.RuleNonCanonical),
-			mutate: func(t *testing.T, p *gamegen.Played) []events.Body {
+			mutate: func(t *testing.T, p *Played) []events.Body {
 				for k := 0; ; k++ {
 					m := p.Bodies[moveIndex(t, p.Bodies, k)].(events.Move)
 					parts := strings.Split(m.Play, " ")
@@ -158,7 +157,7 @@ func moveVectors() []moveVector {
 			}},
 		{name: "moves-finished-not-over", note: "a game stopped after 24 rolls claims a finished result",
 			game: short, code: events.CodeWrongResult, rule: string(movecheck.NotOver),
-			mutate: func(t *testing.T, p *gamegen.Played) []events.Body {
+			mutate: func(t *testing.T, p *Played) []events.Body {
 				out := slices.Clone(p.Bodies)
 				e := out[len(out)-2].(events.End)
 				e.Result = events.Finished
@@ -167,7 +166,7 @@ func moveVectors() []moveVector {
 			}},
 		{name: "moves-wrong-winner", note: "the end of a finished tavla game names the loser",
 			game: tavla, code: events.CodeWrongResult, rule: string(movecheck.WrongWinner),
-			mutate: func(t *testing.T, p *gamegen.Played) []events.Body {
+			mutate: func(t *testing.T, p *Played) []events.Body {
 				out := slices.Clone(p.Bodies)
 				e := out[len(out)-2].(events.End)
 				e.Winner = 1 - e.Winner
@@ -176,7 +175,7 @@ func moveVectors() []moveVector {
 			}},
 		{name: "moves-wrong-points", note: "the end of a finished tavla game (no cube) claims one point more than the result",
 			game: tavla, code: events.CodeWrongResult, rule: string(movecheck.WrongPoints),
-			mutate: func(t *testing.T, p *gamegen.Played) []events.Body {
+			mutate: func(t *testing.T, p *Played) []events.Body {
 				out := slices.Clone(p.Bodies)
 				e := out[len(out)-2].(events.End)
 				e.Points++
@@ -184,8 +183,8 @@ func moveVectors() []moveVector {
 				return out
 			}},
 		{name: "moves-per-roll-missing-move", note: "per-roll-v1: the sixth move is dropped, and the next roll-commit comes while it is owed",
-			game: gamegen.Config{Scheme: pr, Variant: rules.Tavla, MaxRolls: 20}, code: events.CodeMoveOwed,
-			mutate: func(t *testing.T, p *gamegen.Played) []events.Body {
+			game: Config{Scheme: pr, Variant: rules.Tavla, MaxRolls: 20}, code: events.CodeMoveOwed,
+			mutate: func(t *testing.T, p *Played) []events.Body {
 				out := slices.Clone(p.Bodies)
 				i := moveIndex(t, out, 5)
 				return slices.Delete(out, i, i+1)
@@ -212,11 +211,11 @@ func (m memLog) ReadTiles(ctx context.Context, tiles []merkle.Tile) ([][]byte, e
 // them one after the other (so the bundles are small), a checkpoint signed
 // by the log key, and each game's bundle. It returns the files by name.
 func generateMoves(t *testing.T) map[string][]byte {
-	emitter, emitterVkey, err := gamegen.Key(movesEmitter)
+	emitter, emitterVkey, err := Key(movesEmitter)
 	if err != nil {
 		t.Fatal(err)
 	}
-	logKey, logVkey, err := gamegen.Key(movesOrigin)
+	logKey, logVkey, err := Key(movesOrigin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +229,7 @@ func generateMoves(t *testing.T) map[string][]byte {
 	for i, v := range vs {
 		c := v.game
 		c.Label = "moves/" + v.name // each vector its own game: its id, seeds, dice and moves
-		p, err := gamegen.Play(c)
+		p, err := Play(c)
 		if err != nil {
 			t.Fatalf("%s: %v", v.name, err)
 		}
@@ -238,7 +237,7 @@ func generateMoves(t *testing.T) map[string][]byte {
 		if v.mutate != nil {
 			bodies = v.mutate(t, p)
 		}
-		evs, err := gamegen.Events(c, bodies, emitter)
+		evs, err := Events(c, bodies, emitter)
 		if err != nil {
 			t.Fatalf("%s: %v", v.name, err)
 		}

@@ -1,9 +1,9 @@
-// Package dicevectors loads the evidence-file vectors of testdata/dice
+// This file (formerly package dicevectors) loads the evidence-file vectors of testdata/dice
 // (written by the independent Python generator testdata/dice/gen.py) and
 // the proof bundles of games with logged moves of testdata/moves (written
 // by this package's TestMoveVectors with -update) for the tests of the
 // verifier, its command line and its binary.
-package dicevectors
+package testonly
 
 import (
 	"encoding/json"

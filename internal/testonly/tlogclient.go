@@ -1,11 +1,11 @@
-// Package tlogtest reads a C2SP tlog-tiles log over HTTP the way a third
+// This file (formerly package tlogtest) reads a C2SP tlog-tiles log over HTTP the way a third
 // party does, with github.com/transparency-dev/tessera/client, and checks
 // everything it reads: the checkpoint's signature, an inclusion proof of
 // every entry built from the log's tiles, and consistency proofs from
 // earlier checkpoints. It is test support for zarlog's read API, its static
 // export and `zarlog serve`: an independent client must accept what they
 // serve.
-package tlogtest
+package testonly
 
 import (
 	"context"

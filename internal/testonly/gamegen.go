@@ -1,4 +1,4 @@
-// Package gamegen plays deterministic games whose moves are logged, for the
+// This file (formerly package gamegen) plays deterministic games whose moves are logged, for the
 // tests, benchmarks and test vectors of the rules engine's adapter (package
 // rules/movecheck) and the verifier (testdata/moves). The dice are the real
 // dice of each scheme (seeds, contributions and ids derived from a label),
@@ -8,7 +8,7 @@
 // It is test support, not part of zarlog's contract: Play checks every
 // event it makes through events.Apply with movecheck.Checker, so a game it
 // returns is one the ledger accepts.
-package gamegen
+package testonly
 
 import (
 	"crypto/ed25519"

@@ -1,4 +1,4 @@
-package dicevectors
+package testonly
 
 import (
 	"os"

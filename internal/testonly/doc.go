@@ -1,0 +1,11 @@
+// Package testonly is test support that stands on the pure packages alone
+// (events, rules, merkle), so that any package's tests may import it: the
+// deterministic games whose moves are logged (gamegen.go), the
+// evidence-file and move vectors of testdata (dicevectors.go), and an
+// independent tlog-tiles client that checks everything it reads
+// (tlogclient.go). It is not part of zarlog's contract.
+//
+// The test support that needs the ledger, the service or the SDK lives in
+// internal/testlog and internal/sdkplay: merged here, it would make an
+// import cycle with the tests of the packages it stands on.
+package testonly
