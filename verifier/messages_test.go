@@ -49,7 +49,7 @@ func firstStrong(s string) rune {
 func TestCatalogTranslated(t *testing.T) {
 	midSentence := map[msgID]bool{mKindOpening: true, mKindReroll: true, mKindTurn: true}
 	for id := msgID(0); id < numMsgs; id++ {
-		en, tr, ar := catalog[id][0], catalog[id][1], catalog[id][2]
+		en, tr, ar := catalog[id][1], catalog[id][2], catalog[id][3]
 		if en == "" || tr == "" || ar == "" {
 			t.Errorf("message %d is missing a language: %q %q %q", id, en, tr, ar)
 			continue
@@ -90,5 +90,16 @@ func TestTextArabicLines(t *testing.T) {
 				t.Errorf("%s: bidi control in %q", v.Name, line)
 			}
 		}
+	}
+}
+
+// TestCatalogNames: every message has a name, and no two the same.
+func TestCatalogNames(t *testing.T) {
+	seen := map[string]bool{}
+	for id, m := range catalog {
+		if m[0] == "" || seen[m[0]] || strings.ContainsAny(m[0], " \t") {
+			t.Errorf("message %d: name %q (empty, repeated or spaced)", id, m[0])
+		}
+		seen[m[0]] = true
 	}
 }
