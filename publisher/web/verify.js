@@ -6613,7 +6613,7 @@ var ZarlogVerifier = (() => {
     if (!Array.isArray(got) || got[0] !== d[0] || got[1] !== d[1]) return bad("dice", d[0] + "-" + d[1], String(got && got.join("-")));
     return { ok: true, dice: d };
   }
-  async function checkReceipt(receipt, logKey) {
+  async function checkReceipt(receipt, logKey, witnessPolicy) {
     const key = await parseLogKey(logKey);
     if (!key) return { ok: false, message: M("BrBadLogKey", logKey) };
     const cp = parseSignedCheckpoint(receipt.checkpoint);
@@ -6622,7 +6622,19 @@ var ZarlogVerifier = (() => {
     if (!await openNote(cp.note, key)) return { ok: false, message: M("LsBad", key.name) };
     const index = BigInt(receipt.index);
     if (index >= cp.size) return { ok: false, message: M("LiBeyond", "receipt", receipt.index, cp.size) };
-    const out = { ok: true, size: Number(cp.size), root: hex(cp.root), included: false };
+    const out = { ok: true, size: Number(cp.size), root: hex(cp.root), included: false, cosignatures: 0 };
+    if (witnessPolicy) {
+      let p;
+      try {
+        p = await parsePolicy(witnessPolicy);
+      } catch (e) {
+        return { ok: false, message: M("BrBadPolicy", String(e.message)) };
+      }
+      const v = await verifyCosignatures(cp.note, p.witnesses);
+      if (!v) return { ok: false, message: M("LwBadCosig") };
+      if (!quorumMet(p, v.signed)) return { ok: false, message: M("LwQuorum", v.count, p.witnesses.length) };
+      out.cosignatures = v.count;
+    }
     if (receipt.leaf === void 0) return out;
     const proof = (receipt.proof || []).map(function(p) {
       return bytes32(p, "receipt.proof");

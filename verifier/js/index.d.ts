@@ -77,11 +77,12 @@ export function checkRollReveal(
   | { ok: false; part: "roll-id" | "second" | "commitment" | "dice"; want: string; got: string }
 >;
 
-/** Checks a ledger's receipt: a checkpoint signed by the log covering the event (and its inclusion, given leaf and proof). */
+/** Checks a ledger's receipt: a checkpoint signed by the log covering the event (its inclusion, given leaf and proof; a quorum of witnesses, given a policy). */
 export function checkReceipt(
   receipt: { index: number; checkpoint: string; leaf?: string; proof?: Hex32[] },
   logKey: string,
-): Promise<{ ok: true; size: number; root: string; included: boolean } | { ok: false; message: Message }>;
+  witnessPolicy?: string,
+): Promise<{ ok: true; size: number; root: string; included: boolean; cosignatures: number } | { ok: false; message: Message }>;
 
 /** The verifier's messages: id → [English, Turkish, Arabic]. */
 export const catalog: Record<string, [string, string, string]>;

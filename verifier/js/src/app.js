@@ -4,6 +4,7 @@
 // the receipt check (the commitment is in a checkpoint signed by the log,
 // received before the first roll).
 
+import { parsePolicy, verifyCosignatures, quorumMet } from "./policy.js";
 import {
   verifyQuicknet, M, sha256, hex, unhex, perRollDice, parseLogKey, parseSignedCheckpoint, openNote, proofLen, bitLen, nodeHash, concat, eq,
 } from "./core.js";
@@ -76,10 +77,14 @@ export async function checkRollReveal(before, reveal, sent) {
  * app that holds such a receipt for the commit before the first roll knows
  * the game was sealed in the public log before any die was cast.
  *
- * It resolves to {ok: true, size, root, included} or {ok: false, message}
- * (a verifier message: render it with render()).
+ * Given a witness policy (a C2SP tlog-policy file's text), the checkpoint
+ * must also carry cosignatures of a quorum of its witnesses: a checkpoint
+ * the witnesses have seen cannot be a view shown to this player alone.
+ *
+ * It resolves to {ok: true, size, root, included, cosignatures} or {ok:
+ * false, message} (a verifier message: render it with render()).
  */
-export async function checkReceipt(receipt, logKey) {
+export async function checkReceipt(receipt, logKey, witnessPolicy) {
   const key = await parseLogKey(logKey);
   if (!key) return { ok: false, message: M("BrBadLogKey", logKey) };
   const cp = parseSignedCheckpoint(receipt.checkpoint);
@@ -88,7 +93,19 @@ export async function checkReceipt(receipt, logKey) {
   if (!(await openNote(cp.note, key))) return { ok: false, message: M("LsBad", key.name) };
   const index = BigInt(receipt.index);
   if (index >= cp.size) return { ok: false, message: M("LiBeyond", "receipt", receipt.index, cp.size) };
-  const out = { ok: true, size: Number(cp.size), root: hex(cp.root), included: false };
+  const out = { ok: true, size: Number(cp.size), root: hex(cp.root), included: false, cosignatures: 0 };
+  if (witnessPolicy) {
+    let p;
+    try {
+      p = await parsePolicy(witnessPolicy);
+    } catch (e) {
+      return { ok: false, message: M("BrBadPolicy", String(e.message)) };
+    }
+    const v = await verifyCosignatures(cp.note, p.witnesses);
+    if (!v) return { ok: false, message: M("LwBadCosig") };
+    if (!quorumMet(p, v.signed)) return { ok: false, message: M("LwQuorum", v.count, p.witnesses.length) };
+    out.cosignatures = v.count;
+  }
   if (receipt.leaf === undefined) return out;
   const proof = (receipt.proof || []).map(function (p) { return bytes32(p, "receipt.proof"); });
   const want = proofLen(index, cp.size);

@@ -55,6 +55,21 @@ test("checkReceipt: a logged event's leaf, proof and checkpoint", async () => {
   assert.ok(render(otherKey.message, catalog, 1).length > 0, "the message renders in Turkish");
 });
 
+test("checkReceipt with a witness policy: met, and not met", async () => {
+  const m = await read("manifest.json");
+  for (const [name, ok] of [["bundle-witness-policy-met", true], ["bundle-witness-policy-unmet", false]]) {
+    const v = m.vectors.find((x) => x.name === name);
+    const b = await read(v.file);
+    const policy = await readFile(new URL(v.witnessPolicy, vectors), "utf8");
+    const e = b.log.entries[0];
+    const key = v.logKey || "";
+    const r = await checkReceipt({ index: e.index, checkpoint: b.log.checkpoint }, key || (policy.match(/^log (\S+)/m) || [])[1], policy);
+    assert.equal(r.ok, ok, name + ": " + JSON.stringify(r, (k, x) => typeof x === "bigint" ? String(x) : x));
+    if (ok) assert.ok(r.cosignatures >= 2);
+    else assert.equal(r.message.id, "LwQuorum");
+  }
+});
+
 test("verify: a tampered die is named", async () => {
   const m = await read("manifest.json");
   const v = m.vectors.find((x) => x.name === "tavlarena-worked-example");
