@@ -119,7 +119,7 @@ func (p *Pages) finishedView(v *gameView, bundle []byte, l verifier.Lang) error 
 	if ev.Opponent == verifier.OpponentComputer {
 		v.Opponent = text(l, "AgainstComputer")
 	}
-	sum, _, err := Summarize(v.ID, bundle)
+	sum, err := summarize(v.ID, ev) // the bundle is parsed once
 	if err != nil {
 		return err
 	}

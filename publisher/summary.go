@@ -60,6 +60,12 @@ func Summarize(game string, bundle []byte) (GameSummary, *verifier.Evidence, err
 	if err != nil {
 		return GameSummary{}, nil, fmt.Errorf("game %q: the bundle does not parse: %w", game, err)
 	}
+	s, err := summarize(game, ev)
+	return s, ev, err
+}
+
+// summarize reads a parsed proof bundle into its summary.
+func summarize(game string, ev *verifier.Evidence) (GameSummary, error) {
 	s := GameSummary{Game: game, Scheme: ev.Scheme, Opening: ev.Opening, Opponent: ev.Opponent}
 	if set, err := events.ParseSettings(ev.Settings); err == nil && ev.Settings != nil {
 		s.Variant, s.MovesLogged = set.Variant, set.MovesLogged
@@ -84,7 +90,7 @@ func Summarize(game string, bundle []byte) (GameSummary, *verifier.Evidence, err
 		for i, e := range ev.Log.Entries {
 			x, err := events.Parse(e.Leaf)
 			if err != nil {
-				return GameSummary{}, nil, fmt.Errorf("game %q: event %d does not parse: %w", game, i, err)
+				return GameSummary{}, fmt.Errorf("game %q: event %d does not parse: %w", game, i, err)
 			}
 			switch b := x.Body.(type) {
 			case events.TavlarenaCommit, events.AnchoredCommit, events.PerRollCommit:
@@ -98,7 +104,7 @@ func Summarize(game string, bundle []byte) (GameSummary, *verifier.Evidence, err
 			}
 		}
 	}
-	return s, ev, nil
+	return s, nil
 }
 
 // MaxSeatName is the longest seat label the pages show, in characters.

@@ -4685,25 +4685,13 @@ var ZarlogVerifier = (() => {
   var te = new TextEncoder();
   var MAX_ITEMS = 256;
   var MAX_TIMESTAMP = (1n << 63n) - 1n;
-  function b64(s) {
-    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 !== 0) return null;
-    try {
-      const bin = atob(s);
-      const out = Uint8Array.from(bin, function(c) {
-        return c.charCodeAt(0);
-      });
-      return btoa(bin) === s ? out : null;
-    } catch (e) {
-      return null;
-    }
-  }
   function keyName(s) {
     return s !== "" && !/[\s+]/.test(s) && !/[\x00-\x1f\x7f]/.test(s);
   }
   async function parseVKey(vkey) {
     const i = vkey.indexOf("+"), j = vkey.indexOf("+", i + 1);
     if (i < 0 || j < 0) return null;
-    const name = vkey.slice(0, i), hash = vkey.slice(i + 1, j), key = b64(vkey.slice(j + 1));
+    const name = vkey.slice(0, i), hash = vkey.slice(i + 1, j), key = b64canonical(vkey.slice(j + 1));
     if (!keyName(name) || !/^[0-9a-f]{8}$/.test(hash) || !key || key.length < 2) return null;
     const id = (await sha2562(concat(te.encode(name + "\n"), key))).subarray(0, 4);
     if (Array.from(id, function(b) {
@@ -4906,7 +4894,7 @@ var ZarlogVerifier = (() => {
   async function hmac(k, msg) {
     return new Uint8Array(await subtle.sign("HMAC", k, msg));
   }
-  function b642(s) {
+  function b64(s) {
     if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s)) return null;
     let bin;
     try {
@@ -4919,7 +4907,7 @@ var ZarlogVerifier = (() => {
     return b;
   }
   function b64canonical(s) {
-    const b = b642(s);
+    const b = b64(s);
     if (!b) return null;
     let bin = "";
     for (let i = 0; i < b.length; i++) bin += String.fromCharCode(b[i]);
@@ -5585,7 +5573,7 @@ var ZarlogVerifier = (() => {
       const sp = body.indexOf(" ");
       if (sp < 0) return null;
       const name = body.slice(0, sp);
-      const sig = b642(body.slice(sp + 1));
+      const sig = b64(body.slice(sp + 1));
       if (!isKeyName(name) || !sig || sig.length < 5) return null;
       lines.push({ name, sig });
     }
@@ -5614,7 +5602,7 @@ var ZarlogVerifier = (() => {
     if (i < 0 || j < 0) return null;
     const parts = [t.slice(0, i), t.slice(i + 1, j), t.slice(j + 1)];
     if (!isKeyName(parts[0]) || !/^[0-9a-f]{8}$/.test(parts[1])) return null;
-    const k = b642(parts[2]);
+    const k = b64(parts[2]);
     if (!k || k.length !== 33 || k[0] !== 1) return null;
     const h = await sha2562(concat(te2.encode(parts[0] + "\n"), k));
     if (hex(h.subarray(0, 4)) !== parts[1]) return null;
@@ -5858,6 +5846,14 @@ var ZarlogVerifier = (() => {
   var nodeHash = function(l, r) {
     return sha2562(concat(Uint8Array.of(1), l, r));
   };
+  async function inclusionRoot(index, size, leaf, proof) {
+    const inner = bitLen2(index ^ size - 1n);
+    let h = await sha2562(concat(Uint8Array.of(0), leaf));
+    for (let j = 0; j < proof.length; j++) {
+      h = j < inner && (index >> BigInt(j) & 1n) === 0n ? await nodeHash(h, proof[j]) : await nodeHash(proof[j], h);
+    }
+    return h;
+  }
   async function inclusionCheck(l) {
     const size = l.tree.size, root = l.tree.root;
     for (let i = 0; i < l.entries.length; i++) {
@@ -5867,12 +5863,9 @@ var ZarlogVerifier = (() => {
       if (index >= size) return fail("log-inclusion", M("LiBeyond", what, e.index, size));
       const want2 = proofLen(index, size);
       if (e.proof.length !== want2) return fail("log-inclusion", M("LiLength", what, e.index, e.proof.length, want2, size));
-      const inner = bitLen2(index ^ size - 1n);
-      let h = await sha2562(concat(Uint8Array.of(0), e.leafBytes));
-      for (let j = 0; j < e.proof.length; j++) {
-        const p = l.hashes[e.proof[j]];
-        h = j < inner && (index >> BigInt(j) & 1n) === 0n ? await nodeHash(h, p) : await nodeHash(p, h);
-      }
+      const h = await inclusionRoot(index, size, e.leafBytes, e.proof.map(function(k) {
+        return l.hashes[k];
+      }));
       if (!eq(h, root)) return fail("log-inclusion", M("LiFail", what, e.index, size));
     }
     return pass("log-inclusion", M("LiPass", l.entries.length, size, hex(root)));
@@ -6641,11 +6634,7 @@ var ZarlogVerifier = (() => {
     });
     const want2 = proofLen(index, cp.size);
     if (proof.length !== want2) return { ok: false, message: M("LiLength", "receipt", receipt.index, proof.length, want2, cp.size) };
-    const inner = bitLen2(index ^ cp.size - 1n);
-    let h = await sha2562(concat(Uint8Array.of(0), new TextEncoder().encode(receipt.leaf)));
-    for (let j = 0; j < proof.length; j++) {
-      h = j < inner && (index >> BigInt(j) & 1n) === 0n ? await nodeHash(h, proof[j]) : await nodeHash(proof[j], h);
-    }
+    const h = await inclusionRoot(index, cp.size, new TextEncoder().encode(receipt.leaf), proof);
     if (!eq(h, cp.root)) return { ok: false, message: M("LiFail", "receipt", receipt.index, cp.size) };
     out.included = true;
     return out;

@@ -6,7 +6,7 @@
 
 import { parsePolicy, verifyCosignatures, quorumMet } from "./policy.js";
 import {
-  verifyQuicknet, M, sha256, hex, unhex, perRollDice, parseLogKey, parseSignedCheckpoint, openNote, proofLen, bitLen, nodeHash, concat, eq,
+  verifyQuicknet, M, sha256, hex, unhex, perRollDice, parseLogKey, parseSignedCheckpoint, openNote, proofLen, inclusionRoot, eq,
 } from "./core.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -110,11 +110,7 @@ export async function checkReceipt(receipt, logKey, witnessPolicy) {
   const proof = (receipt.proof || []).map(function (p) { return bytes32(p, "receipt.proof"); });
   const want = proofLen(index, cp.size);
   if (proof.length !== want) return { ok: false, message: M("LiLength", "receipt", receipt.index, proof.length, want, cp.size) };
-  const inner = bitLen(index ^ (cp.size - 1n));
-  let h = await sha256(concat(Uint8Array.of(0), new TextEncoder().encode(receipt.leaf)));
-  for (let j = 0; j < proof.length; j++) {
-    h = j < inner && ((index >> BigInt(j)) & 1n) === 0n ? await nodeHash(h, proof[j]) : await nodeHash(proof[j], h);
-  }
+  const h = await inclusionRoot(index, cp.size, new TextEncoder().encode(receipt.leaf), proof);
   if (!eq(h, cp.root)) return { ok: false, message: M("LiFail", "receipt", receipt.index, cp.size) };
   out.included = true;
   return out;

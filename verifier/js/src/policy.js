@@ -4,23 +4,12 @@
 // package merkle reads and checks them (ParsePolicy, VerifyCosignatures,
 // CheckWitnesses).
 
-import { sha256, concat, eq } from "./core.js";
+import { sha256, concat, eq, b64canonical } from "./core.js";
 import { ed25519Verify } from "./ed25519.js";
 
 const te = new TextEncoder();
 const MAX_ITEMS = 256;
 const MAX_TIMESTAMP = (1n << 63n) - 1n;
-
-function b64(s) {
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 !== 0) return null;
-  try {
-    const bin = atob(s);
-    const out = Uint8Array.from(bin, function (c) { return c.charCodeAt(0); });
-    return btoa(bin) === s ? out : null;
-  } catch (e) {
-    return null;
-  }
-}
 
 function keyName(s) { return s !== "" && !/[\s+]/.test(s) && !/[\x00-\x1f\x7f]/.test(s); }
 
@@ -28,7 +17,7 @@ function keyName(s) { return s !== "" && !/[\s+]/.test(s) && !/[\x00-\x1f\x7f]/.
 async function parseVKey(vkey) {
   const i = vkey.indexOf("+"), j = vkey.indexOf("+", i + 1);
   if (i < 0 || j < 0) return null;
-  const name = vkey.slice(0, i), hash = vkey.slice(i + 1, j), key = b64(vkey.slice(j + 1));
+  const name = vkey.slice(0, i), hash = vkey.slice(i + 1, j), key = b64canonical(vkey.slice(j + 1));
   if (!keyName(name) || !/^[0-9a-f]{8}$/.test(hash) || !key || key.length < 2) return null;
   const id = (await sha256(concat(te.encode(name + "\n"), key))).subarray(0, 4);
   if (Array.from(id, function (b) { return b.toString(16).padStart(2, "0"); }).join("") !== hash) return null;
