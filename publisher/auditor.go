@@ -31,17 +31,12 @@ func Auditor(logKey string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	cat := map[string][3]string{}
-	for id, t := range verifier.MessageCatalog() {
-		cat[id] = t
-	}
-	for id, t := range browserMessages {
-		cat[id] = t
-	}
-	ui := map[string][3]string{}
+	cat := wordsOf(scriptTexts())
+	var uiTexts []verifier.Text
 	for _, k := range []string{"LogKeyLabel", "ExpectedLabel", "BrowserNotMoves", "BrowserNotWitness"} {
-		ui[k] = pageTexts[k]
+		uiTexts = append(uiTexts, pageWords[k])
 	}
+	ui := wordsOf(uiTexts)
 	catJSON, err1 := json.Marshal(cat)
 	uiJSON, err2 := json.Marshal(ui)
 	if err1 != nil || err2 != nil {

@@ -160,9 +160,9 @@ func (p *Pages) finishedView(v *gameView, bundle []byte, l verifier.Lang) error 
 		v.NotProves = append(v.NotProves, m.In(l))
 	}
 	cat := verifier.MessageCatalog()
-	v.ProvesHead, v.NotProvesHead = cat["HProves"][langIndex(l)], cat["HNotProves"][langIndex(l)]
+	v.ProvesHead, v.NotProvesHead = cat["HProves"].In(l), cat["HNotProves"].In(l)
 	if rep.Exit() != 0 {
-		v.FailNote = cat["SuFailNote"][langIndex(l)] + " " + rep.Summary().In(l)
+		v.FailNote = cat["SuFailNote"].In(l) + " " + rep.Summary().In(l)
 	}
 	prog, err := PythonChecker(ev)
 	if err != nil {

@@ -2,6 +2,7 @@ package publisher
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/hex"
@@ -22,30 +23,28 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/verifier"
+	"github.com/zarlog/zarlog/verifier/cli"
 )
 
 // jsPackage is the JavaScript verifier package (zarlog-verify on npm).
 var jsPackage = filepath.Join("..", "verifier", "js")
 
-// jsCatalog returns src/messages.js of the JavaScript package: package
-// verifier's catalog and the browser's own messages, in the three
-// languages, so that the package says what zarlog-verify says.
+// jsCatalog returns src/messages.js of the JavaScript package: the
+// verifier's messages, its command line's and the browser's own, in the
+// three languages, so that the package says what zarlog-verify says.
 func jsCatalog(t *testing.T) []byte {
 	t.Helper()
-	all := map[string][3]string{}
-	for id, texts := range verifier.MessageCatalog() {
-		all[id] = texts
+	if err := verifier.CheckTexts(verifier.Texts(), cli.Texts(), browserMessages); err != nil {
+		t.Fatal(err)
 	}
-	for id, texts := range browserMessages {
-		all[id] = texts
-	}
+	all := wordsOf(append(scriptTexts(), cli.Texts()...))
 	ids := make([]string, 0, len(all))
 	for id := range all {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	var b bytes.Buffer
-	b.WriteString("// Generated from package verifier's message catalog and the pages' browser messages\n")
+	b.WriteString("// Generated from the message tables of packages verifier and verifier/cli and the pages' browser messages\n")
 	b.WriteString("// by TestJSCatalog (publisher/jspackage_test.go): do not edit; ZARLOG_UPDATE_GOLDEN=1 rewrites it.\n\n")
 	b.WriteString("/** The languages, in the order of each message's texts. */\n")
 	b.WriteString("export const langs = [\"en\", \"tr\", \"ar\"];\n\n")
@@ -184,7 +183,7 @@ func movesDiffer(goRep, js *verifier.JSONReport) bool {
 			gm = &goRep.Checks[i]
 		}
 	}
-	if jm == nil || gm == nil || jm.Status != verifier.Skipped || jm.Detail != browserMessages["BrMovesLogged"][0] {
+	if jm == nil || gm == nil || jm.Status != verifier.Skipped || jm.Detail != pageWords["BrMovesLogged"].In(verifier.English) {
 		return false
 	}
 	*gm = *jm
@@ -499,7 +498,7 @@ func TestJSExample(t *testing.T) {
 	if err := json.Unmarshal(raw, &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Error != "" || got.Exit != 0 || got.Summary != verifier.MessageCatalog()["SuPass"][0] || got.Rolls != 60 ||
+	if got.Error != "" || got.Exit != 0 || got.Summary != verifier.MessageCatalog()["SuPass"].In(verifier.English) || got.Rolls != 60 ||
 		got.RollsRevealed != 60 || !got.Receipt || len(got.Seal) != 9 {
 		t.Errorf("the example page computed %+v", got)
 	}
@@ -549,20 +548,30 @@ func TestNodeCLI(t *testing.T) {
 	if code, out, _ := run(nil, "--lang", "tr", "--expected-commitment", "5cj3 5zcz", valid); code != 0 || !strings.HasSuffix(out, "\nHer atış kontrol edildi\n") {
 		t.Errorf("valid, Turkish: exit %d\n%s", code, out)
 	}
-	if code, out, _ := run([]string{"LANG=ar_EG.UTF-8"}, valid); code != 0 || !strings.HasSuffix(out, "\n"+verifier.MessageCatalog()["SuPass"][2]+"\n") {
+	if code, out, _ := run([]string{"LANG=ar_EG.UTF-8"}, valid); code != 0 || !strings.HasSuffix(out, "\n"+verifier.MessageCatalog()["SuPass"].In(verifier.Arabic)+"\n") {
 		t.Errorf("valid, LANG=ar_EG.UTF-8: exit %d\n%s", code, out)
 	}
 	if code, out, _ := run(nil, invalid); code != 1 || strings.Contains(out, "Every roll checked") {
 		t.Errorf("invalid %s: exit %d\n%s", invalid, code, out)
 	}
-	for _, args := range [][]string{{"--no-such-flag", valid}, {"--lang"}, {}, {"--leaf", "p.txt", valid}} {
-		code, out, errs := run(nil, args...)
-		if code != 2 || out != "" || !strings.Contains(errs, "usage: zarlog-verify") || strings.Count(errs, "\n") > 15 {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errs)
+	// Bad input, word for word the Go command's: both say the words of
+	// verifier/cli's table.
+	for _, l := range []string{"en", "tr"} {
+		t.Setenv("LC_ALL", "")
+		t.Setenv("LC_MESSAGES", "")
+		t.Setenv("LANG", l)
+		for _, args := range [][]string{{"--no-such-flag", valid}, {"--lang"}, {"--lang", "xx", valid}, {}, {valid, valid}, {"--json=maybe", valid}, {"nope.json"}, {".."}} {
+			code, out, errs := run([]string{"LANG=" + l}, args...)
+			var goOut, goErr bytes.Buffer
+			goCode := cli.Run(context.Background(), args, strings.NewReader(""), &goOut, &goErr)
+			if code != goCode || out != goOut.String() || errs != goErr.String() || code != 2 {
+				t.Errorf("LANG=%s %v: exit %d, stdout %q, stderr %q\nthe Go command: exit %d, stdout %q, stderr %q", l, args, code, out, errs, goCode, goOut.String(), goErr.String())
+			}
 		}
 	}
-	if code, out, _ := run(nil, "nope.json"); code != 2 || out != "" {
-		t.Errorf("a missing file: exit %d, %q", code, out)
+	if code, out, errs := run(nil, "--leaf", "p.txt", valid); code != 2 || out != "" ||
+		!strings.HasPrefix(errs, "zarlog-verify: --leaf is checked by the Go zarlog-verify only\n\nusage: zarlog-verify") {
+		t.Errorf("--leaf: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	// --json, byte for byte the Go command's.
 	code, out, _ := run(nil, "--json", "--lang", "tr", valid)

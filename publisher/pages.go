@@ -336,11 +336,8 @@ func (p *Pages) base(r *http.Request, l verifier.Lang, title string, args ...any
 // language l as a JSON object of id → [text], the form ui.js renders.
 func messagesJSON(l verifier.Lang) string {
 	out := map[string][1]string{}
-	for id, texts := range verifier.MessageCatalog() {
-		out[id] = [1]string{texts[langIndex(l)]}
-	}
-	for id, texts := range browserMessages {
-		out[id] = [1]string{texts[langIndex(l)]}
+	for _, t := range scriptTexts() {
+		out[t.Name()] = [1]string{t.In(l)}
 	}
 	b, err := json.Marshal(out)
 	if err != nil {

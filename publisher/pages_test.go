@@ -29,6 +29,7 @@ import (
 	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/rules"
 	"github.com/zarlog/zarlog/verifier"
+	"github.com/zarlog/zarlog/verifier/cli"
 )
 
 // memGames is a GameSource over a map.
@@ -292,10 +293,15 @@ func mustLogKey(t testing.TB, vkey string) note.Verifier {
 
 func htmlEscape(s string) string { return template.HTMLEscapeString(s) }
 
-// TestPageTexts checks that every text the templates and handlers ask for
-// exists in the three languages, and that the Arabic texts start with an
-// Arabic letter or digit (so that they lay out right to left).
+// TestPageTexts checks the pages' and the browser's tables of texts with
+// verifier.CheckTexts, beside the verifier's and its command line's (one
+// catalog: no name twice), and that every text the templates and scripts
+// ask for is defined.
 func TestPageTexts(t *testing.T) {
+	if err := verifier.CheckTexts(verifier.Texts(), cli.Texts(), browserMessages, pageTexts); err != nil {
+		t.Error(err)
+	}
+	page, browser := byName(pageTexts), byName(browserMessages)
 	used := map[string]bool{}
 	call := regexp.MustCompile(`call \$?\.T "([A-Za-z0-9-]+)"`)
 	entries, err := webFS.ReadDir("web")
@@ -308,7 +314,7 @@ func TestPageTexts(t *testing.T) {
 			used[string(m[1])] = true
 		}
 		for _, m := range regexp.MustCompile(`data-t="([A-Za-z0-9]+)"`).FindAllSubmatch(b, -1) {
-			if _, ok := browserMessages[string(m[1])]; !ok {
+			if _, ok := browser[string(m[1])]; !ok {
 				used[string(m[1])] = true
 			}
 		}
@@ -317,9 +323,9 @@ func TestPageTexts(t *testing.T) {
 		t.Fatalf("found only %d text keys in the templates", len(used))
 	}
 	for k := range used {
-		_, page := pageTexts[k]
-		_, browser := browserMessages[k]
-		if !page && !browser {
+		_, isPage := page[k]
+		_, isBrowser := browser[k]
+		if !isPage && !isBrowser {
 			t.Errorf("text %q is used but not defined", k)
 		}
 	}
@@ -329,25 +335,11 @@ func TestPageTexts(t *testing.T) {
 	for _, e := range entries {
 		b, _ := webFS.ReadFile("web/" + e.Name())
 		for _, m := range jsCall.FindAllSubmatch(b, -1) {
-			_, browser := browserMessages[string(m[1])]
+			_, isBrowser := browser[string(m[1])]
 			_, verifierMsg := cat[string(m[1])]
-			if !browser && !verifierMsg {
+			if !isBrowser && !verifierMsg {
 				t.Errorf("%s: message %q is used but not defined", e.Name(), m[1])
 			}
-		}
-	}
-	for _, set := range []map[string][3]string{pageTexts, browserMessages} {
-		for k, v := range set {
-			for i, s := range v {
-				if strings.TrimSpace(s) == "" {
-					t.Errorf("%s[%d] is empty", k, i)
-				}
-			}
-		}
-	}
-	for k := range browserMessages {
-		if _, clash := cat[k]; clash {
-			t.Errorf("browser message %q has the name of a verifier message", k)
 		}
 	}
 }

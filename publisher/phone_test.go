@@ -124,7 +124,7 @@ func TestPagesForPlayers(t *testing.T) {
 						}
 						exit, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("verdict").dataset.exit`))
 						main, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("verdict-main").textContent`))
-						if want := verifier.MessageCatalog()["SuPass"][langIndex(l)]; exit != "0" || main != want {
+						if want := verifier.MessageCatalog()["SuPass"].In(l); exit != "0" || main != want {
 							t.Errorf("verdict: exit %s, %q; want 0, %q", exit, main, want)
 						}
 						if width < 500 {

@@ -1,7 +1,6 @@
 package verifier
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/zarlog/zarlog/events/dice"
@@ -68,7 +67,7 @@ func (m Message) In(l Lang) string {
 			args[i] = a
 		}
 	}
-	return fmt.Sprintf(catalog[m.id][1+l.index()], args...)
+	return catalog[m.id].Format(l, args...)
 }
 
 func (m Message) String() string { return m.In(English) }
@@ -346,7 +345,7 @@ const (
 // Arabic word, so that a terminal applying the Unicode bidirectional
 // algorithm lays the line out right to left; no bidi control characters
 // are used (see docs/SCHEMES.md, "Reading the output").
-var catalog = [numMsgs][4]string{
+var catalog = [numMsgs]Text{
 	mStPass:    {"StPass", "PASS", "GEÇTİ", "ناجح"},
 	mStFail:    {"StFail", "FAIL", "BAŞARISIZ", "فاشل"},
 	mStSkipped: {"StSkipped", "SKIP", "ATLANDI", "لم يُفحص"},

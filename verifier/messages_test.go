@@ -1,32 +1,10 @@
 package verifier
 
 import (
-	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"unicode"
 )
-
-var verbRE = regexp.MustCompile(`%\[(\d+)\]([sdq])|%[^%\[]`)
-
-// verbs returns the explicit argument verbs of a format ("1s", "2d", …),
-// sorted; an implicit verb such as %s shows as "implicit".
-func verbs(f string) []string {
-	var out []string
-	for _, m := range verbRE.FindAllStringSubmatch(f, -1) {
-		if m[1] == "" {
-			out = append(out, "implicit:"+m[0])
-			continue
-		}
-		out = append(out, m[1]+m[2])
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// bidiControls are the Unicode bidi formatting characters; none is used.
-const bidiControls = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 
 // firstStrong returns the bidi class of the first strong character:
 // 'R' for Arabic, 'L' for other letters, 0 if none.
@@ -42,34 +20,56 @@ func firstStrong(s string) rune {
 	return 0
 }
 
-// TestCatalogTranslated: every message exists in the three languages, the
-// translations differ from English, take the same arguments, and the
-// Arabic is Arabic, without bidi control characters, and starts with an
-// Arabic word wherever a line can start.
+// TestCatalogTranslated: every message passes CheckTexts (a unique name,
+// the three languages, the same arguments, only the verbs renderers outside
+// Go implement, no bidi controls), the translations differ from English,
+// and the Arabic starts with an Arabic word wherever a line can start.
 func TestCatalogTranslated(t *testing.T) {
+	if err := CheckTexts(Texts()); err != nil {
+		t.Error(err)
+	}
+	if len(MessageCatalog()) != int(numMsgs) {
+		t.Errorf("MessageCatalog has %d names for %d messages", len(MessageCatalog()), numMsgs)
+	}
 	midSentence := map[msgID]bool{mKindOpening: true, mKindReroll: true, mKindTurn: true}
 	for id := msgID(0); id < numMsgs; id++ {
-		en, tr, ar := catalog[id][1], catalog[id][2], catalog[id][3]
-		if en == "" || tr == "" || ar == "" {
-			t.Errorf("message %d is missing a language: %q %q %q", id, en, tr, ar)
-			continue
+		m := catalog[id]
+		if m[2] == m[1] || m[3] == m[1] {
+			t.Errorf("message %s (%q) is not translated", m.Name(), m[1])
 		}
-		if tr == en || ar == en {
-			t.Errorf("message %d (%q) is not translated", id, en)
+		if !midSentence[id] && firstStrong(m[3]) != 'R' {
+			t.Errorf("message %s: the Arabic %q does not start with an Arabic word", m.Name(), m[3])
 		}
-		if v := verbs(en); !slices.Equal(v, verbs(tr)) || !slices.Equal(v, verbs(ar)) {
-			t.Errorf("message %d: arguments differ: en %v tr %v ar %v", id, v, verbs(tr), verbs(ar))
-		}
-		for _, v := range verbs(en) {
-			if strings.HasPrefix(v, "implicit") {
-				t.Errorf("message %d uses an implicit verb %s: use %%[n]", id, v)
-			}
-		}
-		if strings.ContainsAny(en+tr+ar, bidiControls) {
-			t.Errorf("message %d contains a bidi control character", id)
-		}
-		if !midSentence[id] && firstStrong(ar) != 'R' {
-			t.Errorf("message %d: the Arabic %q does not start with an Arabic word", id, ar)
+	}
+	if got := MessageCatalog()["SuPass"][1]; got != "Every roll checked" {
+		t.Errorf(`MessageCatalog()["SuPass"][1] = %q`, got)
+	}
+}
+
+// TestCheckTexts: CheckTexts finds each fault it names, across tables too,
+// and passes a good table.
+func TestCheckTexts(t *testing.T) {
+	good := Text{"Good", "%[1]d rolls, 95%% of %[2]s", "%[2]s, %[1]d atış, %%95", "%[1]d رمية، 95%% من %[2]s"}
+	if err := CheckTexts([]Text{good}); err != nil {
+		t.Errorf("a good table: %v", err)
+	}
+	for _, c := range []struct {
+		name   string
+		tables [][]Text
+		want   string
+	}{
+		{"repeated across tables", [][]Text{{good}, {good}}, "repeated"},
+		{"empty name", [][]Text{{{"", "a", "b", "c"}}}, "not a word"},
+		{"spaced name", [][]Text{{{"A B", "a", "b", "c"}}}, "not a word"},
+		{"missing Turkish", [][]Text{{{"X", "a", " ", "c"}}}, "tr text is missing"},
+		{"implicit verb", [][]Text{{{"X", "%s", "%[1]s", "%[1]s"}}}, "explicit index"},
+		{"float verb", [][]Text{{{"X", "%[1]f", "%[1]f", "%[1]f"}}}, "explicit index"},
+		{"arguments differ", [][]Text{{{"X", "%[1]s %[2]d", "%[1]s", "%[2]d %[1]s"}}}, "different arguments"},
+		{"bidi control", [][]Text{{{"X", "a", "b", "\u200fc"}}}, "bidi control"},
+	} {
+		err := CheckTexts(c.tables...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: CheckTexts = %v, want an error saying %q", c.name, err, c.want)
 		}
 	}
 }
@@ -90,16 +90,5 @@ func TestTextArabicLines(t *testing.T) {
 				t.Errorf("%s: bidi control in %q", v.Name, line)
 			}
 		}
-	}
-}
-
-// TestCatalogNames: every message has a name, and no two the same.
-func TestCatalogNames(t *testing.T) {
-	seen := map[string]bool{}
-	for id, m := range catalog {
-		if m[0] == "" || seen[m[0]] || strings.ContainsAny(m[0], " \t") {
-			t.Errorf("message %d: name %q (empty, repeated or spaced)", id, m[0])
-		}
-		seen[m[0]] = true
 	}
 }

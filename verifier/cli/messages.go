@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"fmt"
+	"slices"
 
 	"github.com/zarlog/zarlog/verifier"
 )
@@ -23,13 +23,16 @@ const (
 	mPolicyUnreadable
 	mBadPolicy
 	mLeafUnreadable
+	mGoOnly // said by the JavaScript command line only
 	numCLIMsgs
 )
 
-// cliCatalog holds the command line's own messages in English, Turkish and
-// Arabic; the verifier's messages are in package verifier.
-var cliCatalog = [numCLIMsgs][3]string{
-	mUsage: {
+// cliTexts holds the command line's own words, one verifier.Text each
+// (named "Cli" and the identifier without its "m"); the verifier's
+// messages are in package verifier. The JavaScript package's command line
+// says the same words: its messages.js is generated from this table too.
+var cliTexts = [numCLIMsgs]verifier.Text{
+	mUsage: {"CliUsage",
 		`usage: zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment HEX|SEALCODE]
                      [--log-key VKEY] [--witness-policy FILE] [--emitter-key VKEY]... [--leaf FILE] FILE|-
 
@@ -74,42 +77,42 @@ tek bir olayın .tlog-proof dosyasını da (--log-key ile) kontrol eder.
   الخيار --leaf: بايتات الحدث، لملف .tlog-proof لا يحوي السطر extra
 رمز الخروج: 0 نجحت الفحوص كلها، 1 الإثبات غير صالح، 2 مدخلات خاطئة.
 `},
-	mUnknownFlag:  {"unknown flag %[1]s", "bilinmeyen seçenek %[1]s", "خيار غير معروف %[1]s"},
-	mNoValue:      {"the flag %[1]s needs a value", "%[1]s seçeneği bir değer ister", "الخيار %[1]s يحتاج إلى قيمة"},
-	mBadBool:      {"the flag %[1]s takes only true or false", "%[1]s seçeneği yalnızca true ya da false alır", "الخيار %[1]s لا يقبل إلا true أو false"},
-	mBadLang:      {"unknown language %[1]q: use en, tr or ar", "bilinmeyen dil %[1]q: en, tr ya da ar kullan", "لغة غير معروفة %[1]q: استعمل en أو tr أو ar"},
-	mNoFile:       {"no evidence file given (use - for standard input)", "kanıt dosyası verilmedi (standart girdi için - kullan)", "لم يُعطَ ملف إثبات (استعمل - للدخل القياسي)"},
-	mTooManyFiles: {"one evidence file at a time, got %[1]d", "aynı anda yalnızca bir kanıt dosyası, verilen: %[1]d", "ملف إثبات واحد فقط في كل مرة، وقد أُعطي %[1]d"},
-	mBadExpected: {"--expected-commitment %[1]q is neither 64 hex digits nor an 8-symbol seal code",
+	mUnknownFlag:  {"CliUnknownFlag", "unknown flag %[1]s", "bilinmeyen seçenek %[1]s", "خيار غير معروف %[1]s"},
+	mNoValue:      {"CliNoValue", "the flag %[1]s needs a value", "%[1]s seçeneği bir değer ister", "الخيار %[1]s يحتاج إلى قيمة"},
+	mBadBool:      {"CliBadBool", "the flag %[1]s takes only true or false", "%[1]s seçeneği yalnızca true ya da false alır", "الخيار %[1]s لا يقبل إلا true أو false"},
+	mBadLang:      {"CliBadLang", "unknown language %[1]q: use en, tr or ar", "bilinmeyen dil %[1]q: en, tr ya da ar kullan", "لغة غير معروفة %[1]q: استعمل en أو tr أو ar"},
+	mNoFile:       {"CliNoFile", "no evidence file given (use - for standard input)", "kanıt dosyası verilmedi (standart girdi için - kullan)", "لم يُعطَ ملف إثبات (استعمل - للدخل القياسي)"},
+	mTooManyFiles: {"CliTooManyFiles", "one evidence file at a time, got %[1]d", "aynı anda yalnızca bir kanıt dosyası, verilen: %[1]d", "ملف إثبات واحد فقط في كل مرة، وقد أُعطي %[1]d"},
+	mBadExpected: {"CliBadExpected", "--expected-commitment %[1]q is neither 64 hex digits nor an 8-symbol seal code",
 		"--expected-commitment %[1]q ne 64 onaltılık rakam ne de 8 simgeli bir mühür kodu",
 		"قيمة --expected-commitment %[1]q ليست 64 رقمًا ست عشريًا ولا رمز ختم من 8 رموز"},
-	mBadLogKey: {"--log-key %[1]q is not a signed-note verifier key (name+hash+key)",
+	mBadLogKey: {"CliBadLogKey", "--log-key %[1]q is not a signed-note verifier key (name+hash+key)",
 		"--log-key %[1]q bir signed-note doğrulama anahtarı (ad+özet+anahtar) değil",
 		"قيمة --log-key %[1]q ليست مفتاح تحقق signed-note (الاسم+التجزئة+المفتاح)"},
-	mBadEmitterKey: {"--emitter-key %[1]q is not a signed-note Ed25519 verifier key named after an emitter id (name+hash+key)",
+	mBadEmitterKey: {"CliBadEmitterKey", "--emitter-key %[1]q is not a signed-note Ed25519 verifier key named after an emitter id (name+hash+key)",
 		"--emitter-key %[1]q, bir sunucu kimliğiyle adlandırılmış bir signed-note Ed25519 doğrulama anahtarı (ad+özet+anahtar) değil",
 		"قيمة --emitter-key %[1]q ليست مفتاح تحقق signed-note من نوع Ed25519 يحمل اسم خادم (الاسم+التجزئة+المفتاح)"},
-	mBadEmitterKeys: {"the same --emitter-key is given twice",
+	mBadEmitterKeys: {"CliBadEmitterKeys", "the same --emitter-key is given twice",
 		"aynı --emitter-key iki kez verildi",
 		"أُعطي المفتاح نفسه في --emitter-key مرتين"},
-	mPolicyUnreadable: {"cannot read the --witness-policy file %[1]q: %[2]s",
+	mPolicyUnreadable: {"CliPolicyUnreadable", "cannot read the --witness-policy file %[1]q: %[2]s",
 		"--witness-policy dosyası %[1]q okunamadı: %[2]s",
 		"تعذّرت قراءة ملف --witness-policy %[1]q: %[2]s"},
-	mBadPolicy: {"the --witness-policy file %[1]q is not a C2SP tlog-policy: %[2]s",
+	mBadPolicy: {"CliBadPolicy", "the --witness-policy file %[1]q is not a C2SP tlog-policy: %[2]s",
 		"--witness-policy dosyası %[1]q bir C2SP tlog-policy değil: %[2]s",
 		"ملف --witness-policy %[1]q ليس سياسة C2SP tlog-policy: %[2]s"},
-	mLeafUnreadable: {"cannot read the --leaf file %[1]q: %[2]s",
+	mLeafUnreadable: {"CliLeafUnreadable", "cannot read the --leaf file %[1]q: %[2]s",
 		"--leaf dosyası %[1]q okunamadı: %[2]s",
 		"تعذّرت قراءة ملف --leaf %[1]q: %[2]s"},
+	mGoOnly: {"CliGoOnly", "%[1]s is checked by the Go zarlog-verify only",
+		"%[1]s yalnızca Go ile yazılmış zarlog-verify ile kontrol edilir",
+		"لا يفحص الخيارَ %[1]s إلا برنامج zarlog-verify المكتوب بلغة Go"},
 }
 
 func render(l verifier.Lang, id cliMsg, args ...any) string {
-	i := 0
-	switch l {
-	case verifier.Turkish:
-		i = 1
-	case verifier.Arabic:
-		i = 2
-	}
-	return fmt.Sprintf(cliCatalog[id][i], args...)
+	return cliTexts[id].Format(l, args...)
 }
+
+// Texts returns the command line's own words as a table, in the order of
+// their identifiers. The slice is new on every call.
+func Texts() []verifier.Text { return slices.Clone(cliTexts[:]) }

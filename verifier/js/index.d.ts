@@ -50,6 +50,13 @@ export interface VerifyOptions {
 /** Checks a dice-proof-v1 evidence file or proof bundle, as zarlog-verify does. */
 export function verify(file: Uint8Array, options?: VerifyOptions): Promise<Report>;
 
+/**
+ * The report of a file that could not be read, as the Go zarlog-verify gives it: the format check
+ * failed, naming the file (exit 2). err is Node's error: ENOENT, EACCES, EPERM and EISDIR are told
+ * by name, any other by its message.
+ */
+export function fileErrorReport(path: string, err: unknown): Report;
+
 /** Formats message m from catalog at language index li (0 en, 1 tr, 2 ar). */
 export function render(m: Message | string, catalog: Record<string, string[]>, li: number): string;
 

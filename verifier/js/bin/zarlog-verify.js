@@ -8,35 +8,11 @@
 
 import { readFile } from "node:fs/promises";
 import process from "node:process";
-import { verify, textReport, jsonReport } from "../src/index.js";
+import { verify, fileErrorReport, render, catalog, langIndex, textReport, jsonReport } from "../src/index.js";
 
-const USAGE = {
-  en: `usage: zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment HEX|SEALCODE]
-                     [--log-key VKEY] [--witness-policy FILE] [--emitter-key VKEY]... FILE|-
-Checks a dice-proof-v1 evidence file or proof bundle offline and says what it proves.
-Exit code: 0 every check passed, 1 the proof is invalid, 2 bad input.
-`,
-  tr: `kullanım: zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment ONALTILIK|MÜHÜRKODU]
-                        [--log-key ANAHTAR] [--witness-policy DOSYA] [--emitter-key ANAHTAR]... DOSYA|-
-Bir dice-proof-v1 kanıt dosyasını ya da kanıt paketini çevrimdışı kontrol eder ve neyi kanıtladığını söyler.
-Çıkış kodu: 0 her kontrol geçti, 1 kanıt geçersiz, 2 hatalı girdi.
-`,
-  ar: `الاستخدام: zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment ست_عشري|رمز_الختم] [--log-key مفتاح] [--witness-policy ملف] [--emitter-key مفتاح]... ملف|-
-يتحقق دون اتصال بالشبكة من ملف إثبات dice-proof-v1 أو حزمة إثبات ويقول ما يثبته.
-رمز الخروج: 0 نجحت الفحوص كلها، 1 الإثبات غير صالح، 2 مدخلات خاطئة.
-`,
-};
-const ERRORS = {
-  unknown: { en: "unknown flag %s", tr: "bilinmeyen seçenek %s", ar: "خيار غير معروف %s" },
-  value: { en: "the flag %s needs a value", tr: "%s seçeneği bir değer ister", ar: "الخيار %s يحتاج إلى قيمة" },
-  lang: { en: "unknown language %s: use en, tr or ar", tr: "bilinmeyen dil %s: en, tr ya da ar kullan", ar: "لغة غير معروفة %s: استعمل en أو tr أو ar" },
-  file: { en: "give exactly one file (or - for standard input)", tr: "tam olarak bir dosya ver (ya da standart girdi için -)", ar: "أعطِ ملفًا واحدًا بالضبط (أو - للدخل القياسي)" },
-  read: { en: "cannot read the file %s: %s", tr: "%s dosyası okunamadı: %s", ar: "تعذّرت قراءة الملف %s: %s" },
-  unsupported: {
-    en: "%s is checked by the Go zarlog-verify only", tr: "%s yalnızca Go ile yazılmış zarlog-verify ile kontrol edilir",
-    ar: "لا يفحص الخيارَ %s إلا برنامج zarlog-verify المكتوب بلغة Go",
-  },
-};
+// The command line's words are the Go command line's (package verifier/cli's
+// table, generated into messages.js): the same usage, the same errors.
+function say(lang, id, ...args) { return render({ id: id, args: args }, catalog, langIndex(lang)); }
 
 // langFromEnv: LC_ALL, then LC_MESSAGES, then LANG, as the Go verifier.
 function langFromEnv(env) {
@@ -49,10 +25,8 @@ function langFromEnv(env) {
   return "en";
 }
 
-function usageError(lang, key, ...args) {
-  let m = ERRORS[key][lang];
-  for (const a of args) m = m.replace("%s", a);
-  process.stderr.write("zarlog-verify: " + m + "\n\n" + USAGE[lang]);
+function usageError(lang, id, ...args) {
+  process.stderr.write("zarlog-verify: " + say(lang, id, ...args) + "\n\n" + say(lang, "CliUsage"));
   return 2;
 }
 
@@ -82,61 +56,64 @@ async function main(argv) {
     };
     switch (name) {
       case "h": case "help":
-        process.stdout.write(USAGE[lang]);
+        process.stdout.write(say(lang, "CliUsage"));
         return 0;
       case "json":
-        if (eq >= 0 && a.slice(eq + 1) !== "true" && a.slice(eq + 1) !== "false") return usageError(lang, "unknown", a);
+        if (eq >= 0 && a.slice(eq + 1) !== "true" && a.slice(eq + 1) !== "false") return usageError(lang, "CliBadBool", a);
         json = eq < 0 || a.slice(eq + 1) === "true";
         break;
       case "lang": {
         const v = value();
-        if (v === null) return usageError(lang, "value", a);
-        if (["en", "tr", "ar"].indexOf(v) < 0) return usageError(lang, "lang", JSON.stringify(v));
+        if (v === null) return usageError(lang, "CliNoValue", a);
+        if (["en", "tr", "ar"].indexOf(v) < 0) return usageError(lang, "CliBadLang", v);
         lang = v;
         break;
       }
       case "expected-commitment": {
         const v = value();
-        if (v === null) return usageError(lang, "value", a);
+        if (v === null) return usageError(lang, "CliNoValue", a);
         opt.expected = v;
         break;
       }
       case "log-key": {
         const v = value();
-        if (v === null) return usageError(lang, "value", a);
+        if (v === null) return usageError(lang, "CliNoValue", a);
         opt.logKey = v;
         break;
       }
       case "emitter-key": {
         const v = value();
-        if (v === null) return usageError(lang, "value", a);
+        if (v === null) return usageError(lang, "CliNoValue", a);
         opt.emitterKeys.push(v);
         break;
       }
       case "witness-policy": {
         const v = value();
-        if (v === null) return usageError(lang, "value", a);
+        if (v === null) return usageError(lang, "CliNoValue", a);
+        if (v === "") return usageError(lang, "CliNoValue", a);
         try {
           opt.witnessPolicy = await readFile(v, "utf8");
         } catch (e) {
-          return usageError(lang, "read", v, e.code || String(e.message || e));
+          return usageError(lang, "CliPolicyUnreadable", v, String(e.message || e));
         }
         break;
       }
       case "leaf":
-        return usageError(lang, "unsupported", "--" + name);
+        return usageError(lang, "CliGoOnly", "--" + name);
       default:
-        return usageError(lang, "unknown", a);
+        return usageError(lang, "CliUnknownFlag", a);
     }
   }
-  if (files.length !== 1) return usageError(lang, "file");
-  let bytes;
+  if (files.length === 0) return usageError(lang, "CliNoFile");
+  if (files.length > 1) return usageError(lang, "CliTooManyFiles", files.length);
+  let r;
   try {
-    bytes = files[0] === "-" ? await readStdin() : new Uint8Array(await readFile(files[0]));
+    const bytes = files[0] === "-" ? await readStdin() : new Uint8Array(await readFile(files[0]));
+    r = await verify(bytes, opt);
   } catch (e) {
-    return usageError(lang, "read", files[0], e.code || String(e.message || e));
+    if (e && e.syscall !== "read" && e.syscall !== "open") throw e;
+    r = fileErrorReport(files[0], e);
   }
-  const r = await verify(bytes, opt);
   process.stdout.write(json ? jsonReport(r, lang) : textReport(r, lang));
   return r.exit;
 }

@@ -1618,9 +1618,19 @@ function rollsOf(ev) {
   return [];
 }
 
+// fileErrorReport returns the report of a file that could not be read, as
+// the Go zarlog-verify gives it (verifier.FileErrorReport): the format
+// check failed, naming the file, exit 2. err is Node's error (its code:
+// ENOENT, EACCES, EPERM, EISDIR) or any other; the latter is told by its
+// message (verifier.InputErrorReport).
+function fileErrorReport(path, err) {
+  const id = { ENOENT: "InNoSuchFile", EACCES: "InPermission", EPERM: "InPermission", EISDIR: "InIsDirectory" }[err && err.code];
+  const detail = id ? M(id, path) : M("InReadFailed", String((err && err.message) || err));
+  return finish({ scheme: "", checks: [fail("format", detail)] });
+}
 
 export {
-  verify, render, sealCode, rollsOf, ed25519Supported, parseLogKey, parseEvent, canon, parseJSON, hex, unhex, sha256,
+  verify, fileErrorReport, render, sealCode, rollsOf, ed25519Supported, parseLogKey, parseEvent, canon, parseJSON, hex, unhex, sha256,
   perRollDice, M, CROCKFORD, QUICKNET, QUICKNET_PUBLIC_KEY, parseSignedCheckpoint, openNote, proofLen, inclusionRoot,
   concat, eq, b64canonical, verifyQuicknet,
 };
