@@ -61,7 +61,7 @@ func ParseSettings(settings []byte) (GameSettings, error) {
 	}
 	o, ok := v.(cjson.Object)
 	if !ok {
-		return GameSettings{}, reject(CodeMalformed, "body.settings", "is %s, want an object", typeName(v))
+		return GameSettings{}, reject(CodeMalformed, "body.settings", "is %s, want an object", cjson.Root(v).Kind())
 	}
 	s, member, why := settingsOf(o)
 	if member != "" {

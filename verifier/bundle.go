@@ -35,23 +35,22 @@ const maxProof = 64
 // log parses the "log" member. Beyond the types it requires what makes the
 // table of hashes one form: no hash twice, every position a proof names
 // inside the table, and every hash used by some proof.
-func (p *parser) log(o obj) *Log {
+func (p *parser) log(o cjson.Node) *Log {
 	l := &Log{}
 	if v, ok := p.get(o, "checkpoint"); ok {
-		s, isStr := v.(string)
+		s, isStr := v.Str()
 		cp, err := merkle.ParseSignedCheckpoint([]byte(s))
 		if !isStr || err != nil {
-			p.want(o.at("checkpoint"), mWantCheckpoint, v)
+			p.want(v, mWantCheckpoint)
 		}
 		l.Checkpoint, l.Tree = []byte(s), cp
 	}
-	hs := p.array(o, "hashes")
+	_, hs := p.elems(o, "hashes")
 	first := make(map[merkle.Hash]int, len(hs))
 	for i, v := range hs {
-		field := fmt.Sprintf("%s[%d]", o.at("hashes"), i)
-		h := p.hex32Value(field, v)
+		h := p.hex32Value(v)
 		if j, dup := first[h]; dup {
-			p.fail(field, mInDupHash, j)
+			p.fail(v.Path, mInDupHash, j)
 		}
 		if p.err != nil {
 			return nil
@@ -59,37 +58,34 @@ func (p *parser) log(o obj) *Log {
 		first[h] = i
 		l.Hashes = append(l.Hashes, h)
 	}
-	es := p.array(o, "entries")
+	entries, es := p.elems(o, "entries")
 	if p.err == nil && len(es) == 0 {
-		p.want(o.at("entries"), mWantEntries, es)
+		p.want(entries, mWantEntries)
 	}
 	used := make([]bool, len(l.Hashes))
-	for i, v := range es {
+	for _, e := range es {
 		if p.err != nil {
 			return nil
 		}
-		path := fmt.Sprintf("%s[%d]", o.at("entries"), i)
-		eo, ok := v.(cjson.Object)
-		if !ok {
-			p.want(path, mWantObject, v)
+		if _, ok := e.Object(); !ok {
+			p.want(e, mWantObject)
 			return nil
 		}
-		e := obj{eo, path}
 		var x LogEntry
 		x.Index = uint64(p.integer(e, "index", 0, cjson.MaxSafeInteger, mWantUint))
 		if v, ok := p.get(e, "leaf"); ok {
-			s, isStr := v.(string)
+			s, isStr := v.Str()
 			if !isStr || len(s) == 0 || len(s) > events.MaxEventSize {
-				p.want(e.at("leaf"), mWantLeaf, v)
+				p.want(v, mWantLeaf)
 			}
 			x.Leaf = []byte(s)
 		}
-		refs := p.array(e, "proof")
+		proof, refs := p.elems(e, "proof")
 		if p.err == nil && len(refs) > maxProof {
-			p.want(e.at("proof"), mWantProof, refs)
+			p.want(proof, mWantProof)
 		}
-		for j, r := range refs {
-			k := p.intValue(fmt.Sprintf("%s[%d]", e.at("proof"), j), r, 0, int64(len(l.Hashes))-1, mWantHashRef)
+		for _, r := range refs {
+			k := p.intValue(r, 0, int64(len(l.Hashes))-1, mWantHashRef)
 			if p.err != nil {
 				return nil
 			}
@@ -100,7 +96,7 @@ func (p *parser) log(o obj) *Log {
 	}
 	for k, u := range used {
 		if !u {
-			p.fail(fmt.Sprintf("%s[%d]", o.at("hashes"), k), mInUnusedHash)
+			p.fail(fmt.Sprintf("%s[%d]", o.Field("hashes"), k), mInUnusedHash)
 			break
 		}
 	}

@@ -3,7 +3,6 @@ package verifier
 import (
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"math"
 	"regexp"
 	"strings"
@@ -135,7 +134,7 @@ func Parse(data []byte) (*Evidence, error) {
 		return nil, &InputError{msg: msg(mInNotObject)}
 	}
 	p := parser{}
-	ev := p.evidence(obj{root, ""})
+	ev := p.evidence(cjson.Root(root))
 	if p.err != nil {
 		return nil, p.err
 	}
@@ -161,21 +160,11 @@ func jsonError(err error) error {
 	return &InputError{Err: err, msg: msg(id, se.Offset)}
 }
 
-// obj is a JSON object and its path.
-type obj struct {
-	o    cjson.Object
-	path string
-}
-
-func (o obj) at(key string) string {
-	if o.path == "" {
-		return key
-	}
-	return o.path + "." + key
-}
-
-// parser records the first error; later calls are no-ops, so field
-// extraction reads straight down without an if after every line.
+// parser walks a decoded document (cjson.Node: each value with its path,
+// the walk the events package's reference parser uses too) and records the
+// first error; later calls are no-ops, so field extraction reads straight
+// down without an if after every line. Unlike the events parser it ignores
+// members it does not know.
 type parser struct{ err error }
 
 func (p *parser) fail(field string, id msgID, args ...any) {
@@ -184,9 +173,9 @@ func (p *parser) fail(field string, id msgID, args ...any) {
 	}
 }
 
-// want records that field holds v where want was expected.
-func (p *parser) want(field string, want msgID, v any) {
-	p.fail(field, mInWant, msg(want), snippet(v))
+// want records that n holds a value where want was expected.
+func (p *parser) want(n cjson.Node, want msgID) {
+	p.fail(n.Path, mInWant, msg(want), snippet(n.Value))
 }
 
 // snippet is a short, language-neutral rendering of a JSON value.
@@ -203,96 +192,104 @@ func snippet(v any) string {
 	return string(b[:cut]) + "…"
 }
 
-func (p *parser) get(o obj, key string) (any, bool) {
+// get returns member key of n, which must be there.
+func (p *parser) get(n cjson.Node, key string) (cjson.Node, bool) {
 	if p.err != nil {
-		return nil, false
+		return cjson.Node{}, false
 	}
-	v, ok := o.o.Get(key)
+	m, ok := n.Member(key)
 	if !ok {
-		p.fail(o.at(key), mInMissing)
+		p.fail(m.Path, mInMissing)
 	}
-	return v, ok
+	return m, ok
 }
 
-func (p *parser) object(o obj, key string) obj {
-	v, ok := p.get(o, key)
-	if !ok {
-		return obj{path: o.at(key)}
+// object returns member key of n, which must be an object.
+func (p *parser) object(n cjson.Node, key string) cjson.Node {
+	m, ok := p.get(n, key)
+	if ok {
+		if _, isObj := m.Object(); !isObj {
+			p.want(m, mWantObject)
+		}
 	}
-	x, ok := v.(cjson.Object)
-	if !ok {
-		p.want(o.at(key), mWantObject, v)
-	}
-	return obj{x, o.at(key)}
+	return m
 }
 
-func (p *parser) str(o obj, key string) string {
-	v, ok := p.get(o, key)
+func (p *parser) str(n cjson.Node, key string) string {
+	m, ok := p.get(n, key)
 	if !ok {
 		return ""
 	}
-	s, ok := v.(string)
+	s, ok := m.Str()
 	if !ok {
-		p.want(o.at(key), mWantString, v)
+		p.want(m, mWantString)
 	}
 	return s
 }
 
 // oneOf reads a string member that must be one of values.
-func (p *parser) oneOf(o obj, key string, want msgID, values ...string) string {
-	v, ok := p.get(o, key)
+func (p *parser) oneOf(n cjson.Node, key string, want msgID, values ...string) string {
+	m, ok := p.get(n, key)
 	if !ok {
 		return ""
 	}
-	if s, ok := v.(string); ok {
+	if s, ok := m.Str(); ok {
 		for _, x := range values {
 			if s == x {
 				return s
 			}
 		}
 	}
-	p.want(o.at(key), want, v)
+	p.want(m, want)
 	return ""
 }
 
-func (p *parser) integer(o obj, key string, lo, hi int64, want msgID) int64 {
-	v, ok := p.get(o, key)
+func (p *parser) integer(n cjson.Node, key string, lo, hi int64, want msgID) int64 {
+	m, ok := p.get(n, key)
 	if !ok {
 		return 0
 	}
-	return p.intValue(o.at(key), v, lo, hi, want)
+	return p.intValue(m, lo, hi, want)
 }
 
-func (p *parser) intValue(field string, v any, lo, hi int64, want msgID) int64 {
-	n, ok := v.(int64)
-	if !ok || n < lo || n > hi {
-		p.want(field, want, v)
+func (p *parser) intValue(n cjson.Node, lo, hi int64, want msgID) int64 {
+	i, ok := n.Int()
+	if !ok || i < lo || i > hi {
+		p.want(n, want)
 		return 0
 	}
-	return n
+	return i
 }
 
-func (p *parser) array(o obj, key string) []any {
-	v, ok := p.get(o, key)
+// elems returns the elements of member key of n, which must be an array.
+func (p *parser) elems(n cjson.Node, key string) (cjson.Node, []cjson.Node) {
+	m, ok := p.get(n, key)
 	if !ok {
-		return nil
+		return m, nil
 	}
-	a, ok := v.([]any)
+	a, ok := m.Array()
 	if !ok {
-		p.want(o.at(key), mWantArray, v)
+		p.want(m, mWantArray)
+		return m, nil
 	}
-	return a
+	out := make([]cjson.Node, len(a))
+	for i := range a {
+		out[i] = m.Elem(a, i)
+	}
+	return m, out
 }
 
-func (p *parser) pair(o obj, key string) [2]any {
-	a := p.array(o, key)
+// pair returns the two elements of member key of n, an array of two, or
+// nil.
+func (p *parser) pair(n cjson.Node, key string) []cjson.Node {
+	m, a := p.elems(n, key)
 	if p.err == nil && len(a) != 2 {
-		p.want(o.at(key), mWantPair, a)
+		p.want(m, mWantPair)
 	}
 	if p.err != nil {
-		return [2]any{}
+		return nil
 	}
-	return [2]any{a[0], a[1]}
+	return a
 }
 
 var (
@@ -303,59 +300,59 @@ var (
 	timeRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$`)
 )
 
-func (p *parser) hex32Value(field string, v any) [32]byte {
+func (p *parser) hex32Value(n cjson.Node) [32]byte {
 	var out [32]byte
-	s, ok := v.(string)
+	s, ok := n.Str()
 	if !ok || !hex32RE.MatchString(s) {
-		p.want(field, mWantHex32, v)
+		p.want(n, mWantHex32)
 		return out
 	}
 	hex.Decode(out[:], []byte(s))
 	return out
 }
 
-func (p *parser) hex32(o obj, key string) [32]byte {
-	v, ok := p.get(o, key)
+func (p *parser) hex32(n cjson.Node, key string) [32]byte {
+	m, ok := p.get(n, key)
 	if !ok {
 		return [32]byte{}
 	}
-	return p.hex32Value(o.at(key), v)
+	return p.hex32Value(m)
 }
 
-func (p *parser) uuidValue(field string, v any) dice.UUID {
-	s, ok := v.(string)
+func (p *parser) uuidValue(n cjson.Node) dice.UUID {
+	s, ok := n.Str()
 	if !ok || !uuidRE.MatchString(s) {
-		p.want(field, mWantUUID, v)
+		p.want(n, mWantUUID)
 		return dice.UUID{}
 	}
 	u, err := dice.ParseUUID(s)
 	if err != nil { // unreachable after the pattern; kept as a guard
-		p.want(field, mWantUUID, v)
+		p.want(n, mWantUUID)
 	}
 	return u
 }
 
-func (p *parser) uuid(o obj, key string) dice.UUID {
-	v, ok := p.get(o, key)
+func (p *parser) uuid(n cjson.Node, key string) dice.UUID {
+	m, ok := p.get(n, key)
 	if !ok {
 		return dice.UUID{}
 	}
-	return p.uuidValue(o.at(key), v)
+	return p.uuidValue(m)
 }
 
-func (p *parser) evidence(root obj) *Evidence {
+func (p *parser) evidence(root cjson.Node) *Evidence {
 	ev := &Evidence{}
 	p.oneOf(root, "format", mWantFormat, FormatName)
 	ev.Scheme = p.oneOf(root, "scheme", mWantScheme, dice.Tavlarena, dice.Anchored, dice.PerRoll)
 	if p.err != nil {
 		return nil
 	}
-	if _, ok := root.o.Get("settings"); ok || ev.Scheme != dice.PerRoll {
+	if _, ok := root.Member("settings"); ok || ev.Scheme != dice.PerRoll {
 		p.settings(ev, p.object(root, "settings"))
 	} else {
 		ev.Opening, ev.Opponent = dice.OpeningWestern, OpponentHuman
 	}
-	if _, ok := root.o.Get("log"); ok {
+	if _, ok := root.Member("log"); ok {
 		ev.Log = p.log(p.object(root, "log"))
 	}
 	switch ev.Scheme {
@@ -372,31 +369,37 @@ func (p *parser) evidence(root obj) *Evidence {
 	return ev
 }
 
-func (p *parser) settings(ev *Evidence, s obj) {
+func (p *parser) settings(ev *Evidence, s cjson.Node) {
 	if p.err != nil {
 		return
 	}
-	ev.Settings = cjson.Append(nil, s.o)
+	ev.Settings = cjson.Append(nil, s.Value)
 	ev.Opening, ev.Opponent = dice.OpeningWestern, OpponentHuman
-	if _, ok := s.o.Get("opening"); ok {
+	if _, ok := s.Member("opening"); ok {
 		ev.Opening = dice.Opening(p.oneOf(s, "opening", mWantOpening, string(dice.OpeningWestern), string(dice.OpeningTurkishReroll)))
 	}
-	if _, ok := s.o.Get("opponent"); ok {
+	if _, ok := s.Member("opponent"); ok {
 		ev.Opponent = p.oneOf(s, "opponent", mWantOpponent, OpponentHuman, OpponentComputer)
 	}
 }
 
-func (p *parser) gameRolls(root obj) []dice.Roll {
-	a := p.array(root, "rolls")
-	rolls := make([]dice.Roll, 0, len(a))
-	for i, v := range a {
-		path := fmt.Sprintf("rolls[%d]", i)
-		r, ok := v.(cjson.Object)
-		if !ok {
-			p.want(path, mWantObject, v)
+// rollObject reports whether r, an element of "rolls", is an object, and
+// records the error if it is not.
+func (p *parser) rollObject(r cjson.Node) bool {
+	if _, ok := r.Object(); !ok {
+		p.want(r, mWantObject)
+		return false
+	}
+	return true
+}
+
+func (p *parser) gameRolls(root cjson.Node) []dice.Roll {
+	_, objs := p.elems(root, "rolls")
+	rolls := make([]dice.Roll, 0, len(objs))
+	for _, o := range objs {
+		if !p.rollObject(o) {
 			return nil
 		}
-		o := obj{r, path}
 		n := p.integer(o, "n", 0, math.MaxUint32, mWantU32)
 		d := p.dice(o)
 		k := p.oneOf(o, "kind", mWantKind, string(dice.KindOpening), string(dice.KindReroll), string(dice.KindTurn))
@@ -408,51 +411,47 @@ func (p *parser) gameRolls(root obj) []dice.Roll {
 	return rolls
 }
 
-func (p *parser) dice(o obj) dice.Dice {
-	pr := p.pair(o, "dice")
+func (p *parser) dice(o cjson.Node) dice.Dice {
 	var d dice.Dice
-	for j, v := range pr {
+	for j, v := range p.pair(o, "dice") {
 		if p.err != nil {
 			break
 		}
-		d[j] = int(p.intValue(fmt.Sprintf("%s.dice[%d]", o.path, j), v, 1, 6, mWantDie))
+		d[j] = int(p.intValue(v, 1, 6, mWantDie))
 	}
 	return d
 }
 
-func (p *parser) tavlarena(root obj) *TavlarenaEvidence {
+func (p *parser) tavlarena(root cjson.Node) *TavlarenaEvidence {
 	t := &TavlarenaEvidence{}
 	t.GameID = p.uuid(root, "gameId")
-	seats := p.pair(root, "seats")
-	for i, v := range seats {
+	for i, v := range p.pair(root, "seats") {
 		if p.err == nil {
-			t.Seats[i] = p.uuidValue(fmt.Sprintf("seats[%d]", i), v)
+			t.Seats[i] = p.uuidValue(v)
 		}
 	}
 	t.Commitment = p.hex32(root, "commitment")
 	t.Seed = p.hex32(root, "seed")
-	cs := p.pair(root, "contributions")
-	for i, v := range cs {
+	for i, v := range p.pair(root, "contributions") {
 		if p.err == nil {
-			t.Contributions[i] = p.hex32Value(fmt.Sprintf("contributions[%d]", i), v)
+			t.Contributions[i] = p.hex32Value(v)
 		}
 	}
 	t.Rolls = p.gameRolls(root)
 	return t
 }
 
-func (p *parser) anchored(root obj) *AnchoredEvidence {
+func (p *parser) anchored(root cjson.Node) *AnchoredEvidence {
 	a := &AnchoredEvidence{}
 	a.MatchID = p.str(root, "matchId")
 	a.GameNo = uint32(p.integer(root, "gameNo", 0, math.MaxUint32, mWantU32))
-	toks := p.pair(root, "tokens")
-	for i, v := range toks {
+	for i, v := range p.pair(root, "tokens") {
 		if p.err != nil {
 			break
 		}
-		s, ok := v.(string)
+		s, ok := v.Str()
 		if !ok || dice.CheckToken(s) != nil {
-			p.want(fmt.Sprintf("tokens[%d]", i), mWantToken, v)
+			p.want(v, mWantToken)
 			break
 		}
 		a.Tokens[i] = s
@@ -464,9 +463,9 @@ func (p *parser) anchored(root obj) *AnchoredEvidence {
 		a.Anchor.Chain = p.hex32(an, "chain")
 		a.Anchor.Round = uint64(p.integer(an, "round", 0, cjson.MaxSafeInteger, mWantUint))
 		if v, ok := p.get(an, "signature"); ok {
-			s, ok := v.(string)
+			s, ok := v.Str()
 			if !ok || !hexRE.MatchString(s) {
-				p.want(an.at("signature"), mWantHex, v)
+				p.want(v, mWantHex)
 			} else {
 				a.Anchor.Signature, _ = hex.DecodeString(s)
 			}
@@ -474,10 +473,10 @@ func (p *parser) anchored(root obj) *AnchoredEvidence {
 		a.Anchor.Randomness = p.hex32(an, "randomness")
 	}
 	if v, ok := p.get(root, "sealedAt"); ok {
-		s, _ := v.(string)
+		s, _ := v.Str()
 		t, err := time.Parse(time.RFC3339Nano, strings.ToUpper(s))
 		if !timeRE.MatchString(s) || err != nil {
-			p.want("sealedAt", mWantTime, v)
+			p.want(v, mWantTime)
 		}
 		a.SealedAt = t
 	}
@@ -485,19 +484,15 @@ func (p *parser) anchored(root obj) *AnchoredEvidence {
 	return a
 }
 
-func (p *parser) perRoll(root obj) *PerRollEvidence {
+func (p *parser) perRoll(root cjson.Node) *PerRollEvidence {
 	pr := &PerRollEvidence{}
 	pr.MatchID = p.uuid(root, "matchId")
-	arr := p.array(root, "rolls")
-	pr.Rolls = make([]PerRollRoll, 0, len(arr))
-	for i, v := range arr {
-		path := fmt.Sprintf("rolls[%d]", i)
-		r, ok := v.(cjson.Object)
-		if !ok {
-			p.want(path, mWantObject, v)
+	_, objs := p.elems(root, "rolls")
+	pr.Rolls = make([]PerRollRoll, 0, len(objs))
+	for _, o := range objs {
+		if !p.rollObject(o) {
 			return nil
 		}
-		o := obj{r, path}
 		var x PerRollRoll
 		x.RollID = p.uuid(o, "rollId")
 		x.Commitment = p.hex32(o, "commitment")

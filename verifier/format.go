@@ -47,7 +47,7 @@ func evidenceOf(g *events.Game) (*Evidence, *InputError) {
 	}
 	ev := &Evidence{Scheme: string(g.Scheme)}
 	var p parser
-	p.settings(ev, obj{settings, "settings"})
+	p.settings(ev, cjson.Node{Path: "settings", Value: settings})
 	if p.err != nil {
 		field := p.err.(*InputError).Field
 		return nil, &InputError{Field: field, msg: msg(mEoSettings, field)}
