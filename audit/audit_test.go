@@ -12,15 +12,15 @@ import (
 	"time"
 
 	"github.com/zarlog/zarlog/follow"
-	"github.com/zarlog/zarlog/internal/watchtest"
+	"github.com/zarlog/zarlog/internal/testlog"
 	"github.com/zarlog/zarlog/verifier"
 )
 
 // origin starts an origin with n finished games of the three schemes and
 // waits for their bundles.
-func origin(t *testing.T, n int) (*watchtest.Origin, []string) {
+func origin(t *testing.T, n int) (*testlog.Origin, []string) {
 	t.Helper()
-	o := watchtest.Start(t, watchtest.Config{Dir: t.TempDir()})
+	o := testlog.StartOrigin(t, testlog.OriginConfig{Dir: t.TempDir()})
 	ids := o.Play(t, "audit", n, 12)
 	o.WaitBundles(t, ids...)
 	return o, ids
@@ -41,7 +41,7 @@ func once(t *testing.T, from, vkey, dir string, mod ...func(*RunConfig)) Summary
 }
 
 // countProofs counts the requests of proof bundles through the origin.
-func countProofs(o *watchtest.Origin) *atomic.Int64 {
+func countProofs(o *testlog.Origin) *atomic.Int64 {
 	var n atomic.Int64
 	o.SetHook(func(w http.ResponseWriter, r *http.Request) bool {
 		if strings.HasSuffix(r.URL.Path, "/proof.json") {
@@ -96,7 +96,7 @@ func mutate(t *testing.T, bundle []byte, f func(m map[string]any)) []byte {
 func TestTamperedBundle(t *testing.T) {
 	o, ids := origin(t, 3)
 	victim := ids[0] // a tavlarena-v1 game
-	other := watchtest.Start(t, watchtest.Config{Dir: t.TempDir()})
+	other := testlog.StartOrigin(t, testlog.OriginConfig{Dir: t.TempDir()})
 	other.Play(t, "elsewhere", 1, 4)
 	forkNote := other.Sign(t)
 	for _, tc := range []struct {
@@ -162,8 +162,8 @@ func TestTamperedBundle(t *testing.T) {
 // TestSplitViewSources: the log's /checkpoint is swapped for a fork's, and an
 // extra source serves a fork's checkpoint; both are caught with evidence.
 func TestSplitViewSources(t *testing.T) {
-	a := watchtest.Start(t, watchtest.Config{Dir: t.TempDir()})
-	b := watchtest.Start(t, watchtest.Config{Dir: t.TempDir()})
+	a := testlog.StartOrigin(t, testlog.OriginConfig{Dir: t.TempDir()})
+	b := testlog.StartOrigin(t, testlog.OriginConfig{Dir: t.TempDir()})
 	ids := a.Play(t, "common", 2, 6)
 	b.Play(t, "common", 2, 6)
 	ids = append(ids, a.Play(t, "honest", 1, 6)...)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zarlog/zarlog/internal/watchtest"
+	"github.com/zarlog/zarlog/internal/testlog"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/publisher"
 	"github.com/zarlog/zarlog/wire"
@@ -91,7 +91,7 @@ func TestNATSAnnouncements(t *testing.T) {
 				d[0] = float64(int(d[0].(float64))%6 + 1)
 			})
 		}
-		if err := announce(ctx, publisher.Announcement{Game: id, Emitter: watchtest.Emitter, Bundle: b}); err != nil {
+		if err := announce(ctx, publisher.Announcement{Game: id, Emitter: testlog.Emitter, Bundle: b}); err != nil {
 			t.Fatal(err)
 		}
 		d := next()
@@ -100,7 +100,7 @@ func TestNATSAnnouncements(t *testing.T) {
 		}
 	}
 	p := <-found
-	if p.Game != more[1] || p.Source != "nats zarlog.proofs."+watchtest.Emitter || p.Check != "log-agreement" {
+	if p.Game != more[1] || p.Source != "nats zarlog.proofs."+testlog.Emitter || p.Check != "log-agreement" {
 		t.Fatalf("problem %s from %q", p, p.Source)
 	}
 	if n := fetched.Load(); n != 0 {

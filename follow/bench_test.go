@@ -8,7 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/zarlog/zarlog/internal/watchtest"
+	"github.com/zarlog/zarlog/internal/testlog"
 )
 
 // BenchmarkCatchUp measures how fast a follower catches up with a local
@@ -51,7 +51,7 @@ func BenchmarkCatchUp(b *testing.B) {
 // the projection parses and replays every event (events.Apply), which
 // costs more than fetching and hashing.
 func BenchmarkCatchUpEvents(b *testing.B) {
-	o := watchtest.Start(b, watchtest.Config{Dir: b.TempDir()})
+	o := testlog.StartOrigin(b, testlog.OriginConfig{Dir: b.TempDir()})
 	o.WaitBundles(b, o.Play(b, "bench", 200, 40)...) // the origin's bundler is idle while timed
 	size, err := o.L.Size()
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/internal/watchtest"
+	"github.com/zarlog/zarlog/internal/testlog"
 )
 
 // TestProjection follows a real ledger and compares the projection with the
@@ -14,7 +14,7 @@ import (
 // status and leaves, and the same roll statistics.
 func TestProjection(t *testing.T) {
 	ctx := context.Background()
-	o := watchtest.Start(t, watchtest.Config{Dir: t.TempDir()})
+	o := testlog.StartOrigin(t, testlog.OriginConfig{Dir: t.TempDir()})
 	ids := o.Play(t, "proj", 6, 20)
 	f := newFollower(t, o.URL, o.VKey, nil)
 	if _, err := f.Update(ctx); err != nil {
@@ -68,7 +68,7 @@ func TestProjection(t *testing.T) {
 // refuses, are counted and recorded, and make no game.
 func TestUnusable(t *testing.T) {
 	ctx := context.Background()
-	o := watchtest.Start(t, watchtest.Config{Dir: t.TempDir()})
+	o := testlog.StartOrigin(t, testlog.OriginConfig{Dir: t.TempDir()})
 	_, games := o.Games(t, "u", 1, 6)
 	m := newMemLog(t)
 	m.add([]byte("not an event"))

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/zarlog/zarlog/follow"
+	"github.com/zarlog/zarlog/internal/testlog"
 	"github.com/zarlog/zarlog/internal/testonly"
-	"github.com/zarlog/zarlog/internal/watchtest"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/publisher"
 	"github.com/zarlog/zarlog/verifier"
@@ -124,7 +124,7 @@ func get(t *testing.T, url string) []byte {
 // bundles, an independent tlog-tiles client accepts it, and the mirror's
 // own proof bundles verify.
 func TestMirrorUnderLoad(t *testing.T) {
-	o := watchtest.Start(t, watchtest.Config{Dir: t.TempDir(), CheckpointInterval: 20 * time.Millisecond})
+	o := testlog.StartOrigin(t, testlog.OriginConfig{Dir: t.TempDir(), CheckpointInterval: 20 * time.Millisecond})
 	m := start(t, o.URL, o.VKey, t.TempDir())
 	var ids []string
 	var wg sync.WaitGroup
@@ -136,7 +136,7 @@ func TestMirrorUnderLoad(t *testing.T) {
 		ids = append(ids, gids...)
 		mu.Unlock()
 		wg.Go(func() {
-			for _, leaf := range watchtest.Interleave(games) {
+			for _, leaf := range testlog.Interleave(games) {
 				o.Append(t, [][]byte{leaf}, 1)
 			}
 		})
@@ -185,8 +185,8 @@ func TestMirrorUnderLoad(t *testing.T) {
 // same key and another history; the mirror refuses its checkpoint, keeps
 // serving the verified one, writes the evidence and turns /healthz red.
 func TestMirrorRefusesFork(t *testing.T) {
-	a := watchtest.Start(t, watchtest.Config{Dir: t.TempDir()})
-	b := watchtest.Start(t, watchtest.Config{Dir: t.TempDir()})
+	a := testlog.StartOrigin(t, testlog.OriginConfig{Dir: t.TempDir()})
+	b := testlog.StartOrigin(t, testlog.OriginConfig{Dir: t.TempDir()})
 	a.Play(t, "common", 2, 10)
 	b.Play(t, "common", 2, 10)
 	a.Play(t, "honest", 2, 10)

@@ -15,8 +15,7 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
-	"github.com/zarlog/zarlog/internal/sdkplay"
-	"github.com/zarlog/zarlog/internal/testledger"
+	"github.com/zarlog/zarlog/internal/testlog"
 	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/rules"
@@ -41,8 +40,8 @@ type stack struct {
 	dir     string
 	port    int
 	srv     *ingest.Server
-	ledger  *testledger.Ledger
-	clock   *sdkplay.Clock
+	ledger  *testlog.Ledger
+	clock   *testlog.Clock
 	signer  note.Signer
 	vkey    string
 	nc      *nats.Conn
@@ -68,9 +67,9 @@ func newStack(t testing.TB, o stackOpts) *stack {
 	if o.start.IsZero() {
 		o.start = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	}
-	s := &stack{t: t, dir: t.TempDir(), port: -1, clock: sdkplay.NewClock(o.start), signer: signer, vkey: vkey,
+	s := &stack{t: t, dir: t.TempDir(), port: -1, clock: testlog.NewClock(o.start), signer: signer, vkey: vkey,
 		retries: make(chan error, 1024)}
-	s.ledger = testledger.Open(t, testledger.Config{EmitterKeys: []string{vkey}, Now: s.clock.Now})
+	s.ledger = testlog.OpenLedger(t, testlog.LedgerConfig{EmitterKeys: []string{vkey}, Now: s.clock.Now})
 	s.startNATS()
 	s.nc, err = sdk.Dial(s.srv.ClientURL(), emitter)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/internal/sdkplay"
+	"github.com/zarlog/zarlog/internal/testlog"
 	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/sdk"
 )
@@ -310,7 +310,7 @@ func snapshotCorpus(t testing.TB) [][]byte {
 		t.Fatal(err)
 	}
 	start := anchoredStart()
-	clk := sdkplay.NewClock(start)
+	clk := testlog.NewClock(start)
 	dev, err := sdk.NewDevice(sdk.GameConfig{Signer: signer, Rand: newRand("corpus"), Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/internal/sdkplay"
+	"github.com/zarlog/zarlog/internal/testlog"
 	"github.com/zarlog/zarlog/internal/testonly"
 )
 
@@ -97,7 +97,7 @@ func TestDiskFull(t *testing.T) {
 	// Restarts listen where backends and players already connect.
 	args = append(args, "--http", strings.TrimPrefix(p.base(), "http://"), "--nats-listen", hostPort(p.lines["nats"]))
 	b, client, _ := sdkBackend(t, p.lines["nats"], signer, nil, nkey)
-	id, err := sdkplay.Tavlarena(ctx, b, "before-full", `{}`, 8, nil)
+	id, err := testlog.Tavlarena(ctx, b, "before-full", `{}`, 8, nil)
 	if err != nil {
 		t.Fatalf("a game on the 256 MB filesystem: %v", err)
 	}
@@ -127,7 +127,7 @@ func TestDiskFull(t *testing.T) {
 	var whileFull string
 	go func() {
 		var err error
-		whileFull, err = sdkplay.Tavlarena(ctx, b, "while-full", `{}`, 4, nil)
+		whileFull, err = testlog.Tavlarena(ctx, b, "while-full", `{}`, 4, nil)
 		played <- err
 	}()
 	exited, healthRed := false, ""
@@ -233,7 +233,7 @@ func TestDiskFull(t *testing.T) {
 	}
 	// And it takes new games.
 	b2, _, _ := sdkBackend(t, p.lines["nats"], signer, nil, nkey)
-	if _, err := sdkplay.Tavlarena(ctx, b2, "after-full", `{}`, 4, nil); err != nil {
+	if _, err := testlog.Tavlarena(ctx, b2, "after-full", `{}`, 4, nil); err != nil {
 		t.Errorf("a game after space came back: %v", err)
 	}
 }
@@ -316,7 +316,7 @@ func TestDescriptorExhaustion(t *testing.T) {
 	var playedAt time.Time
 	go func() {
 		var err error
-		id, err = sdkplay.Tavlarena(ctx, b, "exhausted", `{}`, 6, nil)
+		id, err = testlog.Tavlarena(ctx, b, "exhausted", `{}`, 6, nil)
 		playedAt = time.Now()
 		played <- err
 	}()
@@ -368,7 +368,7 @@ func TestDescriptorExhaustion(t *testing.T) {
 		t.Errorf("/readyz after the descriptors were freed: %d %q", code, body)
 	}
 	b2, _, _ := sdkBackend(t, p.lines["nats"], signer, nil, nkey)
-	if _, err := sdkplay.Tavlarena(ctx, b2, "after-exhaustion", `{}`, 4, nil); err != nil {
+	if _, err := testlog.Tavlarena(ctx, b2, "after-exhaustion", `{}`, 4, nil); err != nil {
 		t.Errorf("a new backend after the descriptors were freed: %v", err)
 	}
 }
@@ -388,7 +388,7 @@ func TestDiskUse(t *testing.T) {
 	b, _, _ := sdkBackend(t, p.lines["nats"], signer, nil, nkey)
 	events := 0
 	for g := 0; events < 1000; g++ {
-		id, err := sdkplay.Tavlarena(ctx, b, fmt.Sprint("disk-", g), `{}`, 40, nil)
+		id, err := testlog.Tavlarena(ctx, b, fmt.Sprint("disk-", g), `{}`, 40, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -442,7 +442,7 @@ func TestStreamDiskFull(t *testing.T) {
 	p := startServe(t, bin, "--data", data, "--emitters", emitters, "--checkpoint-interval", "20ms",
 		"--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0", "--admin", "127.0.0.1:0")
 	b, client, _ := sdkBackend(t, p.lines["nats"], signer, nil, nkey)
-	if _, err := sdkplay.Tavlarena(ctx, b, "before", `{}`, 4, nil); err != nil {
+	if _, err := testlog.Tavlarena(ctx, b, "before", `{}`, 4, nil); err != nil {
 		t.Fatal(err)
 	}
 	free := fill(t, root)
@@ -450,7 +450,7 @@ func TestStreamDiskFull(t *testing.T) {
 	var id string
 	go func() {
 		var err error
-		id, err = sdkplay.Tavlarena(ctx, b, "while-full", `{}`, 4, nil)
+		id, err = testlog.Tavlarena(ctx, b, "while-full", `{}`, 4, nil)
 		played <- err
 	}()
 	code, body := waitStatus(t, ctx, p.base()+"/healthz", 503, 20*time.Second)

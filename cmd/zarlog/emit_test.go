@@ -18,7 +18,7 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/cjson"
-	"github.com/zarlog/zarlog/internal/testledger"
+	"github.com/zarlog/zarlog/internal/testlog"
 	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/rules"
@@ -27,7 +27,7 @@ import (
 // emitStack is an embedded nats-server with an ingest into the ledger.
 type emitStack struct {
 	url    string
-	ledger *testledger.Ledger
+	ledger *testlog.Ledger
 	signer interface {
 		Name() string
 		Sign([]byte) ([]byte, error)
@@ -45,7 +45,7 @@ func newEmitStackAuth(t *testing.T, password string) *emitStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ledger := testledger.Open(t, testledger.Config{EmitterKeys: []string{vkey}})
+	ledger := testlog.OpenLedger(t, testlog.LedgerConfig{EmitterKeys: []string{vkey}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cfg := ingest.ServerConfig{StoreDir: t.TempDir(), Port: -1, InsecureNoAuth: password == ""}

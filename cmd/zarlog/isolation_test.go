@@ -16,8 +16,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/zarlog/zarlog/internal/sdkplay"
 	"github.com/zarlog/zarlog/internal/serve"
+	"github.com/zarlog/zarlog/internal/testlog"
 	"github.com/zarlog/zarlog/sdk"
 	"github.com/zarlog/zarlog/wire"
 )
@@ -142,7 +142,7 @@ func TestIsolation(t *testing.T) {
 		}
 		anc.Flush()
 	}
-	id, err := sdkplay.Tavlarena(ctx, b, "isolation", `{}`, 12, func(game string, seq uint64) {
+	id, err := testlog.Tavlarena(ctx, b, "isolation", `{}`, 12, func(game string, seq uint64) {
 		if seq == 0 {
 			attack(game)
 		}

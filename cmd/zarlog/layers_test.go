@@ -23,10 +23,10 @@ var layers = map[string]int{
 	// 5: what is built on them: the ingest (above the ledger, which never
 	// imports it), the publisher, the SDK, the auditor.
 	"ledger/ingest": 5, "verifier/cli": 5, "publisher": 5, "sdk": 5, "audit": 5,
-	"mirror": 6, "internal/sdkplay": 6,
+	"mirror": 6,
 	// 7 and up: the wiring, the measurements, the commands.
 	"internal/serve": 7,
-	"internal/demo":  8, "internal/bench": 8, "internal/testledger": 8, "internal/watchtest": 8,
+	"internal/demo":  8, "internal/bench": 8, "internal/testlog": 8,
 	"cmd/zarlog": 10, "cmd/zarlog-verify": 10,
 }
 

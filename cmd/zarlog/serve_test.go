@@ -22,7 +22,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/zarlog/zarlog/events"
-	"github.com/zarlog/zarlog/internal/sdkplay"
+	"github.com/zarlog/zarlog/internal/testlog"
 	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/merkle"
@@ -320,7 +320,7 @@ func TestServeCommand(t *testing.T) {
 	if err := os.WriteFile(emitters, []byte("# our backends\n"+line+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	start := sdkplay.AnchoredStart()
+	start := testlog.AnchoredStart()
 	args := []string{"--data", data, "--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--emitters", emitters,
 		"--clock-start", start.Format(time.RFC3339Nano), "--checkpoint-interval", "20ms"}
 	p := startServe(t, bin, args...)
@@ -337,7 +337,7 @@ func TestServeCommand(t *testing.T) {
 		t.Errorf("game URL %q", p.lines["game"])
 	}
 
-	clock := sdkplay.NewClock(start)
+	clock := testlog.NewClock(start)
 	b, _, nc := sdkBackend(t, p.lines["nats"], signer, clock.Now, nkey)
 	proofs := make(chan *nats.Msg, 16)
 	rejected := make(chan *nats.Msg, 16)
@@ -351,12 +351,12 @@ func TestServeCommand(t *testing.T) {
 	var ids []string
 	for _, play := range []func() (string, error){
 		func() (string, error) {
-			return sdkplay.Tavlarena(ctx, b, "cmd-t", `{"moves":"logged","variant":"backgammon","matchLength":3}`, 0, nil)
+			return testlog.Tavlarena(ctx, b, "cmd-t", `{"moves":"logged","variant":"backgammon","matchLength":3}`, 0, nil)
 		},
 		func() (string, error) {
-			return sdkplay.Anchored(ctx, b, clock, "cmd-a", `{"moves":"logged","variant":"plakoto"}`, 0, nil)
+			return testlog.Anchored(ctx, b, clock, "cmd-a", `{"moves":"logged","variant":"plakoto"}`, 0, nil)
 		},
-		func() (string, error) { return sdkplay.PerRoll(ctx, b, "cmd-p", `{"variant":"portes"}`, 6, nil) },
+		func() (string, error) { return testlog.PerRoll(ctx, b, "cmd-p", `{"variant":"portes"}`, 6, nil) },
 	} {
 		id, err := play()
 		if err != nil {
@@ -533,7 +533,7 @@ func testServeRestart(t *testing.T, sig syscall.Signal) {
 			}
 		})
 	}
-	after := func(i int) sdkplay.After {
+	after := func(i int) testlog.After {
 		return func(game string, seq uint64) {
 			mu.Lock()
 			acked++
@@ -559,7 +559,7 @@ func testServeRestart(t *testing.T, sig syscall.Signal) {
 	gameIDs := make(chan string, games)
 	for i := range games {
 		gw.Go(func() {
-			id, err := sdkplay.Tavlarena(ctx, b, fmt.Sprintf("restart-%d", i), `{"variant":"portes"}`, rolls, after(i))
+			id, err := testlog.Tavlarena(ctx, b, fmt.Sprintf("restart-%d", i), `{"variant":"portes"}`, rolls, after(i))
 			if err != nil {
 				errs <- err
 				return

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/zarlog/zarlog/follow"
-	"github.com/zarlog/zarlog/internal/watchtest"
+	"github.com/zarlog/zarlog/internal/testlog"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/witness"
 )
@@ -174,9 +174,9 @@ func (c *bundleCounter) refetched() (again, second int) {
 
 // bigOrigin is an origin of about 9,000 leaves (36 entry bundles) of real
 // games, all bundled.
-func bigOrigin(t *testing.T) (*watchtest.Origin, []byte, merkle.Checkpoint) {
+func bigOrigin(t *testing.T) (*testlog.Origin, []byte, merkle.Checkpoint) {
 	t.Helper()
-	o := watchtest.Start(t, watchtest.Config{Dir: t.TempDir()})
+	o := testlog.StartOrigin(t, testlog.OriginConfig{Dir: t.TempDir()})
 	ids := o.Play(t, "big", 90, 30)
 	note := o.Sign(t)
 	o.WaitBundles(t, ids...)
@@ -280,12 +280,12 @@ func TestAuditKilled(t *testing.T) {
 // log that serves a tampered bundle, naming the game and the failed check.
 func TestAuditCommand(t *testing.T) {
 	bin := buildZarlog(t)
-	o := watchtest.Start(t, watchtest.Config{Dir: t.TempDir()})
+	o := testlog.StartOrigin(t, testlog.OriginConfig{Dir: t.TempDir()})
 	ids := o.Play(t, "cmd", 3, 10)
 	o.WaitBundles(t, ids...)
 	args := []string{"audit", "--once", "--from", o.URL, "--log-key", o.VKey, "--evidence-dir", t.TempDir(), "--bundle-grace", "1ms"}
 	p := start(t, bin, "evidence", args...)
-	if p.lines["vkey"] != o.VKey || p.lines["from"] != o.URL || p.lines["origin"] != watchtest.LogName {
+	if p.lines["vkey"] != o.VKey || p.lines["from"] != o.URL || p.lines["origin"] != testlog.LogName {
 		t.Errorf("printed lines %q", p.lines)
 	}
 	if out := p.rest(); p.err != nil || !strings.Contains(out, "ok: no problem found") {
@@ -348,8 +348,8 @@ func TestAuditCommand(t *testing.T) {
 func TestForkCaught(t *testing.T) {
 	bin := buildZarlog(t)
 	ctx := context.Background()
-	a := watchtest.Start(t, watchtest.Config{Dir: t.TempDir()})
-	b := watchtest.Start(t, watchtest.Config{Dir: t.TempDir()})
+	a := testlog.StartOrigin(t, testlog.OriginConfig{Dir: t.TempDir()})
+	b := testlog.StartOrigin(t, testlog.OriginConfig{Dir: t.TempDir()})
 	common := a.Play(t, "common", 2, 8)
 	b.Play(t, "common", 2, 8)
 	honest := a.Play(t, "honest", 2, 8)
@@ -460,8 +460,8 @@ func TestForkCaught(t *testing.T) {
 // without a scheme is a usage error (exit 2) for audit and mirror.
 func TestAuditWrongKey(t *testing.T) {
 	bin, _ := tools(t)
-	o := watchtest.Start(t, watchtest.Config{Dir: t.TempDir()})
-	_, wrong, err := merkle.GenerateKey(crand.Reader, watchtest.LogName)
+	o := testlog.StartOrigin(t, testlog.OriginConfig{Dir: t.TempDir()})
+	_, wrong, err := merkle.GenerateKey(crand.Reader, testlog.LogName)
 	if err != nil {
 		t.Fatal(err)
 	}

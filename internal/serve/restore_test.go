@@ -1,6 +1,8 @@
-package serve
+package serve_test
 
 import (
+	"github.com/zarlog/zarlog/internal/serve"
+
 	"bytes"
 	"io"
 	"os"
@@ -10,7 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/zarlog/zarlog/internal/sdkplay"
+	"github.com/zarlog/zarlog/internal/testlog"
 	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/verifier"
 	"github.com/zarlog/zarlog/wire"
@@ -63,17 +65,17 @@ func TestRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	r := start(t, Config{Dir: dir, EmitterKeys: []string{vkey}, CheckpointInterval: 20 * time.Millisecond})
+	r := start(t, serve.Config{Dir: dir, EmitterKeys: []string{vkey}, CheckpointInterval: 20 * time.Millisecond})
 	b, _, _ := backend(t, r.info.NATS, signer, time.Now)
 	var ids []string
 	for _, label := range []string{"restore-1", "restore-2"} {
-		id, err := sdkplay.Tavlarena(ctx, b, label, `{"moves":"logged","variant":"portes"}`, 0, nil)
+		id, err := testlog.Tavlarena(ctx, b, label, `{"moves":"logged","variant":"portes"}`, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, id)
 	}
-	id, err := sdkplay.PerRoll(ctx, b, "restore-3", `{"variant":"fevga"}`, 6, nil)
+	id, err := testlog.PerRoll(ctx, b, "restore-3", `{"variant":"fevga"}`, 6, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +100,7 @@ func TestRestore(t *testing.T) {
 		restored := t.TempDir()
 		copyTree(t, filepath.Join(dir, "log.key"), filepath.Join(restored, "log.key"))
 		copyTree(t, filepath.Join(dir, "ledger"), filepath.Join(restored, "ledger"))
-		r2 := start(t, Config{Dir: restored, EmitterKeys: []string{vkey}, CheckpointInterval: 20 * time.Millisecond, Rebuild: rebuild})
+		r2 := start(t, serve.Config{Dir: restored, EmitterKeys: []string{vkey}, CheckpointInterval: 20 * time.Millisecond, Rebuild: rebuild})
 		if r2.info.VerifierKey != r.info.VerifierKey || r2.info.KeyCreated {
 			t.Fatalf("rebuild %t: restored key %+v", rebuild, r2.info)
 		}
@@ -113,7 +115,7 @@ func TestRestore(t *testing.T) {
 		if err := nc.Flush(); err != nil {
 			t.Fatal(err)
 		}
-		newID, err := sdkplay.Tavlarena(ctx, b2, "after-restore", `{"variant":"tavla"}`, 6, nil)
+		newID, err := testlog.Tavlarena(ctx, b2, "after-restore", `{"variant":"tavla"}`, 6, nil)
 		if err != nil {
 			t.Fatalf("rebuild %t: a game after the restore: %v", rebuild, err)
 		}

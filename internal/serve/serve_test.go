@@ -1,9 +1,10 @@
-package serve
+package serve_test
 
 import (
+	"github.com/zarlog/zarlog/internal/serve"
+
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,7 +22,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/zarlog/zarlog/events/dice"
-	"github.com/zarlog/zarlog/internal/sdkplay"
+	"github.com/zarlog/zarlog/internal/testlog"
 	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/merkle"
@@ -42,12 +43,12 @@ func testCtx(t testing.TB) context.Context {
 // A running service started by start.
 type running struct {
 	t    testing.TB
-	info Info
+	info serve.Info
 	stop func() error
 }
 
 // start runs the service in a goroutine and returns once it is ready.
-func start(t testing.TB, cfg Config) *running {
+func start(t testing.TB, cfg serve.Config) *running {
 	t.Helper()
 	if cfg.HTTPAddr == "" {
 		cfg.HTTPAddr = "127.0.0.1:0"
@@ -62,11 +63,11 @@ func start(t testing.TB, cfg Config) *running {
 		// The embedded server always authenticates: the test backend's user.
 		cfg.NATSUsers = []ingest.EmitterAccess{{Emitter: emitter, Password: testPassword}}
 	}
-	ready := make(chan Info, 1)
-	cfg.Ready = func(i Info) { ready <- i }
+	ready := make(chan serve.Info, 1)
+	cfg.Ready = func(i serve.Info) { ready <- i }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg) }()
+	go func() { done <- serve.Run(ctx, cfg) }()
 	r := &running{t: t}
 	var once sync.Once
 	var stopErr error
@@ -133,13 +134,13 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := sdkplay.NewClock(sdkplay.AnchoredStart())
-	ledgerClock := sdkplay.NewClock(sdkplay.AnchoredStart())
+	clock := testlog.NewClock(testlog.AnchoredStart())
+	ledgerClock := testlog.NewClock(testlog.AnchoredStart())
 	dir, out := t.TempDir(), t.TempDir()
-	cfg := Config{Dir: dir, EmitterKeys: []string{vkey}, Now: ledgerClock.Now, CheckpointInterval: 20 * time.Millisecond,
+	cfg := serve.Config{Dir: dir, EmitterKeys: []string{vkey}, Now: ledgerClock.Now, CheckpointInterval: 20 * time.Millisecond,
 		NATSUsers: []ingest.EmitterAccess{{Emitter: emitter, Password: "s3cret"}}, ExportDir: out}
 	r := start(t, cfg)
-	if !r.info.KeyCreated || r.info.Origin != DefaultOrigin || !strings.HasPrefix(r.info.VerifierKey, DefaultOrigin+"+") {
+	if !r.info.KeyCreated || r.info.Origin != serve.DefaultOrigin || !strings.HasPrefix(r.info.VerifierKey, serve.DefaultOrigin+"+") {
 		t.Errorf("info: %+v", r.info)
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "log.key")); err != nil || fi.Mode().Perm() != 0o600 {
@@ -159,12 +160,12 @@ func TestRun(t *testing.T) {
 	var ids []string
 	for _, p := range []func() (string, error){
 		func() (string, error) {
-			return sdkplay.Tavlarena(ctx, b, "run-t", `{"moves":"logged","variant":"tavla","opening":"turkish-reroll"}`, 0, nil)
+			return testlog.Tavlarena(ctx, b, "run-t", `{"moves":"logged","variant":"tavla","opening":"turkish-reroll"}`, 0, nil)
 		},
 		func() (string, error) {
-			return sdkplay.Anchored(ctx, b, clock, "run-a", `{"variant":"portes"}`, 8, nil)
+			return testlog.Anchored(ctx, b, clock, "run-a", `{"variant":"portes"}`, 8, nil)
 		},
-		func() (string, error) { return sdkplay.PerRoll(ctx, b, "run-p", `{"variant":"fevga"}`, 5, nil) },
+		func() (string, error) { return testlog.PerRoll(ctx, b, "run-p", `{"variant":"fevga"}`, 5, nil) },
 	} {
 		id, err := p()
 		if err != nil {
@@ -250,7 +251,7 @@ func TestRun(t *testing.T) {
 		}
 	}
 	if err := r.stop(); err != nil {
-		t.Fatalf("Run after a clean stop: %v", err)
+		t.Fatalf("serve.Run after a clean stop: %v", err)
 	}
 
 	// The export kept while serving is a consistent log as far as it got
@@ -270,7 +271,7 @@ func TestRun(t *testing.T) {
 			t.Fatalf("entry %d of the live export differs from the log's", i)
 		}
 	}
-	info, res, err := Export(ctx, Config{Dir: dir}, out)
+	info, res, err := serve.Export(ctx, serve.Config{Dir: dir}, out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +323,7 @@ func TestWitnessed(t *testing.T) {
 	}
 	policy := fmt.Sprintf("log %s\nwitness w1 %s %s\nquorum w1\n", logVkey, wi.VerifierKey, strings.TrimSuffix(wi.AddCheckpointURL, "/add-checkpoint"))
 	signer, vkey, _ := testonly.Key(emitter)
-	r := start(t, Config{Dir: dir, EmitterKeys: []string{vkey}, WitnessPolicy: []byte(policy)})
+	r := start(t, serve.Config{Dir: dir, EmitterKeys: []string{vkey}, WitnessPolicy: []byte(policy)})
 	if r.info.KeyCreated || r.info.VerifierKey != logVkey {
 		t.Fatalf("the service did not use the key file: %+v", r.info)
 	}
@@ -351,36 +352,8 @@ func TestWitnessed(t *testing.T) {
 	}
 }
 
-func TestKeys(t *testing.T) {
-	dir := t.TempDir()
-	cfg := &Config{Dir: dir, Origin: "keys.example/log"}
-	k, err := loadOrCreateKey(cfg)
-	if err != nil || !k.created || k.signer.Name() != "keys.example/log" {
-		t.Fatalf("creating: %+v, %v", k, err)
-	}
-	k2, err := loadOrCreateKey(cfg)
-	if err != nil || k2.created || k2.vkey != k.vkey {
-		t.Fatalf("loading: %+v, %v", k2, err)
-	}
-	if _, err := loadOrCreateKey(&Config{Dir: dir, Origin: "other.example/log"}); err == nil {
-		t.Error("a key for another origin was accepted")
-	}
-	if k3, err := loadOrCreateKey(&Config{Dir: dir}); err != nil || k3.vkey != k.vkey {
-		t.Errorf("loading without an origin: %v", err)
-	}
-	if err := os.Chmod(filepath.Join(dir, "log.key"), 0o640); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := loadOrCreateKey(cfg); err == nil || !strings.Contains(err.Error(), "chmod 600") {
-		t.Errorf("a group-readable key: %v", err)
-	}
-	if _, err := loadOrCreateKey(&Config{Dir: dir, KeyFile: filepath.Join(dir, "missing.key")}); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a missing key file: %v", err)
-	}
-}
-
 func TestParseNATSUsers(t *testing.T) {
-	got, err := ParseNATSUsers([]byte("# backends\n\ntavla-east password s3cret\n  nard-2 nkey UABC \n"))
+	got, err := serve.ParseNATSUsers([]byte("# backends\n\ntavla-east password s3cret\n  nard-2 nkey UABC \n"))
 	want := []ingest.EmitterAccess{{Emitter: "tavla-east", Password: "s3cret"}, {Emitter: "nard-2", NKey: "UABC"}}
 	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got %v, %v", got, err)
@@ -393,14 +366,14 @@ func TestParseNATSUsers(t *testing.T) {
 		"tavla-east nkey SUABC",
 		"a password x\na nkey UX",
 	} {
-		if _, err := ParseNATSUsers([]byte(bad)); err == nil {
+		if _, err := serve.ParseNATSUsers([]byte(bad)); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
 }
 
 func TestInfoLines(t *testing.T) {
-	i := Info{KeyFile: "d/log.key", VerifierKey: "o+1+A", Origin: "o", HTTP: "http://h:1", NATS: "nats://h:2"}
+	i := serve.Info{KeyFile: "d/log.key", VerifierKey: "o+1+A", Origin: "o", HTTP: "http://h:1", NATS: "nats://h:2"}
 	got := strings.Join(i.Lines(), "\n")
 	for _, want := range []string{"key d/log.key\n", "vkey o+1+A\n", "origin o\n", "checkpoint http://h:1/checkpoint\n",
 		"tiles http://h:1/tile/\n", "game http://h:1/games/{id}\n", "auditor http://h:1/auditor.html\n",
@@ -421,7 +394,7 @@ func FuzzParseNATSUsers(f *testing.F) {
 	f.Add("tavla-east password s3cret\nnard nkey UABC\n# x\n")
 	f.Add("a b c d")
 	f.Fuzz(func(t *testing.T, text string) {
-		us, err := ParseNATSUsers([]byte(text))
+		us, err := serve.ParseNATSUsers([]byte(text))
 		if err != nil {
 			return
 		}
@@ -443,21 +416,21 @@ func TestReadSecretFile(t *testing.T) {
 	if err := os.WriteFile(p, []byte("s3cret\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadSecretFile(p); err == nil || !strings.Contains(err.Error(), "readable by others") || !strings.Contains(err.Error(), p) {
+	if _, err := serve.ReadSecretFile(p); err == nil || !strings.Contains(err.Error(), "readable by others") || !strings.Contains(err.Error(), p) {
 		t.Errorf("a 0644 secret: %v", err)
 	}
 	os.Chmod(p, 0o600)
-	if b, err := ReadSecretFile(p); err != nil || string(b) != "s3cret\n" {
+	if b, err := serve.ReadSecretFile(p); err != nil || string(b) != "s3cret\n" {
 		t.Errorf("a 0600 secret: %q, %v", b, err)
 	}
 
 	// The service: a world-readable log key, then a world-readable token.
 	for _, name := range []string{"log.key", "admin.token"} {
 		data := t.TempDir()
-		r := start(t, Config{Dir: data})
+		r := start(t, serve.Config{Dir: data})
 		r.stop()
 		os.Chmod(filepath.Join(data, name), 0o644)
-		err := Run(context.Background(), Config{Dir: data, HTTPAddr: "127.0.0.1:0", NATSListen: "127.0.0.1:0", AdminAddr: "127.0.0.1:0"})
+		err := serve.Run(context.Background(), serve.Config{Dir: data, HTTPAddr: "127.0.0.1:0", NATSListen: "127.0.0.1:0", AdminAddr: "127.0.0.1:0"})
 		if err == nil || !strings.Contains(err.Error(), "readable by others") {
 			t.Errorf("serving with a world-readable %s: %v", name, err)
 		}
@@ -485,7 +458,7 @@ func TestAlertRules(t *testing.T) {
 	if err := yaml.Unmarshal(b, &rules); err != nil {
 		t.Fatalf("the rules file: %v", err)
 	}
-	r := start(t, Config{Dir: t.TempDir()})
+	r := start(t, serve.Config{Dir: t.TempDir()})
 	r.get("/healthz")
 	_, body := r.get("/metrics")
 	exported := map[string]bool{}

@@ -5,7 +5,7 @@
 // independent tlog-tiles client that checks everything it reads
 // (tlogclient.go). It is not part of zarlog's contract.
 //
-// The test support that needs the ledger, the service or the SDK lives in
-// internal/testlog and internal/sdkplay: merged here, it would make an
-// import cycle with the tests of the packages it stands on.
+// The test support that needs the ledger, the service or the SDK is
+// internal/testlog: merged here, it would make an import cycle with the
+// tests of the packages it stands on.
 package testonly

@@ -1,11 +1,4 @@
-// Package testledger runs the real ledger (package ledger, Pebble in a
-// temporary directory) behind the NATS ingest, for the tests of the SDK and
-// of `zarlog emit`: it gives the ingest its Sink, Locator and
-// CheckpointWaiter (package serve's adapters) and the tests a few ways to
-// look at what was logged.
-//
-// It is test support, not part of zarlog's contract.
-package testledger
+package testlog
 
 import (
 	"context"
@@ -23,11 +16,11 @@ import (
 	"github.com/zarlog/zarlog/rules/movecheck"
 )
 
-// Origin is the origin of the test logs.
-const Origin = "test.zarlog.example/log"
+// ledgerOrigin is the origin of the test ledgers' logs.
+const ledgerOrigin = "test.zarlog.example/log"
 
-// Config configures a test ledger. Every field's zero value is documented.
-type Config struct {
+// LedgerConfig configures a test ledger. Every field's zero value is documented.
+type LedgerConfig struct {
 	// EmitterKeys are the emitters' verifier keys. Nil: none.
 	EmitterKeys []string
 	// Now is the ledger's clock. Nil means time.Now.
@@ -35,21 +28,21 @@ type Config struct {
 }
 
 // A Ledger is an open ledger with a deterministic log key (testonly.Key of
-// Origin), signing a checkpoint every few milliseconds.
+// ledgerOrigin), signing a checkpoint every few milliseconds.
 type Ledger struct {
 	L    *ledger.Ledger
 	vkey string
 }
 
-// Open opens a new ledger in a temporary directory; it is closed when the
+// OpenLedger opens a new ledger in a temporary directory; it is closed when the
 // test ends (after the cleanups registered later, such as the ingest's).
-func Open(t testing.TB, cfg Config) *Ledger {
+func OpenLedger(t testing.TB, cfg LedgerConfig) *Ledger {
 	t.Helper()
 	kr, err := events.NewKeyring(cfg.EmitterKeys...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, vkey, err := testonly.Key(Origin)
+	s, vkey, err := testonly.Key(ledgerOrigin)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,4 @@
-// Package watchtest runs a real zarlog origin for the tests of the watchers
-// (packages follow, mirror, audit and `zarlog mirror`/`zarlog audit`): a
-// ledger (package ledger, Pebble in a directory) fed with real games played
-// by package gamegen, its proof bundles built by publisher.Bundler, served
-// over HTTP by serve.Handler exactly as `zarlog serve` serves it.
-//
-// It is test support, not part of zarlog's contract.
-package watchtest
+package testlog
 
 import (
 	"context"
@@ -55,17 +48,17 @@ type Origin struct {
 	cond    *sync.Cond
 }
 
-// Config configures an Origin.
-type Config struct {
+// OriginConfig configures an Origin.
+type OriginConfig struct {
 	// Dir is the data directory. Required.
 	Dir string
 	// CheckpointInterval is the ledger's; zero means none: Sign signs.
 	CheckpointInterval time.Duration
 }
 
-// Start starts an origin in cfg.Dir and stops it in t.Cleanup. Another
+// StartOrigin starts an origin in cfg.Dir and stops it in t.Cleanup. Another
 // Origin started in another directory has the same key: a fork.
-func Start(t testing.TB, cfg Config) *Origin {
+func StartOrigin(t testing.TB, cfg OriginConfig) *Origin {
 	t.Helper()
 	signer, vkey, err := testonly.Key(LogName)
 	if err != nil {

@@ -1,12 +1,4 @@
-// Package sdkplay plays whole games of the three schemes through the SDK,
-// as a game backend does, for the end-to-end tests of `zarlog serve` (in
-// process and as a built binary). Moves are chosen by rules.Choose from a
-// seeded source when the settings log them; otherwise every played roll gets
-// the move "-" and the game ends by resignation after a number of rolls.
-//
-// It is test support, not part of zarlog's contract. Its functions return
-// errors (they run in goroutines) and never print.
-package sdkplay
+package testlog
 
 import (
 	"context"
