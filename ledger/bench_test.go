@@ -398,7 +398,7 @@ func BenchmarkDiskPerEvent(b *testing.B) {
 	for _, p := range []struct {
 		name   string
 		prefix byte
-	}{{"bundles", prefixBundle}, {"tiles", prefixTile}, {"dedup", prefixDedup}, {"games", prefixGame}} {
+	}{{"bundles", prefixBundle}, {"tiles", prefixTile}, {"dedup", prefixDedup}, {"games", prefixGame}, {"history", prefixHistory}} {
 		n, _ := l.db.EstimateDiskUsage([]byte{p.prefix}, prefixEnd(p.prefix))
 		b.ReportMetric(float64(n)/float64(events), p.name+"-B/event")
 	}

@@ -182,6 +182,14 @@ func TestCrash(t *testing.T) {
 			t.Fatalf("checkpoint of size %d is not consistent with the final tree: %v", cp.Size, err)
 		}
 	}
+	// The projections written as the log grew, across every kill (the
+	// games' heads and history chunks among them), are what the log gives:
+	// the same after a Rebuild.
+	before := dumpProjections(t, l)
+	if err := l.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	diffDumps(t, before, dumpProjections(t, l))
 }
 
 // TestCrashChild is the child process of TestCrash. It appends the crash

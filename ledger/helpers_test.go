@@ -131,6 +131,34 @@ func dumpProjections(t testing.TB, l *Ledger) map[string][]byte {
 		}
 		it.Close()
 	}
+	// A game's state is its head and its history chunks, which a rebuild
+	// may cut in other places: the dump holds the whole state, and every
+	// chunk must belong to a game.
+	for k := range out {
+		if k[0] != prefixGame {
+			continue
+		}
+		g, err := loadGame(v.snap, k[1:])
+		if err != nil || g == nil {
+			t.Fatalf("game %q: %v", k[1:], err)
+		}
+		out[k] = mustMarshalGame(t, g)
+	}
+	it, err := v.snap.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixHistory}, UpperBound: prefixEnd(prefixHistory)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		if len(k) < 11 || k[len(k)-9] != 0 {
+			t.Errorf("history chunk key %q", k)
+			continue
+		}
+		if _, ok := out[string(prefixGame)+string(k[1:len(k)-9])]; !ok {
+			t.Errorf("history chunk %q of no game", k)
+		}
+	}
+	it.Close()
 	if s, err := get(v.snap, keyStats); err == nil {
 		out[string(keyStats)] = s
 	}
@@ -138,6 +166,15 @@ func dumpProjections(t testing.TB, l *Ledger) map[string][]byte {
 		t.Fatalf("rebuild marker: %v", err)
 	}
 	return out
+}
+
+func mustMarshalGame(t testing.TB, g *events.Game) []byte {
+	t.Helper()
+	b, err := g.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func diffDumps(t testing.TB, a, b map[string][]byte) {

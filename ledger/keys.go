@@ -2,8 +2,11 @@ package ledger
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/merkle"
@@ -19,10 +22,12 @@ import (
 //	  'a' I:u64             append time of the group whose first leaf is I: i64 Unix ns
 //	  'm' "state"           merkle.State of the stored tree
 //	  'm' "checkpoint"      the last signed checkpoint note, as published
-//	  'm' "format"          the store format version (u8 1) and the origin
-//	projections (derived from the log; Rebuild recreates them byte for byte):
+//	  'm' "format"          the store format version (u8 2) and the origin
+//	projections (derived from the log; Rebuild recreates them byte for byte, but for
+//	where it cuts a game's history into chunks):
 //	  'i' id                dedup: leaf index u64 ‖ leaf hash [32]
-//	  'g' game              events.Game, MarshalBinary
+//	  'g' game              the game's state without its history (events.Game.AppendHead)
+//	  'h' game 0x00 I:u64   a chunk of the game's history, from its leaf I on (AppendHistory)
 //	  'f' I:u64             game finished by leaf I: status u8 ‖ game id
 //	  'm' "stats"           Stats, MarshalBinary
 //	  'm' "rebuild"         present while a Rebuild is unfinished
@@ -38,6 +43,7 @@ const (
 	prefixMeta       = 'm'
 	prefixDedup      = 'i'
 	prefixGame       = 'g'
+	prefixHistory    = 'h'
 	prefixFinished   = 'f'
 	prefixRejected   = 'r'
 	prefixRejectedID = 'y'
@@ -55,8 +61,23 @@ var (
 	keyRejMeta    = []byte("mrejected")
 )
 
-// storeFormat is the first byte of the "format" record.
-const storeFormat = 1
+// storeFormat is the first byte of the "format" record. Format 1 kept
+// each game's state whole under 'g'; Open rebuilds the projections of a
+// format-1 store into format 2's heads and history chunks (the log itself
+// is the same).
+const storeFormat = 2
+
+// appendHistoryKey appends the key of the chunk of game's history that
+// starts at leaf first to b. The game ids cannot hold 0x00
+// (events.ValidGameID), so the chunks of one game are the keys that start
+// with historyPrefix(game), in the order they were written.
+func appendHistoryKey(b []byte, game string, first uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(append(append(b, prefixHistory), game...), 0), first)
+}
+
+func historyPrefix(game string) []byte {
+	return append(append([]byte{prefixHistory}, game...), 0)
+}
 
 // tileKey returns the key of a tile or entry bundle, independent of its
 // width: one growing record per (level, index), so serving any width is one
@@ -130,4 +151,35 @@ func parseFinished(key, val []byte) (events.FinishedGame, error) {
 		return events.FinishedGame{}, fmt.Errorf("finished-game record %x = %x: %w", key, val, ErrCorrupt)
 	}
 	return events.FinishedGame{Index: binary.BigEndian.Uint64(key[1:]), Status: finishedStatus[val[0]], Game: string(val[1:])}, nil
+}
+
+// loadGame reads a game's state from r (the database or a snapshot): its
+// head and its history chunks. It returns nil, nil for a game with no
+// events.
+func loadGame(r pebble.Reader, id string) (*events.Game, error) {
+	head, err := get(r, strKey(prefixGame, id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the state of game %q: %w", id, err)
+	}
+	lo := historyPrefix(id)
+	hi := append(lo[:len(lo)-1:len(lo)-1], 1)
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, fmt.Errorf("reading the history of game %q: %w", id, err)
+	}
+	var chunks [][]byte
+	for it.First(); it.Valid(); it.Next() {
+		chunks = append(chunks, append([]byte(nil), it.Value()...))
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return nil, fmt.Errorf("reading the history of game %q: %w", id, err)
+	}
+	g := new(events.Game)
+	if err := g.UnmarshalSplit(head, chunks); err != nil {
+		return nil, fmt.Errorf("state of game %q: %w: %w", id, ErrCorrupt, err)
+	}
+	return g, nil
 }

@@ -404,10 +404,25 @@ func (l *Ledger) load(ctx context.Context) error {
 		}
 	case err != nil:
 		return fmt.Errorf("ledger: reading the format record: %w", err)
-	case len(f) == 0 || f[0] != storeFormat:
+	case len(f) == 0 || f[0] != storeFormat && f[0] != 1:
 		return fmt.Errorf("ledger: %s has store format %x, want %d: %w", l.cfg.Dir, f[:min(len(f), 1)], storeFormat, ErrCorrupt)
 	case string(f[1:]) != l.origin:
 		return fmt.Errorf("ledger: %s holds the log %q, not %q", l.cfg.Dir, f[1:], l.origin)
+	case f[0] == 1:
+		// Format 1 kept each game's state whole. The log is the same, and
+		// the projections are derived from it: they are rebuilt below, in
+		// format 2, as after an interrupted Rebuild. The marker and the new
+		// format go in one batch, so a crash leaves either format 1 or a
+		// rebuild to finish.
+		l.log.Info("upgrading the store from format 1: the games' states are rebuilt from the log, as heads and history chunks")
+		b := db.NewBatch()
+		b.Set(keyFormat, append([]byte{storeFormat}, l.origin...), nil)
+		b.Set(keyRebuild, nil, nil)
+		err := l.commit(b, "upgrading the store format")
+		b.Close()
+		if err != nil {
+			return fmt.Errorf("ledger: %w", err)
+		}
 	}
 
 	st, err := readState(db)

@@ -224,15 +224,11 @@ func (l *Ledger) Game(ctx context.Context, id string) (*events.Game, error) {
 		return nil, err
 	}
 	defer v.release()
-	d, err := get(v.snap, strKey(prefixGame, id))
-	if err != nil {
-		return nil, errNotFound(err, "game "+id)
+	g, err := loadGame(v.snap, id)
+	if err == nil && g == nil {
+		err = errNotFound(pebble.ErrNotFound, "game "+id)
 	}
-	g := new(events.Game)
-	if err := g.UnmarshalBinary(d); err != nil {
-		return nil, fmt.Errorf("state of game %q: %w: %w", id, ErrCorrupt, err)
-	}
-	return g, nil
+	return g, err
 }
 
 // Lookup returns the leaf index and leaf hash of the event with the given id,

@@ -72,7 +72,7 @@ func (s *sequencer) rebuild(ctx context.Context) error {
 	start := time.Now()
 	b := db.NewBatch()
 	b.Set(keyRebuild, nil, nil)
-	for _, p := range []byte{prefixDedup, prefixGame, prefixFinished} {
+	for _, p := range []byte{prefixDedup, prefixGame, prefixHistory, prefixFinished} {
 		b.DeleteRange([]byte{p}, prefixEnd(p), nil)
 	}
 	b.Delete(keyStats, nil)

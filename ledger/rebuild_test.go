@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/zarlog/zarlog/events"
 )
 
@@ -84,5 +86,74 @@ func TestRebuildRefusedLeaf(t *testing.T) {
 	l.Close()
 	if _, err := Open(context.Background(), e.cfg); err == nil || !strings.Contains(err.Error(), "interrupted rebuild") {
 		t.Errorf("Open after a failed rebuild: %v", err)
+	}
+}
+
+// TestUpgradeFormat1 opens a store of format 1, which kept each game's
+// state whole under 'g' with no history chunks: Open rebuilds the
+// projections into heads and chunks, the games' states are the same, the
+// format record says 2, and appending goes on. A store of a format this
+// version does not know is refused.
+func TestUpgradeFormat1(t *testing.T) {
+	e := newTestEnv(t)
+	l := e.open()
+	gen := newStreamGen(t, e.k, "upgrade", 11, 5)
+	appendAll(t, l, gen.take(1200), 100)
+	before := dumpProjections(t, l)
+	var games int
+	for k := range before {
+		if k[0] == prefixGame {
+			games++
+		}
+	}
+	if games < 11 {
+		t.Fatalf("only %d games", games)
+	}
+	l.Close()
+
+	// Format 1: whole states under 'g', no 'h', format byte 1.
+	db := openRaw(t, e)
+	b := db.NewBatch()
+	for k, whole := range before {
+		if k[0] == prefixGame {
+			b.Set([]byte(k), whole, nil)
+		}
+	}
+	b.DeleteRange([]byte{prefixHistory}, prefixEnd(prefixHistory), nil)
+	b.Set(keyFormat, append([]byte{1}, l.origin...), nil)
+	if err := b.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	l = e.open()
+	diffDumps(t, before, dumpProjections(t, l))
+	if f, err := get(l.db, keyFormat); err != nil || f[0] != storeFormat {
+		t.Fatalf("format record %x, %v", f, err)
+	}
+	chunks := 0
+	it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixHistory}, UpperBound: prefixEnd(prefixHistory)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		chunks++
+	}
+	it.Close()
+	if chunks < games {
+		t.Errorf("%d history chunks for %d games", chunks, games)
+	}
+	appendAll(t, l, gen.take(300), 50)
+	l.Close()
+
+	db = openRaw(t, e)
+	if err := db.Set(keyFormat, append([]byte{3}, l.origin...), pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := Open(context.Background(), e.cfg); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "store format 03") {
+		t.Errorf("a store of format 3: %v", err)
 	}
 }

@@ -53,8 +53,9 @@ type sequencer struct {
 	maxIDs   int // maxRecentIDs; tests lower it
 
 	// The group being prepared.
-	pend   map[string]*events.Game // games changed by the group
-	ids    []string                // event ids appended by the group
+	pend   map[string]*events.Game   // games changed by the group
+	from   map[string]events.History // what Pebble holds of their history: their state's before the group
+	ids    []string                  // event ids appended by the group
 	leaves [][]byte
 	fin    []events.FinishedGame
 	counts groupCounts
@@ -98,6 +99,7 @@ func newSequencer(l *Ledger, b *merkle.Builder, stats Stats, rej RejectedSummary
 		inflight: map[string]taggedGame{},
 		recent:   map[string]taggedID{},
 		pend:     map[string]*events.Game{},
+		from:     map[string]events.History{},
 		maxIDs:   maxRecentIDs,
 	}
 }
@@ -246,6 +248,7 @@ func (s *sequencer) forget() {
 
 func (s *sequencer) reset() {
 	clear(s.pend)
+	clear(s.from)
 	clear(s.leaves)
 	s.leaves = s.leaves[:0]
 	s.ids = nil
@@ -402,6 +405,15 @@ func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *
 	s.recent[ev.ID] = taggedID{dedupRecord{Index: index, LeafHash: hash}, s.group + 1}
 	s.ids = append(s.ids, ev.ID)
 	s.nRecent++
+	if _, ok := s.pend[ev.Game]; !ok {
+		// Every group that changes a game writes its history up to the
+		// group's end, so what is stored of it is the previous state's.
+		var h events.History
+		if g != nil {
+			h = g.History()
+		}
+		s.from[ev.Game] = h
+	}
 	s.pend[ev.Game] = ng
 	if f, ok := s.stats.observe(ev, g, ng); ok {
 		s.fin = append(s.fin, f)
@@ -436,18 +448,9 @@ func (s *sequencer) game(id string) (*events.Game, error) {
 	if g, ok := s.games.get(id); ok {
 		return g, nil
 	}
-	v, c, err := s.l.db.Get(strKey(prefixGame, id))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the state of game %q: %w", id, err)
-	}
-	g := new(events.Game)
-	err = g.UnmarshalBinary(v)
-	c.Close()
-	if err != nil {
-		return nil, fmt.Errorf("state of game %q: %w: %w", id, ErrCorrupt, err)
+	g, err := loadGame(s.l.db, id)
+	if err != nil || g == nil {
+		return nil, err
 	}
 	s.cache(id, g)
 	return g, nil
@@ -501,11 +504,22 @@ func (s *sequencer) writeProjections(batch *pebble.Batch) error {
 		batch.Set(key, val, nil)
 	}
 	for id, g := range s.pend {
+		// The head, rewritten; the history since the last group that
+		// changed the game, written once.
 		var err error
-		if val, err = g.AppendBinary(val[:0]); err != nil {
+		if val, err = g.AppendHead(val[:0]); err != nil {
 			return fmt.Errorf("encoding the state of game %q: %w", id, err)
 		}
 		key = append(append(key[:0], prefixGame), id...)
+		batch.Set(key, val, nil)
+		from := s.from[id]
+		if from.Leaves >= len(g.Leaves) { // unreachable: a change is an event
+			return fmt.Errorf("game %q changed without a leaf", id)
+		}
+		if val, err = g.AppendHistory(val[:0], from); err != nil {
+			return fmt.Errorf("encoding the history of game %q: %w", id, err)
+		}
+		key = appendHistoryKey(key[:0], id, g.Leaves[from.Leaves])
 		batch.Set(key, val, nil)
 	}
 	s.keyBuf, s.valBuf = key, val

@@ -1,0 +1,171 @@
+package events
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/zarlog/zarlog/events/dice"
+)
+
+// A game's state in two parts, for a store that rewrites the state of every
+// game an append touches: the head, small and rewritten each time, and the
+// history, the parts that only grow (its leaves, rolls, moves and revealed
+// roll records), written once each, in chunks. The head is the encoding of
+// MarshalBinary with the history left out; a chunk is, version 1:
+//
+//	u8 version=1, uvarint #leaves, uvarint first leaf, uvarint leaf−previous...,
+//	uvarint #rolls, roll..., uvarint #moves, move..., uvarint #records, record...
+//
+// with roll, move and record as in MarshalBinary. UnmarshalSplit reads a
+// head and its chunks back; a head that holds history itself (a state
+// MarshalBinary wrote whole) is read as it is, with the chunks after it.
+const historyVersion = 1
+
+// A History counts the parts of a game's state that only grow.
+type History struct{ Leaves, Rolls, Moves, Records int }
+
+// History returns what g's history holds.
+func (g *Game) History() History {
+	return History{len(g.Leaves), len(g.Rolls), len(g.Moves), len(g.RollRecords)}
+}
+
+// AppendHead appends the encoding of g's state without its history
+// (MarshalBinary's encoding of g with no leaves, rolls, moves and revealed
+// roll records).
+func (g *Game) AppendHead(b []byte) ([]byte, error) {
+	h := *g
+	h.Leaves, h.Rolls, h.Moves, h.RollRecords = nil, nil, nil, nil
+	return h.AppendBinary(b)
+}
+
+// AppendHistory appends the chunk of g's history past from: the leaves,
+// rolls, moves and revealed roll records after the first from.Leaves,
+// from.Rolls, from.Moves and from.Records.
+func (g *Game) AppendHistory(b []byte, from History) ([]byte, error) {
+	to := g.History()
+	if from.Leaves > to.Leaves || from.Rolls > to.Rolls || from.Moves > to.Moves || from.Records > to.Records ||
+		from.Leaves < 0 || from.Rolls < 0 || from.Moves < 0 || from.Records < 0 {
+		return nil, fmt.Errorf("%w: history from %+v, but the game holds %+v", ErrBadState, from, to)
+	}
+	w := &stateWriter{b: b}
+	w.u8(historyVersion)
+	leaves := g.Leaves[from.Leaves:]
+	w.uvarint(uint64(len(leaves)))
+	for i, l := range leaves {
+		switch {
+		case i == 0:
+			w.uvarint(l)
+		case l <= leaves[i-1]:
+			return nil, fmt.Errorf("%w: leaf %d after leaf %d", ErrBadState, l, leaves[i-1])
+		default:
+			w.uvarint(l - leaves[i-1])
+		}
+	}
+	w.uvarint(uint64(to.Rolls - from.Rolls))
+	for _, r := range g.Rolls[from.Rolls:] {
+		w.uvarint(uint64(r.N))
+		w.dice("roll", r.Dice)
+		c, ok := codeOf(kindCodes, r.Kind)
+		w.code("roll kind", c, ok && c != 0)
+	}
+	w.uvarint(uint64(to.Moves - from.Moves))
+	for _, m := range g.Moves[from.Moves:] {
+		w.uvarint(uint64(m.N))
+		w.str(m.Play)
+		w.code("move seat", byte(m.Seat), m.Seat == 0 || m.Seat == 1)
+	}
+	w.uvarint(uint64(to.Records - from.Records))
+	for i := range g.RollRecords[from.Records:] {
+		r := &g.RollRecords[from.Records+i]
+		if r.Stage != RollRevealed && w.err == nil {
+			w.err = fmt.Errorf("%w: roll record %d is not revealed", ErrBadState, from.Records+i)
+		}
+		w.record(r)
+	}
+	if w.err != nil {
+		return nil, w.err
+	}
+	return w.b, nil
+}
+
+// UnmarshalSplit decodes a state from its head and the chunks of its
+// history, in the order they were written. It decodes into a temporary and
+// assigns g only on success.
+func (g *Game) UnmarshalSplit(head []byte, chunks [][]byte) error {
+	var s Game
+	if err := s.UnmarshalBinary(head); err != nil {
+		return err
+	}
+	size := len(head)
+	for i, c := range chunks {
+		if size += len(c); size > MaxStateSize {
+			return fmt.Errorf("%w: more than %d bytes with its history", ErrBadState, MaxStateSize)
+		}
+		if err := s.addHistory(c); err != nil {
+			return fmt.Errorf("history chunk %d: %w", i, err)
+		}
+	}
+	*g = s
+	return nil
+}
+
+// addHistory appends one chunk of history to s.
+func (s *Game) addHistory(b []byte) error {
+	r := &stateReader{b: b}
+	if v := r.u8(); r.err == nil && v != historyVersion {
+		r.fail("history version %d, want %d", v, historyVersion)
+	}
+	n := r.count(1)
+	s.Leaves = slices.Grow(s.Leaves, n)
+	for i := range n {
+		l := r.uvarint()
+		switch {
+		case r.err != nil:
+		case i > 0 && (l == 0 || l > ^uint64(0)-s.Leaves[len(s.Leaves)-1]):
+			r.fail("leaf %d: step %d from the one before", i, l)
+		case i > 0:
+			l += s.Leaves[len(s.Leaves)-1]
+		case len(s.Leaves) > 0 && l <= s.Leaves[len(s.Leaves)-1]:
+			r.fail("leaf %d after leaf %d", l, s.Leaves[len(s.Leaves)-1])
+		}
+		s.Leaves = append(s.Leaves, l)
+	}
+	if n := r.count(4); n > 0 {
+		if r.err == nil && !s.Scheme.PerGame() {
+			r.fail("%s has no rolls of a game", s.Scheme)
+		}
+		for range n {
+			var roll dice.Roll
+			roll.N = uint32(r.uvarintMax(maxU32, "roll n"))
+			roll.Dice = r.dice("roll")
+			roll.Kind = decodeCode(r, kindCodes, "roll kind", false)
+			s.Rolls = append(s.Rolls, roll)
+		}
+	}
+	for range r.count(3) {
+		var m Move
+		m.N = uint32(r.uvarintMax(maxU32, "move n"))
+		m.Play = r.str()
+		m.Seat = int(r.u8())
+		if r.err == nil && m.Seat > 1 {
+			r.fail("move seat %d", m.Seat)
+		}
+		s.Moves = append(s.Moves, m)
+	}
+	if n := r.count(16 + 32 + 32 + 1 + 32 + 3); n > 0 { // a record's bytes
+		if r.err == nil && s.Scheme != PerRoll {
+			r.fail("%s has no roll records", s.Scheme)
+		}
+		for range n {
+			rec := r.record()
+			if r.err == nil && rec.Stage != RollRevealed {
+				r.fail("roll record %d is not revealed", len(s.RollRecords))
+			}
+			s.RollRecords = append(s.RollRecords, rec)
+		}
+	}
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("%d trailing bytes", len(r.b))
+	}
+	return r.err
+}
