@@ -57,6 +57,7 @@ type sequencer struct {
 	from   map[string]events.History // what Pebble holds of their history: their state's before the group
 	ids    []string                  // event ids appended by the group
 	leaves [][]byte
+	hashes []merkle.Hash // the leaves' hashes, computed by the checks
 	fin    []events.FinishedGame
 	counts groupCounts
 
@@ -250,7 +251,7 @@ func (s *sequencer) reset() {
 	clear(s.pend)
 	clear(s.from)
 	clear(s.leaves)
-	s.leaves = s.leaves[:0]
+	s.leaves, s.hashes = s.leaves[:0], s.hashes[:0]
 	s.ids = nil
 	s.fin = s.fin[:0]
 	s.counts = groupCounts{}
@@ -402,6 +403,7 @@ func (s *sequencer) dedup(it *item) (dedupRecord, bool, error) {
 // themselves stay apart).
 func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *events.Game, index uint64) {
 	s.leaves = append(s.leaves, data)
+	s.hashes = append(s.hashes, hash)
 	s.recent[ev.ID] = taggedID{dedupRecord{Index: index, LeafHash: hash}, s.group + 1}
 	s.ids = append(s.ids, ev.ID)
 	s.nRecent++
@@ -471,7 +473,7 @@ func (s *sequencer) cache(id string, g *events.Game) {
 // batch.
 func (s *sequencer) write(batch *pebble.Batch, first uint64, now time.Time) error {
 	if len(s.leaves) > 0 {
-		tiles, err := s.b.Append(s.leaves)
+		tiles, err := s.b.AppendHashed(s.leaves, s.hashes)
 		if err != nil {
 			return fmt.Errorf("appending %d leaves at %d to the tree: %w", len(s.leaves), first, err)
 		}

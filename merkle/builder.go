@@ -274,6 +274,17 @@ func (b *Builder) State() State {
 // ErrLeafTooLarge) or the tree would overflow, it returns an error and
 // appends nothing.
 func (b *Builder) Append(leaves [][]byte) ([]TileData, error) {
+	return b.AppendHashed(leaves, nil)
+}
+
+// AppendHashed is Append for leaves whose leaf hashes (LeafHash) the caller
+// has computed already: hashes[i] must be LeafHash(leaves[i]), or the tree
+// does not commit to the entry bundles. With hashes nil it computes them,
+// as Append does; otherwise len(hashes) must be len(leaves).
+func (b *Builder) AppendHashed(leaves [][]byte, hashes []Hash) ([]TileData, error) {
+	if hashes != nil && len(hashes) != len(leaves) {
+		return nil, fmt.Errorf("%d leaves and %d leaf hashes", len(leaves), len(hashes))
+	}
 	for i, leaf := range leaves {
 		if len(leaf) > MaxEntrySize {
 			return nil, fmt.Errorf("leaf %d of batch (index %d) is %d bytes, more than %d: %w", i, b.size+uint64(i), len(leaf), MaxEntrySize, ErrLeafTooLarge)
@@ -288,8 +299,12 @@ func (b *Builder) Append(leaves [][]byte) ([]TileData, error) {
 		return b.out, nil
 	}
 	b.rootSet = false
-	for _, leaf := range leaves {
-		b.appendLeaf(leaf)
+	for i, leaf := range leaves {
+		if hashes != nil {
+			b.appendLeaf(leaf, &hashes[i])
+		} else {
+			b.appendLeaf(leaf, nil)
+		}
 	}
 	// The partial tiles that received data.
 	if b.touch[0] && b.bundN > 0 {
@@ -314,9 +329,9 @@ func (b *Builder) Append(leaves [][]byte) ([]TileData, error) {
 	return b.out, nil
 }
 
-// appendLeaf appends one leaf: its entry, its leaf hash, and the interior
-// nodes it completes.
-func (b *Builder) appendLeaf(leaf []byte) {
+// appendLeaf appends one leaf: its entry, its leaf hash (hash, or computed
+// if nil), and the interior nodes it completes.
+func (b *Builder) appendLeaf(leaf []byte, hash *Hash) {
 	index := b.size
 	b.size++
 
@@ -341,11 +356,15 @@ func (b *Builder) appendLeaf(leaf []byte) {
 	if t0 == nil {
 		t0 = make([]byte, 0, TileWidth*HashSize)
 	}
-	h := b.leafHash
-	h.Reset()
-	h.Write(b.prefix[:])
-	h.Write(leaf)
-	t0 = h.Sum(t0)
+	if hash != nil {
+		t0 = append(t0, hash[:]...)
+	} else {
+		h := b.leafHash
+		h.Reset()
+		h.Write(b.prefix[:])
+		h.Write(leaf)
+		t0 = h.Sum(t0)
+	}
 	node := Hash(t0[len(t0)-HashSize:])
 	b.tiles[0] = t0
 	b.touch[1] = true

@@ -49,7 +49,15 @@ func build(t *testing.T, n uint64, sizes []int) (*memReader, *ref) {
 	for k, size := 0, uint64(0); size < n; k++ {
 		old := size
 		size = min(n, size+uint64(sizes[k%len(sizes)]))
-		tds, err := b.Append(leaves[old:size])
+		// Every other batch comes with its leaf hashes (AppendHashed), as
+		// the ledger appends: the tiles must be the same.
+		var tds []TileData
+		var err error
+		if k%2 == 1 {
+			tds, err = b.AppendHashed(leaves[old:size], hashes[old:size])
+		} else {
+			tds, err = b.Append(leaves[old:size])
+		}
 		if err != nil {
 			t.Fatalf("append [%d, %d): %v", old, size, err)
 		}
@@ -349,6 +357,18 @@ func TestBuilderTampered(t *testing.T) {
 				t.Fatalf("NewBuilder: %v, want %v", err, c.is)
 			}
 		})
+	}
+}
+
+// TestAppendHashedLengths: AppendHashed refuses a hash count other than the
+// leaf count, and appends nothing.
+func TestAppendHashedLengths(t *testing.T) {
+	b, err := NewBuilder(context.Background(), nil, State{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.AppendHashed([][]byte{refLeaf(0), refLeaf(1)}, []Hash{LeafHash(refLeaf(0))}); err == nil || b.Size() != 0 {
+		t.Errorf("2 leaves, 1 hash: %v, size %d", err, b.Size())
 	}
 }
 
