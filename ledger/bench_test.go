@@ -406,8 +406,9 @@ func BenchmarkDiskPerEvent(b *testing.B) {
 }
 
 // BenchmarkHeap appends 1M realistic events (generated as it goes, in calls
-// of 1000) and reports the live heap after 100k and after 1M events: it
-// should not grow with the log. Run it with -benchtime=1x.
+// of 1000) and reports the live heap after 100k and after 1M events (and
+// after 10M with ZARLOG_SLOW=1): it should not grow with the log. Run it
+// with -benchtime=1x.
 func BenchmarkHeap(b *testing.B) {
 	l := benchLedger(b, b.TempDir())
 	gen := newBenchGen(b, 3)
@@ -419,9 +420,13 @@ func BenchmarkHeap(b *testing.B) {
 		runtime.ReadMemStats(&m)
 		return float64(m.HeapInuse) / (1 << 20)
 	}
+	calls := 1000
+	if os.Getenv("ZARLOG_SLOW") != "" {
+		calls = 10_000 // 10M events, about 4 GB of log
+	}
 	start := time.Now()
 	for b.Loop() {
-		for i := 1; i <= 1000; i++ {
+		for i := 1; i <= calls; i++ {
 			if _, err := l.Append(ctx, workloadInputs(b, gen, 1000)); err != nil {
 				b.Fatal(err)
 			}
@@ -430,6 +435,8 @@ func BenchmarkHeap(b *testing.B) {
 				b.ReportMetric(heap(), "heap-MiB@100k")
 			case 1000:
 				b.ReportMetric(heap(), "heap-MiB@1M")
+			case 10_000:
+				b.ReportMetric(heap(), "heap-MiB@10M")
 			}
 		}
 	}
