@@ -88,14 +88,8 @@ func (s *scanner) hex(dst []byte) bool {
 	if len(s.b)-s.i < 2*len(dst)+2 || s.b[s.i] != '"' || s.b[s.i+1+2*len(dst)] != '"' {
 		return false
 	}
-	h := s.b[s.i+1:]
-	for k := range dst {
-		hi, ok1 := hexDigit(h[2*k])
-		lo, ok2 := hexDigit(h[2*k+1])
-		if !ok1 || !ok2 {
-			return false
-		}
-		dst[k] = hi<<4 | lo
+	if !decodeLowerHex(dst, s.b[s.i+1:]) {
+		return false
 	}
 	s.i += 2*len(dst) + 2
 	return true
@@ -107,16 +101,7 @@ func (s *scanner) hexVar(lo, hi int) ([]byte, bool) {
 	if !ok || len(v)%2 != 0 || len(v)/2 < lo || len(v)/2 > hi {
 		return nil, false
 	}
-	out := make([]byte, len(v)/2)
-	for k := range out {
-		h, ok1 := hexDigit(v[2*k])
-		l, ok2 := hexDigit(v[2*k+1])
-		if !ok1 || !ok2 {
-			return nil, false
-		}
-		out[k] = h<<4 | l
-	}
-	return out, true
+	return lowerHex(v)
 }
 
 func (s *scanner) uuid() (dice.UUID, bool) {

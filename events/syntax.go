@@ -60,15 +60,21 @@ func lowerHex[T string | []byte](s T) ([]byte, bool) {
 		return nil, false
 	}
 	b := make([]byte, len(s)/2)
-	for i := range b {
+	return b, decodeLowerHex(b, s)
+}
+
+// decodeLowerHex decodes the 2·len(dst) lowercase hex digits that s starts
+// with into dst.
+func decodeLowerHex[T string | []byte](dst []byte, s T) bool {
+	for i := range dst {
 		hi, ok1 := hexDigit(s[2*i])
 		lo, ok2 := hexDigit(s[2*i+1])
 		if !ok1 || !ok2 {
-			return nil, false
+			return false
 		}
-		b[i] = hi<<4 | lo
+		dst[i] = hi<<4 | lo
 	}
-	return b, true
+	return true
 }
 
 func hexDigit(c byte) (byte, bool) {
