@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/zarlog/zarlog/events"
 )
@@ -155,5 +156,38 @@ func TestUpgradeFormat1(t *testing.T) {
 	db.Close()
 	if _, err := Open(context.Background(), e.cfg); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "store format 03") {
 		t.Errorf("a store of format 3: %v", err)
+	}
+}
+
+// TestSmallGameCache appends the same interleaved games to two ledgers, one
+// whose cache holds a single game, so that nearly every event's game is
+// read back from its head and history chunks, and one with the default
+// cache: the logs, the projections and every game's state are the same.
+func TestSmallGameCache(t *testing.T) {
+	e := newTestEnv(t)
+	other := *e
+	other.fs, other.clock = vfs.NewMem(), newFakeClock()
+	other.cfg.FS, other.cfg.Now = other.fs, other.clock.Now
+	e.cfg.GameCache = 1
+	small, big := e.open(), other.open()
+	gen := newStreamGen(t, e.k, "cache", 17, 9)
+	leaves := gen.take(1500)
+	for i, size := 0, 1; i < len(leaves); i, size = i+size, size%50+7 {
+		in := inputs(t, leaves[i:min(i+size, len(leaves))]...)
+		mustAppend(t, small, in)
+		mustAppend(t, big, in)
+	}
+	a, b := dumpProjections(t, small), dumpProjections(t, big)
+	diffDumps(t, a, b)
+	games := 0
+	for k := range a {
+		if k[0] == prefixGame {
+			games++
+		}
+	}
+	n1, _ := small.Size()
+	n2, _ := big.Size()
+	if games < 20 || n1 != n2 || n1 != uint64(len(leaves)) {
+		t.Fatalf("%d games, sizes %d and %d of %d leaves", games, n1, n2, len(leaves))
 	}
 }
