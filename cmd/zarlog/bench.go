@@ -21,7 +21,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("zarlog bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: zarlog bench [--events N] [--emitters N] [--games N] [--mix NAME] [--rate N] [--bundles N] [--tessera] [--json] [--dir DIR]")
+		fmt.Fprintln(stderr, "usage: zarlog bench [--events N] [--emitters N] [--games N] [--mix NAME] [--rate N] [--bundles N] [--tessera] [--json] [--dir DIR] [--cpuprofile FILE]")
 		fmt.Fprintln(stderr, "\nMeasure zarlog on this machine: events end to end (SDK → embedded NATS JetStream → ingest → ledger →")
 		fmt.Fprintln(stderr, "signed checkpoint), publish→checkpoint latency, the ledger's bytes on disk per event, and the proof")
 		fmt.Fprintln(stderr, "bundles' size and verify time per game; with --tessera, the ledger alone and Tessera's POSIX log on")
@@ -30,8 +30,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fs.PrintDefaults()
 	}
 	var (
-		cfg    bench.Config
-		asJSON bool
+		cfg        bench.Config
+		asJSON     bool
+		cpuProfile string
 	)
 	fs.IntVar(&cfg.Events, "events", bench.DefaultEvents, "the number of events")
 	fs.IntVar(&cfg.Emitters, "emitters", bench.DefaultEmitters, "the number of emitters (game backends), each with its own NATS connection")
@@ -42,6 +43,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&cfg.Tessera, "tessera", false, "also measure the ledger alone and Tessera's POSIX log on the same events")
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	fs.StringVar(&cfg.Dir, "dir", "", "scratch `directory` for the logs, removed at the end (default: a temporary one)")
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "write the CPU profile of the end-to-end run to `file` (go tool pprof), the one the split by stage comes from")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -65,10 +67,27 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		defer bar.finish()
 		cfg.Progress = bar.report
 	}
+	var prof *os.File
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "zarlog bench: --cpuprofile:", err)
+			return 2
+		}
+		defer f.Close()
+		prof, cfg.Profile = f, f
+	}
 	rep, err := bench.Run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "zarlog bench:", err)
 		return 1
+	}
+	if prof != nil {
+		if err := prof.Close(); err != nil {
+			fmt.Fprintln(stderr, "zarlog bench: --cpuprofile:", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "zarlog bench: the CPU profile of the end-to-end run is in %s (go tool pprof %s)\n", cpuProfile, cpuProfile)
 	}
 	if asJSON {
 		stdout.Write(rep.JSON())

@@ -4,32 +4,54 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/zarlog/zarlog/internal/bench"
 )
 
 // TestBench runs `zarlog bench --json` on a few events and reads the
-// report back; without --json the same figures are printed as text.
+// report back; without --json the same figures are printed as text, and
+// --cpuprofile writes the end-to-end run's CPU profile, which pprof reads.
 func TestBench(t *testing.T) {
 	for _, asJSON := range []bool{true, false} {
 		args := []string{"bench", "--events", "3000", "--games", "8", "--bundles", "2", "--dir", t.TempDir() + "/b"}
+		prof := filepath.Join(t.TempDir(), "cpu.pprof")
 		if asJSON {
 			args = append(args, "--json")
+		} else {
+			args = append(args, "--cpuprofile", prof)
 		}
 		var stdout, stderr bytes.Buffer
 		if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
 			t.Fatalf("zarlog %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
 		}
-		if stderr.Len() != 0 {
-			t.Errorf("standard error, not a terminal: %q", stderr.String())
-		}
 		if !asJSON {
+			if want := "zarlog bench: the CPU profile of the end-to-end run is in " + prof + " (go tool pprof " + prof + ")\n"; stderr.String() != want {
+				t.Errorf("standard error, not a terminal: %q, want %q", stderr.String(), want)
+			}
+			f, err := os.Open(prof)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := profile.Parse(f)
+			f.Close()
+			if err != nil {
+				t.Errorf("--cpuprofile: %v", err)
+			} else if len(p.Sample) == 0 {
+				t.Error("--cpuprofile: no samples")
+			}
 			if !strings.Contains(stdout.String(), "end to end ") || !strings.Contains(stdout.String(), "bundle     tavlarena-v1") {
 				t.Errorf("text report:\n%s", stdout.String())
 			}
 			continue
+		}
+		if stderr.Len() != 0 {
+			t.Errorf("standard error, not a terminal: %q", stderr.String())
 		}
 		var rep bench.Report
 		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
@@ -52,6 +74,7 @@ func TestBenchUsage(t *testing.T) {
 		{[]string{"bench", "extra"}, 2},
 		{[]string{"bench", "--nope"}, 2},
 		{[]string{"bench", "--mix", "dominoes"}, 2},
+		{[]string{"bench", "--cpuprofile", "/nonexistent/dir/cpu.pprof"}, 2},
 	} {
 		var stderr bytes.Buffer
 		if code := run(context.Background(), tt.args, &bytes.Buffer{}, &stderr); code != tt.code {

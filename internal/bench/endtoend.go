@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -39,6 +40,9 @@ type EndToEndConfig struct {
 	// Progress, if not nil, is called with the number of events appended
 	// so far, after each of the ingest's Appends (from its goroutine).
 	Progress func(done int)
+	// Profile, if not nil, receives the run's CPU profile (pprof format),
+	// the one Result.Stages is computed from.
+	Profile io.Writer
 }
 
 // EndToEnd runs w's events through the whole ingest path in one process:
@@ -171,7 +175,7 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 		return Result{}, fmt.Errorf("bench: waiting for the last checkpoint: %w", err)
 	}
 	elapsed := time.Since(start)
-	stages, err := prof.stages(n)
+	stages, err := prof.stages(n, cfg.Profile)
 	if err != nil {
 		return Result{}, err
 	}

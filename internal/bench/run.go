@@ -36,6 +36,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -87,6 +88,10 @@ type Config struct {
 	// Progress, if not nil, is called as the run goes: the step, and how
 	// many of its total items are done.
 	Progress func(step string, done, total int)
+	// Profile, if not nil, receives the CPU profile (pprof format) of the
+	// end-to-end run at full speed, from which the report's split by stage
+	// is computed: the whole picture, for `go tool pprof`.
+	Profile io.Writer
 }
 
 // A Report is what a run measured.
@@ -252,7 +257,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		MeanBytes: w.MeanBytes, SignedShare: w.SignedShare}}
 
 	e2eDir := filepath.Join(dir, "endtoend")
-	res, err := EndToEnd(ctx, EndToEndConfig{Dir: e2eDir, Rate: cfg.Rate,
+	res, err := EndToEnd(ctx, EndToEndConfig{Dir: e2eDir, Rate: cfg.Rate, Profile: cfg.Profile,
 		Progress: func(done int) { progress("end to end", done, cfg.Events) }}, w)
 	if err != nil {
 		return nil, fmt.Errorf("end to end: %w", err)

@@ -10,6 +10,7 @@ package bench
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"runtime/pprof"
 	"strings"
 
@@ -88,12 +89,18 @@ func startProfile() *cpuProfile {
 }
 
 // stages stops the profile and returns each stage's CPU time per event, in
-// microseconds, or nil if there was no profile.
-func (p *cpuProfile) stages(events int) (map[string]float64, error) {
+// microseconds, or nil if there was no profile. If save is not nil, the
+// profile is written to it too.
+func (p *cpuProfile) stages(events int, save io.Writer) (map[string]float64, error) {
 	if !p.on {
 		return nil, nil
 	}
 	pprof.StopCPUProfile()
+	if save != nil {
+		if _, err := save.Write(p.buf.Bytes()); err != nil {
+			return nil, fmt.Errorf("bench: writing the CPU profile: %w", err)
+		}
+	}
 	prof, err := profile.Parse(&p.buf)
 	if err != nil {
 		return nil, fmt.Errorf("bench: reading the CPU profile: %w", err)
