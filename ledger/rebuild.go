@@ -190,8 +190,8 @@ func (s *sequencer) flushRebuild(last bool) error {
 	if err := s.l.commit(b, "writing rebuilt projections"); err != nil {
 		return err
 	}
-	for id, g := range s.pend {
-		s.cache(id, g)
+	for id, p := range s.pend {
+		s.cache(id, p.g)
 	}
 	clear(s.recent) // committed: the index has them
 	s.nRecent = 0

@@ -53,15 +53,23 @@ type sequencer struct {
 	maxIDs   int // maxRecentIDs; tests lower it
 
 	// The group being prepared.
-	pend   map[string]*events.Game   // games changed by the group
-	from   map[string]events.History // what Pebble holds of their history: their state's before the group
-	ids    []string                  // event ids appended by the group
+	pend   map[string]pendGame // games changed by the group
+	ids    []string            // event ids appended by the group
 	leaves [][]byte
 	hashes []merkle.Hash // the leaves' hashes, computed by the checks
 	fin    []events.FinishedGame
 	counts groupCounts
 
 	keyBuf, valBuf []byte // scratch for encoding batch records
+}
+
+// A pendGame is a game changed by the group being prepared: its new state,
+// and how much of its history Pebble holds already (its state's before the
+// group: every group that changes a game writes its history up to the
+// group's end).
+type pendGame struct {
+	g    *events.Game
+	from events.History
 }
 
 type taggedGame struct {
@@ -99,8 +107,7 @@ func newSequencer(l *Ledger, b *merkle.Builder, stats Stats, rej RejectedSummary
 			namespace: l.rejectedNamespace, overQuota: l.overQuota},
 		inflight: map[string]taggedGame{},
 		recent:   map[string]taggedID{},
-		pend:     map[string]*events.Game{},
-		from:     map[string]events.History{},
+		pend:     map[string]pendGame{},
 		maxIDs:   maxRecentIDs,
 	}
 }
@@ -249,7 +256,6 @@ func (s *sequencer) forget() {
 
 func (s *sequencer) reset() {
 	clear(s.pend)
-	clear(s.from)
 	clear(s.leaves)
 	s.leaves, s.hashes = s.leaves[:0], s.hashes[:0]
 	s.ids = nil
@@ -319,9 +325,9 @@ func (s *sequencer) prepareGroup(group []*request) {
 	}
 	// Remember what the group changed until it is committed.
 	f := flightLog{group: s.group}
-	for id, g := range s.pend {
-		s.inflight[id] = taggedGame{g, s.group}
-		s.cache(id, g)
+	for id, p := range s.pend {
+		s.inflight[id] = taggedGame{p.g, s.group}
+		s.cache(id, p.g)
 		f.games = append(f.games, id)
 	}
 	if len(f.games) > 0 {
@@ -407,16 +413,12 @@ func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *
 	s.recent[ev.ID] = taggedID{dedupRecord{Index: index, LeafHash: hash}, s.group + 1}
 	s.ids = append(s.ids, ev.ID)
 	s.nRecent++
-	if _, ok := s.pend[ev.Game]; !ok {
-		// Every group that changes a game writes its history up to the
-		// group's end, so what is stored of it is the previous state's.
-		var h events.History
-		if g != nil {
-			h = g.History()
-		}
-		s.from[ev.Game] = h
+	p, ok := s.pend[ev.Game]
+	if !ok && g != nil {
+		p.from = g.History()
 	}
-	s.pend[ev.Game] = ng
+	p.g = ng
+	s.pend[ev.Game] = p
 	if f, ok := s.stats.observe(ev, g, ng); ok {
 		s.fin = append(s.fin, f)
 	}
@@ -441,8 +443,8 @@ func lookupID(r pebble.Reader, id string) (dedupRecord, bool, error) {
 
 // game returns a game's current state, or nil if it has no events.
 func (s *sequencer) game(id string) (*events.Game, error) {
-	if g, ok := s.pend[id]; ok {
-		return g, nil
+	if p, ok := s.pend[id]; ok {
+		return p.g, nil
 	}
 	if t, ok := s.inflight[id]; ok {
 		return t.g, nil
@@ -505,16 +507,16 @@ func (s *sequencer) writeProjections(batch *pebble.Batch) error {
 		val = s.recent[id].rec.append(val[:0])
 		batch.Set(key, val, nil)
 	}
-	for id, g := range s.pend {
+	for id, p := range s.pend {
 		// The head, rewritten; the history since the last group that
 		// changed the game, written once.
+		g, from := p.g, p.from
 		var err error
 		if val, err = g.AppendHead(val[:0]); err != nil {
 			return fmt.Errorf("encoding the state of game %q: %w", id, err)
 		}
 		key = append(append(key[:0], prefixGame), id...)
 		batch.Set(key, val, nil)
-		from := s.from[id]
 		if from.Leaves >= len(g.Leaves) { // unreachable: a change is an event
 			return fmt.Errorf("game %q changed without a leaf", id)
 		}
