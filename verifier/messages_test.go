@@ -50,6 +50,12 @@ func TestCatalogTranslated(t *testing.T) {
 // and passes a good table.
 func TestCheckTexts(t *testing.T) {
 	good := Text{"Good", "%[1]d rolls, 95%% of %[2]s", "%[2]s, %[1]d atış, %%95", "%[1]d رمية، 95%% من %[2]s"}
+	if got := good.Format(Turkish, 60, "x"); got != "x, 60 atış, %95" {
+		t.Errorf("Format = %q", got)
+	}
+	if got := (Text{"Pct", "95%% of them", "%%95", "95%%"}).Format(English); got != "95% of them" {
+		t.Errorf("Format without arguments = %q", got)
+	}
 	if err := CheckTexts([]Text{good}); err != nil {
 		t.Errorf("a good table: %v", err)
 	}

@@ -34,10 +34,11 @@ func (t Text) In(l Lang) string {
 
 // Format returns the text in language l formatted with args.
 func (t Text) Format(l Lang, args ...any) string {
-	if len(args) == 0 {
-		return t.In(l)
+	s := t.In(l)
+	if len(args) == 0 && !strings.Contains(s, "%") {
+		return s
 	}
-	return fmt.Sprintf(t.In(l), args...)
+	return fmt.Sprintf(s, args...)
 }
 
 // Words returns the three texts in the order of Langs.
