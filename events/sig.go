@@ -123,11 +123,34 @@ func (k *Keyring) Emitters() []string {
 	return names
 }
 
+// Keys returns a copy of emitter's configured keys, in the order given to
+// NewKeyring (the order VerifyWith tries them in), or nil.
+func (k *Keyring) Keys(emitter string) []ed25519.PublicKey {
+	if k == nil {
+		return nil
+	}
+	return slices.Clone(k.keys[emitter])
+}
+
+// A SigFunc checks one Ed25519 signature: whether sig is the signature of
+// msg by pub, the i-th of emitter's keys (Keyring.Keys). It must accept
+// exactly what crypto/ed25519.Verify accepts; it exists so that a caller
+// holding the keys in a precomputed form can check faster.
+type SigFunc func(emitter string, i int, pub ed25519.PublicKey, msg, sig []byte) bool
+
+// StdSig is the SigFunc of Verify: crypto/ed25519.Verify.
+func StdSig(_ string, _ int, pub ed25519.PublicKey, msg, sig []byte) bool {
+	return ed25519.Verify(pub, msg, sig)
+}
+
 // Verify checks an event (as returned by Parse) against the keyring: its
 // emitter must be configured (CodeUnknownEmitter, for every type, since the
 // keyring is the list of emitters the log accepts), and a binding event's sig
 // must be the emitter's signature of SigningMessage (CodeBadSignature).
-func Verify(ev *Event, k *Keyring) error {
+func Verify(ev *Event, k *Keyring) error { return VerifyWith(ev, k, StdSig) }
+
+// VerifyWith is Verify with each signature checked by sig.
+func VerifyWith(ev *Event, k *Keyring, sig SigFunc) error {
 	if ev == nil {
 		return reject(CodeMalformed, "", "nil event")
 	}
@@ -144,8 +167,8 @@ func Verify(ev *Event, k *Keyring) error {
 		return reject(CodeMalformed, "sig", "is %d bytes, want %d", len(ev.Sig), ed25519.SignatureSize)
 	}
 	msg := signingMessage(ev)
-	for _, pub := range k.keys[ev.Emitter] {
-		if ed25519.Verify(pub, msg, ev.Sig) {
+	for i, pub := range k.keys[ev.Emitter] {
+		if sig(ev.Emitter, i, pub, msg, ev.Sig) {
 			return nil
 		}
 	}

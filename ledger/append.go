@@ -316,7 +316,7 @@ func (l *Ledger) check(in Input) item {
 		return it
 	}
 	it.id = ev.ID
-	if err := events.Verify(ev, l.cfg.Emitters); err != nil {
+	if err := events.VerifyWith(ev, l.cfg.Emitters, l.sigs.verify); err != nil {
 		it.rej = asReject(err)
 		return it
 	}

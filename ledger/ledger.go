@@ -187,6 +187,7 @@ type Ledger struct {
 	db     *pebble.DB
 	origin string
 	met    *metrics
+	sigs   sigKeys // cfg.Emitters, expanded
 
 	pebbleOpen atomic.Bool // pebble.Open has returned
 	bgMu       sync.Mutex
@@ -317,6 +318,7 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 		log:        logger,
 		now:        cfg.Now,
 		origin:     cfg.Signer.Name(),
+		sigs:       newSigKeys(cfg.Emitters),
 		reqs:       make(chan *request, 256),
 		seqDone:    make(chan struct{}),
 		commits:    make(chan *prepared),

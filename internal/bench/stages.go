@@ -27,7 +27,8 @@ var stageRules = []struct {
 	stage    string
 	prefixes []string
 }{
-	{"signature", []string{"crypto/ed25519.", "crypto/internal/fips140/ed25519", "crypto/internal/fips140/edwards25519", "github.com/zarlog/zarlog/events.Verify"}},
+	{"signature", []string{"crypto/ed25519.", "crypto/internal/fips140/ed25519", "crypto/internal/fips140/edwards25519", "github.com/zarlog/zarlog/events.Verify",
+		"github.com/oasisprotocol/curve25519-voi/", "github.com/zarlog/zarlog/ledger.sigKeys"}},
 	{"parse", []string{"github.com/zarlog/zarlog/events.Parse", "github.com/zarlog/zarlog/events.parse", "github.com/zarlog/zarlog/events/cjson."}},
 	{"state", []string{"github.com/zarlog/zarlog/events.Apply", "github.com/zarlog/zarlog/events.(*Game)", "github.com/zarlog/zarlog/events.(*Tally)",
 		"github.com/zarlog/zarlog/events.apply", "github.com/zarlog/zarlog/rules", "github.com/zarlog/zarlog/events/dice."}},

@@ -11,6 +11,7 @@ func TestStageOf(t *testing.T) {
 		want  string
 	}{
 		{[]string{"crypto/sha256.block", "crypto/internal/fips140/ed25519.verify", "crypto/ed25519.Verify", "github.com/zarlog/zarlog/events.Verify", "github.com/zarlog/zarlog/ledger.(*Ledger).Append"}, "signature"},
+		{[]string{"github.com/oasisprotocol/curve25519-voi/internal/field.feMul", "github.com/oasisprotocol/curve25519-voi/primitives/ed25519.VerifyExpandedWithOptions", "github.com/zarlog/zarlog/ledger.sigKeys.verify", "github.com/zarlog/zarlog/events.VerifyWith", "github.com/zarlog/zarlog/ledger.(*Ledger).check"}, "signature"},
 		{[]string{"runtime.mallocgc", "github.com/zarlog/zarlog/events.parseCanonicalFast", "github.com/zarlog/zarlog/events.Parse", "github.com/zarlog/zarlog/ledger.(*Ledger).Append"}, "parse"},
 		{[]string{"crypto/sha256.block", "github.com/zarlog/zarlog/merkle.(*Builder).Append", "github.com/zarlog/zarlog/ledger.(*Ledger).Append"}, "tree"},
 		{[]string{"syscall.Syscall", "github.com/cockroachdb/pebble/v2/vfs.(*syncingFile).Sync", "github.com/cockroachdb/pebble/v2.(*DB).Apply", "github.com/zarlog/zarlog/ledger.(*Ledger).Append"}, "pebble"},
