@@ -405,6 +405,37 @@ func BenchmarkDiskPerEvent(b *testing.B) {
 	b.ReportMetric(float64(events), "events")
 }
 
+// BenchmarkWriteAmp appends realistic events in calls of 1000 and reports,
+// from Pebble's metrics, the bytes per event of each kind of write: the
+// write-ahead log, the flushes into L0, and the compactions (written, and
+// read from the tables). Compaction is the part that grows with the log.
+// Run it with -benchtime=1500x or more: over few events nothing compacts.
+func BenchmarkWriteAmp(b *testing.B) {
+	l := benchLedger(b, b.TempDir())
+	pool := newBenchPool(b, "write-amp")
+	ctx := context.Background()
+	events := 0
+	for b.Loop() {
+		if _, err := l.Append(ctx, pool.take(b, 1000)); err != nil {
+			b.Fatal(err)
+		}
+		events += 1000
+	}
+	b.StopTimer()
+	m := l.db.Metrics()
+	var flushed, compacted, read uint64
+	for _, lm := range m.Levels {
+		flushed += lm.TableBytesFlushed
+		compacted += lm.TableBytesCompacted
+		read += lm.TableBytesRead
+	}
+	per := func(n uint64) float64 { return float64(n) / float64(events) }
+	b.ReportMetric(per(m.WAL.BytesIn), "wal-B/event")
+	b.ReportMetric(per(flushed), "flushed-B/event")
+	b.ReportMetric(per(compacted), "compacted-B/event")
+	b.ReportMetric(per(read), "compaction-read-B/event")
+}
+
 // BenchmarkHeap appends 1M realistic events (generated as it goes, in calls
 // of 1000) and reports the live heap after 100k and after 1M events (and
 // after 10M with ZARLOG_SLOW=1): it should not grow with the log. Run it

@@ -38,6 +38,7 @@ func pebbleOptions(cfg *Config, log *slog.Logger) *pebble.Options {
 			MemTableSize: 16 << 20,
 			CacheSize:    256 << 20,
 		}
+		o.Experimental.SpanPolicyFunc = prefixSpans
 		for i := range o.Levels {
 			// The dedup and game lookups are point reads of keys
 			// that are usually absent (a new event id) or recent.
@@ -53,6 +54,27 @@ func pebbleOptions(cfg *Config, log *slog.Logger) *pebble.Options {
 	o.FS = pebblefs.NoPrealloc(o.FS)
 	o.Logger = pebbleLogger{log}
 	return o
+}
+
+// prefixSpans is the default SpanPolicyFunc: one span per key prefix (the
+// first byte, ledger/README.md "Keys"), so that no sstable a flush or a
+// compaction writes holds keys of two prefixes. The ledger's writes mix
+// keys in random order (the dedup index, the games) with keys that only
+// grow (entry bundles, tiles, times): in a table spanning both, every
+// compaction into the next level rewrote the grown keys' tables with the
+// random ones. Split by prefix, new bundles and tiles overlap only the last
+// table of their span (or none: the table moves down unrewritten).
+// Over 1.5M events (BenchmarkAppend full ×1000, Pebble's metrics) it cut
+// the bytes compactions wrote by 26 % (1374 -> 1017 MB) and the bytes
+// they read by 29 %.
+func prefixSpans(start []byte) (pebble.SpanPolicy, []byte, error) {
+	if len(start) == 0 {
+		return pebble.SpanPolicy{}, []byte{0}, nil
+	}
+	if start[0] == 0xff {
+		return pebble.SpanPolicy{}, nil, nil
+	}
+	return pebble.SpanPolicy{}, []byte{start[0] + 1}, nil
 }
 
 // A pebbleLogger sends Pebble's logs to slog. Pebble calls Fatalf when it
