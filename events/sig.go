@@ -126,10 +126,14 @@ func (k *Keyring) Emitters() []string {
 // Keys returns a copy of emitter's configured keys, in the order given to
 // NewKeyring (the order VerifyWith tries them in), or nil.
 func (k *Keyring) Keys(emitter string) []ed25519.PublicKey {
-	if k == nil {
+	if k == nil || len(k.keys[emitter]) == 0 {
 		return nil
 	}
-	return slices.Clone(k.keys[emitter])
+	out := make([]ed25519.PublicKey, len(k.keys[emitter]))
+	for i, pub := range k.keys[emitter] {
+		out[i] = slices.Clone(pub)
+	}
+	return out
 }
 
 // A SigFunc checks one Ed25519 signature: whether sig is the signature of

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -137,6 +138,60 @@ func TestKeyringRotation(t *testing.T) {
 	}
 	if got := kr.Emitters(); len(got) != 1 || got[0] != emitter {
 		t.Errorf("Emitters = %v", got)
+	}
+}
+
+// TestVerifyWith: the SigFunc is asked about each of the emitter's keys in
+// order, with its index, until one accepts; Keys lists them in that order,
+// as a copy.
+func TestVerifyWith(t *testing.T) {
+	f := newFixture(t)
+	_, oldKey := testKey(t, emitter, 0x33)
+	_, curKey := testKey(t, emitter, 0x11)
+	kr, err := NewKeyring(oldKey, curKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := NewSigned(Header{Scheme: Tavlarena, Game: exGame, Seq: 4, Emitter: emitter}, Reveal{}, f.signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Parse(mustFormat(t, ev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := kr.Keys(emitter)
+	if len(keys) != 2 {
+		t.Fatalf("Keys = %d keys, want 2", len(keys))
+	}
+	var asked []int
+	spy := func(name string, i int, pub ed25519.PublicKey, msg, sig []byte) bool {
+		if name != emitter || !pub.Equal(keys[i]) {
+			t.Errorf("asked about %s's key %d = %x", name, i, pub)
+		}
+		asked = append(asked, i)
+		return StdSig(name, i, pub, msg, sig)
+	}
+	if err := VerifyWith(p, kr, spy); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(asked, []int{0, 1}) {
+		t.Errorf("keys asked about: %v, want [0 1] (the old key refuses, the current one accepts)", asked)
+	}
+	asked = nil
+	never := func(name string, i int, pub ed25519.PublicKey, msg, sig []byte) bool {
+		asked = append(asked, i)
+		return false
+	}
+	if err := VerifyWith(p, kr, never); err == nil || !strings.Contains(err.Error(), "2 key(s) tried") {
+		t.Errorf("VerifyWith with a checker that refuses all: %v", err)
+	}
+	keys[0][0] ^= 1
+	if kr.Keys(emitter)[0].Equal(keys[0]) {
+		t.Error("Keys returned the keyring's own slice")
+	}
+	if kr.Keys("nobody") != nil {
+		t.Error("Keys of an unknown emitter is not nil")
 	}
 }
 
