@@ -3,6 +3,7 @@ package events
 import (
 	"bytes"
 	"crypto/ed25519"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -292,10 +293,15 @@ func parseCanonicalFast(b []byte) (ev *Event, ok bool) {
 	if ev.Body, text, ok = parseBodyFast(&body, ev.Scheme, ev.Type); !ok || body.i != len(body.b) {
 		return nil, false
 	}
-	// One allocation for the event's strings.
-	buf := make([]byte, 0, len(id)+len(game)+len(emitter)+len(text))
-	buf = append(append(append(append(buf, id...), game...), emitter...), text...)
-	all := string(buf)
+	// One allocation for the event's strings (a Builder's String does
+	// not copy).
+	var sb strings.Builder
+	sb.Grow(len(id) + len(game) + len(emitter) + len(text))
+	sb.Write(id)
+	sb.Write(game)
+	sb.Write(emitter)
+	sb.Write(text)
+	all := sb.String()
 	ev.ID, all = all[:len(id)], all[len(id):]
 	ev.Game, all = all[:len(game)], all[len(game):]
 	ev.Emitter, all = all[:len(emitter)], all[len(emitter):]
