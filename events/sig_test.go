@@ -115,6 +115,21 @@ func flipHex(s string) string {
 	return string(b)
 }
 
+// signedReveal returns a tavlarena-v1 reveal signed by s, as Parse returns
+// it.
+func signedReveal(t *testing.T, s note.Signer) *Event {
+	t.Helper()
+	ev, err := NewSigned(Header{Scheme: Tavlarena, Game: exGame, Seq: 4, Emitter: emitter}, Reveal{}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Parse(mustFormat(t, ev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func TestKeyringRotation(t *testing.T) {
 	f := newFixture(t)
 	newSigner, newKey := testKey(t, emitter, 0x44)
@@ -124,15 +139,7 @@ func TestKeyringRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []note.Signer{f.signer, newSigner} {
-		ev, err := NewSigned(Header{Scheme: Tavlarena, Game: exGame, Seq: 4, Emitter: emitter}, Reveal{}, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := Parse(mustFormat(t, ev))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := Verify(p, kr); err != nil {
+		if err := Verify(signedReveal(t, s), kr); err != nil {
 			t.Errorf("key %08x: %v", s.KeyHash(), err)
 		}
 	}
@@ -152,14 +159,7 @@ func TestVerifyWith(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := NewSigned(Header{Scheme: Tavlarena, Game: exGame, Seq: 4, Emitter: emitter}, Reveal{}, f.signer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Parse(mustFormat(t, ev))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := signedReveal(t, f.signer)
 	keys := kr.Keys(emitter)
 	if len(keys) != 2 {
 		t.Fatalf("Keys = %d keys, want 2", len(keys))

@@ -362,22 +362,28 @@ func BenchmarkInclusionProof(b *testing.B) {
 	}
 }
 
+// appendLoop appends the pool's events to l in calls of 1000 for b.Loop,
+// stops the timer, and returns the number of events appended.
+func appendLoop(b *testing.B, l *Ledger, pool *benchPool) int {
+	events := 0
+	for b.Loop() {
+		if _, err := l.Append(context.Background(), pool.take(b, 1000)); err != nil {
+			b.Fatal(err)
+		}
+		events += 1000
+	}
+	b.StopTimer()
+	return events
+}
+
 // BenchmarkDiskPerEvent appends realistic events in groups of 1000, then
 // compacts the store and reports its size per event, and the share of the
 // entry bundles, tiles and projections.
 func BenchmarkDiskPerEvent(b *testing.B) {
 	dir := b.TempDir()
 	l := benchLedger(b, dir)
-	pool := newBenchPool(b, "disk")
 	ctx := context.Background()
-	events := 0
-	for b.Loop() {
-		if _, err := l.Append(ctx, pool.take(b, 1000)); err != nil {
-			b.Fatal(err)
-		}
-		events += 1000
-	}
-	b.StopTimer()
+	events := appendLoop(b, l, newBenchPool(b, "disk"))
 	if err := l.db.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
 		b.Fatal(err)
 	}
@@ -412,16 +418,7 @@ func BenchmarkDiskPerEvent(b *testing.B) {
 // Run it with -benchtime=1500x or more: over few events nothing compacts.
 func BenchmarkWriteAmp(b *testing.B) {
 	l := benchLedger(b, b.TempDir())
-	pool := newBenchPool(b, "write-amp")
-	ctx := context.Background()
-	events := 0
-	for b.Loop() {
-		if _, err := l.Append(ctx, pool.take(b, 1000)); err != nil {
-			b.Fatal(err)
-		}
-		events += 1000
-	}
-	b.StopTimer()
+	events := appendLoop(b, l, newBenchPool(b, "write-amp"))
 	m := l.db.Metrics()
 	var flushed, compacted, read uint64
 	for _, lm := range m.Levels {
