@@ -20,7 +20,7 @@ import (
 // equivalent, so a difference would be a signature the log accepts and an
 // auditor refuses: TestSigDifferential and FuzzSigDifferential compare the
 // two on every kind of edge point. A key voi cannot decode is checked with
-// crypto/ed25519 (which refuses every signature by it).
+// crypto/ed25519 itself.
 type sigKeys map[string][]*voi.ExpandedPublicKey
 
 // stdLib is the options of every voi check.
