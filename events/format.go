@@ -148,7 +148,7 @@ func New(h Header, body Body) (*Event, error) {
 		Body:    body,
 	}
 	if ev.ID == "" {
-		ev.ID = h.Game + ":" + strconv.FormatUint(h.Seq, 10)
+		ev.ID = CanonicalID(h.Game, h.Seq)
 	}
 	if err := check(ev); err != nil {
 		return nil, err

@@ -255,7 +255,7 @@ func TestApplyRejects(t *testing.T) {
 	}
 	for _, c := range Codes() {
 		switch c {
-		case CodeTooLarge, CodeMalformed, CodeNotCanonical, CodeUnknownEmitter, CodeBadSignature, CodeMsgIDMismatch, CodeDuplicateID:
+		case CodeTooLarge, CodeMalformed, CodeNotCanonical, CodeUnknownEmitter, CodeBadSignature, CodeMsgIDMismatch, CodeReservedID, CodeDuplicateID:
 			continue // Parse's, Verify's and the ledger's
 		case CodeMoveOwed, CodeWrongResult:
 			continue // games whose moves are logged: TestFlowRejects

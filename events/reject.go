@@ -33,6 +33,9 @@ const (
 	// CodeMsgIDMismatch is the ledger's too: a one-event message whose
 	// Nats-Msg-Id header is not the event's id.
 	CodeMsgIDMismatch Code = "msg-id-mismatch"
+	// CodeReservedID is the ledger's too: an id of the form of a canonical
+	// id (CanonicalID: "<game>:<seq>") that is not the event's own.
+	CodeReservedID Code = "reserved-id"
 
 	// Apply (the game's history).
 	CodeWrongEmitter        Code = "wrong-emitter"         // the emitter member is not the NATS-authenticated emitter
@@ -60,7 +63,7 @@ func Codes() []Code {
 	return []Code{
 		CodeTooLarge, CodeMalformed, CodeNotCanonical,
 		CodeUnknownEmitter, CodeBadSignature,
-		CodeMsgIDMismatch, CodeDuplicateID,
+		CodeMsgIDMismatch, CodeReservedID, CodeDuplicateID,
 		CodeWrongEmitter, CodeUnknownGame, CodeGameExists, CodeForeignGame, CodeWrongScheme,
 		CodeGameClosed, CodeOutOfOrder, CodeNotAllowedNow, CodeBadSequence,
 		CodeUnknownChain, CodeRoundAlreadyExisted, CodeSealedInFuture, CodeBadBeacon,

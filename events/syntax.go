@@ -1,6 +1,7 @@
 package events
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +33,47 @@ func validID[T string | []byte](s T, extra string, maxLen int) bool {
 // ValidEventID reports whether s is a valid event id:
 // [A-Za-z0-9][A-Za-z0-9._:-]{0,127}.
 func ValidEventID(s string) bool { return validID(s, "._:-", 128) }
+
+// CanonicalID returns the canonical id of event seq of game:
+// "<game>:<seq>", seq in decimal without leading zeros. It is the id New
+// gives an event whose header names none, and so the SDK's (FORMATS.md
+// §1.1). The ledger finds an event with its canonical id through its game
+// and keeps no dedup record for it, so an id of that form is reserved: it
+// may only be the canonical id of the event that carries it (the ledger
+// refuses any other event with reserved-id).
+func CanonicalID(game string, seq uint64) string {
+	return game + ":" + strconv.FormatUint(seq, 10)
+}
+
+// ParseCanonicalID reports whether id has the form of a canonical id, a
+// valid game id, ':' and a decimal uint64 without leading zeros, and
+// returns the game and seq it names.
+func ParseCanonicalID(id string) (game string, seq uint64, ok bool) {
+	i := strings.LastIndexByte(id, ':')
+	if i < 0 || !ValidGameID(id[:i]) {
+		return "", 0, false
+	}
+	d := id[i+1:]
+	if d == "" || len(d) > 1 && d[0] == '0' {
+		return "", 0, false
+	}
+	seq, err := strconv.ParseUint(d, 10, 64)
+	if err != nil {
+		return "", 0, false
+	}
+	return id[:i], seq, true
+}
+
+// HasCanonicalID reports whether ev.ID is CanonicalID(ev.Game, ev.Seq),
+// without building that string.
+func (ev *Event) HasCanonicalID() bool {
+	id := ev.ID
+	if len(id) <= len(ev.Game) || id[:len(ev.Game)] != ev.Game || id[len(ev.Game)] != ':' {
+		return false
+	}
+	var b [20]byte
+	return id[len(ev.Game)+1:] == string(strconv.AppendUint(b[:0], ev.Seq, 10))
+}
 
 // ValidGameID reports whether s is a valid game id:
 // [A-Za-z0-9][A-Za-z0-9._-]{0,127}. Under tavlarena-v1 and per-roll-v1 the

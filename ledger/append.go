@@ -324,8 +324,21 @@ func (l *Ledger) check(in Input) item {
 		it.rej = &events.RejectError{Code: events.CodeMsgIDMismatch, Field: "id", Msg: fmt.Sprintf("%q, but the transport's message id is %q", ev.ID, in.MsgID)}
 		return it
 	}
+	if game, seq, ok := events.ParseCanonicalID(ev.ID); ok && (game != ev.Game || seq != ev.Seq) && !l.allowReservedIDs {
+		it.rej = &events.RejectError{Code: events.CodeReservedID, Field: "id",
+			Msg: fmt.Sprintf("%q has the form of the id of event %d of game %q, and this is event %d of game %q", ev.ID, seq, game, ev.Seq, ev.Game)}
+		return it
+	}
 	it.ev, it.hash = ev, merkle.LeafHash(in.Data)
 	return it
+}
+
+// indexed reports whether the dedup index holds, or may hold, ev's id. An
+// event with its canonical id (events.CanonicalID) is found through its
+// game, and has no dedup record; the index is read for it only if the log
+// holds an older event that took its id (legacyIDs).
+func (l *Ledger) indexed(ev *events.Event) bool {
+	return !ev.HasCanonicalID() || l.legacyIDs.Load()
 }
 
 // hint looks up the ids of the checked items in the dedup index and sets
@@ -340,7 +353,7 @@ func (l *Ledger) hint(items []item) {
 	var keys []idKey
 	size := 0
 	for i := range items {
-		if items[i].ev != nil {
+		if items[i].ev != nil && l.indexed(items[i].ev) {
 			size += 1 + len(items[i].ev.ID)
 		}
 	}
@@ -349,7 +362,7 @@ func (l *Ledger) hint(items []item) {
 	}
 	buf := make([]byte, 0, size)
 	for i := range items {
-		if ev := items[i].ev; ev != nil {
+		if ev := items[i].ev; ev != nil && l.indexed(ev) {
 			start := len(buf)
 			buf = append(append(buf, prefixDedup), ev.ID...)
 			keys = append(keys, idKey{buf[start:len(buf):len(buf)], i})

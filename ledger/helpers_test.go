@@ -162,6 +162,9 @@ func dumpProjections(t testing.TB, l *Ledger) map[string][]byte {
 	if s, err := get(v.snap, keyStats); err == nil {
 		out[string(keyStats)] = s
 	}
+	if _, err := get(v.snap, keyLegacyIDs); err == nil {
+		out[string(keyLegacyIDs)] = []byte{}
+	}
 	if _, err := get(v.snap, keyRebuild); !errors.Is(err, pebble.ErrNotFound) {
 		t.Fatalf("rebuild marker: %v", err)
 	}

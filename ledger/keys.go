@@ -22,15 +22,18 @@ import (
 //	  'a' I:u64             append time of the group whose first leaf is I: i64 Unix ns
 //	  'm' "state"           merkle.State of the stored tree
 //	  'm' "checkpoint"      the last signed checkpoint note, as published
-//	  'm' "format"          the store format version (u8 2) and the origin
+//	  'm' "format"          the store format version (u8 3) and the origin
 //	projections (derived from the log; Rebuild recreates them byte for byte, but for
 //	where it cuts a game's history into chunks):
-//	  'i' id                dedup: leaf index u64 ‖ leaf hash [32]
+//	  'i' id                dedup: leaf index u64 ‖ leaf hash [32], for the ids that are not
+//	                        their event's canonical id (events.CanonicalID): those are found
+//	                        through their game's leaves
 //	  'g' game              the game's state without its history (events.Game.AppendHead)
 //	  'h' game 0x00 I:u64   a chunk of the game's history, from its leaf I on (AppendHistory)
 //	  'f' I:u64             game finished by leaf I: status u8 ‖ game id
 //	  'm' "stats"           Stats, MarshalBinary
 //	  'm' "rebuild"         present while a Rebuild is unfinished
+//	  'm' "legacy-ids"      present if an event took another's canonical id (before format 3)
 //	operator data (not derived from the log):
 //	  'r' S:u64             rejected input S (Rejection, MarshalBinary)
 //	  'y' E 0x00 id 0x00 S:u64  by-(emitter, id) index of the rejected store (empty value)
@@ -58,14 +61,15 @@ var (
 	keyFormat     = []byte("mformat")
 	keyStats      = []byte("mstats")
 	keyRebuild    = []byte("mrebuild")
+	keyLegacyIDs  = []byte("mlegacy-ids")
 	keyRejMeta    = []byte("mrejected")
 )
 
 // storeFormat is the first byte of the "format" record. Format 1 kept
-// each game's state whole under 'g'; Open rebuilds the projections of a
-// format-1 store into format 2's heads and history chunks (the log itself
-// is the same).
-const storeFormat = 2
+// each game's state whole under 'g'; format 2 kept a dedup record for every
+// event id, the canonical ones too. Open rebuilds the projections of a
+// format-1 or format-2 store into format 3's (the log itself is the same).
+const storeFormat = 3
 
 // appendHistoryKey appends the key of the chunk of game's history that
 // starts at leaf first to b. The game ids cannot hold 0x00

@@ -211,6 +211,13 @@ type Ledger struct {
 	commitDone chan struct{}
 	committed  atomic.Uint64 // the number of the last group committed
 	epoch      atomic.Uint64 // incremented around each Rebuild: dedup hints from another epoch are not used
+	// legacyIDs is set when the log holds an event whose id has the form of
+	// another event's canonical id (appended before store format 3 reserved
+	// that form): canonical ids are then looked up in the dedup index too.
+	legacyIDs atomic.Bool
+	// allowReservedIDs lifts the reserved-id rule: tests set it to write
+	// the logs of versions before format 3.
+	allowReservedIDs bool
 
 	view     atomic.Pointer[view]
 	snaps    sync.WaitGroup // open view snapshots
@@ -406,17 +413,18 @@ func (l *Ledger) load(ctx context.Context) error {
 		}
 	case err != nil:
 		return fmt.Errorf("ledger: reading the format record: %w", err)
-	case len(f) == 0 || f[0] != storeFormat && f[0] != 1:
+	case len(f) == 0 || f[0] != storeFormat && f[0] != 1 && f[0] != 2:
 		return fmt.Errorf("ledger: %s has store format %x, want %d: %w", l.cfg.Dir, f[:min(len(f), 1)], storeFormat, ErrCorrupt)
 	case string(f[1:]) != l.origin:
 		return fmt.Errorf("ledger: %s holds the log %q, not %q", l.cfg.Dir, f[1:], l.origin)
-	case f[0] == 1:
-		// Format 1 kept each game's state whole. The log is the same, and
-		// the projections are derived from it: they are rebuilt below, in
-		// format 2, as after an interrupted Rebuild. The marker and the new
-		// format go in one batch, so a crash leaves either format 1 or a
-		// rebuild to finish.
-		l.log.Info("upgrading the store from format 1: the games' states are rebuilt from the log, as heads and history chunks")
+	case f[0] != storeFormat:
+		// Format 1 kept each game's state whole, format 2 a dedup record
+		// for every id. The log is the same, and the projections are
+		// derived from it: they are rebuilt below, in format 3, as after an
+		// interrupted Rebuild. The marker and the new format go in one
+		// batch, so a crash leaves either the old format or a rebuild to
+		// finish.
+		l.log.Info("upgrading the store: its projections are rebuilt from the log", "from", int(f[0]), "to", storeFormat)
 		b := db.NewBatch()
 		b.Set(keyFormat, append([]byte{storeFormat}, l.origin...), nil)
 		b.Set(keyRebuild, nil, nil)
@@ -425,6 +433,12 @@ func (l *Ledger) load(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("ledger: %w", err)
 		}
+	}
+	switch _, err := get(db, keyLegacyIDs); {
+	case err == nil:
+		l.legacyIDs.Store(true)
+	case !errors.Is(err, pebble.ErrNotFound):
+		return fmt.Errorf("ledger: %w", err)
 	}
 
 	st, err := readState(db)

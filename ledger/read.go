@@ -232,7 +232,8 @@ func (l *Ledger) Game(ctx context.Context, id string) (*events.Game, error) {
 }
 
 // Lookup returns the leaf index and leaf hash of the event with the given id,
-// or ErrNotFound.
+// or ErrNotFound. An id of the form of a canonical id (game:seq) is looked
+// up in its game, any other in the dedup index.
 func (l *Ledger) Lookup(ctx context.Context, eventID string) (uint64, merkle.Hash, error) {
 	v, err := l.acquire()
 	if err != nil {
@@ -240,14 +241,37 @@ func (l *Ledger) Lookup(ctx context.Context, eventID string) (uint64, merkle.Has
 	}
 	defer v.release()
 	d, err := get(v.snap, strKey(prefixDedup, eventID))
-	if err != nil {
+	if err == nil {
+		rec, err := parseDedup(d)
+		if err != nil {
+			return 0, merkle.Hash{}, err
+		}
+		return rec.Index, rec.LeafHash, nil
+	}
+	game, seq, canon := events.ParseCanonicalID(eventID)
+	if !errors.Is(err, pebble.ErrNotFound) || !canon {
 		return 0, merkle.Hash{}, errNotFound(err, "event "+eventID)
 	}
-	rec, err := parseDedup(d)
+	g, err := loadGame(v.snap, game)
 	if err != nil {
 		return 0, merkle.Hash{}, err
 	}
-	return rec.Index, rec.LeafHash, nil
+	if g == nil || seq >= uint64(len(g.Leaves)) || g.Leaves[seq] >= v.size {
+		return 0, merkle.Hash{}, errNotFound(pebble.ErrNotFound, "event "+eventID)
+	}
+	leaf, ok, err := readLeaf(v.snap, g.Leaves[seq])
+	if err != nil {
+		return 0, merkle.Hash{}, err
+	}
+	if !ok {
+		return 0, merkle.Hash{}, fmt.Errorf("event %s: leaf %d is not in its bundle: %w", eventID, g.Leaves[seq], ErrCorrupt)
+	}
+	if ev, err := events.Parse(leaf); err != nil {
+		return 0, merkle.Hash{}, fmt.Errorf("event %s, leaf %d: %w: %w", eventID, g.Leaves[seq], ErrCorrupt, err)
+	} else if ev.ID != eventID {
+		return 0, merkle.Hash{}, errNotFound(pebble.ErrNotFound, "event "+eventID)
+	}
+	return g.Leaves[seq], merkle.LeafHash(leaf), nil
 }
 
 // AppendTime returns the ledger's clock when it appended leaf index: the

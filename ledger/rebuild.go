@@ -76,6 +76,7 @@ func (s *sequencer) rebuild(ctx context.Context) error {
 		b.DeleteRange([]byte{p}, prefixEnd(p), nil)
 	}
 	b.Delete(keyStats, nil)
+	b.Delete(keyLegacyIDs, nil)
 	err := l.commit(b, "deleting the old projections")
 	b.Close()
 	if err != nil {
@@ -83,6 +84,7 @@ func (s *sequencer) rebuild(ctx context.Context) error {
 	}
 	s.games.clear()
 	s.stats = Stats{}
+	l.legacyIDs.Store(false)
 	s.reset()
 
 	bundles, err := db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: []byte{prefixBundle}, UpperBound: prefixEnd(prefixBundle)})
@@ -153,10 +155,22 @@ func (s *sequencer) replay(leaf []byte, i uint64, env *events.Env) error {
 	if err != nil {
 		return fmt.Errorf("leaf %d does not parse: %w", i, err)
 	}
+	// An id of the form of a canonical id that is not the event's own was
+	// allowed before store format 3: its record stays in the index, and
+	// canonical ids are then looked up there too (legacyIDs).
+	if game, seq, ok := events.ParseCanonicalID(ev.ID); ok && (game != ev.Game || seq != ev.Seq) && !s.l.legacyIDs.Load() {
+		s.l.log.Warn("the log holds an event whose id has the form of another event's canonical id: canonical ids are looked up in the dedup index too", "leaf", i, "id", ev.ID)
+		s.l.legacyIDs.Store(true)
+	}
 	t, ok := s.recent[ev.ID]
 	rec := t.rec
-	if !ok {
+	if !ok && s.l.indexed(ev) {
 		if rec, ok, err = lookupID(s.l.db, ev.ID); err != nil {
+			return err
+		}
+	}
+	if game, seq, canon := events.ParseCanonicalID(ev.ID); !ok && canon {
+		if rec, ok, err = s.byGame(ev.ID, game, seq); err != nil {
 			return err
 		}
 	}
@@ -183,6 +197,9 @@ func (s *sequencer) flushRebuild(last bool) error {
 	defer b.Close()
 	if err := s.writeProjections(b); err != nil {
 		return err
+	}
+	if s.l.legacyIDs.Load() {
+		b.Set(keyLegacyIDs, nil, nil)
 	}
 	if last {
 		b.Delete(keyRebuild, nil)

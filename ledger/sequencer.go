@@ -80,6 +80,7 @@ type taggedGame struct {
 type taggedID struct {
 	rec   dedupRecord
 	group uint64
+	canon bool // the event's id is its canonical id: the index has no record of it
 }
 
 type flightLog struct {
@@ -392,15 +393,74 @@ func (s *sequencer) accept(batch *pebble.Batch, it *item, env *events.Env) (Outc
 // or in a prepared group. The ids of prepared groups, and of committed
 // groups after floor, are in recent; the caller's hint covers the groups up
 // to the one it was made after; if the hint is older than floor (or a
-// Rebuild ran since), the index is read again.
+// Rebuild ran since), the index is read again. A canonical id has no
+// record in the index: it is found through its game (byGame).
 func (s *sequencer) dedup(it *item) (dedupRecord, bool, error) {
-	if t, ok := s.recent[it.ev.ID]; ok {
+	ev := it.ev
+	if t, ok := s.recent[ev.ID]; ok {
 		return t.rec, true, nil
 	}
+	if s.l.indexed(ev) {
+		rec, ok, err := s.indexLookup(it)
+		if ok || err != nil || !ev.HasCanonicalID() {
+			return rec, ok, err
+		}
+	}
+	return s.byGame(ev.ID, ev.Game, ev.Seq)
+}
+
+func (s *sequencer) indexLookup(it *item) (dedupRecord, bool, error) {
 	if h := it.hint; h.ok && h.epoch == s.l.epoch.Load() && h.gen >= s.floor {
 		return h.rec, h.found, nil
 	}
 	return lookupID(s.l.db, it.ev.ID)
+}
+
+// byGame looks up an id of the form of a canonical id, game:seq, in that
+// game: it is in the log if the game's event seq is logged and has it. The
+// caller has looked in recent, so an event with this id, if there is one,
+// is committed; an event at game:seq that is not (yet) readable has
+// another id. Only ids whose event is logged already (a duplicate, or a
+// seq that is not the game's next) read a leaf.
+func (s *sequencer) byGame(id, game string, seq uint64) (dedupRecord, bool, error) {
+	g, err := s.game(game)
+	if err != nil || g == nil || seq >= uint64(len(g.Leaves)) {
+		return dedupRecord{}, false, err
+	}
+	index := g.Leaves[seq]
+	leaf, ok, err := readLeaf(s.l.db, index)
+	if err != nil || !ok {
+		return dedupRecord{}, false, err
+	}
+	ev, err := events.Parse(leaf)
+	if err != nil {
+		return dedupRecord{}, false, fmt.Errorf("leaf %d, event %d of game %q: %w: %w", index, seq, game, ErrCorrupt, err)
+	}
+	if ev.ID != id {
+		return dedupRecord{}, false, nil
+	}
+	return dedupRecord{Index: index, LeafHash: merkle.LeafHash(leaf)}, true, nil
+}
+
+// readLeaf reads leaf index from r's entry bundles; ok is false if r does
+// not hold it (yet).
+func readLeaf(r pebble.Reader, index uint64) (leaf []byte, ok bool, err error) {
+	d, err := get(r, u64Key(prefixBundle, index/merkle.TileWidth))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("reading the entry bundle of leaf %d: %w", index, err)
+	}
+	es, err := merkle.ParseBundle(d)
+	if err != nil {
+		return nil, false, fmt.Errorf("the entry bundle of leaf %d: %w", index, err)
+	}
+	j := int(index % merkle.TileWidth)
+	if j >= len(es) {
+		return nil, false, nil
+	}
+	return es[j], true, nil
 }
 
 // add adds an accepted event to the group's projections. What is counted,
@@ -410,7 +470,7 @@ func (s *sequencer) dedup(it *item) (dedupRecord, bool, error) {
 func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *events.Game, index uint64) {
 	s.leaves = append(s.leaves, data)
 	s.hashes = append(s.hashes, hash)
-	s.recent[ev.ID] = taggedID{dedupRecord{Index: index, LeafHash: hash}, s.group + 1}
+	s.recent[ev.ID] = taggedID{dedupRecord{Index: index, LeafHash: hash}, s.group + 1, ev.HasCanonicalID()}
 	s.ids = append(s.ids, ev.ID)
 	s.nRecent++
 	p, ok := s.pend[ev.Game]
@@ -503,8 +563,12 @@ func (s *sequencer) write(batch *pebble.Batch, first uint64, now time.Time) erro
 func (s *sequencer) writeProjections(batch *pebble.Batch) error {
 	key, val := s.keyBuf[:0], s.valBuf[:0]
 	for _, id := range s.ids {
+		t := s.recent[id]
+		if t.canon {
+			continue
+		}
 		key = append(append(key[:0], prefixDedup), id...)
-		val = s.recent[id].rec.append(val[:0])
+		val = t.rec.append(val[:0])
 		batch.Set(key, val, nil)
 	}
 	for id, p := range s.pend {
