@@ -158,7 +158,8 @@ func (s *sequencer) replay(leaf []byte, i uint64, env *events.Env) error {
 	// An id of the form of a canonical id that is not the event's own was
 	// allowed before store format 3: its record stays in the index, and
 	// canonical ids are then looked up there too (legacyIDs).
-	if game, seq, ok := events.ParseCanonicalID(ev.ID); ok && (game != ev.Game || seq != ev.Seq) && !s.l.legacyIDs.Load() {
+	game, seq, canonForm := events.ParseCanonicalID(ev.ID)
+	if canonForm && (game != ev.Game || seq != ev.Seq) && !s.l.legacyIDs.Load() {
 		s.l.log.Warn("the log holds an event whose id has the form of another event's canonical id: canonical ids are looked up in the dedup index too", "leaf", i, "id", ev.ID)
 		s.l.legacyIDs.Store(true)
 	}
@@ -169,8 +170,8 @@ func (s *sequencer) replay(leaf []byte, i uint64, env *events.Env) error {
 			return err
 		}
 	}
-	if game, seq, canon := events.ParseCanonicalID(ev.ID); !ok && canon {
-		if rec, ok, err = s.byGame(ev.ID, game, seq); err != nil {
+	if !ok && canonForm {
+		if rec, ok, err = s.byGame(ev.ID, game, seq, nil); err != nil {
 			return err
 		}
 	}

@@ -406,7 +406,7 @@ func (s *sequencer) dedup(it *item) (dedupRecord, bool, error) {
 			return rec, ok, err
 		}
 	}
-	return s.byGame(ev.ID, ev.Game, ev.Seq)
+	return s.byGame(ev.ID, ev.Game, ev.Seq, &it.hash)
 }
 
 func (s *sequencer) indexLookup(it *item) (dedupRecord, bool, error) {
@@ -421,13 +421,20 @@ func (s *sequencer) indexLookup(it *item) (dedupRecord, bool, error) {
 // caller has looked in recent, so an event with this id, if there is one,
 // is committed; an event at game:seq that is not (yet) readable has
 // another id. Only ids whose event is logged already (a duplicate, or a
-// seq that is not the game's next) read a leaf.
-func (s *sequencer) byGame(id, game string, seq uint64) (dedupRecord, bool, error) {
+// seq that is not the game's next) read the log: if hash is the logged
+// leaf's hash (a retry: the same bytes, so the same id), its hash tile;
+// else the leaf itself, for its id.
+func (s *sequencer) byGame(id, game string, seq uint64, hash *merkle.Hash) (dedupRecord, bool, error) {
 	g, err := s.game(game)
 	if err != nil || g == nil || seq >= uint64(len(g.Leaves)) {
 		return dedupRecord{}, false, err
 	}
 	index := g.Leaves[seq]
+	if hash != nil {
+		if same, err := leafHashIs(s.l.db, index, *hash); err != nil || same {
+			return dedupRecord{Index: index, LeafHash: *hash}, same, err
+		}
+	}
 	leaf, ok, err := readLeaf(s.l.db, index)
 	if err != nil || !ok {
 		return dedupRecord{}, false, err
@@ -442,10 +449,25 @@ func (s *sequencer) byGame(id, game string, seq uint64) (dedupRecord, bool, erro
 	return dedupRecord{Index: index, LeafHash: merkle.LeafHash(leaf)}, true, nil
 }
 
+// leafHashIs reports whether r's level-0 hash tile holds hash for leaf
+// index; false if r does not hold the leaf (yet).
+func leafHashIs(r pebble.Reader, index uint64, hash merkle.Hash) (bool, error) {
+	v, c, err := r.Get(tileKey(merkle.Tile{Level: 0, Index: index / merkle.TileWidth}))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading the hash tile of leaf %d: %w", index, err)
+	}
+	defer c.Close()
+	off := int(index%merkle.TileWidth) * merkle.HashSize
+	return off+merkle.HashSize <= len(v) && merkle.Hash(v[off:off+merkle.HashSize]) == hash, nil
+}
+
 // readLeaf reads leaf index from r's entry bundles; ok is false if r does
 // not hold it (yet).
 func readLeaf(r pebble.Reader, index uint64) (leaf []byte, ok bool, err error) {
-	d, err := get(r, u64Key(prefixBundle, index/merkle.TileWidth))
+	d, err := get(r, tileKey(merkle.Tile{Level: merkle.EntriesLevel, Index: index / merkle.TileWidth}))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
 	}
