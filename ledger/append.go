@@ -324,13 +324,22 @@ func (l *Ledger) check(in Input) item {
 		it.rej = &events.RejectError{Code: events.CodeMsgIDMismatch, Field: "id", Msg: fmt.Sprintf("%q, but the transport's message id is %q", ev.ID, in.MsgID)}
 		return it
 	}
-	if game, seq, ok := events.ParseCanonicalID(ev.ID); ok && (game != ev.Game || seq != ev.Seq) && !l.allowReservedIDs {
+	if game, seq, ok := takenCanonicalID(ev); ok && !l.allowReservedIDs {
 		it.rej = &events.RejectError{Code: events.CodeReservedID, Field: "id",
 			Msg: fmt.Sprintf("%q has the form of the id of event %d of game %q, and this is event %d of game %q", ev.ID, seq, game, ev.Seq, ev.Game)}
 		return it
 	}
 	it.ev, it.hash = ev, merkle.LeafHash(in.Data)
 	return it
+}
+
+// takenCanonicalID returns the game and seq whose canonical id ev.ID is,
+// if it is one and not ev's own: what the reserved-id rule refuses.
+func takenCanonicalID(ev *events.Event) (game string, seq uint64, ok bool) {
+	if ev.HasCanonicalID() {
+		return "", 0, false
+	}
+	return events.ParseCanonicalID(ev.ID)
 }
 
 // indexed reports whether the dedup index holds, or may hold, ev's id. An

@@ -256,22 +256,14 @@ func (l *Ledger) Lookup(ctx context.Context, eventID string) (uint64, merkle.Has
 	if err != nil {
 		return 0, merkle.Hash{}, err
 	}
-	if g == nil || seq >= uint64(len(g.Leaves)) || g.Leaves[seq] >= v.size {
-		return 0, merkle.Hash{}, errNotFound(pebble.ErrNotFound, "event "+eventID)
-	}
-	leaf, ok, err := readLeaf(v.snap, g.Leaves[seq])
+	rec, ok, err := byGame(v.snap, eventID, g, seq, nil)
 	if err != nil {
 		return 0, merkle.Hash{}, err
 	}
 	if !ok {
-		return 0, merkle.Hash{}, fmt.Errorf("event %s: leaf %d is not in its bundle: %w", eventID, g.Leaves[seq], ErrCorrupt)
-	}
-	if ev, err := events.Parse(leaf); err != nil {
-		return 0, merkle.Hash{}, fmt.Errorf("event %s, leaf %d: %w: %w", eventID, g.Leaves[seq], ErrCorrupt, err)
-	} else if ev.ID != eventID {
 		return 0, merkle.Hash{}, errNotFound(pebble.ErrNotFound, "event "+eventID)
 	}
-	return g.Leaves[seq], merkle.LeafHash(leaf), nil
+	return rec.Index, rec.LeafHash, nil
 }
 
 // AppendTime returns the ledger's clock when it appended leaf index: the

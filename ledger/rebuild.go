@@ -155,11 +155,15 @@ func (s *sequencer) replay(leaf []byte, i uint64, env *events.Env) error {
 	if err != nil {
 		return fmt.Errorf("leaf %d does not parse: %w", i, err)
 	}
+	g, err := s.game(ev.Game)
+	if err != nil {
+		return err
+	}
 	// An id of the form of a canonical id that is not the event's own was
 	// allowed before store format 3: its record stays in the index, and
 	// canonical ids are then looked up there too (legacyIDs).
-	game, seq, canonForm := events.ParseCanonicalID(ev.ID)
-	if canonForm && (game != ev.Game || seq != ev.Seq) && !s.l.legacyIDs.Load() {
+	game, seq, taken := takenCanonicalID(ev)
+	if taken && !s.l.legacyIDs.Load() {
 		s.l.log.Warn("the log holds an event whose id has the form of another event's canonical id: canonical ids are looked up in the dedup index too", "leaf", i, "id", ev.ID)
 		s.l.legacyIDs.Store(true)
 	}
@@ -170,17 +174,21 @@ func (s *sequencer) replay(leaf []byte, i uint64, env *events.Env) error {
 			return err
 		}
 	}
-	if !ok && canonForm {
-		if rec, ok, err = s.byGame(ev.ID, game, seq, nil); err != nil {
+	if !ok && (taken || ev.HasCanonicalID()) {
+		holder := g // the game the id names
+		if taken {
+			if holder, err = s.game(game); err != nil {
+				return err
+			}
+		} else {
+			seq = ev.Seq
+		}
+		if rec, ok, err = byGame(s.l.db, ev.ID, holder, seq, nil); err != nil {
 			return err
 		}
 	}
 	if ok {
 		return fmt.Errorf("leaf %d repeats the event id %q of leaf %d: %w", i, ev.ID, rec.Index, ErrCorrupt)
-	}
-	g, err := s.game(ev.Game)
-	if err != nil {
-		return err
 	}
 	env.Emitter, env.Index = ev.Emitter, i
 	ng, err := events.Next(g, ev, *env)

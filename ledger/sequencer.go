@@ -356,7 +356,11 @@ func (s *sequencer) reject(batch *pebble.Batch, now time.Time, it *item, rej *ev
 // rejection.
 func (s *sequencer) accept(batch *pebble.Batch, it *item, env *events.Env) (Outcome, error) {
 	ev := it.ev
-	rec, ok, err := s.dedup(it)
+	g, err := s.game(ev.Game)
+	if err != nil {
+		return Outcome{}, err
+	}
+	rec, ok, err := s.dedup(it, g)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -367,10 +371,6 @@ func (s *sequencer) accept(batch *pebble.Batch, it *item, env *events.Env) (Outc
 		}
 		return s.reject(batch, env.Now, it, &events.RejectError{Code: events.CodeDuplicateID, Field: "id",
 			Msg: fmt.Sprintf("%q is leaf %d of the log, with other bytes (leaf hash %x…, these hash to %x…)", ev.ID, rec.Index, rec.LeafHash[:8], it.hash[:8])})
-	}
-	g, err := s.game(ev.Game)
-	if err != nil {
-		return Outcome{}, err
 	}
 	// Next, not Apply: the sequencer keeps one line of states per game
 	// (pend, inflight, the cache and Pebble all hold the latest), so the
@@ -394,8 +394,8 @@ func (s *sequencer) accept(batch *pebble.Batch, it *item, env *events.Env) (Outc
 // groups after floor, are in recent; the caller's hint covers the groups up
 // to the one it was made after; if the hint is older than floor (or a
 // Rebuild ran since), the index is read again. A canonical id has no
-// record in the index: it is found through its game (byGame).
-func (s *sequencer) dedup(it *item) (dedupRecord, bool, error) {
+// record in the index: it is found through its game g (byGame).
+func (s *sequencer) dedup(it *item, g *events.Game) (dedupRecord, bool, error) {
 	ev := it.ev
 	if t, ok := s.recent[ev.ID]; ok {
 		return t.rec, true, nil
@@ -406,7 +406,7 @@ func (s *sequencer) dedup(it *item) (dedupRecord, bool, error) {
 			return rec, ok, err
 		}
 	}
-	return s.byGame(ev.ID, ev.Game, ev.Seq, &it.hash)
+	return byGame(s.l.db, ev.ID, g, ev.Seq, &it.hash)
 }
 
 func (s *sequencer) indexLookup(it *item) (dedupRecord, bool, error) {
@@ -417,31 +417,31 @@ func (s *sequencer) indexLookup(it *item) (dedupRecord, bool, error) {
 }
 
 // byGame looks up an id of the form of a canonical id, game:seq, in that
-// game: it is in the log if the game's event seq is logged and has it. The
+// game's state g (nil: no events): it is in the log if the game's event
+// seq is logged and has it. The
 // caller has looked in recent, so an event with this id, if there is one,
 // is committed; an event at game:seq that is not (yet) readable has
 // another id. Only ids whose event is logged already (a duplicate, or a
 // seq that is not the game's next) read the log: if hash is the logged
 // leaf's hash (a retry: the same bytes, so the same id), its hash tile;
 // else the leaf itself, for its id.
-func (s *sequencer) byGame(id, game string, seq uint64, hash *merkle.Hash) (dedupRecord, bool, error) {
-	g, err := s.game(game)
-	if err != nil || g == nil || seq >= uint64(len(g.Leaves)) {
-		return dedupRecord{}, false, err
+func byGame(r pebble.Reader, id string, g *events.Game, seq uint64, hash *merkle.Hash) (dedupRecord, bool, error) {
+	if g == nil || seq >= uint64(len(g.Leaves)) {
+		return dedupRecord{}, false, nil
 	}
 	index := g.Leaves[seq]
 	if hash != nil {
-		if same, err := leafHashIs(s.l.db, index, *hash); err != nil || same {
+		if same, err := leafHashIs(r, index, *hash); err != nil || same {
 			return dedupRecord{Index: index, LeafHash: *hash}, same, err
 		}
 	}
-	leaf, ok, err := readLeaf(s.l.db, index)
+	leaf, ok, err := readLeaf(r, index)
 	if err != nil || !ok {
 		return dedupRecord{}, false, err
 	}
 	ev, err := events.Parse(leaf)
 	if err != nil {
-		return dedupRecord{}, false, fmt.Errorf("leaf %d, event %d of game %q: %w: %w", index, seq, game, ErrCorrupt, err)
+		return dedupRecord{}, false, fmt.Errorf("leaf %d, event %d of game %q: %w: %w", index, seq, g.ID, ErrCorrupt, err)
 	}
 	if ev.ID != id {
 		return dedupRecord{}, false, nil
