@@ -55,7 +55,8 @@ type EndToEndConfig struct {
 //
 // Latencies (P50, P99, Max) run from each event's PublishAsync call to the
 // publication of the first signed checkpoint covering it. Metrics:
-// "events/submit", the mean number of events per Append.
+// "events/submit", the mean number of events per Append, and
+// "events/message", the mean number of events per NATS message.
 func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, error) {
 	if cfg.Dir == "" {
 		return Result{}, errors.New("bench: EndToEndConfig.Dir is empty")
@@ -97,7 +98,8 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	}
 	// The stream exists before the first publish (the ingest would create
 	// it too, at the start of its session).
-	if _, err := ingest.EnsureStream(ctx, js, wire.Subjects{}, ingest.StreamConfig{}); err != nil {
+	stream, err := ingest.EnsureStream(ctx, js, wire.Subjects{}, ingest.StreamConfig{})
+	if err != nil {
 		return Result{}, err
 	}
 	in, err := ingest.New(nc, ingest.Config{Sink: sink, Locator: l, Checkpoints: l, InfoInterval: -1})
@@ -188,6 +190,11 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	res.P50, res.P99, res.Max = percentiles(lat)
 	res.Metrics["events/submit"] = float64(n) / float64(max(sink.submits.Load(), 1))
 	res.Metrics["publish-s"] = published.Seconds()
+	// The stream numbers every message it stored: LastSeq is how many
+	// NATS messages carried the n events (more if any was resent).
+	if info, err := stream.Info(ctx); err == nil && info.State.LastSeq > 0 {
+		res.Metrics["events/message"] = float64(n) / float64(info.State.LastSeq)
+	}
 	res.cpuMetrics(startCPU)
 	res.Stages = stages
 	return res, nil

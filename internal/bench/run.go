@@ -187,6 +187,11 @@ type Measure struct {
 	// (server and clients), ingest, parse, signature, state, tree, pebble,
 	// ledger-other, checkpoint, gc, other.
 	CPUStagesMicros map[string]float64 `json:"cpuStagesMicrosPerEvent,omitempty"`
+	// EventsPerMessage is the mean number of events per NATS message, and
+	// EventsPerAppend per call of the ledger's Append (end to end only):
+	// how well the SDK and the ingest batch.
+	EventsPerMessage float64 `json:"eventsPerMessage,omitempty"`
+	EventsPerAppend  float64 `json:"eventsPerAppend,omitempty"`
 }
 
 // Bundles are the proof bundles of one scheme's games.
@@ -200,7 +205,8 @@ type Bundles struct {
 
 func measure(r Result) Measure {
 	m := Measure{Name: r.Name, Events: r.Events, Seconds: r.Elapsed.Seconds(), EventsPerSec: r.EventsPerSec(),
-		CPUMicrosPerEvent: r.Metrics["cpu-µs/event"], CPUStagesMicros: r.Stages}
+		CPUMicrosPerEvent: r.Metrics["cpu-µs/event"], CPUStagesMicros: r.Stages,
+		EventsPerMessage: r.Metrics["events/message"], EventsPerAppend: r.Metrics["events/submit"]}
 	if r.P99 > 0 {
 		m.P50ms, m.P99ms, m.MaxMs = ms(r.P50), ms(r.P99), ms(r.Max)
 	}
@@ -490,6 +496,9 @@ func (r *Report) Text() string {
 			}
 		}
 		fmt.Fprintf(&b, "           by stage (µs per event, CPU profile): %s\n", strings.Join(parts, ", "))
+	}
+	if e.EventsPerMessage > 0 {
+		fmt.Fprintf(&b, "batching   %.1f events per NATS message, %.0f per call of the ledger's Append\n", e.EventsPerMessage, e.EventsPerAppend)
 	}
 	fmt.Fprintf(&b, "disk       %.0f bytes per event in the ledger directory (%.0f in its tables)\n", r.DiskBytesPerEvent, r.TableBytesPerEvent)
 	bs := append([]Bundles(nil), r.Bundles...)

@@ -43,6 +43,11 @@ func TestRun(t *testing.T) {
 	if e.Events != 4000 || e.EventsPerSec <= 0 || e.P50ms <= 0 || e.P99ms < e.P50ms || e.MaxMs < e.P99ms {
 		t.Errorf("end to end: %+v", e)
 	}
+	// The SDK packs at most 64 events into a message (its default
+	// MaxBatchEvents), and the ingest hands the ledger whole messages.
+	if e.EventsPerMessage < 1 || e.EventsPerMessage > 64 || e.EventsPerAppend < e.EventsPerMessage {
+		t.Errorf("batching: %.1f events per message, %.1f per Append", e.EventsPerMessage, e.EventsPerAppend)
+	}
 	if p := rep.Paced; p == nil || p.OfferedPerSec <= 0 || p.P99ms < p.P50ms {
 		t.Errorf("paced: %+v", p)
 	}
@@ -89,7 +94,7 @@ func TestRun(t *testing.T) {
 		t.Errorf("the report's log key %q is not a C2SP verifier key: %v", rep.LogKey, err)
 	}
 	text := rep.Text()
-	for _, want := range []string{"log        " + rep.LogKey, "machine ", "end to end ", "latency ", "disk ", "bundle     per-roll-v1", "bundle     tavlarena-v1", "tessera-posix"} {
+	for _, want := range []string{"log        " + rep.LogKey, "machine ", "end to end ", "latency ", "batching ", "disk ", "bundle     per-roll-v1", "bundle     tavlarena-v1", "tessera-posix"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q in:\n%s", want, text)
 		}
