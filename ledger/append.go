@@ -25,8 +25,13 @@ type Input struct {
 	// if there is none. When given it must equal the event's id.
 	MsgID string
 	// Data is the event's leaf bytes. Append copies it: the caller may
-	// reuse it once Append returns (even with an error).
+	// reuse it once Append returns (even with an error), unless Owned.
 	Data []byte
+	// Owned hands Data over to the ledger, which then keeps it without
+	// copying: the caller must never modify it again, not even after
+	// Append returns. The ingest sets it for the payloads of NATS
+	// messages, which it never reuses.
+	Owned bool
 	// Refuse, if not nil, is the transport's own refusal of Data (a
 	// multi-event message whose framing is broken, say): the input is not
 	// checked but recorded in the rejected store with this code, field and
@@ -269,20 +274,24 @@ type dedupHint struct {
 	rec   dedupRecord
 }
 
-// copyInputs copies the inputs' bytes into one buffer: a call abandoned
-// through its context may still be sequenced after Append returned, and the
-// caller may reuse its slices by then.
+// copyInputs copies the inputs' bytes into one buffer, except those Owned:
+// a call abandoned through its context may still be sequenced after Append
+// returned, and the caller may reuse its slices by then.
 func copyInputs(inputs []Input) []Input {
 	total := 0
 	for i := range inputs {
-		total += len(inputs[i].Data)
+		if !inputs[i].Owned {
+			total += len(inputs[i].Data)
+		}
 	}
 	buf := make([]byte, 0, total)
 	copied := make([]Input, len(inputs))
 	for i, in := range inputs {
-		start := len(buf)
-		buf = append(buf, in.Data...)
-		in.Data = buf[start:len(buf):len(buf)]
+		if !in.Owned {
+			start := len(buf)
+			buf = append(buf, in.Data...)
+			in.Data = buf[start:len(buf):len(buf)]
+		}
 		copied[i] = in
 	}
 	return copied

@@ -611,13 +611,19 @@ func TestDrandQuicknet(t *testing.T) {
 
 // TestAppendCopiesData: the sequencer works on a copy of the callers'
 // bytes, so a caller whose Append returned early (its context ended after
-// the inputs were handed over) may reuse its buffer.
+// the inputs were handed over) may reuse its buffer; an Owned input is not
+// copied.
 func TestAppendCopiesData(t *testing.T) {
 	e := newTestEnv(t)
 	l := e.open()
 	g := e.k.tavlarenaGame(t, "copy", gameOpts{rolls: 2})
-	in := inputs(t, bytes.Clone(g[0]), bytes.Clone(g[1]))
+	in := inputs(t, bytes.Clone(g[0]), bytes.Clone(g[1]), bytes.Clone(g[2]))
+	in[2].Owned = true
 	copied := copyInputs(in)
+	if &copied[2].Data[0] != &in[2].Data[0] {
+		t.Error("an Owned input was copied")
+	}
+	in, copied = in[:2], copied[:2]
 	items := make([]item, len(copied))
 	for i := range copied {
 		items[i] = l.check(copied[i])

@@ -61,6 +61,11 @@ type sequencer struct {
 	counts groupCounts
 
 	keyBuf, valBuf []byte // scratch for encoding batch records
+	// batchSize is the size of the last group's batch: the next one is
+	// allocated a little larger at once, instead of growing by doubling
+	// (a group of a few thousand events writes megabytes, beyond what
+	// Pebble's batch pool keeps).
+	batchSize int
 }
 
 // A pendGame is a game changed by the group being prepared: its new state,
@@ -283,7 +288,7 @@ func (s *sequencer) prepareGroup(group []*request) {
 	s.reset()
 	now := l.now().UTC().Round(0)
 	env := events.Env{Now: now, ClockSkew: l.cfg.ClockSkew, Beacons: l.cfg.Beacons, Moves: l.cfg.Moves}
-	batch := l.db.NewBatch()
+	batch := l.db.NewBatchWithSize(s.batchSize + s.batchSize/8)
 	first := s.b.Size()
 	n := 0
 	for _, r := range group {
@@ -316,6 +321,7 @@ func (s *sequencer) prepareGroup(group []*request) {
 	s.group++
 	p := &prepared{group: s.group, reqs: group, n: n, counts: s.counts, start: start,
 		what: fmt.Sprintf("committing a group of %d inputs (leaves %d to %d)", n, first, s.b.Size())}
+	s.batchSize = batch.Len()
 	if batch.Empty() {
 		batch.Close()
 	} else {

@@ -346,10 +346,49 @@ func (c *Client) PublishAsync(ctx context.Context, ev Event) (*Pending, error) {
 // resolve settles e and releases or fails its parked successor.
 func (c *Client) resolve(e *entry, ack Ack, err error) {
 	c.mu.Lock()
+	settled, next := c.settleLocked(e, ack, err)
+	c.mu.Unlock()
+	if !settled {
+		return
+	}
+	<-c.admit
+	if next != nil {
+		c.failSuccessor(next, e, err)
+	}
+}
+
+// acknowledged settles the events of one acknowledged message: resolve for
+// each, under one lock.
+func (c *Client) acknowledged(items []*entry, ack Ack) {
+	var failed []*entry // successors failed because the Client closed
+	released := 0
+	c.mu.Lock()
+	for _, e := range items {
+		settled, next := c.settleLocked(e, ack, nil)
+		if settled {
+			released++
+		}
+		if next != nil {
+			failed = append(failed, e, next)
+		}
+	}
+	c.mu.Unlock()
+	for range released {
+		<-c.admit
+	}
+	for i := 0; i < len(failed); i += 2 {
+		c.failSuccessor(failed[i+1], failed[i], ErrClosed)
+	}
+}
+
+// settleLocked settles e, unless it is settled already, and releases its
+// parked successor to the queue; it returns whether it settled e and the
+// successor to fail (when e failed or the Client is closed), if any. The
+// caller holds mu and, if e was settled, releases one admission.
+func (c *Client) settleLocked(e *entry, ack Ack, err error) (settled bool, fail *entry) {
 	select {
 	case <-e.p.done:
-		c.mu.Unlock()
-		return // already settled
+		return false, nil
 	default:
 	}
 	e.p.ack, e.p.err = ack, err
@@ -366,18 +405,23 @@ func (c *Client) resolve(e *entry, ack Ack, err error) {
 		}
 		c.idle = nil
 	}
-	if next != nil && err == nil && c.isClosed {
+	if next == nil {
+		return true, nil
+	}
+	if err == nil && !c.isClosed {
+		c.queue <- next // never blocks; under mu so Close drains it
+		return true, nil
+	}
+	return true, next
+}
+
+// failSuccessor fails next, parked behind e, which failed with err (or
+// succeeded after the Client closed: err is then ErrClosed).
+func (c *Client) failSuccessor(next, e *entry, err error) {
+	if err == nil {
 		err = ErrClosed
 	}
-	if next != nil && err == nil {
-		c.queue <- next // never blocks; under mu so Close drains it
-		next = nil
-	}
-	c.mu.Unlock()
-	<-c.admit
-	if next != nil {
-		c.resolve(next, Ack{}, fmt.Errorf("sdk: event %s: %w (%s: %w)", next.ev.ID, ErrPredecessor, e.ev.ID, err))
-	}
+	c.resolve(next, Ack{}, fmt.Errorf("sdk: event %s: %w (%s: %w)", next.ev.ID, ErrPredecessor, e.ev.ID, err))
 }
 
 // Flush waits until every event accepted so far is settled (acknowledged
@@ -532,10 +576,7 @@ func (c *Client) fly(msg *nats.Msg, items []*entry) {
 		if err == nil {
 			select {
 			case pa := <-fut.Ok():
-				ack := Ack{Stream: pa.Stream, Seq: pa.Sequence, Duplicate: pa.Duplicate, Events: len(items)}
-				for _, e := range items {
-					c.resolve(e, ack, nil)
-				}
+				c.acknowledged(items, Ack{Stream: pa.Stream, Seq: pa.Sequence, Duplicate: pa.Duplicate, Events: len(items)})
 				return
 			case err = <-fut.Err():
 			case <-c.closed:

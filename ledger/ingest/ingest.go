@@ -392,6 +392,9 @@ type sessionState struct {
 	// next is the lowest stream sequence not yet decided: every message
 	// below it is durably decided by the sink (or gone from the stream).
 	next uint64
+	// subs is the number of submissions of the last batch: the next
+	// batch's slice starts at that capacity instead of growing to it.
+	subs int
 }
 
 // An item is one NATS message of a batch.
@@ -408,7 +411,7 @@ type item struct {
 // acknowledged, and everything is delivered again in order).
 func (in *Ingester) process(ctx context.Context, st *sessionState, batch []jetstream.Msg) error {
 	next := st.next
-	var subs []submission
+	subs := make([]submission, 0, st.subs)
 	items := make([]item, 0, len(batch))
 	for _, m := range batch {
 		meta, err := m.Metadata()
@@ -452,13 +455,15 @@ func (in *Ingester) process(ctx context.Context, st *sessionState, batch []jetst
 		}
 	}
 	in.acknowledge(ctx, items, outs)
-	st.next = next
+	st.next, st.subs = next, len(subs)
 	in.decided.Store(next)
 	in.report(len(items), subs, outs)
 	return nil
 }
 
-// split appends the submissions of one message to subs.
+// split appends the submissions of one message to subs. Their data is the
+// message's payload, which nothing reuses (nats.go gives every delivered or
+// fetched message a buffer of its own): it goes to the ledger Owned.
 func (in *Ingester) split(subs *[]submission, subject string, h nats.Header, data []byte, seq uint64, m jetstream.Msg) item {
 	it := item{msg: m, seq: seq, first: len(*subs)}
 	emitter, err := in.cfg.Subjects.EmitterOf("events", subject)
@@ -477,13 +482,13 @@ func (in *Ingester) split(subs *[]submission, subject string, h nats.Header, dat
 			refused = &events.RejectError{Code: CodeBadBatch, Msg: err.Error()}
 		} else {
 			for i, p := range parts {
-				*subs = append(*subs, submission{Input: ledger.Input{Emitter: emitter, Data: p}, seq: seq, part: i})
+				*subs = append(*subs, submission{Input: ledger.Input{Emitter: emitter, Data: p, Owned: true}, seq: seq, part: i})
 			}
 			it.n = len(parts)
 			return it
 		}
 	}
-	*subs = append(*subs, submission{Input: ledger.Input{Emitter: emitter, MsgID: h.Get(wire.HeaderMsgID), Data: data, Refuse: refused}, seq: seq})
+	*subs = append(*subs, submission{Input: ledger.Input{Emitter: emitter, MsgID: h.Get(wire.HeaderMsgID), Data: data, Refuse: refused, Owned: true}, seq: seq})
 	it.n = 1
 	return it
 }
