@@ -195,6 +195,9 @@ type entry struct {
 	ctx  context.Context
 	p    *Pending
 	next *entry // successor with the same order key, parked (guarded by Client.mu)
+	// settled is set when p is (guarded by Client.mu): a flag, not a
+	// receive on p.done, which would touch the channel once more.
+	settled bool
 }
 
 // New returns a Client publishing on nc as cfg.Emitter. nc should reconnect
@@ -386,11 +389,10 @@ func (c *Client) acknowledged(items []*entry, ack Ack) {
 // successor to fail (when e failed or the Client is closed), if any. The
 // caller holds mu and, if e was settled, releases one admission.
 func (c *Client) settleLocked(e *entry, ack Ack, err error) (settled bool, fail *entry) {
-	select {
-	case <-e.p.done:
+	if e.settled {
 		return false, nil
-	default:
 	}
+	e.settled = true
 	e.p.ack, e.p.err = ack, err
 	close(e.p.done)
 	next := e.next

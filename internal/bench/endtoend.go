@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -56,7 +57,9 @@ type EndToEndConfig struct {
 // Latencies (P50, P99, Max) run from each event's PublishAsync call to the
 // publication of the first signed checkpoint covering it. Metrics:
 // "events/submit", the mean number of events per Append, and
-// "events/message", the mean number of events per NATS message.
+// "events/message", the mean number of events per NATS message, and
+// "alloc-B/event" and "allocs/event", the bytes and objects the whole
+// process allocated (the garbage collector's work) per event.
 func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, error) {
 	if cfg.Dir == "" {
 		return Result{}, errors.New("bench: EndToEndConfig.Dir is empty")
@@ -139,6 +142,8 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	pending := make(chan *sdk.Pending, 1<<16)
 	ackErr := make(chan error, 1)
 	go func() { ackErr <- awaitAcks(ctx, pending) }()
+	var mem0 runtime.MemStats
+	runtime.ReadMemStats(&mem0)
 	prof := startProfile()
 	startCPU, start := cpuTime(), time.Now()
 	for i, e := range w.Events {
@@ -169,6 +174,8 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 		return Result{}, fmt.Errorf("bench: waiting for the last checkpoint: %w", err)
 	}
 	elapsed := time.Since(start)
+	var mem1 runtime.MemStats
+	runtime.ReadMemStats(&mem1)
 	stages, err := prof.stages(n, cfg.Profile)
 	if err != nil {
 		return Result{}, err
@@ -190,6 +197,8 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	res.P50, res.P99, res.Max = percentiles(lat)
 	res.Metrics["events/submit"] = float64(n) / float64(max(sink.submits.Load(), 1))
 	res.Metrics["publish-s"] = published.Seconds()
+	res.Metrics["alloc-B/event"] = float64(mem1.TotalAlloc-mem0.TotalAlloc) / float64(n)
+	res.Metrics["allocs/event"] = float64(mem1.Mallocs-mem0.Mallocs) / float64(n)
 	// The stream numbers every message it stored: LastSeq is how many
 	// NATS messages carried the n events (more if any was resent).
 	if info, err := stream.Info(ctx); err == nil && info.State.LastSeq > 0 {

@@ -192,6 +192,11 @@ type Measure struct {
 	// how well the SDK and the ingest batch.
 	EventsPerMessage float64 `json:"eventsPerMessage,omitempty"`
 	EventsPerAppend  float64 `json:"eventsPerAppend,omitempty"`
+	// AllocBytesPerEvent and AllocsPerEvent are what the whole process
+	// (backends, NATS, ingest, ledger) allocated per event (end to end
+	// only): the garbage collector's work.
+	AllocBytesPerEvent float64 `json:"allocBytesPerEvent,omitempty"`
+	AllocsPerEvent     float64 `json:"allocsPerEvent,omitempty"`
 }
 
 // Bundles are the proof bundles of one scheme's games.
@@ -206,7 +211,8 @@ type Bundles struct {
 func measure(r Result) Measure {
 	m := Measure{Name: r.Name, Events: r.Events, Seconds: r.Elapsed.Seconds(), EventsPerSec: r.EventsPerSec(),
 		CPUMicrosPerEvent: r.Metrics["cpu-µs/event"], CPUStagesMicros: r.Stages,
-		EventsPerMessage: r.Metrics["events/message"], EventsPerAppend: r.Metrics["events/submit"]}
+		EventsPerMessage: r.Metrics["events/message"], EventsPerAppend: r.Metrics["events/submit"],
+		AllocBytesPerEvent: r.Metrics["alloc-B/event"], AllocsPerEvent: r.Metrics["allocs/event"]}
 	if r.P99 > 0 {
 		m.P50ms, m.P99ms, m.MaxMs = ms(r.P50), ms(r.P99), ms(r.Max)
 	}
@@ -496,6 +502,9 @@ func (r *Report) Text() string {
 			}
 		}
 		fmt.Fprintf(&b, "           by stage (µs per event, CPU profile): %s\n", strings.Join(parts, ", "))
+	}
+	if e.AllocBytesPerEvent > 0 {
+		fmt.Fprintf(&b, "memory     %.0f bytes in %.1f allocations per event, end to end (the garbage collector's work)\n", e.AllocBytesPerEvent, e.AllocsPerEvent)
 	}
 	if e.EventsPerMessage > 0 {
 		fmt.Fprintf(&b, "batching   %.1f events per NATS message, %.0f per call of the ledger's Append\n", e.EventsPerMessage, e.EventsPerAppend)

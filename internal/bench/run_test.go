@@ -48,6 +48,11 @@ func TestRun(t *testing.T) {
 	if e.EventsPerMessage < 1 || e.EventsPerMessage > 64 || e.EventsPerAppend < e.EventsPerMessage {
 		t.Errorf("batching: %.1f events per message, %.1f per Append", e.EventsPerMessage, e.EventsPerAppend)
 	}
+	// Every event is at least parsed into a new Event: something is
+	// allocated for each.
+	if e.AllocBytesPerEvent < 100 || e.AllocsPerEvent < 1 {
+		t.Errorf("allocation: %.0f bytes in %.1f allocations per event", e.AllocBytesPerEvent, e.AllocsPerEvent)
+	}
 	if p := rep.Paced; p == nil || p.OfferedPerSec <= 0 || p.P99ms < p.P50ms {
 		t.Errorf("paced: %+v", p)
 	}
@@ -94,7 +99,7 @@ func TestRun(t *testing.T) {
 		t.Errorf("the report's log key %q is not a C2SP verifier key: %v", rep.LogKey, err)
 	}
 	text := rep.Text()
-	for _, want := range []string{"log        " + rep.LogKey, "machine ", "end to end ", "latency ", "batching ", "disk ", "bundle     per-roll-v1", "bundle     tavlarena-v1", "tessera-posix"} {
+	for _, want := range []string{"log        " + rep.LogKey, "machine ", "end to end ", "latency ", "batching ", "memory ", "disk ", "bundle     per-roll-v1", "bundle     tavlarena-v1", "tessera-posix"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q in:\n%s", want, text)
 		}
