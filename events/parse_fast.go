@@ -48,7 +48,11 @@ func (s *scanner) str() ([]byte, bool) {
 	start := s.i + 1
 	ascii := true
 	for j := start; j < len(s.b); j++ {
-		switch c := s.b[j]; {
+		c := s.b[j]
+		if strPlain[c] {
+			continue
+		}
+		switch {
 		case c == '"':
 			v := s.b[start:j]
 			if !ascii && !utf8.Valid(v) {
@@ -58,12 +62,21 @@ func (s *scanner) str() ([]byte, bool) {
 			return v, true
 		case c == '\\' || c < 0x20:
 			return nil, false
-		case c >= 0x80:
+		default: // c >= 0x80
 			ascii = false
 		}
 	}
 	return nil, false
 }
+
+// strPlain[c] reports whether byte c stands for itself inside a canonical
+// JSON string and is ASCII: not '"', not '\\', not a control character.
+var strPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // uint consumes a canonical non-negative integer of at most hi.
 func (s *scanner) uint(hi uint64) (uint64, bool) {
@@ -281,7 +294,7 @@ func parseCanonicalFast(b []byte) (ev *Event, ok bool) {
 	if ev.Type, ok = typeOf(typ); !ok || !ev.Type.Allowed(ev.Scheme) || ev.Type.Binding() != (sig != nil) {
 		return nil, false
 	}
-	if !validID(id, "._:-", 128) || !validID(game, "._-", 128) || !validEmitter(emitter) {
+	if !validID(id, eventRest, 128) || !validID(game, gameRest, 128) || !validEmitter(emitter) {
 		return nil, false
 	}
 	if ev.Scheme != Anchored {
