@@ -16,6 +16,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/internal/workload"
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/sdk"
@@ -84,11 +86,7 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	defer l.Close()
 
 	n := len(w.Events)
-	seqOf := make(map[string]int, n)
-	for i, e := range w.Events {
-		seqOf[e.ID] = i
-	}
-	sink := &sink{l: l, seqOf: seqOf, leaf: make([]uint64, n), done: make(chan struct{}), want: int64(n), progress: cfg.Progress}
+	sink := &sink{l: l, pos: newPositions(w.Events), leaf: make([]uint64, n), done: make(chan struct{}), want: int64(n), progress: cfg.Progress}
 
 	nc, err := srv.Connect()
 	if err != nil {
@@ -227,8 +225,8 @@ func awaitAcks(ctx context.Context, pending <-chan *sdk.Pending) error {
 // event's leaf index on the way.
 type sink struct {
 	l       *ledger.Ledger
-	seqOf   map[string]int // event id → position in the workload
-	leaf    []uint64       // by position: the event's leaf index
+	pos     positions // event id → position in the workload
+	leaf    []uint64  // by position: the event's leaf index
 	submits atomic.Int64
 	count   atomic.Int64
 	want    int64
@@ -251,7 +249,7 @@ func (s *sink) Append(ctx context.Context, in []ledger.Input) ([]ledger.Outcome,
 	for _, o := range outs {
 		switch o.Result {
 		case ledger.Appended, ledger.Duplicate:
-			if p, ok := s.seqOf[o.ID]; ok {
+			if p, ok := s.pos.of(o.ID); ok {
 				s.leaf[p] = o.Index
 				s.max = max(s.max, o.Index)
 				appended++
@@ -277,6 +275,39 @@ func (s *sink) Append(ctx context.Context, in []ledger.Input) ([]ledger.Outcome,
 		}
 	}
 	return outs, nil
+}
+
+// positions finds an event's position in the workload from its id. The
+// events' ids are canonical (<game>:<seq>): a map by game, of a few
+// thousand entries, and a slice by seq, instead of a map of every id, whose
+// lookups missed the cache once per event (0.3 µs per event in a CPU
+// profile of a million, all of it the benchmark's own).
+type positions struct {
+	byGame map[string][]int32
+	other  map[string]int // ids that are not canonical
+}
+
+func newPositions(evs []workload.Event) positions {
+	p := positions{byGame: map[string][]int32{}, other: map[string]int{}}
+	for i, e := range evs {
+		game, seq, ok := events.ParseCanonicalID(e.ID)
+		if !ok || game != e.Game || seq != uint64(len(p.byGame[game])) {
+			p.other[e.ID] = i
+			continue
+		}
+		p.byGame[game] = append(p.byGame[game], int32(i))
+	}
+	return p
+}
+
+func (p positions) of(id string) (int, bool) {
+	if game, seq, ok := events.ParseCanonicalID(id); ok {
+		if at := p.byGame[game]; seq < uint64(len(at)) {
+			return int(at[seq]), true
+		}
+	}
+	i, ok := p.other[id]
+	return i, ok
 }
 
 func (s *sink) error() error {

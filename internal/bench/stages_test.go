@@ -1,6 +1,10 @@
 package bench
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/zarlog/zarlog/internal/workload"
+)
 
 // TestStageOf: a sample is the innermost stage among its frames, whatever
 // helpers lie below it (hashing, allocation), and the backends' own work is
@@ -33,6 +37,26 @@ func TestStageOf(t *testing.T) {
 	} {
 		if got := stageOf(c.stack); got != c.want {
 			t.Errorf("%v: %s, want %s", c.stack, got, c.want)
+		}
+	}
+}
+
+// TestPositions: an event's position from its id, canonical or not, in
+// order or not.
+func TestPositions(t *testing.T) {
+	evs := []workload.Event{
+		{ID: "g1:0", Game: "g1"}, {ID: "g2:0", Game: "g2"}, {ID: "g1:1", Game: "g1"},
+		{ID: "g1:3", Game: "g1"}, {ID: "custom-id", Game: "g2"}, {ID: "g1:2", Game: "g1"}, {ID: "g3:1", Game: "g3"},
+	}
+	p := newPositions(evs)
+	for i, e := range evs {
+		if got, ok := p.of(e.ID); !ok || got != i {
+			t.Errorf("%s: position %d, %v; want %d", e.ID, got, ok, i)
+		}
+	}
+	for _, id := range []string{"g1:4", "g2:1", "g9:0", "nope"} {
+		if got, ok := p.of(id); ok {
+			t.Errorf("%s: position %d of an id not in the workload", id, got)
 		}
 	}
 }
