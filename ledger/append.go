@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -299,9 +300,33 @@ func copyInputs(inputs []Input) []Input {
 
 // checkAll runs check on each input, then looks up the ids of those that
 // passed in the dedup index (their hints).
+//
+// The checks run in three passes over the inputs, each input's in the
+// order of check (so each gets the same outcome): parse, then the
+// signatures, emitter by emitter, then the rest. Verifications one after
+// another, with one emitter's key, keep the key's and the base point's
+// tables in the core's cache; interleaved with parsing, each one found
+// them evicted.
 func (l *Ledger) checkAll(inputs []Input, items []item) {
+	var signed []int // the binding events: their signatures are checked
 	for i := range inputs {
-		items[i] = l.check(inputs[i])
+		items[i] = l.parse(inputs[i])
+		if ev := items[i].ev; ev != nil {
+			if ev.Type.Binding() {
+				signed = append(signed, i)
+			} else {
+				l.verify(&items[i]) // no signature, and none may be there
+			}
+		}
+	}
+	if len(signed) > 1 {
+		slices.SortStableFunc(signed, func(a, b int) int { return strings.Compare(items[a].ev.Emitter, items[b].ev.Emitter) })
+	}
+	for _, i := range signed {
+		l.verify(&items[i])
+	}
+	for i := range items {
+		l.finish(&items[i])
 	}
 	l.hint(items)
 }
@@ -309,6 +334,15 @@ func (l *Ledger) checkAll(inputs []Input, items []item) {
 // check runs the checks that need no sequencing, in the caller's goroutine:
 // Parse, Verify and the message id.
 func (l *Ledger) check(in Input) item {
+	it := l.parse(in)
+	l.verify(&it)
+	l.finish(&it)
+	return it
+}
+
+// parse is check's first part: the transport's refusal, Parse, and whether
+// the emitter has a key. It leaves it.ev set if they pass.
+func (l *Ledger) parse(in Input) item {
 	it := item{in: in}
 	if in.Refuse != nil {
 		it.rej = in.Refuse
@@ -324,22 +358,38 @@ func (l *Ledger) check(in Input) item {
 		it.rej = &events.RejectError{Code: events.CodeUnknownEmitter, Field: "emitter", Msg: fmt.Sprintf("no key is configured for emitter %q", ev.Emitter)}
 		return it
 	}
-	it.id = ev.ID
-	if err := events.VerifyWith(ev, l.cfg.Emitters, l.sigs.verify); err != nil {
-		it.rej = asReject(err)
-		return it
+	it.ev = ev
+	return it
+}
+
+// verify is check's second part: the signature (events.VerifyWith).
+func (l *Ledger) verify(it *item) {
+	if it.ev == nil {
+		return
 	}
+	if err := events.VerifyWith(it.ev, l.cfg.Emitters, l.sigs.verify); err != nil {
+		it.ev, it.rej = nil, asReject(err)
+	}
+}
+
+// finish is check's last part: the message id and the reserved ids; an
+// item that passes gets its leaf hash.
+func (l *Ledger) finish(it *item) {
+	ev := it.ev
+	if ev == nil {
+		return
+	}
+	in := it.in
 	if in.MsgID != "" && in.MsgID != ev.ID {
-		it.rej = &events.RejectError{Code: events.CodeMsgIDMismatch, Field: "id", Msg: fmt.Sprintf("%q, but the transport's message id is %q", ev.ID, in.MsgID)}
-		return it
+		it.ev, it.rej = nil, &events.RejectError{Code: events.CodeMsgIDMismatch, Field: "id", Msg: fmt.Sprintf("%q, but the transport's message id is %q", ev.ID, in.MsgID)}
+		return
 	}
 	if game, seq, ok := takenCanonicalID(ev); ok && !l.allowReservedIDs {
-		it.rej = &events.RejectError{Code: events.CodeReservedID, Field: "id",
+		it.ev, it.rej = nil, &events.RejectError{Code: events.CodeReservedID, Field: "id",
 			Msg: fmt.Sprintf("%q has the form of the id of event %d of game %q, and this is event %d of game %q", ev.ID, seq, game, ev.Seq, ev.Game)}
-		return it
+		return
 	}
-	it.ev, it.hash = ev, merkle.LeafHash(in.Data)
-	return it
+	it.hash = merkle.LeafHash(in.Data)
 }
 
 // takenCanonicalID returns the game and seq whose canonical id ev.ID is,
