@@ -416,10 +416,15 @@ func BenchmarkDiskPerEvent(b *testing.B) {
 // write-ahead log, the flushes into L0, and the compactions (written, and
 // read from the tables). Compaction is the part that grows with the log.
 // Run it with -benchtime=1500x or more: over few events nothing compacts.
+// With ZARLOG_PEBBLE_METRICS=1 it logs Pebble's metrics table too (per
+// level: flushed, compacted and moved tables and bytes).
 func BenchmarkWriteAmp(b *testing.B) {
 	l := benchLedger(b, b.TempDir())
 	events := appendLoop(b, l, newBenchPool(b, "write-amp"))
 	m := l.db.Metrics()
+	if os.Getenv("ZARLOG_PEBBLE_METRICS") != "" {
+		b.Log("\n" + m.String())
+	}
 	var flushed, compacted, read uint64
 	for _, lm := range m.Levels {
 		flushed += lm.TableBytesFlushed
