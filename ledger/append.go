@@ -298,15 +298,16 @@ func copyInputs(inputs []Input) []Input {
 	return copied
 }
 
-// checkAll runs check on each input, then looks up the ids of those that
-// passed in the dedup index (their hints).
+// checkAll runs the checks that need no sequencing on each input (Parse,
+// Verify, the message id), in the caller's goroutine or a worker's, then
+// looks up the ids of those that passed in the dedup index (their hints).
 //
-// The checks run in three passes over the inputs, each input's in the
-// order of check (so each gets the same outcome): parse, then the
-// signatures, emitter by emitter, then the rest. Verifications one after
-// another, with one emitter's key, keep the key's and the base point's
-// tables in the core's cache; interleaved with parsing, each one found
-// them evicted.
+// The checks run in three passes over the inputs: parse, then the
+// signatures, emitter by emitter, then the rest. Each input meets them in
+// that order (FORMATS.md §1.5), so it gets the outcome it would alone.
+// Verifications one after another, with one emitter's key, keep the key's
+// and the base point's tables in the core's cache; interleaved with
+// parsing, each one found them evicted.
 func (l *Ledger) checkAll(inputs []Input, items []item) {
 	var signed []int // the binding events: their signatures are checked
 	for i := range inputs {
@@ -331,17 +332,8 @@ func (l *Ledger) checkAll(inputs []Input, items []item) {
 	l.hint(items)
 }
 
-// check runs the checks that need no sequencing, in the caller's goroutine:
-// Parse, Verify and the message id.
-func (l *Ledger) check(in Input) item {
-	it := l.parse(in)
-	l.verify(&it)
-	l.finish(&it)
-	return it
-}
-
-// parse is check's first part: the transport's refusal, Parse, and whether
-// the emitter has a key. It leaves it.ev set if they pass.
+// parse is the checks' first part: the transport's refusal, Parse, and
+// whether the emitter has a key. It leaves it.ev set if they pass.
 func (l *Ledger) parse(in Input) item {
 	it := item{in: in}
 	if in.Refuse != nil {
@@ -362,7 +354,7 @@ func (l *Ledger) parse(in Input) item {
 	return it
 }
 
-// verify is check's second part: the signature (events.VerifyWith).
+// verify is the checks' second part: the signature (events.VerifyWith).
 func (l *Ledger) verify(it *item) {
 	if it.ev == nil {
 		return
@@ -372,7 +364,7 @@ func (l *Ledger) verify(it *item) {
 	}
 }
 
-// finish is check's last part: the message id and the reserved ids; an
+// finish is the checks' last part: the message id and the reserved ids; an
 // item that passes gets its leaf hash.
 func (l *Ledger) finish(it *item) {
 	ev := it.ev

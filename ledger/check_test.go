@@ -9,6 +9,15 @@ import (
 	"github.com/zarlog/zarlog/events"
 )
 
+// check runs the checks on one input alone, in their order: the oracle
+// checkAll is compared with.
+func (l *Ledger) check(in Input) item {
+	it := l.parse(in)
+	l.verify(&it)
+	l.finish(&it)
+	return it
+}
+
 // TestCheckAllAgrees: checkAll, which parses a chunk, then checks its
 // signatures emitter by emitter, then the rest, gives every input exactly
 // the outcome check gives it alone, whatever the order and mix of the chunk:
