@@ -112,11 +112,12 @@ func NewWorkload(cfg workload.Config, n int) (*Workload, error) {
 // live in the backends' processes, not in zarlog's heap.
 func compact(evs []workload.Event) {
 	var sb strings.Builder
-	data := 0
+	ids, data := 0, 0
 	for _, e := range evs {
-		sb.Grow(len(e.Emitter) + len(e.ID) + len(e.Game))
+		ids += len(e.ID)
 		data += len(e.Data)
 	}
+	sb.Grow(ids) // and the emitters and games, once each
 	type span struct{ emitter, id, game [2]int }
 	spans := make([]span, len(evs))
 	seen := map[string][2]int{}
