@@ -118,9 +118,13 @@ type Event struct {
 	// the event is acknowledged; do not modify it meanwhile.
 	Data []byte
 	// OrderKey, if not empty, orders events: an event is sent only after
-	// JetStream acknowledged the previous event accepted with the same key.
-	// Use the game id, so that a retry can never put a game's events out of
-	// order. Events with different keys (or none) travel concurrently.
+	// JetStream acknowledged the previous event accepted with the same key,
+	// or after it in the same message (a message is stored whole or not at
+	// all). Use the game id, so that a retry can never put a game's events
+	// out of order. The events of a key that queued up behind an
+	// unacknowledged one go together once it is acknowledged, as many as
+	// one message takes; events with different keys (or none) travel
+	// concurrently.
 	OrderKey string
 }
 
@@ -195,6 +199,10 @@ type entry struct {
 	ctx  context.Context
 	p    *Pending
 	next *entry // successor with the same order key, parked (guarded by Client.mu)
+	// run is the next member of the run e belongs to (release): events of
+	// one order key queued together, to go in one message in order. Set
+	// before the run is queued, then only read (by the sender).
+	run *entry
 	// settled is set when p is (guarded by Client.mu): a flag, not a
 	// receive on p.done, which would touch the channel once more.
 	settled bool
@@ -411,10 +419,62 @@ func (c *Client) settleLocked(e *entry, ack Ack, err error) (settled bool, fail 
 		return true, nil
 	}
 	if err == nil && !c.isClosed {
-		c.queue <- next // never blocks; under mu so Close drains it
+		c.queue <- c.release(next) // never blocks; under mu so Close drains it
 		return true, nil
 	}
 	return true, next
+}
+
+// release makes a run of head, whose predecessor JetStream has just
+// acknowledged, and of the events parked behind it, as many as one message
+// takes (MaxBatchEvents, MaxBatchBytes); it returns head. The run goes in
+// one message, in order, so a retry cannot reorder it: the message is
+// stored whole or not at all. The rest stays parked behind the run's last
+// member. Without it a game's events would travel one per acknowledgement:
+// under load, one event per game per round trip. The caller holds mu.
+func (c *Client) release(head *entry) *entry {
+	n, size := 1, len(head.ev.Data)
+	for e := head; e.next != nil && n < c.cfg.MaxBatchEvents && size+1+len(e.next.ev.Data) <= c.cfg.MaxBatchBytes; n++ {
+		size += 1 + len(e.next.ev.Data)
+		e.run, e.next = e.next, nil
+		e = e.run
+	}
+	return head
+}
+
+// runSize returns the number of events of the run headed by e, and its
+// size in a message (the events and the separators between them).
+func runSize(e *entry) (n, size int) {
+	for n, size = 1, len(e.ev.Data); e.run != nil; n++ {
+		e = e.run
+		size += 1 + len(e.ev.Data)
+	}
+	return n, size
+}
+
+// take appends the members of the run headed by e to items, up to the
+// first whose ctx has ended: that one fails with its ctx's error and the
+// members after it with ErrPredecessor (sent without it, they could land
+// before it).
+func (c *Client) take(items []*entry, e *entry) []*entry {
+	for ; e != nil; e = e.run {
+		if err := e.ctx.Err(); err != nil {
+			c.resolve(e, Ack{}, err)
+			for f := e.run; f != nil; f = f.run {
+				c.failSuccessor(f, e, err)
+			}
+			return items
+		}
+		items = append(items, e)
+	}
+	return items
+}
+
+// failRun fails every member of the run headed by e with err.
+func (c *Client) failRun(e *entry, err error) {
+	for ; e != nil; e = e.run {
+		c.resolve(e, Ack{}, err)
+	}
 }
 
 // failSuccessor fails next, parked behind e, which failed with err (or
@@ -461,20 +521,23 @@ func (c *Client) Close() {
 	for {
 		select {
 		case e := <-c.queue:
-			c.resolve(e, Ack{}, ErrClosed)
+			c.failRun(e, ErrClosed)
 		default:
 			return
 		}
 	}
 }
 
-// sender packs queued events into messages and starts a flight per message,
-// at most Window at once.
+// sender packs queued runs (an event, or a run of one order key's events:
+// release) into messages and starts a flight per message, at most Window
+// at once. A run is never split: one that does not fit in the message
+// being packed starts the next one (it fits alone, by release's bounds).
+// An event whose ctx has ended before it is sent fails (take).
 func (c *Client) sender() {
 	var carry *entry
 	defer func() {
 		if carry != nil {
-			c.resolve(carry, Ack{}, ErrClosed)
+			c.failRun(carry, ErrClosed)
 		}
 	}()
 	for {
@@ -483,31 +546,36 @@ func (c *Client) sender() {
 		case <-c.closed:
 			return
 		}
-		first := carry
-		carry = nil
-		for first == nil {
+		var items []*entry
+		if carry != nil {
+			items, carry = c.take(items, carry), nil
+		}
+		for len(items) == 0 {
 			select {
-			case first = <-c.queue:
-				first = c.live(first)
+			case e := <-c.queue:
+				items = c.take(items, e)
 			case <-c.closed:
 				return
 			}
 		}
-		items := []*entry{first}
-		size := len(first.ev.Data)
+		size := len(items) - 1
+		for _, e := range items {
+			size += len(e.ev.Data)
+		}
 	pack:
 		for len(items) < c.cfg.MaxBatchEvents {
 			select {
 			case e := <-c.queue:
-				if e = c.live(e); e == nil {
-					continue
-				}
-				if size+1+len(e.ev.Data) > c.cfg.MaxBatchBytes {
+				n, rs := runSize(e)
+				if len(items)+n > c.cfg.MaxBatchEvents || size+1+rs > c.cfg.MaxBatchBytes {
 					carry = e
 					break pack
 				}
-				items = append(items, e)
-				size += 1 + len(e.ev.Data)
+				k := len(items)
+				items = c.take(items, e)
+				for _, e := range items[k:] {
+					size += 1 + len(e.ev.Data)
+				}
 			default:
 				break pack
 			}
@@ -518,16 +586,6 @@ func (c *Client) sender() {
 			c.fly(msg, items)
 		})
 	}
-}
-
-// live returns e, or nil after failing it if its ctx has ended before it
-// was sent.
-func (c *Client) live(e *entry) *entry {
-	if err := e.ctx.Err(); err != nil {
-		c.resolve(e, Ack{}, err)
-		return nil
-	}
-	return e
 }
 
 // message builds the NATS message carrying items. It sets no Nats-Msg-Id:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"os/exec"
 	"strings"
 	"testing"
@@ -151,33 +152,8 @@ func TestPublishPacking(t *testing.T) {
 	}
 
 	var got [][]byte
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for seq := uint64(1); seq <= info.State.LastSeq; seq++ {
-		m, err := st.GetMsg(ctx, seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if m.Subject != "zarlog.events.e1" {
-			t.Errorf("message %d on %s", seq, m.Subject)
-		}
-		if cnt := m.Header.Get(wire.HeaderEvents); cnt != "" {
-			parts, err := wire.SplitBatch(cnt, m.Data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if id := m.Header.Get(wire.HeaderMsgID); id != "" {
-				t.Errorf("message %d: Nats-Msg-Id %q, want none", seq, id)
-			}
-			got = append(got, parts...)
-		} else {
-			if id := m.Header.Get(wire.HeaderMsgID); id != "" {
-				t.Errorf("message %d: Nats-Msg-Id %q, want none", seq, id)
-			}
-			got = append(got, m.Data)
-		}
+	for _, m := range streamMessages(t, ctx, st) {
+		got = append(got, m...)
 	}
 	if len(got) != len(want) {
 		t.Fatalf("stream holds %d events, want %d", len(got), len(want))
@@ -187,6 +163,38 @@ func TestPublishPacking(t *testing.T) {
 			t.Fatalf("event %d in the stream is %s, want %s", i, got[i], want[i])
 		}
 	}
+}
+
+// streamMessages returns the events of every message in st, in stream
+// order, one slice per message; it checks that no message has a
+// Nats-Msg-Id and that each came on emitter e1's subject.
+func streamMessages(t *testing.T, ctx context.Context, st jetstream.Stream) [][][]byte {
+	t.Helper()
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs [][][]byte
+	for seq := uint64(1); seq <= info.State.LastSeq; seq++ {
+		m, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Subject != "zarlog.events.e1" {
+			t.Errorf("message %d on %s", seq, m.Subject)
+		}
+		if id := m.Header.Get(wire.HeaderMsgID); id != "" {
+			t.Errorf("message %d: Nats-Msg-Id %q, want none", seq, id)
+		}
+		parts := [][]byte{m.Data}
+		if cnt := m.Header.Get(wire.HeaderEvents); cnt != "" {
+			if parts, err = wire.SplitBatch(cnt, m.Data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		msgs = append(msgs, parts)
+	}
+	return msgs
 }
 
 // TestOrderKey: while the stream is missing, events retry; an event with
@@ -240,6 +248,188 @@ func TestOrderKey(t *testing.T) {
 	}
 	if a1.Seq >= a2.Seq {
 		t.Errorf("g:0 at stream seq %d, g:1 at %d", a1.Seq, a2.Seq)
+	}
+}
+
+// TestOrderKeyRuns: the events parked behind an unacknowledged one go, once
+// it is acknowledged, as runs in one message each, in order, as many as a
+// message takes (MaxBatchEvents, MaxBatchBytes); a run is never split
+// across messages, and a run member whose ctx ended before it was sent
+// fails, and the members after it fail with ErrPredecessor.
+func TestOrderKeyRuns(t *testing.T) {
+	ev := func(key string, seq, pad int) sdk.Event {
+		id := fmt.Sprintf("%s:%d", key, seq)
+		return sdk.Event{ID: id, Data: fmt.Appendf(nil, `{"id":%q,"pad":"%s"}`, id, strings.Repeat("x", pad)), OrderKey: key}
+	}
+	for _, tc := range []struct {
+		name      string
+		cfg       sdk.Config
+		n, pad    int
+		wantSizes []int // the events of each message, in stream order
+	}{
+		{"one run", sdk.Config{}, 10, 0, []int{1, 9}},
+		{"runs of MaxBatchEvents", sdk.Config{MaxBatchEvents: 4}, 10, 0, []int{1, 4, 4, 1}},
+		{"runs of MaxBatchBytes", sdk.Config{MaxBatchBytes: wire.MaxEventSize}, 7, wire.MaxEventSize / 3, []int{1, 2, 2, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t)
+			s := startServer(t)
+			nc := dial(t, s, "e1")
+			cfg := tc.cfg
+			cfg.Emitter, cfg.AckTimeout = "e1", 200*time.Millisecond
+			c := newClient(t, nc, cfg)
+			var pending []*sdk.Pending
+			var want [][]byte
+			for i := range tc.n { // no stream yet: the first retries, the others park
+				e := ev("g", i, tc.pad)
+				p, err := c.PublishAsync(ctx, e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pending, want = append(pending, p), append(want, e.Data)
+			}
+			st := createStream(t, nc, 0)
+			if err := c.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var got [][]byte
+			var sizes []int
+			for _, m := range streamMessages(t, ctx, st) {
+				got, sizes = append(got, m...), append(sizes, len(m))
+			}
+			if fmt.Sprint(sizes) != fmt.Sprint(tc.wantSizes) {
+				t.Errorf("messages of %v events, want %v", sizes, tc.wantSizes)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("stream holds %d events, want %d", len(got), len(want))
+			}
+			for i := range want {
+				if !bytes.Equal(got[i], want[i]) {
+					t.Fatalf("event %d in the stream is %s, want %s", i, got[i], want[i])
+				}
+				ack, err := pending[i].Result()
+				if err != nil {
+					t.Fatalf("event %d: %v", i, err)
+				}
+				if i > 0 {
+					prev, _ := pending[i-1].Result()
+					if ack.Seq < prev.Seq {
+						t.Errorf("event %d at stream seq %d, before event %d at %d", i, ack.Seq, i-1, prev.Seq)
+					}
+				}
+			}
+		})
+	}
+
+	t.Run("a member's ctx ends", func(t *testing.T) {
+		ctx := testContext(t)
+		s := startServer(t)
+		nc := dial(t, s, "e1")
+		c := newClient(t, nc, sdk.Config{Emitter: "e1", AckTimeout: 200 * time.Millisecond})
+		dctx, cancel := context.WithCancel(ctx)
+		var pending []*sdk.Pending
+		for i := range 6 {
+			pctx := ctx
+			if i == 2 {
+				pctx = dctx
+			}
+			p, err := c.PublishAsync(pctx, ev("g", i, 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pending = append(pending, p)
+		}
+		cancel() // g:2 is parked: it fails when its run is taken
+		st := createStream(t, nc, 0)
+		for i, p := range pending {
+			_, err := p.Wait(ctx)
+			switch {
+			case i < 2 && err != nil:
+				t.Errorf("g:%d: %v", i, err)
+			case i == 2 && !errors.Is(err, context.Canceled):
+				t.Errorf("g:2, whose ctx ended: %v, want context.Canceled", err)
+			case i > 2 && !errors.Is(err, sdk.ErrPredecessor):
+				t.Errorf("g:%d, after g:2: %v, want ErrPredecessor", i, err)
+			}
+		}
+		var got []string
+		for _, m := range streamMessages(t, ctx, st) {
+			for _, e := range m {
+				got = append(got, string(e))
+			}
+		}
+		if want := []string{string(ev("g", 0, 0).Data), string(ev("g", 1, 0).Data)}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("stream holds %q, want %q", got, want)
+		}
+	})
+}
+
+// TestOrderKeyMix publishes the events of several keys, with and without
+// a stream at first (so that the first events retry and the rest park),
+// with random packing limits: every key's events are in the stream in
+// publication order, no message exceeds the limits, and every ack counts
+// its message's events.
+func TestOrderKeyMix(t *testing.T) {
+	r := mrand.New(mrand.NewPCG(1, 2))
+	for round := range 6 {
+		ctx := testContext(t)
+		s := startServer(t)
+		nc := dial(t, s, "e1")
+		cfg := sdk.Config{Emitter: "e1", Window: 1 + r.IntN(3), MaxBatchEvents: 2 + r.IntN(7), AckTimeout: 200 * time.Millisecond}
+		c := newClient(t, nc, cfg)
+		var st jetstream.Stream
+		late := round%2 == 0
+		if !late {
+			st = createStream(t, nc, 0)
+		}
+		keys := 1 + r.IntN(5)
+		seqs := make([]int, keys)
+		var pending []*sdk.Pending
+		for range 200 {
+			k := r.IntN(keys)
+			id := fmt.Sprintf("k%d:%d", k, seqs[k])
+			seqs[k]++
+			p, err := c.PublishAsync(ctx, sdk.Event{ID: id, Data: fmt.Appendf(nil, `{"id":%q}`, id), OrderKey: fmt.Sprintf("k%d", k)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pending = append(pending, p)
+		}
+		if late {
+			st = createStream(t, nc, 0)
+		}
+		if err := c.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		next := make([]int, keys)
+		msgs := streamMessages(t, ctx, st)
+		for i, m := range msgs {
+			if len(m) > cfg.MaxBatchEvents {
+				t.Errorf("round %d: message %d holds %d events, more than %d", round, i+1, len(m), cfg.MaxBatchEvents)
+			}
+			for _, e := range m {
+				var k, seq int
+				if _, err := fmt.Sscanf(string(e), `{"id":"k%d:%d"}`, &k, &seq); err != nil {
+					t.Fatalf("round %d: event %s: %v", round, e, err)
+				}
+				if seq != next[k] {
+					t.Errorf("round %d: k%d:%d in the stream where k%d:%d was due", round, k, seq, k, next[k])
+				}
+				next[k] = seq + 1
+			}
+		}
+		for i, p := range pending {
+			ack, err := p.Result()
+			if err != nil {
+				t.Fatalf("round %d: event %d: %v", round, i, err)
+			}
+			if ack.Seq < 1 || ack.Seq > uint64(len(msgs)) || ack.Events != len(msgs[ack.Seq-1]) {
+				t.Errorf("round %d: event %d: ack %+v, but the stream has %d messages", round, i, ack, len(msgs))
+			}
+		}
+		if fmt.Sprint(next) != fmt.Sprint(seqs) {
+			t.Errorf("round %d: the stream ends each key at %v, want %v", round, next, seqs)
+		}
 	}
 }
 
