@@ -37,7 +37,10 @@ type Config struct {
 	// MaxBatchEvents is the most events packed into one NATS message when
 	// events queue up faster than the window drains; 1 sends every event
 	// alone. Events are packed only when several are waiting, so a lone
-	// event is never delayed. Zero means 64.
+	// event is never delayed. Zero means 256: with a game's queued events
+	// going together (Event.OrderKey), messages fill up under load, and
+	// fewer, larger ones cost NATS less per event (docs/BENCHMARKS.md,
+	// issue 17, fifth round).
 	MaxBatchEvents int
 	// MaxBatchBytes bounds a packed message's payload. Zero means 256 KiB;
 	// it must stay below the stream's max message size (1 MiB by default).
@@ -61,7 +64,7 @@ func (c Config) withDefaults() Config {
 		c.Window = 32
 	}
 	if c.MaxBatchEvents == 0 {
-		c.MaxBatchEvents = 64
+		c.MaxBatchEvents = 256
 	}
 	if c.MaxBatchBytes == 0 {
 		c.MaxBatchBytes = 256 << 10
