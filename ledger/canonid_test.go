@@ -3,10 +3,14 @@ package ledger
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/merkle"
@@ -212,5 +216,132 @@ func TestLegacyIDs(t *testing.T) {
 	l.Close()
 	if l = e.open(); !l.legacyIDs.Load() {
 		t.Error("Open did not read the legacy-ids record")
+	}
+}
+
+// A gateFS holds every WAL sync while it is shut, so that the group being
+// committed stays uncommitted and the sequencer prepares the next ones.
+type gateFS struct {
+	vfs.FS
+	shut atomic.Bool
+	hit  chan struct{} // receives once per sync held
+	open chan struct{} // closed to let the syncs through
+}
+
+func (g *gateFS) wrap(name string, f vfs.File, err error) (vfs.File, error) {
+	if err != nil || !strings.HasSuffix(name, ".log") {
+		return f, err
+	}
+	return &gateFile{File: f, g: g}, nil
+}
+
+func (g *gateFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := g.FS.Create(name, c)
+	return g.wrap(name, f, err)
+}
+
+func (g *gateFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := g.FS.ReuseForWrite(oldname, newname, c)
+	return g.wrap(newname, f, err)
+}
+
+type gateFile struct {
+	vfs.File
+	g *gateFS
+}
+
+func (f *gateFile) wait() {
+	if f.g.shut.Load() {
+		f.g.hit <- struct{}{}
+		<-f.g.open
+	}
+}
+
+func (f *gateFile) Sync() error     { f.wait(); return f.File.Sync() }
+func (f *gateFile) SyncData() error { f.wait(); return f.File.SyncData() }
+func (f *gateFile) SyncTo(n int64) (bool, error) {
+	f.wait()
+	return f.File.SyncTo(n)
+}
+
+// waitSequencerBlocked waits until the sequencer goroutine is blocked
+// handing a prepared group to the committer: the groups before it are
+// prepared, dedup included.
+func waitSequencerBlocked(t *testing.T) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for range 2000 {
+		n := runtime.Stack(buf, true)
+		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+			if strings.Contains(g, "[chan send") && strings.Contains(g, "ledger.(*sequencer).prepareGroup") {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("the sequencer never blocked on the committer")
+}
+
+// TestCanonicalIDsInFlight: an event with its canonical id is found as a
+// duplicate (or a conflict, with other bytes) while the group that appended
+// it is not yet committed, and within the group that appends it, where
+// Pebble cannot see it yet.
+func TestCanonicalIDsInFlight(t *testing.T) {
+	e := newTestEnv(t)
+	gate := &gateFS{FS: e.fs, hit: make(chan struct{}), open: make(chan struct{})}
+	e.cfg.FS = gate
+	l := e.open()
+	k := e.k
+	g := k.tavlarenaGame(t, "in-flight", gameOpts{rolls: 3})
+	ev := parse(t, g[2])
+	other := mkEvent(t, k, events.Header{Scheme: ev.Scheme, Game: ev.Game, Seq: ev.Seq, Emitter: ev.Emitter}, events.Move{N: 0, Play: "x"}, nil)
+	if !ev.HasCanonicalID() || parse(t, other).ID != ev.ID {
+		t.Fatal("the test events do not have the canonical id")
+	}
+
+	// Within one group: the first copy is appended, the second is a
+	// duplicate of it, other bytes under its id are refused.
+	out := mustAppend(t, l, inputs(t, g[0], g[1], g[0], g[2], g[2], other))
+	want := []struct {
+		r     Result
+		index uint64
+	}{{Appended, 0}, {Appended, 1}, {Duplicate, 0}, {Appended, 2}, {Duplicate, 2}, {Rejected, 0}}
+	for i, w := range want {
+		if out[i].Result != w.r || (w.r != Rejected && out[i].Index != w.index) {
+			t.Errorf("same group, input %d: %v at %d (%v), want %v at %d", i, out[i].Result, out[i].Index, out[i].Reject, w.r, w.index)
+		}
+	}
+	if out[5].Reject == nil || out[5].Reject.Code != events.CodeDuplicateID {
+		t.Errorf("same group, other bytes under a canonical id: %v, want %s", out[5].Reject, events.CodeDuplicateID)
+	}
+
+	// Across groups: the group appending g[3] and g[4] is held in its WAL
+	// sync while the next group sends them again. (Pebble makes a batch
+	// readable before that sync returns, so here Pebble could answer too;
+	// within the group being prepared, above, only fLeaves can.)
+	gate.shut.Store(true)
+	first := make(chan []Outcome, 1)
+	go func() { first <- mustAppend(t, l, inputs(t, g[3], g[4])) }()
+	<-gate.hit
+	gate.shut.Store(false)
+	second := make(chan []Outcome, 1)
+	other4 := mkEvent(t, k, events.Header{Scheme: ev.Scheme, Game: ev.Game, Seq: 4, Emitter: ev.Emitter}, events.Move{N: 1, Play: "y"}, nil)
+	go func() { second <- mustAppend(t, l, inputs(t, g[3], g[4], other4)) }()
+	waitSequencerBlocked(t)
+	close(gate.open)
+	a, b := <-first, <-second
+	for i := range 2 {
+		if a[i].Result != Appended || a[i].Index != uint64(3+i) {
+			t.Errorf("held group, input %d: %v at %d (%v)", i, a[i].Result, a[i].Index, a[i].Reject)
+		}
+		if b[i].Result != Duplicate || b[i].Index != uint64(3+i) {
+			t.Errorf("next group, input %d: %v at %d (%v), want a duplicate of leaf %d", i, b[i].Result, b[i].Index, b[i].Reject, 3+i)
+		}
+	}
+	if b[2].Result != Rejected || b[2].Reject.Code != events.CodeDuplicateID {
+		t.Errorf("next group, other bytes under an uncommitted canonical id: %v %v, want %s", b[2].Result, b[2].Reject, events.CodeDuplicateID)
+	}
+	if size, _ := l.Size(); size != 5 {
+		t.Errorf("log has %d leaves, want 5", size)
 	}
 }

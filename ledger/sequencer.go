@@ -46,11 +46,19 @@ type sequencer struct {
 	// the next groups see it before it is committed. Pruned once committed.
 	inflight map[string]taggedGame // game states
 	flight   []flightLog           // per group, oldest first
-	recent   map[string]taggedID   // appended event ids, of every group > floor
+	recent   map[string]taggedID   // appended event ids (but canonical ones), of every group > floor
 	idLog    []idLog               // per group, oldest first
 	nRecent  int
 	floor    uint64
 	maxIDs   int // maxRecentIDs; tests lower it
+
+	// The leaves of the groups not yet known to be committed, from leaf
+	// fFirst on (and those of the group being prepared): how a canonical id
+	// is found before Pebble has its leaf (canonical). Pruned once
+	// committed.
+	fLeaves []flightLeaf
+	fFirst  uint64
+	fEnds   []groupEnd // per group with leaves, oldest first
 
 	// The group being prepared.
 	pend   map[string]pendGame // games changed by the group
@@ -88,6 +96,18 @@ type taggedID struct {
 	canon bool // the event's id is its canonical id: the index has no record of it
 }
 
+// A flightLeaf is a leaf of an uncommitted group: its hash, and whether its
+// event has its canonical id.
+type flightLeaf struct {
+	hash  merkle.Hash
+	canon bool
+}
+
+// A groupEnd is the end of a group's leaves (the tree size after it).
+type groupEnd struct {
+	group, end uint64
+}
+
 type flightLog struct {
 	group uint64
 	games []string
@@ -115,6 +135,7 @@ func newSequencer(l *Ledger, b *merkle.Builder, stats Stats, rej RejectedSummary
 		recent:   map[string]taggedID{},
 		pend:     map[string]pendGame{},
 		maxIDs:   maxRecentIDs,
+		fFirst:   b.Size(),
 	}
 }
 
@@ -239,6 +260,15 @@ func (s *sequencer) prune() {
 		}
 		s.flight = s.flight[1:]
 	}
+	if n := len(s.fEnds); n > 0 && s.fEnds[0].group <= c {
+		k := 0
+		for k < n && s.fEnds[k].group <= c {
+			k++
+		}
+		end := s.fEnds[k-1].end
+		s.fLeaves = append(s.fLeaves[:0], s.fLeaves[end-s.fFirst:]...)
+		s.fFirst, s.fEnds = end, append(s.fEnds[:0], s.fEnds[k:]...)
+	}
 	for len(s.idLog) > 0 && s.idLog[0].group <= c && s.nRecent > s.maxIDs {
 		g := s.idLog[0]
 		for _, id := range g.ids {
@@ -257,6 +287,7 @@ func (s *sequencer) forget() {
 	clear(s.recent)
 	s.flight, s.idLog, s.nRecent = nil, nil, 0
 	s.floor = s.group
+	s.fLeaves, s.fEnds, s.fFirst = s.fLeaves[:0], s.fEnds[:0], s.b.Size()
 	s.games.clear()
 }
 
@@ -343,6 +374,9 @@ func (s *sequencer) prepareGroup(group []*request) {
 	if len(s.ids) > 0 {
 		s.idLog = append(s.idLog, idLog{group: s.group, ids: s.ids})
 	}
+	if len(s.leaves) > 0 {
+		s.fEnds = append(s.fEnds, groupEnd{s.group, s.b.Size()})
+	}
 	l.commits <- p
 }
 
@@ -391,18 +425,24 @@ func (s *sequencer) accept(batch *pebble.Batch, it *item, env *events.Env) (Outc
 		return s.reject(batch, env.Now, it, re)
 	}
 	s.add(ev, it.in.Data, it.hash, g, ng, env.Index)
+	s.fLeaves = append(s.fLeaves, flightLeaf{it.hash, ev.HasCanonicalID()})
 	s.counts.appended++
 	return Outcome{Result: Appended, ID: ev.ID, Index: env.Index}, nil
 }
 
 // dedup returns the dedup record of an event's id, if the id is in the log
-// or in a prepared group. The ids of prepared groups, and of committed
-// groups after floor, are in recent; the caller's hint covers the groups up
-// to the one it was made after; if the hint is older than floor (or a
-// Rebuild ran since), the index is read again. A canonical id has no
-// record in the index: it is found through its game g (byGame).
+// or in a prepared group. A canonical id has no record in the index: it is
+// found through its game g (canonical). The other ids of prepared groups,
+// and of committed groups after floor, are in recent; the caller's hint
+// covers the groups up to the one it was made after; if the hint is older
+// than floor (or a Rebuild ran since), the index is read again. (While the
+// log holds legacy ids, canonical ids take that path too: the index may
+// name them.)
 func (s *sequencer) dedup(it *item, g *events.Game) (dedupRecord, bool, error) {
 	ev := it.ev
+	if ev.HasCanonicalID() && !s.l.legacyIDs.Load() {
+		return s.canonical(ev, g, &it.hash)
+	}
 	if t, ok := s.recent[ev.ID]; ok {
 		return t.rec, true, nil
 	}
@@ -415,6 +455,22 @@ func (s *sequencer) dedup(it *item, g *events.Game) (dedupRecord, bool, error) {
 	return byGame(s.l.db, ev.ID, g, ev.Seq, &it.hash)
 }
 
+// canonical looks up the canonical id of ev, game:seq, in the game's state
+// g (nil: no events): the id is taken if the game's event seq exists and
+// has its canonical id. A leaf of an uncommitted group is looked up in
+// fLeaves, a committed one in Pebble (byGame). Without legacy ids no other
+// event can hold the id (reserved-id).
+func (s *sequencer) canonical(ev *events.Event, g *events.Game, hash *merkle.Hash) (dedupRecord, bool, error) {
+	if g == nil || ev.Seq >= uint64(len(g.Leaves)) {
+		return dedupRecord{}, false, nil
+	}
+	if index := g.Leaves[ev.Seq]; index >= s.fFirst && index-s.fFirst < uint64(len(s.fLeaves)) {
+		f := s.fLeaves[index-s.fFirst]
+		return dedupRecord{Index: index, LeafHash: f.hash}, f.canon, nil
+	}
+	return byGame(s.l.db, ev.ID, g, ev.Seq, hash)
+}
+
 func (s *sequencer) indexLookup(it *item) (dedupRecord, bool, error) {
 	if h := it.hint; h.ok && h.epoch == s.l.epoch.Load() && h.gen >= s.floor {
 		return h.rec, h.found, nil
@@ -424,9 +480,9 @@ func (s *sequencer) indexLookup(it *item) (dedupRecord, bool, error) {
 
 // byGame looks up an id of the form of a canonical id, game:seq, in that
 // game's state g (nil: no events): it is in the log if the game's event
-// seq is logged and has it. The
-// caller has looked in recent, so an event with this id, if there is one,
-// is committed; an event at game:seq that is not (yet) readable has
+// seq is logged and has it. The caller has looked among the uncommitted
+// groups (canonical, or recent), so an event with this id, if there is
+// one, is committed; an event at game:seq that is not (yet) readable has
 // another id. Only ids whose event is logged already (a duplicate, or a
 // seq that is not the game's next) read the log: if hash is the logged
 // leaf's hash (a retry: the same bytes, so the same id), its hash tile;
@@ -498,9 +554,13 @@ func readLeaf(r pebble.Reader, index uint64) (leaf []byte, ok bool, err error) {
 func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *events.Game, index uint64) {
 	s.leaves = append(s.leaves, data)
 	s.hashes = append(s.hashes, hash)
-	s.recent[ev.ID] = taggedID{dedupRecord{Index: index, LeafHash: hash}, s.group + 1, ev.HasCanonicalID()}
-	s.ids = append(s.ids, ev.ID)
-	s.nRecent++
+	if canon := ev.HasCanonicalID(); !canon || s.l.legacyIDs.Load() {
+		// A canonical id is found through its game (canonical), unless
+		// legacy ids send it through recent too.
+		s.recent[ev.ID] = taggedID{dedupRecord{Index: index, LeafHash: hash}, s.group + 1, canon}
+		s.ids = append(s.ids, ev.ID)
+		s.nRecent++
+	}
 	p, ok := s.pend[ev.Game]
 	if !ok && g != nil {
 		p.from = g.History()
