@@ -228,22 +228,15 @@ type gateFS struct {
 	open chan struct{} // closed to let the syncs through
 }
 
-func (g *gateFS) wrap(name string, f vfs.File, err error) (vfs.File, error) {
-	if err != nil || !strings.HasSuffix(name, ".log") {
-		return f, err
-	}
-	return &gateFile{File: f, g: g}, nil
-}
-
 func (g *gateFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	f, err := g.FS.Create(name, c)
-	return g.wrap(name, f, err)
+	return walFS{g.FS, g.wrapWAL}.Create(name, c)
 }
 
 func (g *gateFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	f, err := g.FS.ReuseForWrite(oldname, newname, c)
-	return g.wrap(newname, f, err)
+	return walFS{g.FS, g.wrapWAL}.ReuseForWrite(oldname, newname, c)
 }
+
+func (g *gateFS) wrapWAL(f vfs.File) vfs.File { return &gateFile{File: f, g: g} }
 
 type gateFile struct {
 	vfs.File

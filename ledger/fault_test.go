@@ -51,21 +51,40 @@ func (f *faultFS) arm() { f.failFrom.Store(f.serial.Load()) }
 // clear ends the fault.
 func (f *faultFS) clear() { f.failFrom.Store(math.MaxInt64) }
 
-func (f *faultFS) wrap(name string, file vfs.File, err error) (vfs.File, error) {
-	if err != nil || !strings.HasSuffix(name, ".log") {
-		return file, err
-	}
-	return &faultFile{File: file, fs: f, serial: f.serial.Add(1) - 1}, nil
-}
-
 func (f *faultFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	file, err := f.FS.Create(name, c)
-	return f.wrap(name, file, err)
+	return walFS{f.FS, f.wrapWAL}.Create(name, c)
 }
 
 func (f *faultFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	file, err := f.FS.ReuseForWrite(oldname, newname, c)
-	return f.wrap(newname, file, err)
+	return walFS{f.FS, f.wrapWAL}.ReuseForWrite(oldname, newname, c)
+}
+
+func (f *faultFS) wrapWAL(file vfs.File) vfs.File {
+	return &faultFile{File: file, fs: f, serial: f.serial.Add(1) - 1}
+}
+
+// A walFS passes the WAL files (*.log) that Pebble creates or recycles
+// through wrap; the other files are FS's own.
+type walFS struct {
+	vfs.FS
+	wrap func(vfs.File) vfs.File
+}
+
+func (w walFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	return w.wal(name)(w.FS.Create(name, c))
+}
+
+func (w walFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	return w.wal(newname)(w.FS.ReuseForWrite(oldname, newname, c))
+}
+
+func (w walFS) wal(name string) func(vfs.File, error) (vfs.File, error) {
+	return func(f vfs.File, err error) (vfs.File, error) {
+		if err != nil || !strings.HasSuffix(name, ".log") {
+			return f, err
+		}
+		return w.wrap(f), nil
+	}
 }
 
 type faultFile struct {
