@@ -43,9 +43,9 @@ func TestRun(t *testing.T) {
 	if e.Events != 4000 || e.EventsPerSec <= 0 || e.P50ms <= 0 || e.P99ms < e.P50ms || e.MaxMs < e.P99ms {
 		t.Errorf("end to end: %+v", e)
 	}
-	// The SDK packs at most 64 events into a message (its default
+	// The SDK packs at most 256 events into a message (its default
 	// MaxBatchEvents), and the ingest hands the ledger whole messages.
-	if e.EventsPerMessage < 1 || e.EventsPerMessage > 64 || e.EventsPerAppend < e.EventsPerMessage {
+	if e.EventsPerMessage < 1 || e.EventsPerMessage > 256 || e.EventsPerAppend < e.EventsPerMessage {
 		t.Errorf("batching: %.1f events per message, %.1f per Append", e.EventsPerMessage, e.EventsPerAppend)
 	}
 	// Every event is at least parsed into a new Event: something is
