@@ -222,18 +222,10 @@ func TestLegacyIDs(t *testing.T) {
 // A gateFS holds every WAL sync while it is shut, so that the group being
 // committed stays uncommitted and the sequencer prepares the next ones.
 type gateFS struct {
-	vfs.FS
+	walFS
 	shut atomic.Bool
 	hit  chan struct{} // receives once per sync held
 	open chan struct{} // closed to let the syncs through
-}
-
-func (g *gateFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	return walFS{g.FS, g.wrapWAL}.Create(name, c)
-}
-
-func (g *gateFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	return walFS{g.FS, g.wrapWAL}.ReuseForWrite(oldname, newname, c)
 }
 
 func (g *gateFS) wrapWAL(f vfs.File) vfs.File { return &gateFile{File: f, g: g} }
@@ -281,7 +273,8 @@ func waitSequencerBlocked(t *testing.T) {
 // Pebble cannot see it yet.
 func TestCanonicalIDsInFlight(t *testing.T) {
 	e := newTestEnv(t)
-	gate := &gateFS{FS: e.fs, hit: make(chan struct{}), open: make(chan struct{})}
+	gate := &gateFS{hit: make(chan struct{}), open: make(chan struct{})}
+	gate.walFS = walFS{e.fs, gate.wrapWAL}
 	e.cfg.FS = gate
 	l := e.open()
 	k := e.k

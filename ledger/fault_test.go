@@ -31,7 +31,7 @@ import (
 // hits while Pebble closes a WAL during a rotation makes Pebble panic and the
 // process die instead; TestCrash covers a dying process.
 type faultFS struct {
-	vfs.FS
+	walFS
 	serial   atomic.Int64 // files opened so far
 	failFrom atomic.Int64 // files with a serial ≥ this fail; MaxInt64 means none
 	hits     atomic.Int64
@@ -40,7 +40,8 @@ type faultFS struct {
 var errInjected = errors.New("injected disk fault")
 
 func newFaultFS(fs vfs.FS) *faultFS {
-	f := &faultFS{FS: fs}
+	f := &faultFS{}
+	f.walFS = walFS{fs, f.wrapWAL}
 	f.failFrom.Store(math.MaxInt64)
 	return f
 }
@@ -50,14 +51,6 @@ func (f *faultFS) arm() { f.failFrom.Store(f.serial.Load()) }
 
 // clear ends the fault.
 func (f *faultFS) clear() { f.failFrom.Store(math.MaxInt64) }
-
-func (f *faultFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	return walFS{f.FS, f.wrapWAL}.Create(name, c)
-}
-
-func (f *faultFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	return walFS{f.FS, f.wrapWAL}.ReuseForWrite(oldname, newname, c)
-}
 
 func (f *faultFS) wrapWAL(file vfs.File) vfs.File {
 	return &faultFile{File: file, fs: f, serial: f.serial.Add(1) - 1}

@@ -54,11 +54,9 @@ type sequencer struct {
 
 	// The leaves of the groups not yet known to be committed, from leaf
 	// fFirst on (and those of the group being prepared): how a canonical id
-	// is found before Pebble has its leaf (canonical). Pruned once
-	// committed.
+	// is found before Pebble has its leaf (canonical). Pruned with flight.
 	fLeaves []flightLeaf
 	fFirst  uint64
-	fEnds   []groupEnd // per group with leaves, oldest first
 
 	// The group being prepared.
 	pend   map[string]pendGame // games changed by the group
@@ -103,14 +101,12 @@ type flightLeaf struct {
 	canon bool
 }
 
-// A groupEnd is the end of a group's leaves (the tree size after it).
-type groupEnd struct {
-	group, end uint64
-}
-
+// A flightLog is what a group with leaves changed: its games, and the
+// tree size after it.
 type flightLog struct {
 	group uint64
 	games []string
+	end   uint64
 }
 
 type idLog struct {
@@ -251,6 +247,7 @@ func (l *Ledger) commitLoop() {
 // prune forgets what committed groups changed: it is in Pebble now.
 func (s *sequencer) prune() {
 	c := s.l.committed.Load()
+	end := s.fFirst
 	for len(s.flight) > 0 && s.flight[0].group <= c {
 		f := s.flight[0]
 		for _, id := range f.games {
@@ -258,16 +255,12 @@ func (s *sequencer) prune() {
 				delete(s.inflight, id)
 			}
 		}
+		end = f.end
 		s.flight = s.flight[1:]
 	}
-	if n := len(s.fEnds); n > 0 && s.fEnds[0].group <= c {
-		k := 0
-		for k < n && s.fEnds[k].group <= c {
-			k++
-		}
-		end := s.fEnds[k-1].end
+	if end > s.fFirst {
 		s.fLeaves = append(s.fLeaves[:0], s.fLeaves[end-s.fFirst:]...)
-		s.fFirst, s.fEnds = end, append(s.fEnds[:0], s.fEnds[k:]...)
+		s.fFirst = end
 	}
 	for len(s.idLog) > 0 && s.idLog[0].group <= c && s.nRecent > s.maxIDs {
 		g := s.idLog[0]
@@ -287,7 +280,7 @@ func (s *sequencer) forget() {
 	clear(s.recent)
 	s.flight, s.idLog, s.nRecent = nil, nil, 0
 	s.floor = s.group
-	s.fLeaves, s.fEnds, s.fFirst = s.fLeaves[:0], s.fEnds[:0], s.b.Size()
+	s.fLeaves, s.fFirst = s.fLeaves[:0], s.b.Size()
 	s.games.clear()
 }
 
@@ -362,7 +355,7 @@ func (s *sequencer) prepareGroup(group []*request) {
 		p.install, p.size, p.root, p.stats, p.rej = true, s.b.Size(), s.b.Root(), s.stats, s.rej.sum.clone()
 	}
 	// Remember what the group changed until it is committed.
-	f := flightLog{group: s.group}
+	f := flightLog{group: s.group, end: s.b.Size()}
 	for id, p := range s.pend {
 		s.inflight[id] = taggedGame{p.g, s.group}
 		s.cache(id, p.g)
@@ -373,9 +366,6 @@ func (s *sequencer) prepareGroup(group []*request) {
 	}
 	if len(s.ids) > 0 {
 		s.idLog = append(s.idLog, idLog{group: s.group, ids: s.ids})
-	}
-	if len(s.leaves) > 0 {
-		s.fEnds = append(s.fEnds, groupEnd{s.group, s.b.Size()})
 	}
 	l.commits <- p
 }
