@@ -5,15 +5,18 @@ import (
 )
 
 // text returns the page text key in language l, formatted with args. An
-// unknown key is a bug that a test catches (TestPageTexts); it renders as
-// the key.
+// unknown key is a bug: it renders as ⟦key⟧, which TestEveryPage fails on
+// and a reader of the page would report.
 func text(l verifier.Lang, key string, args ...any) string {
 	t, ok := pageWords[key]
 	if !ok {
-		return key
+		return missingText(key)
 	}
 	return t.Format(l, args...)
 }
+
+// missingText is what text renders for a key that has no text.
+func missingText(key string) string { return "⟦" + key + "⟧" }
 
 // pageWords are the texts the templates say by name: the pages' own and
 // the browser's, whose names CheckTexts keeps apart from each other's and
@@ -59,9 +62,12 @@ var pageTexts = []verifier.Text{
 	{"Variant-portes", "portes (Greek backgammon)", "portes (Yunan tavlası)", "بورتس (الطاولة اليونانية)"},
 	{"Variant-plakoto", "plakoto (mahbusa)", "mahbusa (plakoto)", "المحبوسة (بلاكوتو)"},
 	{"Variant-fevga", "fevga (moultezim)", "moultezim (fevga)", "فيفغا (مولتزيم)"},
-	{"Result-finished", "%[1]s won (%[2]d points)", "%[1]s kazandı (%[2]d sayı)", "فاز %[1]s (%[2]d من النقاط)"},
-	{"Result-resigned", "%[1]s resigned: %[2]s won (%[3]d points)", "%[1]s çekildi: %[2]s kazandı (%[3]d sayı)", "انسحب %[1]s: فاز %[2]s (%[3]d من النقاط)"},
-	{"Result-abandoned", "abandoned: %[1]s was given the win (%[2]d points)", "yarıda bırakıldı: galibiyet %[1]s oyuncusuna verildi (%[2]d sayı)", "تُركت اللعبة: مُنح %[1]s الفوز (%[2]d من النقاط)"},
+	{"Result-finished", "%[1]s won (%[2]s)", "%[1]s kazandı (%[2]s)", "فاز %[1]s (%[2]s)"},
+	{"Result-resigned", "%[1]s resigned: %[2]s won (%[3]s)", "%[1]s çekildi: %[2]s kazandı (%[3]s)", "انسحب %[1]s: فاز %[2]s (%[3]s)"},
+	{"Result-abandoned", "abandoned: %[1]s was given the win (%[2]s)", "yarıda bırakıldı: galibiyet %[1]s oyuncusuna verildi (%[2]s)", "تُركت اللعبة: مُنح %[1]s الفوز (%[2]s)"},
+	{"Points1", "1 point", "1 sayı", "نقطة واحدة"},
+	{"Points2", "2 points", "2 sayı", "نقطتان"},
+	{"PointsN", "%[1]d points", "%[1]d sayı", "%[1]d من النقاط"},
 	{"Result-finished-none", "finished, with no winner named", "bitti, kazanan belirtilmedi", "انتهت دون ذكر فائز"},
 	{"Result-resigned-none", "resigned, with no winner named", "çekilmeyle bitti, kazanan belirtilmedi", "انتهت بالانسحاب دون ذكر فائز"},
 	{"Result-abandoned-none", "abandoned, with no winner", "yarıda bırakıldı, kazanan yok", "تُركت دون فائز"},
