@@ -598,7 +598,7 @@ func TestNodeCLI(t *testing.T) {
 	for _, f := range p[0].Files {
 		files = append(files, f.Path)
 	}
-	for _, want := range []string{"package.json", "README.md", "index.d.ts", "bin/zarlog-verify.js", "src/core.js", "src/bls.js", "src/ed25519.js", "src/messages.js"} {
+	for _, want := range []string{"package.json", "README.md", "index.d.ts", "bin/zarlog-verify.js", "src/verify.js", "src/bls.js", "src/ed25519.js", "src/messages.js"} {
 		if !slices.Contains(files, want) {
 			t.Errorf("the package would not publish %s: %v", want, files)
 		}

@@ -28,13 +28,412 @@ var ZarlogVerifier = (() => {
     badge: () => badge,
     checkReceipt: () => checkReceipt,
     checkRollReveal: () => checkRollReveal,
-    ed25519Supported: () => ed25519Supported,
+    ed25519Supported: () => webCryptoEd25519,
     render: () => render,
     rollsOf: () => rollsOf,
     sealCode: () => sealCode,
     verify: () => verify,
     verifyBeacon: () => verifyBeacon
   });
+
+  // src/bytes.js
+  var MAX_U32 = 4294967295;
+  var HEX32 = /^[0-9a-f]{64}$/;
+  var UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+  var te = new TextEncoder();
+  function hex(b) {
+    let s = "";
+    for (let i = 0; i < b.length; i++) s += (b[i] < 16 ? "0" : "") + b[i].toString(16);
+    return s;
+  }
+  function unhex(s) {
+    const b = new Uint8Array(s.length / 2);
+    for (let i = 0; i < b.length; i++) b[i] = parseInt(s.substr(2 * i, 2), 16);
+    return b;
+  }
+  function concat(...parts) {
+    let n = 0;
+    for (const p of parts) n += p.length;
+    const out = new Uint8Array(n);
+    let o = 0;
+    for (const p of parts) {
+      out.set(p, o);
+      o += p.length;
+    }
+    return out;
+  }
+  function u32(n) {
+    const b = new Uint8Array(4);
+    new DataView(b.buffer).setUint32(0, n);
+    return b;
+  }
+  function u64(n) {
+    const b = new Uint8Array(8);
+    new DataView(b.buffer).setBigUint64(0, BigInt(n));
+    return b;
+  }
+  function eq(a, b) {
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+    return true;
+  }
+  function uuidBytes(s) {
+    return unhex(s.replace(/-/g, ""));
+  }
+  function utf8Len(s) {
+    return te.encode(s).length;
+  }
+  function b64(s) {
+    if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s)) return null;
+    let bin;
+    try {
+      bin = atob(s);
+    } catch (e) {
+      return null;
+    }
+    const b = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) b[i] = bin.charCodeAt(i);
+    return b;
+  }
+  function b64canonical(s) {
+    const b = b64(s);
+    if (!b) return null;
+    let bin = "";
+    for (let i = 0; i < b.length; i++) bin += String.fromCharCode(b[i]);
+    return btoa(bin) === s ? b : null;
+  }
+
+  // src/sha256.js
+  var subtle = globalThis.crypto && globalThis.crypto.subtle || null;
+  function hasWebCrypto() {
+    return subtle !== null;
+  }
+  async function sha256(b) {
+    return new Uint8Array(await subtle.digest("SHA-256", b));
+  }
+  async function hmacKey(key) {
+    return subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  }
+  async function hmac(k, msg) {
+    return new Uint8Array(await subtle.sign("HMAC", k, msg));
+  }
+
+  // src/cjson.js
+  var MAX_SAFE = 9007199254740991;
+  var te2 = new TextEncoder();
+  function JSONError(kind, offset) {
+    this.kind = kind;
+    this.offset = offset;
+  }
+  function parseJSON(s) {
+    let i = 0;
+    const ws = function() {
+      while (i < s.length && (s[i] === " " || s[i] === "	" || s[i] === "\n" || s[i] === "\r")) i++;
+    };
+    const fail2 = function(kind) {
+      throw new JSONError(kind || "json", i);
+    };
+    function value(depth) {
+      if (depth > 64) fail2("depth");
+      if (i >= s.length) fail2();
+      const c = s[i];
+      if (c === "{") return object2(depth);
+      if (c === "[") return array2(depth);
+      if (c === '"') return string();
+      if (c === "-" || c >= "0" && c <= "9") return number();
+      for (const [lit, v2] of [["true", true], ["false", false], ["null", null]]) {
+        if (s.startsWith(lit, i)) {
+          i += lit.length;
+          return v2;
+        }
+      }
+      fail2();
+    }
+    function object2(depth) {
+      i++;
+      const m = /* @__PURE__ */ new Map();
+      ws();
+      if (s[i] === "}") {
+        i++;
+        return m;
+      }
+      for (; ; ) {
+        ws();
+        if (s[i] !== '"') fail2();
+        const at2 = i;
+        const k = string();
+        if (m.has(k)) throw new JSONError("dup", at2);
+        ws();
+        if (s[i] !== ":") fail2();
+        i++;
+        ws();
+        m.set(k, value(depth + 1));
+        ws();
+        if (s[i] === ",") {
+          i++;
+          continue;
+        }
+        if (s[i] === "}") {
+          i++;
+          return m;
+        }
+        fail2();
+      }
+    }
+    function array2(depth) {
+      i++;
+      const a = [];
+      ws();
+      if (s[i] === "]") {
+        i++;
+        return a;
+      }
+      for (; ; ) {
+        ws();
+        a.push(value(depth + 1));
+        ws();
+        if (s[i] === ",") {
+          i++;
+          continue;
+        }
+        if (s[i] === "]") {
+          i++;
+          return a;
+        }
+        fail2();
+      }
+    }
+    function hex4() {
+      const h = s.substr(i, 4);
+      if (!/^[0-9a-fA-F]{4}$/.test(h)) fail2();
+      i += 4;
+      return parseInt(h, 16);
+    }
+    function string() {
+      i++;
+      let out = "";
+      for (; ; ) {
+        if (i >= s.length) fail2();
+        const c = s.charCodeAt(i);
+        if (c === 34) {
+          i++;
+          return out;
+        }
+        if (c < 32) fail2();
+        if (c !== 92) {
+          out += s[i++];
+          continue;
+        }
+        i++;
+        const e = s[i++];
+        switch (e) {
+          case '"':
+            out += '"';
+            break;
+          case "\\":
+            out += "\\";
+            break;
+          case "/":
+            out += "/";
+            break;
+          case "b":
+            out += "\b";
+            break;
+          case "f":
+            out += "\f";
+            break;
+          case "n":
+            out += "\n";
+            break;
+          case "r":
+            out += "\r";
+            break;
+          case "t":
+            out += "	";
+            break;
+          case "u": {
+            const u = hex4();
+            if (u >= 55296 && u <= 56319) {
+              if (s[i] !== "\\" || s[i + 1] !== "u") fail2();
+              i += 2;
+              const l = hex4();
+              if (l < 56320 || l > 57343) fail2();
+              out += String.fromCharCode(u, l);
+            } else if (u >= 56320 && u <= 57343) {
+              fail2();
+            } else {
+              out += String.fromCharCode(u);
+            }
+            break;
+          }
+          default:
+            fail2();
+        }
+      }
+    }
+    function number() {
+      const m = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(s.slice(i, i + 400));
+      if (!m || m[0] === "-") fail2();
+      if (m[2] || m[3]) fail2("float");
+      const digits = m[1];
+      if (digits.length > 16 || Number(digits) > MAX_SAFE) fail2("unsafe");
+      i += m[0].length;
+      const n = Number(m[0]);
+      return n === 0 ? 0 : n;
+    }
+    ws();
+    const v = value(0);
+    ws();
+    if (i !== s.length) fail2();
+    return v;
+  }
+  function isObj(v) {
+    return v instanceof Map;
+  }
+  function jcsString(s) {
+    let out = '"';
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      switch (c) {
+        case 34:
+          out += '\\"';
+          break;
+        case 92:
+          out += "\\\\";
+          break;
+        case 8:
+          out += "\\b";
+          break;
+        case 12:
+          out += "\\f";
+          break;
+        case 10:
+          out += "\\n";
+          break;
+        case 13:
+          out += "\\r";
+          break;
+        case 9:
+          out += "\\t";
+          break;
+        default:
+          out += c < 32 ? "\\u00" + (c < 16 ? "0" : "") + c.toString(16) : s[i];
+      }
+    }
+    return out + '"';
+  }
+  function canon(v) {
+    if (v === null) return "null";
+    if (v === true) return "true";
+    if (v === false) return "false";
+    if (typeof v === "number") return String(v);
+    if (typeof v === "string") return jcsString(v);
+    if (Array.isArray(v)) return "[" + v.map(canon).join(",") + "]";
+    const keys = Array.from(v.keys()).sort();
+    return "{" + keys.map(function(k) {
+      return jcsString(k) + ":" + canon(v.get(k));
+    }).join(",") + "}";
+  }
+  function snippet(v) {
+    const b = te2.encode(canon(v));
+    if (b.length <= 40) return canon(v);
+    let cut = 40;
+    while (cut > 0 && (b[cut] & 192) === 128) cut--;
+    return new TextDecoder().decode(b.subarray(0, cut)) + "…";
+  }
+  function at(path, key) {
+    return path === "" ? key : path + "." + key;
+  }
+
+  // src/time.js
+  function daysFromCivil(y, m, d) {
+    y -= m <= 2 ? 1 : 0;
+    const era = Math.floor(y / 400);
+    const yoe = y - era * 400;
+    const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
+    const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+    return era * 146097 + doe - 719468;
+  }
+  function civilFromDays(z) {
+    z += 719468;
+    const era = Math.floor(z / 146097);
+    const doe = z - era * 146097;
+    const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
+    const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+    const mp = Math.floor((5 * doy + 2) / 153);
+    const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+    const m = mp + (mp < 10 ? 3 : -9);
+    return [yoe + era * 400 + (m <= 2 ? 1 : 0), m, d];
+  }
+  function daysIn(y, m) {
+    return [31, y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1];
+  }
+  function parseRFC3339(s) {
+    const m = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/.exec(s);
+    if (!m) return null;
+    const y = +m[1], mo = +m[2], d = +m[3], h = +m[4], mi = +m[5], se = +m[6];
+    if (mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || h > 23 || mi > 59 || se > 59) return null;
+    let off = 0;
+    if (!m[8]) {
+      const oh = +m[10], om = +m[11];
+      if (oh > 23 || om > 59) return null;
+      off = (oh * 60 + om) * 60 * (m[9] === "-" ? -1 : 1);
+    }
+    const secs = BigInt(daysFromCivil(y, mo, d)) * 86400n + BigInt(h * 3600 + mi * 60 + se - off);
+    const frac = BigInt(((m[7] || "") + "000000000").slice(0, 9));
+    return secs * 1000000000n + frac;
+  }
+  function pad(n, w) {
+    return String(n).padStart(w, "0");
+  }
+  function formatTime(ns, style) {
+    let secs = ns / 1000000000n;
+    let frac = ns % 1000000000n;
+    if (frac < 0n) {
+      frac += 1000000000n;
+      secs -= 1n;
+    }
+    let days = secs / 86400n;
+    let rem = secs % 86400n;
+    if (rem < 0n) {
+      rem += 86400n;
+      days -= 1n;
+    }
+    const [y, mo, d] = civilFromDays(Number(days));
+    const r = Number(rem);
+    let s = pad(y, 4) + "-" + pad(mo, 2) + "-" + pad(d, 2) + "T" + pad(Math.floor(r / 3600), 2) + ":" + pad(Math.floor(r / 60) % 60, 2) + ":" + pad(r % 60, 2);
+    const f = pad(frac, 9);
+    if (style === "ms") s += "." + f.slice(0, 3);
+    else if (style === "nano" && frac !== 0n) s += "." + f.replace(/0+$/, "");
+    return s + "Z";
+  }
+  function evidenceTime(ns) {
+    return ns % 1000000n === 0n ? formatTime(ns, "ms") : formatTime(ns, "nano");
+  }
+
+  // src/render.js
+  function M(id, ...args) {
+    return { id, args };
+  }
+  function goQuote(s) {
+    return JSON.stringify(s);
+  }
+  function render(m, cat, li) {
+    if (typeof m === "string") return m;
+    if (!m) return "";
+    const t = cat[m.id];
+    if (!t) return m.id + "(" + m.args.join(", ") + ")";
+    return t[li].replace(/%%|%\[(\d+)\]([sdqv])/g, function(all, n, verb) {
+      if (all === "%%") return "%";
+      let a = m.args[Number(n) - 1];
+      if (a && typeof a === "object" && a.id) a = render(a, cat, li);
+      else if (Array.isArray(a)) a = a.map(function(x) {
+        return render(x, cat, li);
+      }).join(li === 2 ? "؛ " : "; ");
+      if (verb === "q") return goQuote(String(a));
+      return String(a);
+    });
+  }
 
   // node_modules/@noble/hashes/esm/crypto.js
   var crypto = typeof globalThis === "object" && "crypto" in globalThis ? globalThis.crypto : void 0;
@@ -678,7 +1077,7 @@ var ZarlogVerifier = (() => {
       this.set(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     }
   };
-  var sha256 = /* @__PURE__ */ createHasher(() => new SHA256());
+  var sha2562 = /* @__PURE__ */ createHasher(() => new SHA256());
   var sha512 = /* @__PURE__ */ createHasher(() => new SHA512());
 
   // node_modules/@noble/curves/esm/utils.js
@@ -3339,7 +3738,7 @@ var ZarlogVerifier = (() => {
     m: 2,
     k: 128,
     expand: "xmd",
-    hash: sha256
+    hash: sha2562
   });
   var bls12_381_CURVE_G2 = {
     p: Fp2.ORDER,
@@ -3671,7 +4070,7 @@ var ZarlogVerifier = (() => {
       twistType: "multiplicative"
     },
     htfDefaults,
-    hash: sha256
+    hash: sha2562
   });
   var isogenyMapG2 = isogenyMap(Fp2, [
     // xNum
@@ -3853,6 +4252,14 @@ var ZarlogVerifier = (() => {
     } catch (e) {
       return false;
     }
+  }
+
+  // src/drand.js
+  var QUICKNET = "52db9ba70e0cc0f6eaf7803dd07447a1f5477735fd3f661792ba94600c84e971";
+  var GENESIS = 1692803367n;
+  var PERIOD = 3n;
+  function roundTimeNs(r) {
+    return (GENESIS + (BigInt(r) - 1n) * PERIOD) * 1000000000n;
   }
 
   // node_modules/@noble/curves/esm/abstract/edwards.js
@@ -4681,8 +5088,83 @@ var ZarlogVerifier = (() => {
     }
   }
 
+  // src/note.js
+  var te3 = new TextEncoder();
+  var MAX_NOTE = 64 << 10;
+  function checkLine(s) {
+    if (s === "") return false;
+    for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) < 32) return false;
+    return true;
+  }
+  function isKeyName(s) {
+    return s !== "" && s.indexOf(" ") < 0 && s.indexOf("+") < 0 && checkLine(s);
+  }
+  function splitNote(msg) {
+    if (utf8Len(msg) > MAX_NOTE) return null;
+    for (let i = 0; i < msg.length; i++) {
+      const c = msg.charCodeAt(i);
+      if (c < 32 && c !== 10) return null;
+    }
+    const split2 = msg.lastIndexOf("\n\n");
+    if (split2 < 0) return null;
+    const text = msg.slice(0, split2 + 1);
+    const sigs = msg.slice(split2 + 2);
+    if (sigs.length === 0 || sigs[sigs.length - 1] !== "\n") return null;
+    const lines = [];
+    for (const line of sigs.slice(0, -1).split("\n")) {
+      if (!line.startsWith("— ")) return null;
+      const body = line.slice(2);
+      const sp = body.indexOf(" ");
+      if (sp < 0) return null;
+      const name = body.slice(0, sp);
+      const sig = b64(body.slice(sp + 1));
+      if (!isKeyName(name) || !sig || sig.length < 5) return null;
+      lines.push({ name, sig });
+    }
+    return { text, sigs: lines };
+  }
+  function parseCheckpoint(text) {
+    if (text === "" || text[text.length - 1] !== "\n") return null;
+    const lines = text.slice(0, -1).split("\n");
+    if (lines.length < 3 || !checkLine(lines[0])) return null;
+    if (!/^(0|[1-9][0-9]*)$/.test(lines[1]) || BigInt(lines[1]) > 18446744073709551615n) return null;
+    const root = lines[2].length === 44 ? b64canonical(lines[2]) : null;
+    if (!root || root.length !== 32) return null;
+    for (const e of lines.slice(3)) if (!checkLine(e)) return null;
+    return { origin: lines[0], size: BigInt(lines[1]), root };
+  }
+  function parseSignedCheckpoint(msg) {
+    const n = splitNote(msg);
+    if (!n) return null;
+    const c = parseCheckpoint(n.text);
+    if (!c) return null;
+    c.note = n;
+    return c;
+  }
+  async function parseLogKey(s) {
+    const t = s.trim(), i = t.indexOf("+"), j = t.indexOf("+", i + 1);
+    if (i < 0 || j < 0) return null;
+    const parts = [t.slice(0, i), t.slice(i + 1, j), t.slice(j + 1)];
+    if (!isKeyName(parts[0]) || !/^[0-9a-f]{8}$/.test(parts[1])) return null;
+    const k = b64(parts[2]);
+    if (!k || k.length !== 33 || k[0] !== 1) return null;
+    const h = await sha256(concat(te3.encode(parts[0] + "\n"), k));
+    if (hex(h.subarray(0, 4)) !== parts[1]) return null;
+    return { name: parts[0], hash: h.subarray(0, 4), key: k.subarray(1) };
+  }
+  async function openNote(note, key) {
+    let ok = false;
+    for (const s of note.sigs) {
+      if (s.name !== key.name || !eq(s.sig.subarray(0, 4), key.hash)) continue;
+      if (s.sig.length !== 68) return false;
+      if (!await ed25519Verify(key.key, te3.encode(note.text), s.sig.subarray(4))) return false;
+      ok = true;
+    }
+    return ok;
+  }
+
   // src/policy.js
-  var te = new TextEncoder();
+  var te4 = new TextEncoder();
   var MAX_ITEMS = 256;
   var MAX_TIMESTAMP = (1n << 63n) - 1n;
   function keyName(s) {
@@ -4693,7 +5175,7 @@ var ZarlogVerifier = (() => {
     if (i < 0 || j < 0) return null;
     const name = vkey.slice(0, i), hash = vkey.slice(i + 1, j), key = b64canonical(vkey.slice(j + 1));
     if (!keyName(name) || !/^[0-9a-f]{8}$/.test(hash) || !key || key.length < 2) return null;
-    const id = (await sha2562(concat(te.encode(name + "\n"), key))).subarray(0, 4);
+    const id = (await sha256(concat(te4.encode(name + "\n"), key))).subarray(0, 4);
     if (Array.from(id, function(b) {
       return b.toString(16).padStart(2, "0");
     }).join("") !== hash) return null;
@@ -4786,7 +5268,7 @@ var ZarlogVerifier = (() => {
     return p;
   }
   function cosignedMessage(t, text) {
-    return te.encode("cosignature/v1\ntime " + t.toString() + "\n" + text);
+    return te4.encode("cosignature/v1\ntime " + t.toString() + "\n" + text);
   }
   async function verifyCosignatures(note, witnesses) {
     const signed = /* @__PURE__ */ new Set();
@@ -4816,323 +5298,8 @@ var ZarlogVerifier = (() => {
     return p.quorum === null || satisfied(p.quorum, signed);
   }
 
-  // src/core.js
-  var te2 = new TextEncoder();
-  var subtle = globalThis.crypto && globalThis.crypto.subtle || null;
-  var MAX_SAFE = 9007199254740991;
-  var MAX_U32 = 4294967295;
-  var MAX_EVIDENCE = 64 << 20;
-  var MAX_EVENT = 65535;
-  var MAX_NOTE = 64 << 10;
-  function M(id, ...args) {
-    return { id, args };
-  }
-  function goQuote(s) {
-    return JSON.stringify(s);
-  }
-  function render(m, cat, li) {
-    if (typeof m === "string") return m;
-    if (!m) return "";
-    const t = cat[m.id];
-    if (!t) return m.id + "(" + m.args.join(", ") + ")";
-    return t[li].replace(/%%|%\[(\d+)\]([sdqv])/g, function(all, n, verb) {
-      if (all === "%%") return "%";
-      let a = m.args[Number(n) - 1];
-      if (a && typeof a === "object" && a.id) a = render(a, cat, li);
-      else if (Array.isArray(a)) a = a.map(function(x) {
-        return render(x, cat, li);
-      }).join(li === 2 ? "؛ " : "; ");
-      if (verb === "q") return goQuote(String(a));
-      return String(a);
-    });
-  }
-  function hex(b) {
-    let s = "";
-    for (let i = 0; i < b.length; i++) s += (b[i] < 16 ? "0" : "") + b[i].toString(16);
-    return s;
-  }
-  function unhex(s) {
-    const b = new Uint8Array(s.length / 2);
-    for (let i = 0; i < b.length; i++) b[i] = parseInt(s.substr(2 * i, 2), 16);
-    return b;
-  }
-  function concat(...parts) {
-    let n = 0;
-    for (const p of parts) n += p.length;
-    const out = new Uint8Array(n);
-    let o = 0;
-    for (const p of parts) {
-      out.set(p, o);
-      o += p.length;
-    }
-    return out;
-  }
-  function u32(n) {
-    const b = new Uint8Array(4);
-    new DataView(b.buffer).setUint32(0, n);
-    return b;
-  }
-  function u64(n) {
-    const b = new Uint8Array(8);
-    new DataView(b.buffer).setBigUint64(0, BigInt(n));
-    return b;
-  }
-  function eq(a, b) {
-    if (a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-    return true;
-  }
-  function uuidBytes(s) {
-    return unhex(s.replace(/-/g, ""));
-  }
-  async function sha2562(b) {
-    return new Uint8Array(await subtle.digest("SHA-256", b));
-  }
-  async function hmacKey(key) {
-    return subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  }
-  async function hmac(k, msg) {
-    return new Uint8Array(await subtle.sign("HMAC", k, msg));
-  }
-  function b64(s) {
-    if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s)) return null;
-    let bin;
-    try {
-      bin = atob(s);
-    } catch (e) {
-      return null;
-    }
-    const b = new Uint8Array(bin.length);
-    for (let i = 0; i < bin.length; i++) b[i] = bin.charCodeAt(i);
-    return b;
-  }
-  function b64canonical(s) {
-    const b = b64(s);
-    if (!b) return null;
-    let bin = "";
-    for (let i = 0; i < b.length; i++) bin += String.fromCharCode(b[i]);
-    return btoa(bin) === s ? b : null;
-  }
-  function JSONError(kind, offset) {
-    this.kind = kind;
-    this.offset = offset;
-  }
-  function parseJSON(s) {
-    let i = 0;
-    const ws = function() {
-      while (i < s.length && (s[i] === " " || s[i] === "	" || s[i] === "\n" || s[i] === "\r")) i++;
-    };
-    const fail2 = function(kind) {
-      throw new JSONError(kind || "json", i);
-    };
-    function value(depth) {
-      if (depth > 64) fail2("depth");
-      if (i >= s.length) fail2();
-      const c = s[i];
-      if (c === "{") return object2(depth);
-      if (c === "[") return array2(depth);
-      if (c === '"') return string();
-      if (c === "-" || c >= "0" && c <= "9") return number();
-      for (const [lit, v2] of [["true", true], ["false", false], ["null", null]]) {
-        if (s.startsWith(lit, i)) {
-          i += lit.length;
-          return v2;
-        }
-      }
-      fail2();
-    }
-    function object2(depth) {
-      i++;
-      const m = /* @__PURE__ */ new Map();
-      ws();
-      if (s[i] === "}") {
-        i++;
-        return m;
-      }
-      for (; ; ) {
-        ws();
-        if (s[i] !== '"') fail2();
-        const at2 = i;
-        const k = string();
-        if (m.has(k)) throw new JSONError("dup", at2);
-        ws();
-        if (s[i] !== ":") fail2();
-        i++;
-        ws();
-        m.set(k, value(depth + 1));
-        ws();
-        if (s[i] === ",") {
-          i++;
-          continue;
-        }
-        if (s[i] === "}") {
-          i++;
-          return m;
-        }
-        fail2();
-      }
-    }
-    function array2(depth) {
-      i++;
-      const a = [];
-      ws();
-      if (s[i] === "]") {
-        i++;
-        return a;
-      }
-      for (; ; ) {
-        ws();
-        a.push(value(depth + 1));
-        ws();
-        if (s[i] === ",") {
-          i++;
-          continue;
-        }
-        if (s[i] === "]") {
-          i++;
-          return a;
-        }
-        fail2();
-      }
-    }
-    function hex4() {
-      const h = s.substr(i, 4);
-      if (!/^[0-9a-fA-F]{4}$/.test(h)) fail2();
-      i += 4;
-      return parseInt(h, 16);
-    }
-    function string() {
-      i++;
-      let out = "";
-      for (; ; ) {
-        if (i >= s.length) fail2();
-        const c = s.charCodeAt(i);
-        if (c === 34) {
-          i++;
-          return out;
-        }
-        if (c < 32) fail2();
-        if (c !== 92) {
-          out += s[i++];
-          continue;
-        }
-        i++;
-        const e = s[i++];
-        switch (e) {
-          case '"':
-            out += '"';
-            break;
-          case "\\":
-            out += "\\";
-            break;
-          case "/":
-            out += "/";
-            break;
-          case "b":
-            out += "\b";
-            break;
-          case "f":
-            out += "\f";
-            break;
-          case "n":
-            out += "\n";
-            break;
-          case "r":
-            out += "\r";
-            break;
-          case "t":
-            out += "	";
-            break;
-          case "u": {
-            const u = hex4();
-            if (u >= 55296 && u <= 56319) {
-              if (s[i] !== "\\" || s[i + 1] !== "u") fail2();
-              i += 2;
-              const l = hex4();
-              if (l < 56320 || l > 57343) fail2();
-              out += String.fromCharCode(u, l);
-            } else if (u >= 56320 && u <= 57343) {
-              fail2();
-            } else {
-              out += String.fromCharCode(u);
-            }
-            break;
-          }
-          default:
-            fail2();
-        }
-      }
-    }
-    function number() {
-      const m = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(s.slice(i, i + 400));
-      if (!m || m[0] === "-") fail2();
-      if (m[2] || m[3]) fail2("float");
-      const digits = m[1];
-      if (digits.length > 16 || Number(digits) > MAX_SAFE) fail2("unsafe");
-      i += m[0].length;
-      const n = Number(m[0]);
-      return n === 0 ? 0 : n;
-    }
-    ws();
-    const v = value(0);
-    ws();
-    if (i !== s.length) fail2();
-    return v;
-  }
-  function isObj(v) {
-    return v instanceof Map;
-  }
-  function jcsString(s) {
-    let out = '"';
-    for (let i = 0; i < s.length; i++) {
-      const c = s.charCodeAt(i);
-      switch (c) {
-        case 34:
-          out += '\\"';
-          break;
-        case 92:
-          out += "\\\\";
-          break;
-        case 8:
-          out += "\\b";
-          break;
-        case 12:
-          out += "\\f";
-          break;
-        case 10:
-          out += "\\n";
-          break;
-        case 13:
-          out += "\\r";
-          break;
-        case 9:
-          out += "\\t";
-          break;
-        default:
-          out += c < 32 ? "\\u00" + (c < 16 ? "0" : "") + c.toString(16) : s[i];
-      }
-    }
-    return out + '"';
-  }
-  function canon(v) {
-    if (v === null) return "null";
-    if (v === true) return "true";
-    if (v === false) return "false";
-    if (typeof v === "number") return String(v);
-    if (typeof v === "string") return jcsString(v);
-    if (Array.isArray(v)) return "[" + v.map(canon).join(",") + "]";
-    const keys = Array.from(v.keys()).sort();
-    return "{" + keys.map(function(k) {
-      return jcsString(k) + ":" + canon(v.get(k));
-    }).join(",") + "}";
-  }
-  function snippet(v) {
-    const b = te2.encode(canon(v));
-    if (b.length <= 40) return canon(v);
-    let cut = 40;
-    while (cut > 0 && (b[cut] & 192) === 128) cut--;
-    return new TextDecoder().decode(b.subarray(0, cut)) + "…";
-  }
+  // src/dice.js
+  var te5 = new TextEncoder();
   var CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
   function sealCode(c) {
     let v = 0n;
@@ -5176,8 +5343,8 @@ var ZarlogVerifier = (() => {
     }
     throw new Error("no dice");
   }
-  var CTX_COMMIT = te2.encode("tavlarena-dice-commit-v1");
-  var CTX_ROLL = te2.encode("tavlarena-dice-roll-v1");
+  var CTX_COMMIT = te5.encode("tavlarena-dice-commit-v1");
+  var CTX_ROLL = te5.encode("tavlarena-dice-roll-v1");
   async function tavlarenaRoller(t) {
     const key = await hmacKey(t.seed);
     const prefix = concat(CTX_ROLL, uuidBytes(t.gameId), t.contributions[0], t.contributions[1]);
@@ -5192,10 +5359,10 @@ var ZarlogVerifier = (() => {
   }
   function anchoredBinding(a) {
     return concat(
-      lp(te2.encode(a.matchId)),
+      lp(te5.encode(a.matchId)),
       lp(u32(a.gameNo)),
-      lp(te2.encode(a.tokens[0])),
-      lp(te2.encode(a.tokens[1])),
+      lp(te5.encode(a.tokens[0])),
+      lp(te5.encode(a.tokens[1])),
       lp(a.anchor.chain),
       lp(u64(a.anchor.round)),
       lp(a.anchor.randomness)
@@ -5236,82 +5403,14 @@ var ZarlogVerifier = (() => {
     this.next++;
     return true;
   };
-  var QUICKNET = "52db9ba70e0cc0f6eaf7803dd07447a1f5477735fd3f661792ba94600c84e971";
-  var GENESIS = 1692803367n;
-  var PERIOD = 3n;
-  function roundTimeNs(r) {
-    return (GENESIS + (BigInt(r) - 1n) * PERIOD) * 1000000000n;
-  }
-  function daysFromCivil(y, m, d) {
-    y -= m <= 2 ? 1 : 0;
-    const era = Math.floor(y / 400);
-    const yoe = y - era * 400;
-    const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
-    const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-    return era * 146097 + doe - 719468;
-  }
-  function civilFromDays(z) {
-    z += 719468;
-    const era = Math.floor(z / 146097);
-    const doe = z - era * 146097;
-    const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
-    const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-    const mp = Math.floor((5 * doy + 2) / 153);
-    const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
-    const m = mp + (mp < 10 ? 3 : -9);
-    return [yoe + era * 400 + (m <= 2 ? 1 : 0), m, d];
-  }
-  function daysIn(y, m) {
-    return [31, y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1];
-  }
-  function parseRFC3339(s) {
-    const m = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/.exec(s);
-    if (!m) return null;
-    const y = +m[1], mo = +m[2], d = +m[3], h = +m[4], mi = +m[5], se = +m[6];
-    if (mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || h > 23 || mi > 59 || se > 59) return null;
-    let off = 0;
-    if (!m[8]) {
-      const oh = +m[10], om = +m[11];
-      if (oh > 23 || om > 59) return null;
-      off = (oh * 60 + om) * 60 * (m[9] === "-" ? -1 : 1);
-    }
-    const secs = BigInt(daysFromCivil(y, mo, d)) * 86400n + BigInt(h * 3600 + mi * 60 + se - off);
-    const frac = BigInt(((m[7] || "") + "000000000").slice(0, 9));
-    return secs * 1000000000n + frac;
-  }
-  function pad(n, w) {
-    return String(n).padStart(w, "0");
-  }
-  function formatTime(ns, style) {
-    let secs = ns / 1000000000n;
-    let frac = ns % 1000000000n;
-    if (frac < 0n) {
-      frac += 1000000000n;
-      secs -= 1n;
-    }
-    let days = secs / 86400n;
-    let rem = secs % 86400n;
-    if (rem < 0n) {
-      rem += 86400n;
-      days -= 1n;
-    }
-    const [y, mo, d] = civilFromDays(Number(days));
-    const r = Number(rem);
-    let s = pad(y, 4) + "-" + pad(mo, 2) + "-" + pad(d, 2) + "T" + pad(Math.floor(r / 3600), 2) + ":" + pad(Math.floor(r / 60) % 60, 2) + ":" + pad(r % 60, 2);
-    const f = pad(frac, 9);
-    if (style === "ms") s += "." + f.slice(0, 3);
-    else if (style === "nano" && frac !== 0n) s += "." + f.replace(/0+$/, "");
-    return s + "Z";
-  }
-  function evidenceTime(ns) {
-    return ns % 1000000n === 0n ? formatTime(ns, "ms") : formatTime(ns, "nano");
-  }
+
+  // src/evidence.js
+  var te6 = new TextEncoder();
+  var MAX_EVIDENCE = 64 << 20;
+  var MAX_EVENT = 65535;
   function InputError(field, m) {
     this.field = field;
     this.msg = m;
-  }
-  function at(path, key) {
-    return path === "" ? key : path + "." + key;
   }
   function need(o, path, key) {
     if (!o.has(key)) throw new InputError(at(path, key), M("InMissing", at(path, key)));
@@ -5352,8 +5451,6 @@ var ZarlogVerifier = (() => {
     if (a.length !== 2) want(at(path, key), "WantPair", a);
     return a;
   }
-  var HEX32 = /^[0-9a-f]{64}$/;
-  var UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
   function hex32Value(field, v) {
     if (typeof v !== "string" || !HEX32.test(v)) want(field, "WantHex32", v);
     return unhex(v);
@@ -5367,9 +5464,6 @@ var ZarlogVerifier = (() => {
   }
   function uuid(o, path, key) {
     return uuidValue(at(path, key), need(o, path, key));
-  }
-  function utf8Len(s) {
-    return te2.encode(s).length;
   }
   function parseSettings(ev, s, path) {
     ev.settings = s;
@@ -5436,7 +5530,7 @@ var ZarlogVerifier = (() => {
     } catch (e) {
       if (!(e instanceof JSONError)) throw e;
       const id = { dup: "InJSONDup", float: "InJSONFloat", unsafe: "InJSONUnsafe", depth: "InJSONDepth" }[e.kind] || "InJSON";
-      throw new InputError("", M(id, te2.encode(text.slice(0, e.offset)).length));
+      throw new InputError("", M(id, te6.encode(text.slice(0, e.offset)).length));
     }
     if (!isObj(root)) throw new InputError("", M("InNotObject"));
     const ev = {};
@@ -5538,7 +5632,7 @@ var ZarlogVerifier = (() => {
         used[k] = true;
         return k;
       });
-      return { index, leaf, leafBytes: te2.encode(leaf), proof };
+      return { index, leaf, leafBytes: te6.encode(leaf), proof };
     });
     const unused = used.indexOf(false);
     if (unused >= 0) {
@@ -5547,282 +5641,8 @@ var ZarlogVerifier = (() => {
     }
     return l;
   }
-  function checkLine(s) {
-    if (s === "") return false;
-    for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) < 32) return false;
-    return true;
-  }
-  function isKeyName(s) {
-    return s !== "" && s.indexOf(" ") < 0 && s.indexOf("+") < 0 && checkLine(s);
-  }
-  function splitNote(msg) {
-    if (utf8Len(msg) > MAX_NOTE) return null;
-    for (let i = 0; i < msg.length; i++) {
-      const c = msg.charCodeAt(i);
-      if (c < 32 && c !== 10) return null;
-    }
-    const split2 = msg.lastIndexOf("\n\n");
-    if (split2 < 0) return null;
-    const text = msg.slice(0, split2 + 1);
-    const sigs = msg.slice(split2 + 2);
-    if (sigs.length === 0 || sigs[sigs.length - 1] !== "\n") return null;
-    const lines = [];
-    for (const line of sigs.slice(0, -1).split("\n")) {
-      if (!line.startsWith("— ")) return null;
-      const body = line.slice(2);
-      const sp = body.indexOf(" ");
-      if (sp < 0) return null;
-      const name = body.slice(0, sp);
-      const sig = b64(body.slice(sp + 1));
-      if (!isKeyName(name) || !sig || sig.length < 5) return null;
-      lines.push({ name, sig });
-    }
-    return { text, sigs: lines };
-  }
-  function parseCheckpoint(text) {
-    if (text === "" || text[text.length - 1] !== "\n") return null;
-    const lines = text.slice(0, -1).split("\n");
-    if (lines.length < 3 || !checkLine(lines[0])) return null;
-    if (!/^(0|[1-9][0-9]*)$/.test(lines[1]) || BigInt(lines[1]) > 18446744073709551615n) return null;
-    const root = lines[2].length === 44 ? b64canonical(lines[2]) : null;
-    if (!root || root.length !== 32) return null;
-    for (const e of lines.slice(3)) if (!checkLine(e)) return null;
-    return { origin: lines[0], size: BigInt(lines[1]), root };
-  }
-  function parseSignedCheckpoint(msg) {
-    const n = splitNote(msg);
-    if (!n) return null;
-    const c = parseCheckpoint(n.text);
-    if (!c) return null;
-    c.note = n;
-    return c;
-  }
-  async function parseLogKey(s) {
-    const t = s.trim(), i = t.indexOf("+"), j = t.indexOf("+", i + 1);
-    if (i < 0 || j < 0) return null;
-    const parts = [t.slice(0, i), t.slice(i + 1, j), t.slice(j + 1)];
-    if (!isKeyName(parts[0]) || !/^[0-9a-f]{8}$/.test(parts[1])) return null;
-    const k = b64(parts[2]);
-    if (!k || k.length !== 33 || k[0] !== 1) return null;
-    const h = await sha2562(concat(te2.encode(parts[0] + "\n"), k));
-    if (hex(h.subarray(0, 4)) !== parts[1]) return null;
-    return { name: parts[0], hash: h.subarray(0, 4), key: k.subarray(1) };
-  }
-  var ed25519Supported = webCryptoEd25519;
-  async function openNote(note, key) {
-    let ok = false;
-    for (const s of note.sigs) {
-      if (s.name !== key.name || !eq(s.sig.subarray(0, 4), key.hash)) continue;
-      if (s.sig.length !== 68) return false;
-      if (!await ed25519Verify(key.key, te2.encode(note.text), s.sig.subarray(4))) return false;
-      ok = true;
-    }
-    return ok;
-  }
-  function check(name, status, detail, extra) {
-    const c = { name, status, detail };
-    if (extra) Object.assign(c, extra);
-    return c;
-  }
-  var pass = function(n, d, x) {
-    return check(n, "pass", d, x);
-  };
-  var fail = function(n, d, x) {
-    return check(n, "fail", d, x);
-  };
-  var skipped = function(n, d, x) {
-    return check(n, "skipped", d, x);
-  };
-  var diceStr = function(d) {
-    return d[0] + "-" + d[1];
-  };
-  function formatMsg(ev) {
-    if (ev.tavlarena) return M("FmtTavlarena", ev.tavlarena.gameId, ev.tavlarena.rolls.length);
-    if (ev.anchored) return M("FmtAnchored", ev.anchored.matchId, ev.anchored.gameNo, ev.anchored.rolls.length);
-    return M("FmtPerRoll", ev.perRoll.matchId, ev.perRoll.rolls.length);
-  }
-  function expectedCheck(opt, c, passId, failId, skip) {
-    if (!opt.expected) return skipped("expected-commitment", skip);
-    if (expectedMatches(opt.expected, c)) return pass("expected-commitment", M(passId, hex(c), opt.expected.str));
-    return fail("expected-commitment", M(failId, opt.expected.str, hex(c), sealCode(c)));
-  }
-  async function gameRollsCheck(roll, rolls) {
-    if (rolls.length === 0) return pass("rolls", M("RoNone"));
-    let bad = 0, ref = null;
-    for (let i = 0; i < rolls.length; i++) {
-      const got = await roll(rolls[i].n);
-      if (got[0] === rolls[i].dice[0] && got[1] === rolls[i].dice[1]) continue;
-      if (bad === 0) ref = { index: i, n: rolls[i].n, claimed: rolls[i].dice, recomputed: got };
-      bad++;
-    }
-    if (bad === 0) return pass("rolls", M("RoPass", rolls.length));
-    return fail("rolls", M("RoFail", bad, rolls.length, ref.n, diceStr(ref.claimed), diceStr(ref.recomputed)), { roll: ref });
-  }
-  var KIND = { opening: "KindOpening", reroll: "KindReroll", turn: "KindTurn" };
-  function sequenceCheck(opening, rolls) {
-    if (rolls.length === 0) return pass("sequence", M("SqNone"));
-    const s = new Sequence(opening);
-    for (let i = 0; i < rolls.length; i++) {
-      const x = rolls[i];
-      const due = s.next, w = s.want;
-      if (s.accept(x)) continue;
-      const ref = { index: i, n: x.n };
-      if (x.n !== due) return fail("sequence", M("SqGap", i, x.n, due), { roll: ref });
-      let why;
-      if (w === "opening" && i === 0) why = "SqWhyFirst";
-      else if (w === "opening") why = "SqWhyTie";
-      else if (w === "reroll") why = "SqWhyReroll";
-      else if (x.kind === "reroll") why = "SqWhyOneReroll";
-      else why = "SqWhyDecided";
-      return fail("sequence", M("SqKind", x.n, M(KIND[x.kind]), M(KIND[w]), M(why)), { roll: ref });
-    }
-    let how;
-    if (s.starter < 0) how = "SqOpeningPending";
-    else if (opening === "western") how = "SqWestern";
-    else if (s.want === "reroll") how = "SqTurkishPending";
-    else how = "SqTurkishDone";
-    return pass("sequence", M("SqPass", rolls.length, rolls.length - 1, M(how)));
-  }
-  async function verifyTavlarena(r, ev, opt) {
-    const t = ev.tavlarena;
-    r.checks.push(pass("format", formatMsg(ev)));
-    const sh = await sha2562(te2.encode(canon(ev.settings)));
-    const got = await sha2562(concat(CTX_COMMIT, uuidBytes(t.gameId), sh, uuidBytes(t.seats[0]), uuidBytes(t.seats[1]), t.seed));
-    r.commitment = hex(t.commitment);
-    if (eq(got, t.commitment)) r.checks.push(pass("commitment", M("CmTavPass", hex(got), sealCode(got))));
-    else r.checks.push(fail("commitment", M("CmTavFail", hex(got), sealCode(got), hex(t.commitment), sealCode(t.commitment))));
-    const exp = expectedCheck(opt, t.commitment, "ExPass", "ExFail", M("ExSkipTav", sealCode(t.commitment)));
-    r.checks.push(exp);
-    r.checks.push(await gameRollsCheck(await tavlarenaRoller(t), t.rolls));
-    r.checks.push(sequenceCheck(ev.opening, t.rolls));
-    r.proves = [M("StTavDice"), exp.status === "pass" ? M("StSealSeen") : M("StSealIf", sealCode(t.commitment))];
-    r.notProves = [];
-    if (ev.opponent === "computer") {
-      r.proves.push(M("StComputerProves"));
-      r.notProves.push(M("StComputerPeek"));
-    } else {
-      r.proves.push(M("StTavPlayers"));
-      r.notProves.push(M("StTavServerKnew"));
-    }
-    if (exp.status !== "pass") r.notProves.push(M("StNoExpected"));
-  }
-  async function verifyAnchored(r, ev, opt) {
-    const a = ev.anchored;
-    r.checks.push(pass("format", formatMsg(ev)));
-    const fp = await sha2562(a.seed);
-    r.commitment = hex(a.fingerprint);
-    if (eq(fp, a.fingerprint)) r.checks.push(pass("commitment", M("CmAncPass", hex(fp))));
-    else r.checks.push(fail("commitment", M("CmAncFail", hex(fp), hex(a.fingerprint))));
-    r.checks.push(expectedCheck(opt, a.fingerprint, "ExAncPass", "ExAncFail", M("ExSkipAnc", sealCode(a.fingerprint))));
-    const b = a.anchor;
-    const known = hex(b.chain) === QUICKNET;
-    const sealed = formatTime(a.sealedAt, "nano");
-    const problems = [];
-    let roundTime = "";
-    if (!known) {
-      problems.push(M("AnUnknownChain", hex(b.chain), QUICKNET));
-    } else {
-      roundTime = formatTime(roundTimeNs(b.round), "");
-      if (b.round === 0) problems.push(M("AnRoundZero"));
-      else if (!await verifyQuicknet(b.round, b.signature, sha2562)) problems.push(M("AnBadSig"));
-    }
-    const rnd = await sha2562(b.signature);
-    if (!eq(rnd, b.randomness)) problems.push(M("AnBadRand", hex(b.randomness), hex(rnd)));
-    if (known && b.round !== 0 && a.sealedAt >= roundTimeNs(b.round)) problems.push(M("AnExisted", roundTime, sealed));
-    if (problems.length === 0) {
-      r.checks.push(pass("anchor", M("AnPass", b.round, roundTime, sealed)));
-    } else {
-      r.checks.push(fail("anchor", M("AnFail", b.round, problems)));
-    }
-    r.checks.push(await gameRollsCheck(await anchoredRoller(a), a.rolls));
-    r.checks.push(sequenceCheck(ev.opening, a.rolls));
-    const exp = r.checks.find(function(c) {
-      return c.name === "expected-commitment";
-    });
-    r.proves = [M("StAncDice", b.round)];
-    r.notProves = [];
-    if (exp.status === "pass") r.proves.push(M("StFpSeen"));
-    if (ev.opponent === "computer") {
-      r.proves.push(M("StAncAnchorComputer", b.round, roundTime, sealed), M("StComputerProves"));
-      r.notProves.push(M("StComputerPeekAnc", b.round));
-    } else {
-      r.proves.push(M("StAncAnchor", b.round, roundTime, sealed));
-      r.notProves.push(M("StAncServerKnew", b.round));
-    }
-    r.notProves.push(M("StAncSealTime"));
-    if (exp.status !== "pass") r.notProves.push(M("StNoExpectedAnc"));
-  }
-  async function verifyPerRoll(r, ev, opt) {
-    const p = ev.perRoll;
-    r.checks.push(pass("format", formatMsg(ev)));
-    let badC = 0, badR = 0, firstC = null, firstR = null, firstFP = null;
-    for (let i = 0; i < p.rolls.length; i++) {
-      const x = p.rolls[i];
-      const fp = await sha2562(x.seed);
-      if (!eq(fp, x.commitment)) {
-        if (badC === 0) {
-          firstC = { index: i, rollId: x.rollId };
-          firstFP = fp;
-        }
-        badC++;
-      }
-      const got = await perRollDice(p.matchId, x);
-      if (got[0] !== x.dice[0] || got[1] !== x.dice[1]) {
-        if (badR === 0) firstR = { index: i, rollId: x.rollId, claimed: x.dice, recomputed: got };
-        badR++;
-      }
-    }
-    const n = p.rolls.length;
-    if (n === 0) r.checks.push(pass("commitment", M("CmPerNone")));
-    else if (badC === 0) r.checks.push(pass("commitment", M("CmPerPass", n)));
-    else r.checks.push(fail("commitment", M("CmPerFail", badC, n, firstC.index, firstC.rollId, hex(firstFP), hex(p.rolls[firstC.index].commitment)), { roll: firstC }));
-    if (!opt.expected) {
-      r.checks.push(skipped("expected-commitment", M("ExSkipPer")));
-    } else {
-      const seen2 = p.rolls.findIndex(function(x) {
-        return expectedMatches(opt.expected, x.commitment);
-      });
-      if (seen2 >= 0) r.checks.push(pass("expected-commitment", M("ExPerPass", seen2, p.rolls[seen2].rollId, opt.expected.str)));
-      else r.checks.push(fail("expected-commitment", M("ExPerFail", opt.expected.str)));
-    }
-    if (n === 0) r.checks.push(pass("rolls", M("RoNone")));
-    else if (badR === 0) r.checks.push(pass("rolls", M("RoPass", n)));
-    else r.checks.push(fail("rolls", M("RoFailPer", badR, n, firstR.index, firstR.rollId, diceStr(firstR.claimed), diceStr(firstR.recomputed)), { roll: firstR }));
-    let seq = n === 0 ? pass("sequence", M("SqNone")) : pass("sequence", M("SqPerPass", n));
-    const firstIdx = /* @__PURE__ */ new Map();
-    for (let i = 0; i < n; i++) {
-      const id = p.rolls[i].rollId;
-      if (firstIdx.has(id)) {
-        seq = fail("sequence", M("SqPerDup", i, id, firstIdx.get(id)), { roll: { index: i, rollId: id } });
-        break;
-      }
-      firstIdx.set(id, i);
-    }
-    r.checks.push(seq);
-    const seen = opt.expected ? p.rolls.findIndex(function(x) {
-      return expectedMatches(opt.expected, x.commitment);
-    }) : -1;
-    const fromServer = p.rolls.filter(function(x) {
-      return x.secondFrom === "server";
-    }).length;
-    r.proves = [M("StPerDice")];
-    if (seen >= 0) r.proves.push(M("StPerSeen", seen));
-    r.notProves = [M("StPerBefore")];
-    if (fromServer > 0) r.notProves.push(M("StPerServer", fromServer, n));
-    if (fromServer < n) r.notProves.push(M("StPerClientLabel"));
-    if (ev.opponent === "computer") {
-      r.proves.push(M("StComputerProves"));
-      r.notProves.push(M("StComputerPeek"));
-    }
-  }
-  async function verifyScheme(r, ev, opt) {
-    if (ev.scheme === "tavlarena-v1") await verifyTavlarena(r, ev, opt);
-    else if (ev.scheme === "anchored-v1") await verifyAnchored(r, ev, opt);
-    else await verifyPerRoll(r, ev, opt);
-  }
-  function diceChecks(scheme) {
-    return scheme === "anchored-v1" ? ["commitment", "expected-commitment", "anchor", "rolls", "sequence"] : ["commitment", "expected-commitment", "rolls", "sequence"];
-  }
+
+  // src/merkle.js
   function bitLen2(x) {
     let n = 0;
     while (x > 0n) {
@@ -5844,48 +5664,20 @@ var ZarlogVerifier = (() => {
     return inner + onesCount(index >> BigInt(inner));
   }
   var nodeHash = function(l, r) {
-    return sha2562(concat(Uint8Array.of(1), l, r));
+    return sha256(concat(Uint8Array.of(1), l, r));
   };
   async function inclusionRoot(index, size, leaf, proof) {
     const inner = bitLen2(index ^ size - 1n);
-    let h = await sha2562(concat(Uint8Array.of(0), leaf));
+    let h = await sha256(concat(Uint8Array.of(0), leaf));
     for (let j = 0; j < proof.length; j++) {
       h = j < inner && (index >> BigInt(j) & 1n) === 0n ? await nodeHash(h, proof[j]) : await nodeHash(proof[j], h);
     }
     return h;
   }
-  async function inclusionCheck(l) {
-    const size = l.tree.size, root = l.tree.root;
-    for (let i = 0; i < l.entries.length; i++) {
-      const e = l.entries[i];
-      const what = "log.entries[" + i + "]";
-      const index = BigInt(e.index);
-      if (index >= size) return fail("log-inclusion", M("LiBeyond", what, e.index, size));
-      const want2 = proofLen(index, size);
-      if (e.proof.length !== want2) return fail("log-inclusion", M("LiLength", what, e.index, e.proof.length, want2, size));
-      const h = await inclusionRoot(index, size, e.leafBytes, e.proof.map(function(k) {
-        return l.hashes[k];
-      }));
-      if (!eq(h, root)) return fail("log-inclusion", M("LiFail", what, e.index, size));
-    }
-    return pass("log-inclusion", M("LiPass", l.entries.length, size, hex(root)));
-  }
-  async function signatureCheck(l, opt) {
-    if (!opt.logKey && opt.witnessPolicy && opt.witnessPolicy.logs.length > 0) {
-      for (const v of opt.witnessPolicy.logs) {
-        if (l.tree.origin === v.name && await openNote(l.tree.note, v)) {
-          opt.signer = v.name;
-          return pass("log-signature", M("LsPolicyPass", v.name, l.tree.size));
-        }
-      }
-      return fail("log-signature", M("LsPolicyFail", l.tree.origin, opt.witnessPolicy.logs.length));
-    }
-    if (!opt.logKey) return skipped("log-signature", M("LsNoKey"));
-    const name = opt.logKey.name;
-    if (l.tree.origin !== name) return fail("log-signature", M("LsOrigin", l.tree.origin, name));
-    if (!await openNote(l.tree.note, opt.logKey)) return fail("log-signature", M("LsBad", opt.logKey.str));
-    return pass("log-signature", M("LsPass", opt.logKey.str, l.tree.size));
-  }
+
+  // src/event.js
+  var te7 = new TextEncoder();
+  var MAX_EVENT2 = 65535;
   function Reject(code, field) {
     this.code = code;
     this.field = field;
@@ -5899,7 +5691,7 @@ var ZarlogVerifier = (() => {
   var BINDING = ["commit", "end", "reveal", "roll-commit", "roll-reveal"];
   var VARIANTS = ["backgammon", "portes", "tavla", "plakoto", "fevga"];
   function parseEvent(leaf) {
-    if (utf8Len(leaf) > MAX_EVENT) throw new Reject("too-large", "");
+    if (utf8Len(leaf) > MAX_EVENT2) throw new Reject("too-large", "");
     let v;
     try {
       v = parseJSON(leaf);
@@ -5980,7 +5772,7 @@ var ZarlogVerifier = (() => {
       ev.sig = unhex(o.get("sig"));
       const unsigned = new Map(o);
       unsigned.delete("sig");
-      ev.signed = te2.encode("zarlog-event-v1\n" + canon(unsigned));
+      ev.signed = te7.encode("zarlog-event-v1\n" + canon(unsigned));
     }
     const B = ev.body;
     switch (type) {
@@ -6075,36 +5867,8 @@ var ZarlogVerifier = (() => {
     }
     return ev;
   }
-  function orderCheck(l, evs, errs) {
-    const es = l.entries;
-    for (let i = 1; i < es.length; i++) {
-      if (es[i].index <= es[i - 1].index) return fail("log-order", M("LoIndex", i, es[i].index, i - 1, es[i - 1].index));
-    }
-    let commit = -1;
-    for (let i = 0; i < evs.length; i++) {
-      if (!evs[i]) return fail("log-order", M("LoNotEvent", i, errs[i].code, errs[i].field));
-      if (commit < 0 && evs[i].type === "commit") commit = i;
-    }
-    if (commit < 0) return fail("log-order", M("LoNoCommit"));
-    const game = evs[commit].game;
-    for (let i = 0; i < evs.length; i++) {
-      if (evs[i].game !== game) return fail("log-order", M("LoForeign", i, evs[i].game, game));
-    }
-    if (commit > 0) return fail("log-order", M("LoBeforeCommit", 0, evs[0].type, evs[0].seq, es[0].index, es[commit].index));
-    let beacon = -1;
-    for (let i = 0; i < evs.length; i++) {
-      const ev = evs[i];
-      if (ev.seq !== i) return fail("log-order", M("LoSeq", i, ev.seq, i));
-      if (ev.type === "beacon" && beacon < 0) beacon = i;
-      else if (ev.type === "contribution" && ev.scheme === "anchored-v1" && beacon >= 0) {
-        return fail("log-order", M("LoTokenAfterBeacon", i, es[i].index, es[beacon].index));
-      }
-    }
-    const last = evs[evs.length - 1];
-    const final = last.scheme === "per-roll-v1" ? "end" : "reveal";
-    if (last.type !== final) return fail("log-order", M("LoNotFinal", last.seq, last.type, final));
-    return pass("log-order", M("LoPass", evs.length, game, last.seq, es[0].index));
-  }
+
+  // src/game.js
   async function replay(evs) {
     let g = null;
     for (let i = 0; i < evs.length; i++) {
@@ -6157,7 +5921,7 @@ var ZarlogVerifier = (() => {
           if (b.chain !== g.commit.anchor.chain) refuse("bad-beacon", "body.chain");
           if (b.round !== g.commit.anchor.round) refuse("bad-beacon", "body.round");
           if (b.chain !== QUICKNET) refuse("unknown-chain", "body.chain");
-          if (hex(await sha2562(unhex(b.signature))) !== b.randomness) refuse("bad-beacon", "body.randomness");
+          if (hex(await sha256(unhex(b.signature))) !== b.randomness) refuse("bad-beacon", "body.randomness");
           if (g.commit.sealedAt >= roundTimeNs(b.round)) refuse("round-already-existed", "body.round");
           g.beacon = b;
           break;
@@ -6222,6 +5986,8 @@ var ZarlogVerifier = (() => {
     }
     return g;
   }
+
+  // src/format.js
   function evidenceOf(g) {
     if (!g || !g.closed) return { err: M("EoNotClosed", g ? g.id : "") };
     const ev = { scheme: g.scheme };
@@ -6301,6 +6067,89 @@ var ZarlogVerifier = (() => {
       }));
     }
     return o;
+  }
+
+  // src/check.js
+  function check(name, status, detail, extra) {
+    const c = { name, status, detail };
+    if (extra) Object.assign(c, extra);
+    return c;
+  }
+  var pass = function(n, d, x) {
+    return check(n, "pass", d, x);
+  };
+  var fail = function(n, d, x) {
+    return check(n, "fail", d, x);
+  };
+  var skipped = function(n, d, x) {
+    return check(n, "skipped", d, x);
+  };
+  var diceStr = function(d) {
+    return d[0] + "-" + d[1];
+  };
+
+  // src/bundle.js
+  async function inclusionCheck(l) {
+    const size = l.tree.size, root = l.tree.root;
+    for (let i = 0; i < l.entries.length; i++) {
+      const e = l.entries[i];
+      const what = "log.entries[" + i + "]";
+      const index = BigInt(e.index);
+      if (index >= size) return fail("log-inclusion", M("LiBeyond", what, e.index, size));
+      const want2 = proofLen(index, size);
+      if (e.proof.length !== want2) return fail("log-inclusion", M("LiLength", what, e.index, e.proof.length, want2, size));
+      const h = await inclusionRoot(index, size, e.leafBytes, e.proof.map(function(k) {
+        return l.hashes[k];
+      }));
+      if (!eq(h, root)) return fail("log-inclusion", M("LiFail", what, e.index, size));
+    }
+    return pass("log-inclusion", M("LiPass", l.entries.length, size, hex(root)));
+  }
+  async function signatureCheck(l, opt) {
+    if (!opt.logKey && opt.witnessPolicy && opt.witnessPolicy.logs.length > 0) {
+      for (const v of opt.witnessPolicy.logs) {
+        if (l.tree.origin === v.name && await openNote(l.tree.note, v)) {
+          opt.signer = v.name;
+          return pass("log-signature", M("LsPolicyPass", v.name, l.tree.size));
+        }
+      }
+      return fail("log-signature", M("LsPolicyFail", l.tree.origin, opt.witnessPolicy.logs.length));
+    }
+    if (!opt.logKey) return skipped("log-signature", M("LsNoKey"));
+    const name = opt.logKey.name;
+    if (l.tree.origin !== name) return fail("log-signature", M("LsOrigin", l.tree.origin, name));
+    if (!await openNote(l.tree.note, opt.logKey)) return fail("log-signature", M("LsBad", opt.logKey.str));
+    return pass("log-signature", M("LsPass", opt.logKey.str, l.tree.size));
+  }
+  function orderCheck(l, evs, errs) {
+    const es = l.entries;
+    for (let i = 1; i < es.length; i++) {
+      if (es[i].index <= es[i - 1].index) return fail("log-order", M("LoIndex", i, es[i].index, i - 1, es[i - 1].index));
+    }
+    let commit = -1;
+    for (let i = 0; i < evs.length; i++) {
+      if (!evs[i]) return fail("log-order", M("LoNotEvent", i, errs[i].code, errs[i].field));
+      if (commit < 0 && evs[i].type === "commit") commit = i;
+    }
+    if (commit < 0) return fail("log-order", M("LoNoCommit"));
+    const game = evs[commit].game;
+    for (let i = 0; i < evs.length; i++) {
+      if (evs[i].game !== game) return fail("log-order", M("LoForeign", i, evs[i].game, game));
+    }
+    if (commit > 0) return fail("log-order", M("LoBeforeCommit", 0, evs[0].type, evs[0].seq, es[0].index, es[commit].index));
+    let beacon = -1;
+    for (let i = 0; i < evs.length; i++) {
+      const ev = evs[i];
+      if (ev.seq !== i) return fail("log-order", M("LoSeq", i, ev.seq, i));
+      if (ev.type === "beacon" && beacon < 0) beacon = i;
+      else if (ev.type === "contribution" && ev.scheme === "anchored-v1" && beacon >= 0) {
+        return fail("log-order", M("LoTokenAfterBeacon", i, es[i].index, es[beacon].index));
+      }
+    }
+    const last = evs[evs.length - 1];
+    const final = last.scheme === "per-roll-v1" ? "end" : "reveal";
+    if (last.type !== final) return fail("log-order", M("LoNotFinal", last.seq, last.type, final));
+    return pass("log-order", M("LoPass", evs.length, game, last.seq, es[0].index));
   }
   function firstDifference(path, a, b) {
     const join = function(k) {
@@ -6422,9 +6271,199 @@ var ZarlogVerifier = (() => {
     }
     return pass("log-emitter-signatures", M("LePass", n, emitter));
   }
+
+  // src/verify.js
+  var te8 = new TextEncoder();
+  function formatMsg(ev) {
+    if (ev.tavlarena) return M("FmtTavlarena", ev.tavlarena.gameId, ev.tavlarena.rolls.length);
+    if (ev.anchored) return M("FmtAnchored", ev.anchored.matchId, ev.anchored.gameNo, ev.anchored.rolls.length);
+    return M("FmtPerRoll", ev.perRoll.matchId, ev.perRoll.rolls.length);
+  }
+  function expectedCheck(opt, c, passId, failId, skip) {
+    if (!opt.expected) return skipped("expected-commitment", skip);
+    if (expectedMatches(opt.expected, c)) return pass("expected-commitment", M(passId, hex(c), opt.expected.str));
+    return fail("expected-commitment", M(failId, opt.expected.str, hex(c), sealCode(c)));
+  }
+  async function gameRollsCheck(roll, rolls) {
+    if (rolls.length === 0) return pass("rolls", M("RoNone"));
+    let bad = 0, ref = null;
+    for (let i = 0; i < rolls.length; i++) {
+      const got = await roll(rolls[i].n);
+      if (got[0] === rolls[i].dice[0] && got[1] === rolls[i].dice[1]) continue;
+      if (bad === 0) ref = { index: i, n: rolls[i].n, claimed: rolls[i].dice, recomputed: got };
+      bad++;
+    }
+    if (bad === 0) return pass("rolls", M("RoPass", rolls.length));
+    return fail("rolls", M("RoFail", bad, rolls.length, ref.n, diceStr(ref.claimed), diceStr(ref.recomputed)), { roll: ref });
+  }
+  var KIND = { opening: "KindOpening", reroll: "KindReroll", turn: "KindTurn" };
+  function sequenceCheck(opening, rolls) {
+    if (rolls.length === 0) return pass("sequence", M("SqNone"));
+    const s = new Sequence(opening);
+    for (let i = 0; i < rolls.length; i++) {
+      const x = rolls[i];
+      const due = s.next, w = s.want;
+      if (s.accept(x)) continue;
+      const ref = { index: i, n: x.n };
+      if (x.n !== due) return fail("sequence", M("SqGap", i, x.n, due), { roll: ref });
+      let why;
+      if (w === "opening" && i === 0) why = "SqWhyFirst";
+      else if (w === "opening") why = "SqWhyTie";
+      else if (w === "reroll") why = "SqWhyReroll";
+      else if (x.kind === "reroll") why = "SqWhyOneReroll";
+      else why = "SqWhyDecided";
+      return fail("sequence", M("SqKind", x.n, M(KIND[x.kind]), M(KIND[w]), M(why)), { roll: ref });
+    }
+    let how;
+    if (s.starter < 0) how = "SqOpeningPending";
+    else if (opening === "western") how = "SqWestern";
+    else if (s.want === "reroll") how = "SqTurkishPending";
+    else how = "SqTurkishDone";
+    return pass("sequence", M("SqPass", rolls.length, rolls.length - 1, M(how)));
+  }
+  async function verifyTavlarena(r, ev, opt) {
+    const t = ev.tavlarena;
+    r.checks.push(pass("format", formatMsg(ev)));
+    const sh = await sha256(te8.encode(canon(ev.settings)));
+    const got = await sha256(concat(CTX_COMMIT, uuidBytes(t.gameId), sh, uuidBytes(t.seats[0]), uuidBytes(t.seats[1]), t.seed));
+    r.commitment = hex(t.commitment);
+    if (eq(got, t.commitment)) r.checks.push(pass("commitment", M("CmTavPass", hex(got), sealCode(got))));
+    else r.checks.push(fail("commitment", M("CmTavFail", hex(got), sealCode(got), hex(t.commitment), sealCode(t.commitment))));
+    const exp = expectedCheck(opt, t.commitment, "ExPass", "ExFail", M("ExSkipTav", sealCode(t.commitment)));
+    r.checks.push(exp);
+    r.checks.push(await gameRollsCheck(await tavlarenaRoller(t), t.rolls));
+    r.checks.push(sequenceCheck(ev.opening, t.rolls));
+    r.proves = [M("StTavDice"), exp.status === "pass" ? M("StSealSeen") : M("StSealIf", sealCode(t.commitment))];
+    r.notProves = [];
+    if (ev.opponent === "computer") {
+      r.proves.push(M("StComputerProves"));
+      r.notProves.push(M("StComputerPeek"));
+    } else {
+      r.proves.push(M("StTavPlayers"));
+      r.notProves.push(M("StTavServerKnew"));
+    }
+    if (exp.status !== "pass") r.notProves.push(M("StNoExpected"));
+  }
+  async function verifyAnchored(r, ev, opt) {
+    const a = ev.anchored;
+    r.checks.push(pass("format", formatMsg(ev)));
+    const fp = await sha256(a.seed);
+    r.commitment = hex(a.fingerprint);
+    if (eq(fp, a.fingerprint)) r.checks.push(pass("commitment", M("CmAncPass", hex(fp))));
+    else r.checks.push(fail("commitment", M("CmAncFail", hex(fp), hex(a.fingerprint))));
+    r.checks.push(expectedCheck(opt, a.fingerprint, "ExAncPass", "ExAncFail", M("ExSkipAnc", sealCode(a.fingerprint))));
+    const b = a.anchor;
+    const known = hex(b.chain) === QUICKNET;
+    const sealed = formatTime(a.sealedAt, "nano");
+    const problems = [];
+    let roundTime = "";
+    if (!known) {
+      problems.push(M("AnUnknownChain", hex(b.chain), QUICKNET));
+    } else {
+      roundTime = formatTime(roundTimeNs(b.round), "");
+      if (b.round === 0) problems.push(M("AnRoundZero"));
+      else if (!await verifyQuicknet(b.round, b.signature, sha256)) problems.push(M("AnBadSig"));
+    }
+    const rnd = await sha256(b.signature);
+    if (!eq(rnd, b.randomness)) problems.push(M("AnBadRand", hex(b.randomness), hex(rnd)));
+    if (known && b.round !== 0 && a.sealedAt >= roundTimeNs(b.round)) problems.push(M("AnExisted", roundTime, sealed));
+    if (problems.length === 0) {
+      r.checks.push(pass("anchor", M("AnPass", b.round, roundTime, sealed)));
+    } else {
+      r.checks.push(fail("anchor", M("AnFail", b.round, problems)));
+    }
+    r.checks.push(await gameRollsCheck(await anchoredRoller(a), a.rolls));
+    r.checks.push(sequenceCheck(ev.opening, a.rolls));
+    const exp = r.checks.find(function(c) {
+      return c.name === "expected-commitment";
+    });
+    r.proves = [M("StAncDice", b.round)];
+    r.notProves = [];
+    if (exp.status === "pass") r.proves.push(M("StFpSeen"));
+    if (ev.opponent === "computer") {
+      r.proves.push(M("StAncAnchorComputer", b.round, roundTime, sealed), M("StComputerProves"));
+      r.notProves.push(M("StComputerPeekAnc", b.round));
+    } else {
+      r.proves.push(M("StAncAnchor", b.round, roundTime, sealed));
+      r.notProves.push(M("StAncServerKnew", b.round));
+    }
+    r.notProves.push(M("StAncSealTime"));
+    if (exp.status !== "pass") r.notProves.push(M("StNoExpectedAnc"));
+  }
+  async function verifyPerRoll(r, ev, opt) {
+    const p = ev.perRoll;
+    r.checks.push(pass("format", formatMsg(ev)));
+    let badC = 0, badR = 0, firstC = null, firstR = null, firstFP = null;
+    for (let i = 0; i < p.rolls.length; i++) {
+      const x = p.rolls[i];
+      const fp = await sha256(x.seed);
+      if (!eq(fp, x.commitment)) {
+        if (badC === 0) {
+          firstC = { index: i, rollId: x.rollId };
+          firstFP = fp;
+        }
+        badC++;
+      }
+      const got = await perRollDice(p.matchId, x);
+      if (got[0] !== x.dice[0] || got[1] !== x.dice[1]) {
+        if (badR === 0) firstR = { index: i, rollId: x.rollId, claimed: x.dice, recomputed: got };
+        badR++;
+      }
+    }
+    const n = p.rolls.length;
+    if (n === 0) r.checks.push(pass("commitment", M("CmPerNone")));
+    else if (badC === 0) r.checks.push(pass("commitment", M("CmPerPass", n)));
+    else r.checks.push(fail("commitment", M("CmPerFail", badC, n, firstC.index, firstC.rollId, hex(firstFP), hex(p.rolls[firstC.index].commitment)), { roll: firstC }));
+    if (!opt.expected) {
+      r.checks.push(skipped("expected-commitment", M("ExSkipPer")));
+    } else {
+      const seen2 = p.rolls.findIndex(function(x) {
+        return expectedMatches(opt.expected, x.commitment);
+      });
+      if (seen2 >= 0) r.checks.push(pass("expected-commitment", M("ExPerPass", seen2, p.rolls[seen2].rollId, opt.expected.str)));
+      else r.checks.push(fail("expected-commitment", M("ExPerFail", opt.expected.str)));
+    }
+    if (n === 0) r.checks.push(pass("rolls", M("RoNone")));
+    else if (badR === 0) r.checks.push(pass("rolls", M("RoPass", n)));
+    else r.checks.push(fail("rolls", M("RoFailPer", badR, n, firstR.index, firstR.rollId, diceStr(firstR.claimed), diceStr(firstR.recomputed)), { roll: firstR }));
+    let seq = n === 0 ? pass("sequence", M("SqNone")) : pass("sequence", M("SqPerPass", n));
+    const firstIdx = /* @__PURE__ */ new Map();
+    for (let i = 0; i < n; i++) {
+      const id = p.rolls[i].rollId;
+      if (firstIdx.has(id)) {
+        seq = fail("sequence", M("SqPerDup", i, id, firstIdx.get(id)), { roll: { index: i, rollId: id } });
+        break;
+      }
+      firstIdx.set(id, i);
+    }
+    r.checks.push(seq);
+    const seen = opt.expected ? p.rolls.findIndex(function(x) {
+      return expectedMatches(opt.expected, x.commitment);
+    }) : -1;
+    const fromServer = p.rolls.filter(function(x) {
+      return x.secondFrom === "server";
+    }).length;
+    r.proves = [M("StPerDice")];
+    if (seen >= 0) r.proves.push(M("StPerSeen", seen));
+    r.notProves = [M("StPerBefore")];
+    if (fromServer > 0) r.notProves.push(M("StPerServer", fromServer, n));
+    if (fromServer < n) r.notProves.push(M("StPerClientLabel"));
+    if (ev.opponent === "computer") {
+      r.proves.push(M("StComputerProves"));
+      r.notProves.push(M("StComputerPeek"));
+    }
+  }
+  async function verifyScheme(r, ev, opt) {
+    if (ev.scheme === "tavlarena-v1") await verifyTavlarena(r, ev, opt);
+    else if (ev.scheme === "anchored-v1") await verifyAnchored(r, ev, opt);
+    else await verifyPerRoll(r, ev, opt);
+  }
+  function diceChecks(scheme) {
+    return scheme === "anchored-v1" ? ["commitment", "expected-commitment", "anchor", "rolls", "sequence"] : ["commitment", "expected-commitment", "rolls", "sequence"];
+  }
   async function verify(bytes, opt) {
     opt = opt || {};
-    if (!subtle) {
+    if (!hasWebCrypto()) {
       return finish({ scheme: "", checks: [fail("format", M("BrNoCrypto"))], badOptions: true });
     }
     const o = {};
@@ -6581,7 +6620,7 @@ var ZarlogVerifier = (() => {
   async function verifyBeacon(round, signature) {
     const sig = typeof signature === "string" ? unhex(signature) : signature;
     if (!sig) return false;
-    return verifyQuicknet(round, sig, sha2562);
+    return verifyQuicknet(round, sig, sha256);
   }
   async function checkRollReveal(before, reveal, sent) {
     if (!UUID2.test(before.matchId) || !UUID2.test(before.rollId) || !UUID2.test(reveal.rollId)) {
@@ -6599,7 +6638,7 @@ var ZarlogVerifier = (() => {
       if (!eq(s, second)) return bad("second", hex(s), hex(second));
       if (reveal.secondFrom !== "client") return bad("second", '"secondFrom": "client"', '"secondFrom": ' + JSON.stringify(reveal.secondFrom));
     }
-    const h = await sha2562(seed);
+    const h = await sha256(seed);
     if (!eq(h, commitment)) return bad("commitment", hex(commitment), hex(h));
     const d = await perRollDice(before.matchId, { rollId: before.rollId, seed, second });
     const got = reveal.dice;

@@ -5,9 +5,13 @@
 // received before the first roll).
 
 import { parsePolicy, verifyCosignatures, quorumMet } from "./policy.js";
-import {
-  verifyQuicknet, M, sha256, hex, unhex, perRollDice, parseLogKey, parseSignedCheckpoint, openNote, proofLen, inclusionRoot, eq,
-} from "./core.js";
+import { hex, unhex, eq } from "./bytes.js";
+import { sha256 } from "./sha256.js";
+import { M } from "./render.js";
+import { verifyQuicknet } from "./drand.js";
+import { parseLogKey, parseSignedCheckpoint, openNote } from "./note.js";
+import { proofLen, inclusionRoot } from "./merkle.js";
+import { perRollDice } from "./dice.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const HEX32 = /^[0-9a-f]{64}$/;

@@ -2,7 +2,7 @@
 // publisher.Badge, drawn from a commitment's 32 bytes (docs/PAGES.md §6).
 // A Go test (TestJSBadge) holds the two byte for byte.
 
-import { unhex } from "./core.js";
+import { unhex } from "./bytes.js";
 
 // END is "</": built at run time, so that the pages' bundle, inlined in the
 // offline auditor's script element, never contains the two characters that

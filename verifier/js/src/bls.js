@@ -3,7 +3,7 @@
 // with the DST below, over SHA-256 of the round as a big-endian u64. It is
 // the check of package events/drand, with the chain's parameters pinned the
 // same way: only quicknet, whose key is written here and whose chain hash
-// core.js pins.
+// drand.js pins.
 //
 // The pairing arithmetic is @noble/curves (MIT, pinned in package.json and
 // package-lock.json: audited, the library drand's own JavaScript client

@@ -4,7 +4,8 @@
 // package merkle reads and checks them (ParsePolicy, VerifyCosignatures,
 // CheckWitnesses).
 
-import { sha256, concat, eq, b64canonical } from "./core.js";
+import { concat, eq, b64canonical } from "./bytes.js";
+import { sha256 } from "./sha256.js";
 import { ed25519Verify } from "./ed25519.js";
 
 const te = new TextEncoder();

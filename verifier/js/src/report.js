@@ -2,7 +2,7 @@
 // JSON object, with the same check names, statuses and message texts
 // (package verifier's Report.Text and Report.JSON).
 
-import { render } from "./core.js";
+import { render } from "./render.js";
 import { catalog, langIndex } from "./messages.js";
 import { CHECK_TITLES, STATUS_WORDS } from "./titles.js";
 

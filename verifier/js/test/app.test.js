@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { sealCode, checkRollReveal, checkReceipt, verify, render, catalog } from "../src/index.js";
-import { unhex } from "../src/core.js";
+import { unhex } from "../src/bytes.js";
 
 const vectors = new URL("../../../testdata/dice/", import.meta.url);
 const read = async (p) => JSON.parse(await readFile(new URL(p, vectors), "utf8"));

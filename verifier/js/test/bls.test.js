@@ -4,7 +4,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { verifyQuicknet } from "../src/bls.js";
-import { sha256, unhex } from "../src/core.js";
+import { unhex } from "../src/bytes.js";
+import { sha256 } from "../src/sha256.js";
 
 const beacons = [
   [8, "a0c06b9964123d2e6036aa004c140fc301f4edd3ea6b8396a15dfd7dfd70cc0dce0b4a97245995767ab72cf59de58c47"],

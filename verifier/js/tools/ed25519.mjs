@@ -4,7 +4,7 @@
 // (publisher's TestEd25519Agreement): node tools/ed25519.mjs FILE
 import { readFile } from "node:fs/promises";
 import { nobleVerify } from "../src/ed25519.js";
-import { unhex } from "../src/core.js";
+import { unhex } from "../src/bytes.js";
 
 const cases = JSON.parse(await readFile(process.argv[2], "utf8"));
 const out = [];
