@@ -40,6 +40,7 @@ type gameView struct {
 	ProvesHead        string
 	NotProvesHead     string
 	FailNote          string
+	StatementNote     string // text key: which keys the statement was made with
 	Python            string
 
 	LogKeyOrPlaceholder string
@@ -145,14 +146,19 @@ func (p *Pages) finishedView(v *gameView, bundle []byte, l verifier.Lang) error 
 	}
 
 	// The statement: what the Go verifier says about this very file, with
-	// the log's key when the pages know it.
-	opt := verifier.Options{}
-	if p.cfg.LogKey != "" {
-		if k, err := verifier.ParseLogKey(p.cfg.LogKey); err == nil {
-			opt.LogKey = k
-		}
-	}
+	// the keys the browser is given too (the log's and the platforms'), so
+	// that the statement and the checks below it were made with the same
+	// inputs.
+	opt := p.statementOptions()
 	rep := verifier.VerifyEvidence(ev, opt)
+	switch {
+	case opt.LogKey == nil:
+		v.StatementNote = "StatementNoteNoKey"
+	case opt.EmitterKeys != nil:
+		v.StatementNote = "StatementNoteKeys"
+	default:
+		v.StatementNote = "StatementNote"
+	}
 	for _, m := range rep.Proves() {
 		v.Proves = append(v.Proves, m.In(l))
 	}
@@ -170,6 +176,24 @@ func (p *Pages) finishedView(v *gameView, bundle []byte, l verifier.Lang) error 
 	}
 	v.Python = string(prog)
 	return nil
+}
+
+// statementOptions are the inputs of the statement on a game page: the
+// log's key and the platforms' keys, the ones the page hands to the browser.
+// A key that does not parse is left out, as the browser would refuse it.
+func (p *Pages) statementOptions() verifier.Options {
+	opt := verifier.Options{}
+	if p.cfg.LogKey != "" {
+		if k, err := verifier.ParseLogKey(p.cfg.LogKey); err == nil {
+			opt.LogKey = k
+		}
+	}
+	if len(p.cfg.EmitterKeys) > 0 {
+		if k, err := verifier.ParseEmitterKeys(p.cfg.EmitterKeys...); err == nil {
+			opt.EmitterKeys = k
+		}
+	}
+	return opt
 }
 
 // counters lists the block counters a roll used: "0" almost always.
