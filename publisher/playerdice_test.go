@@ -189,7 +189,7 @@ func TestIntervalCoverage(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const trials = 4000
 	for _, n := range []uint64{MinRolls, 60, 200, 1000} {
-		covered := 0
+		covered, well := 0, 0
 		for range trials {
 			k := uint64(0)
 			for range n {
@@ -200,6 +200,12 @@ func TestIntervalCoverage(t *testing.T) {
 			if lo, hi := Wilson(k, n); lo <= 1.0/6 && 1.0/6 <= hi {
 				covered++
 			}
+			if RateVerdict(k, n, 1.0/6) == Within {
+				well++
+			}
+		}
+		if f := float64(well) / trials; f < 0.75 || f > 0.88 {
+			t.Errorf("doubles in %d rolls: well within what fair dice do in %.3f of %d trials, want about 0.80", n, f, trials)
 		}
 		// The Wilson interval of a count is discrete: its coverage swings
 		// around 95%, a little above it at small n.
@@ -207,10 +213,12 @@ func TestIntervalCoverage(t *testing.T) {
 			t.Errorf("Wilson, doubles in %d rolls: covers 1/6 in %.3f of %d trials", n, f, trials)
 		}
 	}
-	// Chances: each turn its own p, drawn from the shot table.
+	// Chances: each turn its own p, drawn from the shot table. The verdict
+	// is within the 95% range (Within, EdgeHigh, EdgeLow) about 95% of
+	// the time, and well within it (Within) about 80%.
 	shots := []float64{11, 12, 14, 15, 15, 17, 6, 6, 5, 3, 2, 3, 36 - 11}
 	for _, turns := range []int{MinRolls, 100, 500} {
-		covered, judged := 0, 0
+		covered, well, judged := 0, 0, 0
 		for range trials {
 			var c NeedCount
 			for range turns {
@@ -222,12 +230,16 @@ func TestIntervalCoverage(t *testing.T) {
 					c.Came++
 				}
 			}
-			if NeedVerdict(c) == TooFew {
+			v := NeedVerdict(c)
+			if v == TooFew {
 				continue
 			}
 			judged++
-			if NeedVerdict(c) == Within {
+			if v != High && v != Low {
 				covered++
+			}
+			if v == Within {
+				well++
 			}
 		}
 		if judged < trials/2 {
@@ -235,6 +247,9 @@ func TestIntervalCoverage(t *testing.T) {
 		}
 		if f := float64(covered) / float64(judged); f < 0.93 || f > 0.975 {
 			t.Errorf("chances over %d turns: within the range in %.3f of %d trials", turns, f, judged)
+		}
+		if f := float64(well) / float64(judged); f < 0.75 || f > 0.86 {
+			t.Errorf("chances over %d turns: well within the range in %.3f of %d trials, want about 0.80", turns, f, judged)
 		}
 	}
 	if lo, hi := Wilson(0, 0); lo != 0 || hi != 1 {

@@ -65,10 +65,10 @@ type statCell struct {
 	Value   string // "41 of 250 (16.4%)"
 	Range   string // "fair dice: 12.5%–21.0%"
 	Say     string // the verdict, in words
-	Verdict string // within, high, low, toofew (a CSS class)
+	Verdict string // within, edge-high, edge-low, high, low, toofew (a CSS class)
 }
 
-var verdictClass = map[Verdict]string{TooFew: "toofew", Within: "within", High: "high", Low: "low"}
+var verdictClass = map[Verdict]string{TooFew: "toofew", Within: "within", EdgeHigh: "edge-high", EdgeLow: "edge-low", High: "high", Low: "low"}
 
 func rateCell(l verifier.Lang, k, n uint64, p float64) statCell {
 	v := RateVerdict(k, n, p)
@@ -198,19 +198,24 @@ func (v *playerView) verdict(l verifier.Lang) string {
 	if rolls < MinRolls {
 		return text(l, "PlayerTooFew", rolls, MinRolls)
 	}
-	off := 0
-	judged := 0
+	off, edge, judged := 0, 0, 0
 	for _, r := range append(append([]statRow{}, v.Rows...), v.NeedRows...) {
 		switch r.Me.Verdict {
 		case "high", "low":
 			off++
 			judged++
+		case "edge-high", "edge-low":
+			edge++
+			judged++
 		case "within":
 			judged++
 		}
 	}
-	if off == 0 {
+	switch {
+	case off == 0 && edge == 0:
 		return text(l, "PlayerWithin", rolls, v.Dice.Games)
+	case off == 0:
+		return text(l, "PlayerEdge", rolls, v.Dice.Games, edge, judged)
 	}
 	return text(l, "PlayerSomeOff", rolls, v.Dice.Games, off, judged)
 }

@@ -2,6 +2,7 @@ package publisher
 
 import (
 	"html"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -186,4 +187,60 @@ func allText(runs []textRun) string {
 		b.WriteString(r.Text)
 	}
 	return b.String()
+}
+
+// TestVerdictBoundaries holds the plain words of the player page to their
+// definition (docs/PAGES.md §8): well within up to z80 standard deviations
+// from what fair dice give on average, at the edge up to z95, outside
+// beyond, on each side; and the same verdict read off the Wilson
+// intervals: outside exactly when the fair rate is not in the 95% interval
+// the page prints, well within exactly when it is in the 80% one.
+func TestVerdictBoundaries(t *testing.T) {
+	up := func(x float64) float64 { return math.Nextafter(x, math.Inf(1)) }
+	down := func(x float64) float64 { return math.Nextafter(x, math.Inf(-1)) }
+	for _, c := range []struct {
+		z    float64
+		want Verdict
+	}{
+		{0, Within}, {z80, Within}, {-z80, Within}, {up(z80), EdgeHigh}, {down(-z80), EdgeLow},
+		{z95, EdgeHigh}, {-z95, EdgeLow}, {up(z95), High}, {down(-z95), Low}, {40, High}, {-40, Low},
+	} {
+		if got := verdictOf(c.z); got != c.want {
+			t.Errorf("verdictOf(%v) = %v, want %v", c.z, got, c.want)
+		}
+	}
+	// The case: 21.0% doubles, 58 of 276, interval 16.6% to 26.2%:
+	// the fair 16.7% is at the interval's very end, so at the edge.
+	if lo, hi := Wilson(58, 276); math.Abs(lo-0.166) > 5e-4 || math.Abs(hi-0.262) > 5e-4 {
+		t.Fatalf("Wilson(58, 276) = %.4f, %.4f", lo, hi)
+	}
+	if v := RateVerdict(58, 276, 1.0/6); v != EdgeHigh {
+		t.Errorf("58 doubles in 276 rolls: %v, want at the edge, high", v)
+	}
+	p := 1.0 / 6
+	checked := 0
+	for _, n := range []uint64{MinRolls, 59, 100, 276, 1000} {
+		for k := uint64(0); k <= n; k++ {
+			if z := math.Abs(RateScore(k, n, p)); math.Abs(z-z80) < 1e-9 || math.Abs(z-z95) < 1e-9 {
+				continue // on a boundary: floating point decides
+			}
+			v := RateVerdict(k, n, p)
+			lo95, hi95 := Wilson(k, n)
+			lo80, hi80 := wilsonAt(k, n, z80)
+			in95, in80 := lo95 <= p && p <= hi95, lo80 <= p && p <= hi80
+			if (v == High || v == Low) == in95 || (v == Within) != in80 {
+				t.Errorf("%d of %d: verdict %v, but 1/6 in the 95%% interval %v, in the 80%% one %v", k, n, v, in95, in80)
+			}
+			if (v == High || v == EdgeHigh) != (float64(k)/float64(n) > p) && v != Within {
+				t.Errorf("%d of %d: verdict %v on the wrong side", k, n, v)
+			}
+			checked++
+		}
+	}
+	if checked < 1400 {
+		t.Fatalf("checked %d counts", checked)
+	}
+	if RateVerdict(29, MinRolls-1, p) != TooFew || NeedVerdict(NeedCount{Turns: 100, Expected: 2, Variance: 4.9, Came: 20}) != TooFew {
+		t.Error("a small sample is judged")
+	}
 }
