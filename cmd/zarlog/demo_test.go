@@ -16,6 +16,7 @@ func TestDemoUsage(t *testing.T) {
 		{[]string{"demo", "--concurrency", "0"}, 2},
 		{[]string{"demo", "extra"}, 2},
 		{[]string{"demo", "--nope"}, 2},
+		{[]string{"demo", "--exit", "--continuous"}, 2},
 	} {
 		var stderr bytes.Buffer
 		if code := run(context.Background(), tt.args, &bytes.Buffer{}, &stderr); code != tt.code {

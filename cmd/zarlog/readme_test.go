@@ -88,7 +88,7 @@ func TestReadmeTwoCommands(t *testing.T) {
 	if len(cmds) < 2 || cmds[0] != "make demo" || cmds[1] != "make test" {
 		t.Fatalf("the README's first commands are %q, want make demo, make test", cmds[:min(2, len(cmds))])
 	}
-	if r := makeRecipe(t, "demo"); len(r) != 3 || !strings.Contains(r[1], "$(GO) build -o bin/zarlog ./cmd/zarlog") || !strings.HasPrefix(r[2], "./bin/zarlog demo") {
+	if r := makeRecipe(t, "demo"); len(r) != 3 || !strings.Contains(r[1], "$(GO) build -o bin/zarlog ./cmd/zarlog") || !strings.HasPrefix(r[2], "@set -m; ./bin/zarlog demo") {
 		t.Errorf("make demo runs %q", r)
 	}
 	r := strings.Join(makeRecipe(t, "test"), "\n")

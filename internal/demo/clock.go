@@ -36,11 +36,13 @@ func (c realClock) WaitUntil(ctx context.Context, t time.Time) error {
 }
 
 // A replayClock replays a moment of the past: it shows start when it is
-// made and then runs at the real rate, and WaitUntil skips ahead to the
-// time waited for instead of sleeping. It never goes back. The demo runs
-// the ledger and the bot on it to replay a recorded drand round: a game is
-// sealed before the round's time, the players' tokens are logged, and the
-// clock skips to the round, whose recorded beacon then exists.
+// made and then runs at the real rate, WaitUntil skips ahead to the time
+// waited for instead of sleeping, and Resume skips ahead to the real time.
+// It never goes back. The demo runs the ledger and the bot on it to replay
+// a recorded drand round: the anchored games are sealed before the round's
+// time and their players' tokens logged, then the clock resumes the real
+// time, at which the round has long passed and its recorded beacon exists,
+// so that the games are played, and their events dated, when they are.
 type replayClock struct {
 	real func() time.Time
 	mu   sync.Mutex
@@ -67,4 +69,11 @@ func (c *replayClock) WaitUntil(ctx context.Context, t time.Time) error {
 		c.off += t.Sub(now)
 	}
 	return nil
+}
+
+// Resume moves the clock to the real time, unless it is already later.
+func (c *replayClock) Resume() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.off = max(c.off, 0)
 }

@@ -18,10 +18,17 @@
 // when the game was sealed. Offline (the default) the demo replays quicknet
 // round 657413 of 2023-09-15, whose real beacon the SDK holds
 // (sdk.QuicknetBeacons): the ledger and the bot run on a replay clock that
-// starts a minute before that round and skips ahead to it once the anchored
-// games' tokens are logged, so every event time in the demo's log is of
-// 2023. With relay URLs (Config.Relays) the clock is the real one and the
-// anchored games wait a few seconds for live rounds.
+// starts a minute before that round, and once the anchored games are sealed
+// and their players' tokens logged it goes on at the real time, so that the
+// beacon's round has passed and every game is played, and dated, now: only
+// the anchored games' commits and tokens carry times of 2023. With relay
+// URLs (Config.Relays) the clock is the real one and the anchored games wait
+// a few seconds for live rounds.
+//
+// The report is written for a person at a terminal: the service's identity
+// and URLs, one entry per game, the count, and last the pages to open. Then
+// the demo serves quietly until its context ends; with Config.Continuous
+// the bot goes on playing (and reporting) a game every Pause.
 package demo
 
 import (
@@ -67,8 +74,8 @@ const (
 	// RelayRounds is how many rounds ahead a game anchors with live rounds
 	// (Config.Relays): the players' tokens have 3 periods (9 s) to be logged.
 	RelayRounds = 3
-	// Pause is the pause between games once the requested games are played
-	// (without Config.Exit).
+	// Pause is the pause between games once the requested games are played,
+	// with Config.Continuous.
 	Pause = 5 * time.Second
 )
 
@@ -111,9 +118,14 @@ type Config struct {
 	// The anchored-v1 games after them are played as the next scheme.
 	ReplayAnchored int
 	// Exit stops the demo once Games games are published and checked.
-	// Otherwise it keeps serving, and the bot plays a game every Pause,
-	// until ctx ends.
+	// Otherwise it keeps serving until ctx ends: quietly, the bot stopped,
+	// or with Continuous the bot playing a game every Pause.
 	Exit bool
+	// Continuous keeps the bot playing, and the report growing, a game
+	// every Pause after the Games games, until ctx ends (without Exit).
+	// False: once the games are played the bot disconnects and the demo
+	// only serves.
+	Continuous bool
 	// Relays are drand HTTP relay base URLs (v1 API) for live quicknet
 	// rounds. Empty: the recorded round RecordedRound is replayed.
 	Relays []string
@@ -277,8 +289,9 @@ func (d *run) run(ctx context.Context) (Result, error) {
 	if d.replay {
 		d.printf("replay anchored-v1 games are anchored to drand quicknet round %d, published %s and recorded:\n"+
 			"       the demo works offline, where no live round can be fetched, so the ledger's and the bot's\n"+
-			"       clocks replay that moment: they start at %s, a minute before the round, and skip\n"+
-			"       ahead to it once the players' tokens are logged. Every event time in this log is of 2023.\n"+
+			"       clocks replay that moment: they start at %s, a minute before the round, and\n"+
+			"       go on at the real time once the anchored games are sealed and their players' tokens logged.\n"+
+			"       So those commits and tokens are dated 2023, and everything else when it happens.\n"+
 			"       Give --drand-relay URL for live rounds on the real clock.\n",
 			RecordedRound, quicknet.RoundTime(RecordedRound).UTC().Format(timeLayout), replayStart().UTC().Format(timeLayout))
 	} else {
@@ -287,6 +300,16 @@ func (d *run) run(ctx context.Context) (Result, error) {
 	}
 
 	err = d.play(playCtx, info, signer, vkey, nats.Nkey(nkey, kp.Sign))
+	if err == nil && playCtx.Err() == nil && !cfg.Exit && !cfg.Continuous {
+		// The bot has played its games and disconnected: serve, quietly,
+		// until Ctrl-C or a failure of the service.
+		d.serving(info)
+		select {
+		case <-ctx.Done():
+			d.printf("stopped\n")
+		case <-stopped:
+		}
+	}
 	early := false
 	select {
 	case <-stopped:
@@ -296,14 +319,16 @@ func (d *run) run(ctx context.Context) (Result, error) {
 	if serr := stop(); serr != nil {
 		err = fmt.Errorf("the service stopped: %w", serr)
 	} else if early {
-		err = errors.New("the service stopped while the bot played")
+		err = errors.New("the service stopped while the demo ran")
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.result, err
 }
 
-// play connects the bot and plays the games.
+// play connects the bot and plays the games; with Config.Continuous (and
+// not Exit) it goes on playing until ctx ends. It returns when the bot is
+// done, its connection closed.
 func (d *run) play(ctx context.Context, info serve.Info, signer note.Signer, vkey string, auth nats.Option) error {
 	nc, err := sdk.Dial(info.NATS, Emitter, auth)
 	if err != nil {
@@ -338,10 +363,10 @@ func (d *run) play(ctx context.Context, info serve.Info, signer note.Signer, vke
 		options: verifier.Options{LogKey: logKey, EmitterKeys: emitterKeys}}
 
 	// Offline, every anchored game is sealed before the replay clock
-	// skips to the recorded round.
+	// reaches the recorded round; then the clock goes on at the real time.
 	sealed := map[int]*sdk.AnchoredGame{}
 	sealErr := map[int]error{}
-	if d.replay {
+	if rc, ok := d.clock.(*replayClock); ok && d.replay {
 		var nos []int
 		limit := d.cfg.ReplayAnchored
 		if limit <= 0 {
@@ -363,6 +388,7 @@ func (d *run) play(ctx context.Context, info serve.Info, signer note.Signer, vke
 			defer mu.Unlock()
 			sealed[no], sealErr[no] = g, err
 		})
+		rc.Resume()
 	}
 	nos := make([]int, d.cfg.Games)
 	for i := range nos {
@@ -376,18 +402,23 @@ func (d *run) play(ctx context.Context, info serve.Info, signer note.Signer, vke
 		d.game(ctx, bt, ck, no, p, sealed[no], sealErr[no])
 	})
 	if err := ctx.Err(); err != nil {
-		d.summary(info, true)
+		d.count()
 		return nil
 	}
-	d.summary(info, d.cfg.Exit)
-	if d.cfg.Exit {
+	d.count()
+	if d.cfg.Exit || !d.cfg.Continuous {
 		return nil
 	}
-	// Keep serving, and playing slowly, until ctx ends.
+	d.serving(info)
+	d.printf("continuous the bot goes on playing a game every %s", Pause)
+	if d.replay {
+		d.printf(" (tavlarena-v1 and per-roll-v1: the recorded drand round has passed)")
+	}
+	d.printf("\n")
 	for no, k := d.cfg.Games+1, d.cfg.Games+1; ; no, k = no+1, k+1 {
 		p := planOf(k)
 		if d.replay && p.scheme == events.Anchored {
-			k++ // the recorded round has passed on the replay clock
+			k++ // the recorded round has passed
 			p = planOf(k)
 		}
 		d.game(ctx, bt, ck, no, p, nil, nil)
@@ -395,7 +426,7 @@ func (d *run) play(ctx context.Context, info serve.Info, signer note.Signer, vke
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			d.printf("stopping\n")
+			d.printf("stopped\n")
 			return nil
 		case <-t.C:
 		}
@@ -466,20 +497,23 @@ func (d *run) game(ctx context.Context, bt *bot, ck *checker, no int, p plan, se
 	}
 }
 
-// summary prints the count, and where to look.
-func (d *run) summary(info serve.Info, stopping bool) {
+// count prints how many games were verified.
+func (d *run) count() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	r := d.result
-	fmt.Fprintf(d.cfg.Out, "%d of %d games verified\n", r.Verified, r.Games)
-	if !stopping {
-		fmt.Fprintf(d.cfg.Out, "serving until Ctrl-C: open %s/ to find a game by its seal code, a game's audit page above, %s/stats or %s/auditor.html\n", info.HTTP, info.HTTP, info.HTTP)
-		fmt.Fprintf(d.cfg.Out, "the bot goes on playing a game every %s", Pause)
-		if d.replay {
-			fmt.Fprintf(d.cfg.Out, " (tavlarena-v1 and per-roll-v1: the recorded drand round has passed on the replay clock)")
-		}
-		fmt.Fprintln(d.cfg.Out)
-	}
+	fmt.Fprintf(d.cfg.Out, "%d of %d games verified\n", d.result.Verified, d.result.Games)
+}
+
+// serving prints, last, where to look while the demo serves.
+func (d *run) serving(info serve.Info) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	w := d.cfg.Out
+	fmt.Fprintf(w, "open %s/ and type a seal code from above, or open a game's audit page above\n", info.HTTP)
+	fmt.Fprintf(w, "stats %s/stats\n", info.HTTP)
+	fmt.Fprintf(w, "auditor %s/auditor.html\n", info.HTTP)
+	fmt.Fprintf(w, "vkey %s\n", info.VerifierKey)
+	fmt.Fprintf(w, "serving until Ctrl-C\n")
 }
 
 // result says how a game ended.

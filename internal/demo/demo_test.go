@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,6 +22,8 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
+	"github.com/zarlog/zarlog/ledger"
+	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/sdk"
 	"github.com/zarlog/zarlog/verifier"
 	"github.com/zarlog/zarlog/wire"
@@ -122,6 +125,180 @@ func TestRun(t *testing.T) {
 		if resigned := strings.Contains(m[7], "resigned"); resigned != (p.resignAfter > 0) {
 			t.Errorf("game %d: %q, planned to resign after %d rolls", no, m[7], p.resignAfter)
 		}
+	}
+}
+
+// A watchBuffer is a syncBuffer that says when it first holds a text.
+type watchBuffer struct {
+	syncBuffer
+	want string
+	once sync.Once
+	seen chan struct{}
+}
+
+func (w *watchBuffer) Write(p []byte) (int, error) {
+	n, err := w.syncBuffer.Write(p)
+	if strings.Contains(w.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return n, err
+}
+
+// TestServesQuietly: without Exit or Continuous the demo plays its games,
+// prints the count and, last, the pages to open, and then serves without
+// another word or game until it is stopped (the bot has disconnected before
+// the last line is printed): the log holds exactly the games reported, and
+// the report ends with the pages and "stopped".
+func TestServesQuietly(t *testing.T) {
+	start := time.Now().Add(-time.Second) // the events' times are in milliseconds
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	out := &watchBuffer{want: "serving until Ctrl-C\n", seen: make(chan struct{})}
+	dir := t.TempDir()
+	type ret struct {
+		res Result
+		err error
+	}
+	done := make(chan ret, 1)
+	go func() {
+		res, err := Run(ctx, Config{Dir: dir, HTTPAddr: "127.0.0.1:0", Games: 3, Concurrency: 3, Out: out})
+		done <- ret{res, err}
+	}()
+	select {
+	case <-out.seen:
+	case r := <-done:
+		t.Fatalf("the demo returned before serving: %+v, %v:\n%s", r.res, r.err, out.String())
+	}
+	// What a person does next: open the pages printed last.
+	m := regexp.MustCompile(`(?m)^open (http://\S+/) `).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no pages to open in the report:\n%s", out.String())
+	}
+	resp, err := http.Get(m[1])
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %v", m[1], err)
+	}
+	resp.Body.Close()
+	// Every game is dated when it was played: after the replay, the clock
+	// went on at the real time; only the anchored games' commits and
+	// tokens, logged during the replay, are of 2023.
+	for _, g := range gameLine.FindAllStringSubmatch(out.String(), -1) {
+		resp, err := http.Get(g[9] + "/proof.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		ev, err := verifier.Parse(b)
+		if err != nil {
+			t.Fatalf("game %s: %v", g[1], err)
+		}
+		for _, e := range ev.Log.Entries {
+			x, err := events.Parse(e.Leaf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			replayed := x.Scheme == events.Anchored && (x.Type == events.TypeCommit || x.Type == events.TypeContribution)
+			if replayed != x.Time.Before(start) || (replayed && x.Time.Year() != 2023) {
+				t.Errorf("game %s (%s): its %s event is dated %s (the test began %s)", g[1], x.Scheme, x.Type, x.Time, start)
+			}
+		}
+	}
+	cancel()
+	r := <-done
+	if r.err != nil || !r.res.OK() || r.res.Games != 3 {
+		t.Fatalf("%+v, %v:\n%s", r.res, r.err, out.String())
+	}
+	checkReport(t, out.String(), 3)
+	_, tail, _ := strings.Cut(out.String(), "3 of 3 games verified\n")
+	var heads []string
+	for _, line := range strings.Split(strings.TrimSuffix(tail, "\n"), "\n") {
+		head, _, _ := strings.Cut(line, " ")
+		heads = append(heads, head)
+	}
+	if want := []string{"open", "stats", "auditor", "vkey", "serving", "stopped"}; !slices.Equal(heads, want) {
+		t.Errorf("after the count the report says %q, want lines %q", tail, want)
+	}
+	checkReadme(t, out.String())
+	// The log holds the three games and nothing more.
+	runs, _ := filepath.Glob(filepath.Join(dir, "run-*"))
+	if len(runs) != 1 {
+		t.Fatalf("run directories: %v", runs)
+	}
+	skey, err := os.ReadFile(filepath.Join(runs[0], "log.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := merkle.NewSigner(strings.TrimSpace(string(skey)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vkey, _ := merkle.VerifierKey(strings.TrimSpace(string(skey)))
+	verifierKey, _ := merkle.NewVerifier(vkey)
+	l, err := ledger.Open(context.Background(), ledger.Config{Dir: filepath.Join(runs[0], "ledger"), Signer: signer, Verifier: verifierKey, CheckpointInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	st, err := l.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Games != 3 || st.Finished != 3 {
+		t.Errorf("the log holds %d games (%d finished), want the 3 reported", st.Games, st.Finished)
+	}
+}
+
+// checkReadme holds the demo's output in README.md to the demo's real
+// output: its lines, each named by its first word, in the same order (the
+// README leaves some out, with "…"), and after the count exactly the same
+// lines.
+func checkReadme(t *testing.T, out string) {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(b), "```text\nzarlog demo: ")
+	block, _, _ = strings.Cut(block, "\n```")
+	if !ok {
+		t.Fatal("README.md shows no output of the demo")
+	}
+	heads := func(text string) (all, tail []string) {
+		counted := false
+		for _, line := range strings.Split("zarlog "+strings.TrimSuffix(text, "\n"), "\n") {
+			head, _, _ := strings.Cut(line, " ")
+			if head == "" || head == "…" {
+				continue // an indented line, or one left out
+			}
+			count := regexp.MustCompile(`^\d+ of \d+ games verified$`).MatchString(line)
+			if count {
+				head = "(count)"
+			}
+			if counted {
+				tail = append(tail, head)
+			}
+			all = append(all, head)
+			counted = counted || count
+		}
+		return all, tail
+	}
+	readme, readmeTail := heads(block)
+	_, real, _ := strings.Cut(out, "zarlog demo: ")
+	real, _, _ = strings.Cut(real, "\nstopped\n")
+	got, gotTail := heads(real)
+	for i, j := 0, 0; i < len(readme); i++ {
+		for j < len(got) && got[j] != readme[i] {
+			j++
+		}
+		if j == len(got) {
+			t.Errorf("README.md's demo shows a line %q where the demo prints none (the README's lines: %q; the demo's: %q)", readme[i], readme, got)
+			break
+		}
+		j++
+	}
+	if !slices.Equal(readmeTail, gotTail) {
+		t.Errorf("after the count README.md's demo shows the lines %q, the demo prints %q", readmeTail, gotTail)
 	}
 }
 
@@ -296,6 +473,17 @@ func TestReplayClock(t *testing.T) {
 	}
 	if err := c.WaitUntil(context.Background(), start); err != nil || !c.Now().Equal(round) {
 		t.Errorf("WaitUntil the past moved the clock: %s, %v", c.Now(), err)
+	}
+	c.Resume()
+	if !c.Now().Equal(real) {
+		t.Errorf("resumed: %s, want the real time %s", c.Now(), real)
+	}
+	if err := c.WaitUntil(context.Background(), round); err != nil || !c.Now().Equal(real) {
+		t.Errorf("WaitUntil the round after Resume moved the clock: %s, %v", c.Now(), err)
+	}
+	ahead := newReplayClock(now, real.Add(time.Hour))
+	if ahead.Resume(); !ahead.Now().Equal(real.Add(time.Hour)) {
+		t.Errorf("Resume moved a clock that was ahead back to %s", ahead.Now())
 	}
 	if quicknet.RoundAt(start)+sdk.DefaultAnchorRounds != RecordedRound {
 		t.Errorf("a game sealed at the start anchors to round %d", quicknet.RoundAt(start)+sdk.DefaultAnchorRounds)
