@@ -393,7 +393,8 @@ func takenCanonicalID(ev *events.Event) (game string, seq uint64, ok bool) {
 	return events.ParseCanonicalID(ev.ID)
 }
 
-// indexed reports whether the dedup index holds, or may hold, ev's id. An
+// indexed reports whether the dedup index holds, or may hold, ev's
+// (emitter, id). An
 // event with its canonical id (events.CanonicalID) is found through its
 // game, and has no dedup record; the index is read for it only if the log
 // holds an older event that took its id (legacyIDs).
@@ -401,8 +402,8 @@ func (l *Ledger) indexed(ev *events.Event) bool {
 	return !ev.HasCanonicalID() || l.legacyIDs.Load()
 }
 
-// hint looks up the ids of the checked items in the dedup index and sets
-// their hints. It seeks one iterator through the ids in sorted order, which
+// hint looks up the (emitter, id) of the checked items in the dedup index
+// and sets their hints. It seeks one iterator through the ids in sorted order, which
 // costs about half as much per id as a Get. On a read error it sets no
 // hint: the sequencer then looks the ids up itself.
 func (l *Ledger) hint(items []item) {
@@ -413,8 +414,8 @@ func (l *Ledger) hint(items []item) {
 	var keys []idKey
 	size := 0
 	for i := range items {
-		if items[i].ev != nil && l.indexed(items[i].ev) {
-			size += 1 + len(items[i].ev.ID)
+		if ev := items[i].ev; ev != nil && l.indexed(ev) {
+			size += 2 + len(ev.Emitter) + len(ev.ID)
 		}
 	}
 	if size == 0 {
@@ -424,7 +425,7 @@ func (l *Ledger) hint(items []item) {
 	for i := range items {
 		if ev := items[i].ev; ev != nil && l.indexed(ev) {
 			start := len(buf)
-			buf = append(append(buf, prefixDedup), ev.ID...)
+			buf = appendDedupKey(buf, ev.Emitter, ev.ID)
 			keys = append(keys, idKey{buf[start:len(buf):len(buf)], i})
 		}
 	}

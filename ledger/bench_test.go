@@ -14,10 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/zarlog/zarlog/internal/workload"
+	"github.com/zarlog/zarlog/merkle"
 )
 
 // Benchmarks run on the real file system (b.TempDir), with an fsync per
@@ -541,4 +543,75 @@ func BenchmarkDuplicates(b *testing.B) {
 		n++
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*100), "ns/event")
+}
+
+// BenchmarkMigrateDedup measures the upgrade of a format-3 store, whose
+// dedup index was keyed by event id alone, to per-emitter keys: the time
+// Open takes to move every record (migrateDedup), against a Rebuild of the
+// same log in the same run (how formats 1 and 2 are upgraded). The
+// workload's events have canonical ids, which format 3 did not index; the
+// store is given a format-3 record for every one of them, as a log of
+// backends' own ids would have: the worst case, a record per event.
+// ZARLOG_MIGRATE_EVENTS sets the log's size (default 300,000).
+func BenchmarkMigrateDedup(b *testing.B) {
+	events := 300_000
+	if s := os.Getenv("ZARLOG_MIGRATE_EVENTS"); s != "" {
+		if _, err := fmt.Sscan(s, &events); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dir := b.TempDir()
+	l := benchLedger(b, dir)
+	cfg := l.cfg
+	pool := newBenchPool(b, "migrate")
+	ctx := context.Background()
+	in := pool.take(b, events)
+	for i := 0; i < events; i += 1000 {
+		if _, err := l.Append(ctx, in[i:min(i+1000, events)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	start := time.Now()
+	if err := l.Rebuild(ctx); err != nil {
+		b.Fatal(err)
+	}
+	rebuild := time.Since(start)
+	l.Close()
+	var moved time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		batch := db.NewBatch()
+		batch.DeleteRange([]byte{prefixDedup}, prefixEnd(prefixDedup), nil)
+		for i, x := range in {
+			batch.Set(strKey(prefixDedupV3, x.MsgID), dedupRecord{Index: uint64(i), LeafHash: merkle.LeafHash(x.Data)}.marshal(), nil)
+		}
+		batch.Set(keyFormat, append([]byte{3}, cfg.Signer.Name()...), nil)
+		if err := batch.Commit(pebble.Sync); err != nil {
+			b.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		t := time.Now()
+		cfg.Metrics = prometheus.NewRegistry()
+		l, err := Open(ctx, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		moved += time.Since(t)
+		b.StopTimer()
+		if n := len(indexedKeys(b, l.db, prefixDedup)); n != events {
+			b.Fatalf("%d records moved, want %d", n, events)
+		}
+		l.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(moved.Nanoseconds())/float64(b.N*events), "ns/record")
+	b.ReportMetric(float64(rebuild.Nanoseconds())/float64(events), "rebuild-ns/event")
+	b.ReportMetric(float64(events), "events")
 }

@@ -24,10 +24,26 @@ func withID(t testing.TB, k *testKeys, leaf []byte, id string) []byte {
 	return mkEvent(t, k, events.Header{ID: id, Scheme: ev.Scheme, Game: ev.Game, Seq: ev.Seq, Emitter: ev.Emitter, Time: ev.Time}, ev.Body, nil)
 }
 
-// indexedIDs returns the ids that have a record in the dedup index.
+// indexedIDs returns the ids that have a record in the dedup index (their
+// emitter's name is left out).
 func indexedIDs(t testing.TB, db pebble.Reader) map[string]bool {
 	t.Helper()
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixDedup}, UpperBound: prefixEnd(prefixDedup)})
+	out := map[string]bool{}
+	for k := range indexedKeys(t, db, prefixDedup) {
+		_, id, ok := strings.Cut(k, "\x00")
+		if !ok {
+			t.Fatalf("dedup key %q has no emitter", k)
+		}
+		out[id] = true
+	}
+	return out
+}
+
+// indexedKeys returns the keys, without their prefix, of the dedup index
+// (prefixDedup: emitter 0x00 id) or of format 3's (prefixDedupV3: id).
+func indexedKeys(t testing.TB, db pebble.Reader, prefix byte) map[string]bool {
+	t.Helper()
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefix}, UpperBound: prefixEnd(prefix)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +103,7 @@ func TestCanonicalIDs(t *testing.T) {
 		if out.Result != Duplicate || out.Index != tc.index {
 			t.Errorf("%s again: %v %d (%v), want a duplicate of leaf %d", tc.name, out.Result, out.Index, out.Reject, tc.index)
 		}
-		index, hash, err := l.Lookup(ctx, parse(t, tc.leaf).ID)
+		index, hash, err := l.Lookup(ctx, emitterA, parse(t, tc.leaf).ID)
 		if err != nil || index != tc.index || hash != merkle.LeafHash(tc.leaf) {
 			t.Errorf("%s: Lookup = %d %x %v, want %d", tc.name, index, hash[:4], err, tc.index)
 		}
@@ -115,7 +131,7 @@ func TestCanonicalIDs(t *testing.T) {
 		t.Errorf("%d leaves appended", after-size)
 	}
 	for _, id := range []string{events.CanonicalID(b, 1), events.CanonicalID(a, uint64(len(ga))), events.CanonicalID(testUUID("none").String(), 0), "no-such-id"} {
-		if _, _, err := l.Lookup(ctx, id); !errors.Is(err, ErrNotFound) {
+		if _, _, err := l.Lookup(ctx, emitterA, id); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Lookup(%q): %v, want ErrNotFound", id, err)
 		}
 	}
@@ -144,13 +160,14 @@ func TestUpgradeFormat2(t *testing.T) {
 	b := db.NewBatch()
 	for i, leaf := range leaves {
 		ev := parse(t, leaf)
-		b.Set(strKey(prefixDedup, ev.ID), dedupRecord{Index: uint64(i), LeafHash: merkle.LeafHash(leaf)}.append(nil), nil)
+		b.Set(strKey(prefixDedupV3, ev.ID), dedupRecord{Index: uint64(i), LeafHash: merkle.LeafHash(leaf)}.append(nil), nil)
 	}
+	b.DeleteRange([]byte{prefixDedup}, prefixEnd(prefixDedup), nil) // format 2 had no per-emitter index
 	b.Set(keyFormat, append([]byte{2}, l.origin...), nil)
 	if err := b.Commit(pebble.Sync); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(indexedIDs(t, db)); n != len(leaves) {
+	if n := len(indexedKeys(t, db, prefixDedupV3)); n != len(leaves) {
 		t.Fatalf("format 2 store: %d dedup records", n)
 	}
 	db.Close()
@@ -162,6 +179,9 @@ func TestUpgradeFormat2(t *testing.T) {
 	}
 	if got := indexedIDs(t, l.db); len(got) != 1 || !got["own-10"] {
 		t.Errorf("dedup records after the upgrade: %v", got)
+	}
+	if got := indexedKeys(t, l.db, prefixDedupV3); len(got) != 0 {
+		t.Errorf("format 2's dedup records left after the upgrade: %d", len(got))
 	}
 	if out := mustAppend(t, l, inputs(t, leaves[300]))[0]; out.Result != Duplicate || out.Index != 300 {
 		t.Errorf("a duplicate after the upgrade: %+v", out)
@@ -195,7 +215,7 @@ func TestLegacyIDs(t *testing.T) {
 	if !l.legacyIDs.Load() {
 		t.Fatal("the upgrade did not mark the legacy id")
 	}
-	if index, _, err := l.Lookup(context.Background(), taken); err != nil || index != 1 {
+	if index, _, err := l.Lookup(context.Background(), emitterA, taken); err != nil || index != 1 {
 		t.Errorf("Lookup(%q) = %d, %v, want leaf 1", taken, index, err)
 	}
 	out := mustAppend(t, l, inputs(t, gc[1]))[0]

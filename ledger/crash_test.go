@@ -149,7 +149,8 @@ func TestCrash(t *testing.T) {
 	seen := make([]bool, total)
 	for w, s := range streams {
 		for pos, leaf := range s {
-			index, _, err := l.Lookup(ctx, parse(t, leaf).ID)
+			ev := parse(t, leaf)
+			index, _, err := l.Lookup(ctx, ev.Emitter, ev.ID)
 			if err != nil {
 				t.Fatalf("worker %d event %d: %v", w, pos, err)
 			}

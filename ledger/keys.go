@@ -22,12 +22,14 @@ import (
 //	  'a' I:u64             append time of the group whose first leaf is I: i64 Unix ns
 //	  'm' "state"           merkle.State of the stored tree
 //	  'm' "checkpoint"      the last signed checkpoint note, as published
-//	  'm' "format"          the store format version (u8 3) and the origin
+//	  'm' "format"          the store format version (u8 4) and the origin
 //	projections (derived from the log; Rebuild recreates them byte for byte, but for
 //	where it cuts a game's history into chunks):
-//	  'i' id                dedup: leaf index u64 ‖ leaf hash [32], for the ids that are not
-//	                        their event's canonical id (events.CanonicalID): those are found
-//	                        through their game's leaves
+//	  'd' E 0x00 id         dedup, by (emitter, event id): leaf index u64 ‖ leaf hash [32],
+//	                        for the ids that are not their event's canonical id
+//	                        (events.CanonicalID): those are found through their game's
+//	                        leaves, and a game is its committing emitter's
+//	  ('i' id               the dedup index of format 3, by id alone; Open moves it to 'd')
 //	  'g' game              the game's state without its history (events.Game.AppendHead)
 //	  'h' game 0x00 I:u64   a chunk of the game's history, from its leaf I on (AppendHistory)
 //	  'f' I:u64             game finished by leaf I: status u8 ‖ game id
@@ -44,7 +46,7 @@ const (
 	prefixTile       = 't'
 	prefixTime       = 'a'
 	prefixMeta       = 'm'
-	prefixDedup      = 'i'
+	prefixDedup      = 'd'
 	prefixGame       = 'g'
 	prefixHistory    = 'h'
 	prefixFinished   = 'f'
@@ -53,6 +55,9 @@ const (
 	// prefixRejectedIDv1 is the by-id index of rejected-store version 1,
 	// without the emitter: migrateRejected deletes it.
 	prefixRejectedIDv1 = 'x'
+	// prefixDedupV3 is the dedup index of store format 3, by event id
+	// alone: migrateDedup moves its records to prefixDedup.
+	prefixDedupV3 = 'i'
 )
 
 var (
@@ -68,8 +73,21 @@ var (
 // storeFormat is the first byte of the "format" record. Format 1 kept
 // each game's state whole under 'g'; format 2 kept a dedup record for every
 // event id, the canonical ones too. Open rebuilds the projections of a
-// format-1 or format-2 store into format 3's (the log itself is the same).
-const storeFormat = 3
+// format-1 or format-2 store into format 4's (the log itself is the same).
+// Format 3 deduplicated event ids across the whole log, under 'i' id; format
+// 4 deduplicates them per emitter, under 'd' emitter 0x00 id: Open moves a
+// format-3 store's records (migrateDedup).
+const storeFormat = 4
+
+// appendDedupKey appends the dedup index's key of (emitter, id) to b. An
+// emitter cannot hold 0x00 (events.ValidEmitter), so the key is unique.
+func appendDedupKey(b []byte, emitter, id string) []byte {
+	return append(append(append(append(b, prefixDedup), emitter...), 0), id...)
+}
+
+// scopedID is the sequencer's in-memory key of an event id: the emitter,
+// 0x00, the id (the dedup index's key without its prefix).
+func scopedID(emitter, id string) string { return emitter + "\x00" + id }
 
 // appendHistoryKey appends the key of the chunk of game's history that
 // starts at leaf first to b. The game ids cannot hold 0x00

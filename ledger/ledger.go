@@ -158,6 +158,11 @@ type Config struct {
 	// Metrics is where the ledger registers its Prometheus metrics. Nil
 	// means they are not registered.
 	Metrics prometheus.Registerer
+
+	// migrateChunk is how many dedup records Open moves per batch when it
+	// upgrades a format-3 store (migrateDedup). Zero means migrateChunk;
+	// tests lower it.
+	migrateChunk int
 }
 
 // A Witness gets a checkpoint cosigned by the log's witnesses (C2SP
@@ -399,6 +404,7 @@ func (l *Ledger) load(ctx context.Context) error {
 	db := l.db
 	// The format record names the origin: a store is one log's.
 	f, err := get(db, keyFormat)
+	migrate := false // a format-3 store: its dedup index moves to per-emitter keys
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
 		if _, err := get(db, keyState); !errors.Is(err, pebble.ErrNotFound) {
@@ -413,17 +419,21 @@ func (l *Ledger) load(ctx context.Context) error {
 		}
 	case err != nil:
 		return fmt.Errorf("ledger: reading the format record: %w", err)
-	case len(f) == 0 || f[0] != storeFormat && f[0] != 1 && f[0] != 2:
+	case len(f) == 0 || f[0] != storeFormat && f[0] != 1 && f[0] != 2 && f[0] != 3:
 		return fmt.Errorf("ledger: %s has store format %x, want %d: %w", l.cfg.Dir, f[:min(len(f), 1)], storeFormat, ErrCorrupt)
 	case string(f[1:]) != l.origin:
 		return fmt.Errorf("ledger: %s holds the log %q, not %q", l.cfg.Dir, f[1:], l.origin)
+	case f[0] == 3:
+		// Format 3 kept the dedup index by event id alone: once the store
+		// is checked, migrateDedup moves it to (emitter, id) keys.
+		migrate = true
 	case f[0] != storeFormat:
 		// Format 1 kept each game's state whole, format 2 a dedup record
 		// for every id. The log is the same, and the projections are
-		// derived from it: they are rebuilt below, in format 3, as after an
-		// interrupted Rebuild. The marker and the new format go in one
-		// batch, so a crash leaves either the old format or a rebuild to
-		// finish.
+		// derived from it: they are rebuilt below, in the current format,
+		// as after an interrupted Rebuild. The marker and the new format go
+		// in one batch, so a crash leaves either the old format or a
+		// rebuild to finish.
 		l.log.Info("upgrading the store: its projections are rebuilt from the log", "from", int(f[0]), "to", storeFormat)
 		b := db.NewBatch()
 		b.Set(keyFormat, append([]byte{storeFormat}, l.origin...), nil)
@@ -475,6 +485,16 @@ func (l *Ledger) load(ctx context.Context) error {
 		}
 	} else if !errors.Is(err, pebble.ErrNotFound) {
 		return fmt.Errorf("ledger: reading the rejected store's counters: %w", err)
+	}
+	if migrate {
+		l.log.Info("upgrading the store: event ids become per emitter; the dedup index moves to (emitter, id) keys", "from", 3, "to", storeFormat)
+		chunk := l.cfg.migrateChunk
+		if chunk <= 0 {
+			chunk = migrateChunk
+		}
+		if _, err := l.migrateDedup(ctx, chunk); err != nil {
+			return fmt.Errorf("ledger: moving the dedup index to per-emitter keys: %w", err)
+		}
 	}
 	l.seq = newSequencer(l, b, stats, rej)
 	if _, err := get(db, keyRebuild); err == nil {

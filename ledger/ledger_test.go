@@ -342,7 +342,8 @@ func TestFailedReveal(t *testing.T) {
 		if tc.check != "" && (g.Failure == nil || g.Failure.Check != tc.check) {
 			t.Errorf("game %s: failure %v, want check %s", id, g.Failure, tc.check)
 		}
-		idx, _, err := l.Lookup(ctx, parse(t, tc.leaves[len(tc.leaves)-1]).ID)
+		last := parse(t, tc.leaves[len(tc.leaves)-1])
+		idx, _, err := l.Lookup(ctx, last.Emitter, last.ID)
 		if err != nil || idx != g.Leaves[len(g.Leaves)-1] {
 			t.Errorf("game %s: its last event is at %d (%v), the game says %d", id, idx, err, g.Leaves[len(g.Leaves)-1])
 		}

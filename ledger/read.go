@@ -231,16 +231,19 @@ func (l *Ledger) Game(ctx context.Context, id string) (*events.Game, error) {
 	return g, err
 }
 
-// Lookup returns the leaf index and leaf hash of the event with the given id,
-// or ErrNotFound. An id of the form of a canonical id (game:seq) is looked
-// up in its game, any other in the dedup index.
-func (l *Ledger) Lookup(ctx context.Context, eventID string) (uint64, merkle.Hash, error) {
+// Lookup returns the leaf index and leaf hash of emitter's event with the
+// given id, or ErrNotFound. Event ids are per emitter: another emitter's
+// event under the same id is not found. An id of the form of a canonical id
+// (game:seq) is looked up in its game, if that game is emitter's, any other
+// in the dedup index.
+func (l *Ledger) Lookup(ctx context.Context, emitter, eventID string) (uint64, merkle.Hash, error) {
 	v, err := l.acquire()
 	if err != nil {
 		return 0, merkle.Hash{}, err
 	}
 	defer v.release()
-	d, err := get(v.snap, strKey(prefixDedup, eventID))
+	what := func() string { return fmt.Sprintf("event %q of emitter %s", eventID, emitter) }
+	d, err := get(v.snap, appendDedupKey(nil, emitter, eventID))
 	if err == nil {
 		rec, err := parseDedup(d)
 		if err != nil {
@@ -250,18 +253,18 @@ func (l *Ledger) Lookup(ctx context.Context, eventID string) (uint64, merkle.Has
 	}
 	game, seq, canon := events.ParseCanonicalID(eventID)
 	if !errors.Is(err, pebble.ErrNotFound) || !canon {
-		return 0, merkle.Hash{}, errNotFound(err, "event "+eventID)
+		return 0, merkle.Hash{}, errNotFound(err, what())
 	}
 	g, err := loadGame(v.snap, game)
 	if err != nil {
 		return 0, merkle.Hash{}, err
 	}
-	rec, ok, err := byGame(v.snap, eventID, g, seq, nil)
+	rec, ok, err := byGame(v.snap, emitter, eventID, g, seq, nil)
 	if err != nil {
 		return 0, merkle.Hash{}, err
 	}
 	if !ok {
-		return 0, merkle.Hash{}, errNotFound(pebble.ErrNotFound, "event "+eventID)
+		return 0, merkle.Hash{}, errNotFound(pebble.ErrNotFound, what())
 	}
 	return rec.Index, rec.LeafHash, nil
 }

@@ -72,7 +72,7 @@ func (s *sequencer) rebuild(ctx context.Context) error {
 	start := time.Now()
 	b := db.NewBatch()
 	b.Set(keyRebuild, nil, nil)
-	for _, p := range []byte{prefixDedup, prefixGame, prefixHistory, prefixFinished} {
+	for _, p := range []byte{prefixDedup, prefixDedupV3, prefixGame, prefixHistory, prefixFinished} {
 		b.DeleteRange([]byte{p}, prefixEnd(p), nil)
 	}
 	b.Delete(keyStats, nil)
@@ -167,10 +167,10 @@ func (s *sequencer) replay(leaf []byte, i uint64, env *events.Env) error {
 		s.l.log.Warn("the log holds an event whose id has the form of another event's canonical id: canonical ids are looked up in the dedup index too", "leaf", i, "id", ev.ID)
 		s.l.legacyIDs.Store(true)
 	}
-	t, ok := s.recent[ev.ID]
+	t, ok := s.recent[scopedID(ev.Emitter, ev.ID)]
 	rec := t.rec
 	if !ok && s.l.indexed(ev) {
-		if rec, ok, err = lookupID(s.l.db, ev.ID); err != nil {
+		if rec, ok, err = lookupID(s.l.db, ev.Emitter, ev.ID); err != nil {
 			return err
 		}
 	}
@@ -183,12 +183,12 @@ func (s *sequencer) replay(leaf []byte, i uint64, env *events.Env) error {
 		} else {
 			seq = ev.Seq
 		}
-		if rec, ok, err = byGame(s.l.db, ev.ID, holder, seq, nil); err != nil {
+		if rec, ok, err = byGame(s.l.db, ev.Emitter, ev.ID, holder, seq, nil); err != nil {
 			return err
 		}
 	}
 	if ok {
-		return fmt.Errorf("leaf %d repeats the event id %q of leaf %d: %w", i, ev.ID, rec.Index, ErrCorrupt)
+		return fmt.Errorf("leaf %d repeats emitter %s's event id %q of leaf %d: %w", i, ev.Emitter, ev.ID, rec.Index, ErrCorrupt)
 	}
 	env.Emitter, env.Index = ev.Emitter, i
 	ng, err := events.Next(g, ev, *env)

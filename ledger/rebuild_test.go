@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -93,7 +94,7 @@ func TestRebuildRefusedLeaf(t *testing.T) {
 // TestUpgradeFormat1 opens a store of format 1, which kept each game's
 // state whole under 'g' with no history chunks: Open rebuilds the
 // projections into heads and chunks, the games' states are the same, the
-// format record says 2, and appending goes on. A store of a format this
+// format record says the current format, and appending goes on. A store of a format this
 // version does not know is refused.
 func TestUpgradeFormat1(t *testing.T) {
 	e := newTestEnv(t)
@@ -154,8 +155,8 @@ func TestUpgradeFormat1(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	if _, err := Open(context.Background(), e.cfg); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "store format 04") {
-		t.Errorf("a store of format 4: %v", err)
+	if _, err := Open(context.Background(), e.cfg); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), fmt.Sprintf("store format %02x", storeFormat+1)) {
+		t.Errorf("a store of format %d: %v", storeFormat+1, err)
 	}
 }
 

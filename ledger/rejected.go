@@ -597,14 +597,14 @@ func (l *Ledger) overQuota(ns string, e EmitterRejections) {
 		"emitter", label, "summary", e.String())
 }
 
-// Locate returns the durable outcome of an event by id, for receipts (the
-// ingest's Locator): Appended with its leaf index if the log holds the
-// event (whoever asks: the log is public), else the Rejected outcome of
-// emitter's own input with that id if the rejected store holds one, else an
-// error wrapping ErrNotFound. Another emitter's rejected input under the
-// same id is never returned.
+// Locate returns the durable outcome of emitter's event by id, for receipts
+// (the ingest's Locator): Appended with its leaf index if the log holds
+// emitter's event with that id, else the Rejected outcome of emitter's own
+// input with that id if the rejected store holds one, else an error
+// wrapping ErrNotFound. Event ids are per emitter: another emitter's event
+// or rejected input under the same id is never returned.
 func (l *Ledger) Locate(ctx context.Context, emitter, id string) (Outcome, error) {
-	idx, _, err := l.Lookup(ctx, id)
+	idx, _, err := l.Lookup(ctx, emitter, id)
 	if err == nil {
 		return Outcome{Result: Appended, ID: id, Index: idx}, nil
 	}

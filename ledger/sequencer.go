@@ -46,7 +46,7 @@ type sequencer struct {
 	// the next groups see it before it is committed. Pruned once committed.
 	inflight map[string]taggedGame // game states
 	flight   []flightLog           // per group, oldest first
-	recent   map[string]taggedID   // appended event ids (but canonical ones), of every group > floor
+	recent   map[string]taggedID   // appended event ids (but canonical ones), of every group > floor, by scopedID
 	idLog    []idLog               // per group, oldest first
 	nRecent  int
 	floor    uint64
@@ -60,7 +60,7 @@ type sequencer struct {
 
 	// The group being prepared.
 	pend   map[string]pendGame // games changed by the group
-	ids    []string            // event ids appended by the group
+	ids    []string            // event ids appended by the group (scopedID)
 	leaves [][]byte
 	hashes []merkle.Hash // the leaves' hashes, computed by the checks
 	fin    []events.FinishedGame
@@ -400,7 +400,7 @@ func (s *sequencer) accept(batch *pebble.Batch, it *item, env *events.Env) (Outc
 			return Outcome{Result: Duplicate, ID: ev.ID, Index: rec.Index}, nil
 		}
 		return s.reject(batch, env.Now, it, &events.RejectError{Code: events.CodeDuplicateID, Field: "id",
-			Msg: fmt.Sprintf("%q is leaf %d of the log, with other bytes (leaf hash %x…, these hash to %x…)", ev.ID, rec.Index, rec.LeafHash[:8], it.hash[:8])})
+			Msg: fmt.Sprintf("%q is emitter %s's leaf %d of the log, with other bytes (leaf hash %x…, these hash to %x…)", ev.ID, ev.Emitter, rec.Index, rec.LeafHash[:8], it.hash[:8])})
 	}
 	// Next, not Apply: the sequencer keeps one line of states per game
 	// (pend, inflight, the cache and Pebble all hold the latest), so the
@@ -433,7 +433,7 @@ func (s *sequencer) dedup(it *item, g *events.Game) (dedupRecord, bool, error) {
 	if ev.HasCanonicalID() && !s.l.legacyIDs.Load() {
 		return s.canonical(ev, g, &it.hash)
 	}
-	if t, ok := s.recent[ev.ID]; ok {
+	if t, ok := s.recent[scopedID(ev.Emitter, ev.ID)]; ok {
 		return t.rec, true, nil
 	}
 	if s.l.indexed(ev) {
@@ -442,43 +442,46 @@ func (s *sequencer) dedup(it *item, g *events.Game) (dedupRecord, bool, error) {
 			return rec, ok, err
 		}
 	}
-	return byGame(s.l.db, ev.ID, g, ev.Seq, &it.hash)
+	return byGame(s.l.db, ev.Emitter, ev.ID, g, ev.Seq, &it.hash)
 }
 
 // canonical looks up the canonical id of ev, game:seq, in the game's state
-// g (nil: no events): the id is taken if the game's event seq exists and
-// has its canonical id. A leaf of an uncommitted group is looked up in
-// fLeaves, a committed one in Pebble (byGame). Without legacy ids no other
-// event can hold the id (reserved-id).
+// g (nil: no events): the id is ev's emitter's if the game is that
+// emitter's and its event seq exists and has its canonical id. A leaf of
+// an uncommitted group is looked up in fLeaves, a committed one in Pebble
+// (byGame). Without legacy ids no other event can hold the id
+// (reserved-id). Another emitter's game holds none of ev's emitter's ids:
+// its event is then not found, and Apply refuses it (foreign-game).
 func (s *sequencer) canonical(ev *events.Event, g *events.Game, hash *merkle.Hash) (dedupRecord, bool, error) {
-	if g == nil || ev.Seq >= uint64(len(g.Leaves)) {
+	if g == nil || g.Emitter != ev.Emitter || ev.Seq >= uint64(len(g.Leaves)) {
 		return dedupRecord{}, false, nil
 	}
 	if index := g.Leaves[ev.Seq]; index >= s.fFirst && index-s.fFirst < uint64(len(s.fLeaves)) {
 		f := s.fLeaves[index-s.fFirst]
 		return dedupRecord{Index: index, LeafHash: f.hash}, f.canon, nil
 	}
-	return byGame(s.l.db, ev.ID, g, ev.Seq, hash)
+	return byGame(s.l.db, ev.Emitter, ev.ID, g, ev.Seq, hash)
 }
 
 func (s *sequencer) indexLookup(it *item) (dedupRecord, bool, error) {
 	if h := it.hint; h.ok && h.epoch == s.l.epoch.Load() && h.gen >= s.floor {
 		return h.rec, h.found, nil
 	}
-	return lookupID(s.l.db, it.ev.ID)
+	return lookupID(s.l.db, it.ev.Emitter, it.ev.ID)
 }
 
-// byGame looks up an id of the form of a canonical id, game:seq, in that
-// game's state g (nil: no events): it is in the log if the game's event
-// seq is logged and has it. The caller has looked among the uncommitted
+// byGame looks up emitter's id of the form of a canonical id, game:seq, in
+// that game's state g (nil: no events): it is in the log if the game is
+// emitter's (every event of a game is its committing emitter's) and the
+// game's event seq is logged and has it. The caller has looked among the uncommitted
 // groups (canonical, or recent), so an event with this id, if there is
 // one, is committed; an event at game:seq that is not (yet) readable has
 // another id. Only ids whose event is logged already (a duplicate, or a
 // seq that is not the game's next) read the log: if hash is the logged
 // leaf's hash (a retry: the same bytes, so the same id), its hash tile;
 // else the leaf itself, for its id.
-func byGame(r pebble.Reader, id string, g *events.Game, seq uint64, hash *merkle.Hash) (dedupRecord, bool, error) {
-	if g == nil || seq >= uint64(len(g.Leaves)) {
+func byGame(r pebble.Reader, emitter, id string, g *events.Game, seq uint64, hash *merkle.Hash) (dedupRecord, bool, error) {
+	if g == nil || g.Emitter != emitter || seq >= uint64(len(g.Leaves)) {
 		return dedupRecord{}, false, nil
 	}
 	index := g.Leaves[seq]
@@ -547,8 +550,9 @@ func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *
 	if canon := ev.HasCanonicalID(); !canon || s.l.legacyIDs.Load() {
 		// A canonical id is found through its game (canonical), unless
 		// legacy ids send it through recent too.
-		s.recent[ev.ID] = taggedID{dedupRecord{Index: index, LeafHash: hash}, s.group + 1, canon}
-		s.ids = append(s.ids, ev.ID)
+		key := scopedID(ev.Emitter, ev.ID)
+		s.recent[key] = taggedID{dedupRecord{Index: index, LeafHash: hash}, s.group + 1, canon}
+		s.ids = append(s.ids, key)
 		s.nRecent++
 	}
 	p, ok := s.pend[ev.Game]
@@ -562,19 +566,19 @@ func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *
 	}
 }
 
-// lookupID reads the dedup index.
-func lookupID(r pebble.Reader, id string) (dedupRecord, bool, error) {
-	v, c, err := r.Get(strKey(prefixDedup, id))
+// lookupID reads the dedup index for emitter's event id.
+func lookupID(r pebble.Reader, emitter, id string) (dedupRecord, bool, error) {
+	v, c, err := r.Get(appendDedupKey(nil, emitter, id))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return dedupRecord{}, false, nil
 	}
 	if err != nil {
-		return dedupRecord{}, false, fmt.Errorf("reading the dedup index for %q: %w", id, err)
+		return dedupRecord{}, false, fmt.Errorf("reading the dedup index for %s's %q: %w", emitter, id, err)
 	}
 	rec, err := parseDedup(v)
 	c.Close()
 	if err != nil {
-		return dedupRecord{}, false, fmt.Errorf("dedup index for %q: %w", id, err)
+		return dedupRecord{}, false, fmt.Errorf("dedup index for %s's %q: %w", emitter, id, err)
 	}
 	return rec, true, nil
 }
@@ -645,7 +649,7 @@ func (s *sequencer) writeProjections(batch *pebble.Batch) error {
 		if t.canon {
 			continue
 		}
-		key = append(append(key[:0], prefixDedup), id...)
+		key = append(append(key[:0], prefixDedup), id...) // id is a scopedID
 		val = t.rec.append(val[:0])
 		batch.Set(key, val, nil)
 	}

@@ -292,7 +292,7 @@ func projections(t *testing.T, l *ledger.Ledger, ids []string) string {
 		gb, _ := g.MarshalBinary()
 		fmt.Fprintf(&b, "game %s %x\n", id, gb)
 		for seq := range g.Leaves {
-			i, h, err := l.Lookup(ctx, fmt.Sprintf("%s:%d", id, seq))
+			i, h, err := l.Lookup(ctx, g.Emitter, fmt.Sprintf("%s:%d", id, seq))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,116 @@
+package ledger
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/merkle"
+)
+
+// migrateChunk is how many dedup records migrateDedup moves per batch.
+const migrateChunk = 1 << 16
+
+// migrateDedup moves the dedup index of a format-3 store, keyed by event id
+// alone ('i' id), to format 4's, keyed by (emitter, id) ('d' emitter 0x00
+// id): the emitter of each record is read from its leaf, which must parse,
+// carry the record's id and hash to the record's leaf hash. The SDK's
+// events have canonical ids and no record, so for their logs there is
+// nothing to move.
+//
+// It works in chunks of chunk records. Each chunk's leaves are read
+// in index order, every entry bundle once, and its batch writes the new
+// records and deletes the old ones, durably; the batch that finds the old
+// index empty sets the format record to 4. So an interrupted migration
+// goes on where it stopped at the next Open, and a store is never of
+// format 4 with records left in the old index. It returns how many records
+// it moved.
+func (l *Ledger) migrateDedup(ctx context.Context, chunk int) (int, error) {
+	db := l.db
+	moved := 0
+	start := time.Now()
+	type rec struct {
+		id  string
+		rec dedupRecord
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return moved, err
+		}
+		var recs []rec
+		it, err := db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: []byte{prefixDedupV3}, UpperBound: prefixEnd(prefixDedupV3)})
+		if err != nil {
+			return moved, err
+		}
+		for ok := it.First(); ok && len(recs) < chunk; ok = it.Next() {
+			r, err := parseDedup(it.Value())
+			if err != nil {
+				it.Close()
+				return moved, fmt.Errorf("format-3 dedup record %q: %w", it.Key()[1:], err)
+			}
+			recs = append(recs, rec{string(it.Key()[1:]), r})
+		}
+		if err := errors.Join(it.Error(), it.Close()); err != nil {
+			return moved, err
+		}
+		slices.SortFunc(recs, func(a, b rec) int { return cmp.Compare(a.rec.Index, b.rec.Index) })
+		b := db.NewBatch()
+		var bundle [][]byte
+		bundleN := ^uint64(0)
+		var key []byte
+		for _, r := range recs {
+			n := r.rec.Index / merkle.TileWidth
+			if n != bundleN {
+				d, err := get(db, tileKey(merkle.Tile{Level: merkle.EntriesLevel, Index: n}))
+				if err != nil {
+					b.Close()
+					return moved, fmt.Errorf("the entry bundle of leaf %d, named by the dedup record of %q: %w", r.rec.Index, r.id, errors.Join(ErrCorrupt, err))
+				}
+				if bundle, err = merkle.ParseBundle(d); err != nil {
+					b.Close()
+					return moved, fmt.Errorf("entry bundle %d: %w", n, err)
+				}
+				bundleN = n
+			}
+			j := int(r.rec.Index % merkle.TileWidth)
+			if j >= len(bundle) {
+				b.Close()
+				return moved, fmt.Errorf("the dedup record of %q names leaf %d, which the log does not hold: %w", r.id, r.rec.Index, ErrCorrupt)
+			}
+			leaf := bundle[j]
+			ev, err := events.Parse(leaf)
+			if err != nil {
+				b.Close()
+				return moved, fmt.Errorf("leaf %d, named by the dedup record of %q: %w: %w", r.rec.Index, r.id, ErrCorrupt, err)
+			}
+			if h := merkle.LeafHash(leaf); ev.ID != r.id || h != r.rec.LeafHash {
+				b.Close()
+				return moved, fmt.Errorf("the dedup record of %q names leaf %d, whose event is %q with leaf hash %x…: %w", r.id, r.rec.Index, ev.ID, h[:8], ErrCorrupt)
+			}
+			key = appendDedupKey(key[:0], ev.Emitter, ev.ID)
+			b.Set(key, r.rec.marshal(), nil)
+			b.Delete(strKey(prefixDedupV3, r.id), nil)
+		}
+		last := len(recs) < chunk
+		if last {
+			b.Set(keyFormat, append([]byte{storeFormat}, l.origin...), nil)
+		}
+		err = l.commit(b, fmt.Sprintf("moving %d dedup records to the per-emitter index", len(recs)))
+		b.Close()
+		if err != nil {
+			return moved, err
+		}
+		moved += len(recs)
+		if last {
+			l.log.Info("moved the dedup index to per-emitter keys", "records", moved, "took", time.Since(start))
+			return moved, nil
+		}
+		l.log.Info("moving the dedup index to per-emitter keys", "records", moved)
+	}
+}
