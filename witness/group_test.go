@@ -125,8 +125,9 @@ func TestGroup(t *testing.T) {
 	if n := sw[2].hits.Load() - hits; n != 1 {
 		t.Errorf("w2 was asked %d times, want once (the group knew its size)", n)
 	}
-	// An old checkpoint the witnesses have gone past.
-	if _, err := g.Cosign(ctx, a.notes[5], TileProofs(a.tiles)); err == nil || !strings.Contains(err.Error(), "larger than 5") {
+	// An old checkpoint the witnesses have gone past: the log went back,
+	// an inconsistency.
+	if _, err := g.Cosign(ctx, a.notes[5], TileProofs(a.tiles)); !errors.Is(err, ErrInconsistent) || !strings.Contains(err.Error(), "larger than the checkpoint's 5") {
 		t.Fatalf("old checkpoint: %v", err)
 	}
 }
