@@ -1,17 +1,16 @@
 package ledger
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/zarlog/zarlog/merkle"
 )
 
-// signLoop signs a checkpoint every CheckpointInterval when the tree grew,
-// and every ResignInterval when it did not.
+// signLoop signs a checkpoint every CheckpointInterval when the tree grew.
+// It never waits for anyone but the disk: witnessing is another loop's
+// (package witness, Submitter), which reads the published checkpoints.
 func (l *Ledger) signLoop() {
 	defer close(l.signDone)
 	t := time.NewTicker(l.cfg.CheckpointInterval)
@@ -24,11 +23,9 @@ func (l *Ledger) signLoop() {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.WitnessTimeout)
-		if _, err := l.sign(ctx, false); err != nil {
+		if _, err := l.sign(context.Background()); err != nil {
 			l.log.Error("signing a checkpoint", "err", err)
 		}
-		cancel()
 	}
 }
 
@@ -37,17 +34,7 @@ func (l *Ledger) signLoop() {
 // the latest signed checkpoint note. The signer loop calls it; tests and
 // tools that set a negative CheckpointInterval call it directly.
 func (l *Ledger) Sign(ctx context.Context) ([]byte, error) {
-	p, err := l.sign(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	return p.note, nil
-}
-
-// Resign is Sign that signs (and sends to the witnesses) even if the tree
-// did not grow.
-func (l *Ledger) Resign(ctx context.Context) ([]byte, error) {
-	p, err := l.sign(ctx, true)
+	p, err := l.sign(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +44,7 @@ func (l *Ledger) Resign(ctx context.Context) ([]byte, error) {
 // sign is the signing procedure. It signs only the tree of a view (a
 // durable commit) and only after checking that tree against the last signed
 // checkpoint; it stores the note durably before publishing it.
-func (l *Ledger) sign(ctx context.Context, force bool) (*published, error) {
+func (l *Ledger) sign(ctx context.Context) (*published, error) {
 	l.signMu.Lock()
 	defer l.signMu.Unlock()
 	if err := l.Err(); err != nil {
@@ -69,8 +56,7 @@ func (l *Ledger) sign(ctx context.Context, force bool) (*published, error) {
 	}
 	defer v.release()
 	last := l.latest.Load()
-	now := l.now()
-	if last.ok && last.cp.Size == v.size && !force && now.Sub(l.lastSign) < l.cfg.ResignInterval {
+	if last.ok && last.cp.Size == v.size {
 		return last, nil
 	}
 	if err := l.checkBeforeSigning(ctx, v, last); err != nil {
@@ -85,26 +71,10 @@ func (l *Ledger) sign(ctx context.Context, force bool) (*published, error) {
 		return nil, fmt.Errorf("signing checkpoint of size %d: %w", v.size, err)
 	}
 	start := time.Now()
-	if !last.ok || !bytes.Equal(signed, last.note) {
-		if err := l.persistCheckpoint(signed, cp); err != nil {
-			return nil, err
-		}
+	if err := l.persistCheckpoint(signed, cp); err != nil {
+		return nil, err
 	}
-	if l.cfg.Witness != nil {
-		if cosigned, err := l.cosign(ctx, signed, cp); err != nil {
-			l.log.Warn("witnesses did not cosign; publishing the checkpoint with the log's signature alone", "size", cp.Size, "err", err)
-		} else if !bytes.Equal(cosigned, signed) {
-			if err := l.persistCheckpoint(cosigned, cp); err != nil {
-				return nil, err
-			}
-			signed = cosigned
-		}
-	}
-	l.lastSign = now
 	l.met.signSeconds.Observe(time.Since(start).Seconds())
-	if last.ok && bytes.Equal(signed, last.note) {
-		return last, nil
-	}
 	p := &published{note: signed, cp: cp, ok: true, next: make(chan struct{})}
 	l.latest.Store(p)
 	close(last.next)
@@ -154,27 +124,6 @@ func (l *Ledger) persistCheckpoint(signed []byte, cp merkle.Checkpoint) error {
 	defer b.Close()
 	b.Set(keyCheckpoint, signed, nil)
 	return l.commit(b, fmt.Sprintf("storing the checkpoint of size %d", cp.Size))
-}
-
-// cosign has the witnesses cosign a checkpoint and checks that what they
-// return is the same checkpoint, still signed by the log.
-func (l *Ledger) cosign(ctx context.Context, signed []byte, cp merkle.Checkpoint) ([]byte, error) {
-	out, err := l.cfg.Witness.Cosign(ctx, signed, l)
-	if err != nil && out != nil && errors.Is(err, merkle.ErrSignature) {
-		l.log.Warn("witnesses: the policy's quorum is not met; publishing the cosignatures gathered", "err", err)
-		err = nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	got, err := merkle.Open(out, l.cfg.Verifier)
-	if err != nil {
-		return nil, fmt.Errorf("the witnesses returned a note the log's key does not open: %w", err)
-	}
-	if got.Size != cp.Size || got.Hash != cp.Hash || !bytes.HasPrefix(out, signed[:bytes.Index(signed, []byte("\n\n"))+2]) {
-		return nil, fmt.Errorf("the witnesses returned another checkpoint (size %d) than the one sent (size %d)", got.Size, cp.Size)
-	}
-	return out, nil
 }
 
 // Latest returns the latest published checkpoint note and a channel that is

@@ -65,13 +65,11 @@ const (
 // Defaults of the Config fields whose zero value means "the default".
 const (
 	DefaultCheckpointInterval   = 100 * time.Millisecond
-	DefaultResignInterval       = time.Minute
 	DefaultMaxBatchEvents       = 4096
 	DefaultMaxBatchBytes        = 16 << 20
 	DefaultGameCache            = 16384
 	DefaultRejectedQuotaRecords = 100_000
 	DefaultRejectedQuotaBytes   = 128 << 20
-	DefaultWitnessTimeout       = 10 * time.Second
 )
 
 // A Config configures a Ledger. Only Dir, Signer and Verifier are required.
@@ -113,16 +111,6 @@ type Config struct {
 	// sign. Zero means DefaultCheckpointInterval; negative means no signer
 	// loop: checkpoints are signed only by Sign (tests).
 	CheckpointInterval time.Duration
-	// ResignInterval is how long an unchanged checkpoint may go without
-	// being signed again (and sent to the witnesses). Zero means
-	// DefaultResignInterval.
-	ResignInterval time.Duration
-	// Witness, if not nil, has each new checkpoint cosigned before it is
-	// published. Nil means no witnesses.
-	Witness Witness
-	// WitnessTimeout bounds one Witness call. Zero means
-	// DefaultWitnessTimeout.
-	WitnessTimeout time.Duration
 
 	// MaxBatchEvents and MaxBatchBytes bound a group commit: the sequencer
 	// stops adding callers' inputs to a group once it holds that many
@@ -163,21 +151,6 @@ type Config struct {
 	// upgrades a format-3 store (migrateDedup). Zero means migrateChunk;
 	// tests lower it.
 	migrateChunk int
-}
-
-// A Witness gets a checkpoint cosigned by the log's witnesses (C2SP
-// tlog-witness); *witness.Group is one. The ledger calls it from its signer
-// loop, one call at a time, after the log-signed checkpoint is durable and
-// before it is published.
-type Witness interface {
-	// Cosign returns the signed checkpoint note with the witnesses'
-	// cosignatures added (the log's signature kept). proofs gives the
-	// consistency proofs a witness asks for. When the witnesses' quorum is
-	// not met it returns the note with the cosignatures it gathered and an
-	// error wrapping merkle.ErrSignature: the ledger logs the error and
-	// publishes that note. Any other error means no cosignatures: the
-	// ledger publishes the checkpoint with its own signature alone.
-	Cosign(ctx context.Context, signed []byte, proofs merkle.ConsistencyProver) ([]byte, error)
 }
 
 // A ConsistencyProver returns consistency proofs between two tree sizes of
@@ -231,7 +204,6 @@ type Ledger struct {
 	commitMu sync.Mutex // serializes commits (see commit)
 
 	signMu   sync.Mutex // serializes signing
-	lastSign time.Time  // under signMu
 	latest   atomic.Pointer[published]
 	signStop chan struct{}
 	signDone chan struct{}
@@ -374,8 +346,6 @@ func setDefaults(cfg *Config) {
 		}
 	}
 	def(&cfg.CheckpointInterval, DefaultCheckpointInterval)
-	def(&cfg.ResignInterval, DefaultResignInterval)
-	def(&cfg.WitnessTimeout, DefaultWitnessTimeout)
 	if cfg.MaxBatchEvents <= 0 {
 		cfg.MaxBatchEvents = DefaultMaxBatchEvents
 	}
@@ -587,11 +557,9 @@ func (l *Ledger) Close() error {
 	close(l.signStop)
 	<-l.signDone
 	if l.cfg.CheckpointInterval > 0 && l.Err() == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.WitnessTimeout)
-		if _, err := l.sign(ctx, false); err != nil {
+		if _, err := l.sign(context.Background()); err != nil {
 			l.log.Error("signing the last checkpoint at close", "err", err)
 		}
-		cancel()
 	}
 	close(l.closedCh)
 	if v := l.view.Swap(nil); v != nil {

@@ -36,7 +36,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		treeSize:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_ledger_tree_size", Help: "Leaves durably in the log."}),
 		cpSize:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_ledger_checkpoint_size", Help: "Tree size of the latest published checkpoint."}),
 		cpTime:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_ledger_checkpoint_published_seconds", Help: "Unix time the latest checkpoint was published."}),
-		signSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "zarlog_ledger_sign_seconds", Help: "Time to store (and have cosigned) a checkpoint.", Buckets: prometheus.ExponentialBuckets(100e-6, 2, 16)}),
+		signSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "zarlog_ledger_sign_seconds", Help: "Time to store a signed checkpoint durably.", Buckets: prometheus.ExponentialBuckets(100e-6, 2, 16)}),
 		stopped:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_ledger_stopped", Help: "1 once a failed write stopped the ledger."}),
 		overQuota: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zarlog_ledger_rejected_over_quota_total",
 			Help: "Rejections not stored because their emitter's quota in the rejected store is full (counted in its summary instead), by emitter (\"(unconfigured)\": inputs of emitters the ledger has no key for)."}, []string{"emitter"}),
