@@ -87,6 +87,9 @@ type APIConfig struct {
 	// tlog-proof is served (/games/{id}/proofs/{seq}.tlog-proof). Nil: that
 	// path is not registered.
 	Games GameSource
+	// Witness gives the log's witnessing, served at /checkpoint.witnessed
+	// and /witness-policy (witnessed.go). Nil: those paths answer 404.
+	Witness WitnessReader
 	// Metrics is the registry /metrics serves. Nil: /metrics is not
 	// registered.
 	Metrics prometheus.Gatherer
@@ -150,6 +153,8 @@ func NewAPI(cfg APIConfig) (*API, error) {
 // Register mounts the API on mux:
 //
 //	GET /checkpoint                           the latest signed checkpoint
+//	GET /checkpoint.witnessed                 the latest witnessed checkpoint (with Witness)
+//	GET /witness-policy                       the witness policy (with Witness)
 //	GET /tile/{L}/{N}[.p/{W}]                 hash tiles (C2SP tlog-tiles)
 //	GET /tile/entries/{N}[.p/{W}]             entry bundles (gzip when accepted)
 //	GET /games/{id}/proofs/{seq}.tlog-proof   an event's C2SP tlog-proof (with Games)
@@ -162,6 +167,10 @@ func NewAPI(cfg APIConfig) (*API, error) {
 func (a *API) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /checkpoint", a.checkpoint)
 	mux.HandleFunc("GET /tile/", a.tile)
+	if a.cfg.Witness != nil {
+		mux.HandleFunc("GET /"+WitnessedPath, a.witnessed)
+		mux.HandleFunc("GET /"+WitnessPolicyPath, a.witnessPolicy)
+	}
 	if a.cfg.Games != nil {
 		mux.HandleFunc("GET /games/{id}/proofs/{file}", a.tlogProof)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/wire"
+	"github.com/zarlog/zarlog/witness"
 )
 
 // repeated is a flag that may be given several times.
@@ -27,7 +28,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: zarlog serve --data DIR [--http ADDR] [--nats-listen ADDR | --nats URL [--nats-creds FILE | --nats-nkey FILE] [TLS flags]]")
-		fmt.Fprintln(stderr, "                    [--key FILE] [--emitters FILE] [--emitter VKEY]... [--witness-policy FILE]")
+		fmt.Fprintln(stderr, "                    [--key FILE] [--emitters FILE] [--emitter VKEY]... [--witness-policy FILE [--witness-interval D]]")
 		fmt.Fprintln(stderr, "                    [--checkpoint-interval D] [--rebuild] [--rebuild-bundles] [--export DIR [--export-once]]")
 		fmt.Fprintln(stderr, "\nRun the ledger: the NATS ingest (an embedded nats-server unless --nats is given), the Pebble log in DIR,")
 		fmt.Fprintln(stderr, "the proof-bundle publisher and the HTTP read API with the audit pages (docs/HTTP.md, docs/NATS.md).")
@@ -65,7 +66,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&cfg.Origin, "origin", "", "the log's origin for a created key (default "+serve.DefaultOrigin+"); checked against an existing key")
 	fs.StringVar(&emittersFile, "emitters", "", "`file` of the emitters: \"<verifier key> [<NATS user nkey>]\" per line, as zarlog keygen --emitter prints them")
 	fs.Var(&emitterKeys, "emitter", "an emitter verifier `key` (repeatable; added to --emitters)")
-	fs.StringVar(&policyFile, "witness-policy", "", "C2SP tlog-policy `file`: its witnesses with a URL cosign every checkpoint")
+	fs.StringVar(&policyFile, "witness-policy", "", "C2SP tlog-policy `file`: its witnesses with a URL are sent the latest checkpoint every --witness-interval;\nthe witnessed one is served at /checkpoint.witnessed, the policy at /witness-policy (docs/WITNESS.md)")
+	fs.DurationVar(&cfg.WitnessInterval, "witness-interval", witness.DefaultInterval, "with --witness-policy: the least `time` between two requests to a witness (1m: 1,440 a day)")
+	fs.DurationVar(&cfg.WitnessTimeout, "witness-timeout", witness.DefaultRoundTimeout, "with --witness-policy: how long a round of witnessing may wait for the witnesses")
 	fs.DurationVar(&cfg.CheckpointInterval, "checkpoint-interval", 0, "how often a grown tree is signed (default 100ms)")
 	fs.IntVar(&cfg.RejectedQuotaRecords, "rejected-quota", ledger.DefaultRejectedQuotaRecords, "each emitter's quota of `records` in the rejected store (past it: counted, not stored)")
 	fs.Int64Var(&cfg.RejectedQuotaBytes, "rejected-quota-bytes", ledger.DefaultRejectedQuotaBytes, "each emitter's quota of `bytes` in the rejected store")

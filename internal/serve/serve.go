@@ -13,6 +13,7 @@
 //	DIR/ledger/   the ledger's Pebble database: the log and its projections
 //	DIR/bundles/  the bundle store's Pebble database (derived: delete it to rebuild it)
 //	DIR/nats/     the embedded nats-server's JetStream file store
+//	DIR/witnessed/checkpoint  the latest witnessed checkpoint (with a witness policy)
 package serve
 
 import (
@@ -35,7 +36,6 @@ import (
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
-	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/publisher"
 	"github.com/zarlog/zarlog/rules/movecheck"
 	"github.com/zarlog/zarlog/wire"
@@ -110,11 +110,19 @@ type Config struct {
 	// EmitterKeys are the emitters' event-signing verifier keys (C2SP
 	// signed-note vkeys named by emitter id): the emitters the log accepts.
 	EmitterKeys []string
-	// WitnessPolicy, if not empty, is a C2SP tlog-policy whose witnesses
-	// with a URL are asked to cosign every checkpoint.
+	// WitnessPolicy, if not empty, is a C2SP tlog-policy (PolicyFor: the
+	// log's own "log" line is added if it lists no log) whose witnesses with
+	// a URL are sent the latest checkpoint at most once per
+	// WitnessInterval, apart from the receipts (witness.Submitter); the
+	// checkpoints whose cosignatures meet its quorum are kept in
+	// DIR/witnessed/ and the latest served at /checkpoint.witnessed, the
+	// policy at /witness-policy.
 	WitnessPolicy []byte
-	// WitnessTimeout bounds one round of cosigning. Zero means the
-	// ledger's default (10 s).
+	// WitnessInterval is the least time between two rounds of witnessing.
+	// Zero means witness.DefaultInterval (1 minute).
+	WitnessInterval time.Duration
+	// WitnessTimeout bounds one round of witnessing. Zero means
+	// witness.DefaultRoundTimeout (10 s).
 	WitnessTimeout time.Duration
 
 	// RejectedQuotaRecords and RejectedQuotaBytes are each emitter's quota
@@ -161,6 +169,10 @@ type Info struct {
 	ExportDir   string
 	Admin       string // the admin listener's base URL, or "" if off
 	AdminToken  string // the admin token's file
+	// WitnessPolicy is the witness policy as served (nil: none), and
+	// WitnessInterval the least time between two rounds of witnessing.
+	WitnessPolicy   []byte
+	WitnessInterval time.Duration
 }
 
 // Lines returns the lines `zarlog serve` prints on start, label first.
@@ -184,6 +196,13 @@ func (i Info) Lines() []string {
 		"tlog-proof "+i.HTTP+"/games/{id}/proofs/{seq}.tlog-proof",
 		"auditor "+i.HTTP+"/auditor.html",
 		"stats "+i.HTTP+"/stats",
+	)
+	if i.WitnessPolicy != nil {
+		out = append(out,
+			"witnessed "+i.HTTP+"/"+publisher.WitnessedPath+" (every "+i.WitnessInterval.String()+" at most)",
+			"witness-policy "+i.HTTP+"/"+publisher.WitnessPolicyPath)
+	}
+	out = append(out,
 		"metrics "+i.HTTP+"/metrics",
 		"healthz "+i.HTTP+"/healthz",
 		"readyz "+i.HTTP+"/readyz",
@@ -209,15 +228,16 @@ func (c *Config) natsDir() string    { return filepath.Join(c.Dir, "nats") }
 // write, the ingest loses its NATS connection for good, the HTTP server
 // fails); it shuts the others down first.
 //
-// Start order: the key, the ledger (and Rebuild), the bundle store, NATS
-// (the embedded server, or a connection), the ingest, the bundler, the
-// exporter, the HTTP server; then Ready.
+// Start order: the key, the ledger (and Rebuild), the witnessing, the
+// bundle store, NATS (the embedded server, or a connection), the ingest,
+// the bundler, the exporter, the HTTP server; then Ready.
 //
 // Shutdown order, on ctx's end or a failure:
 //  1. the ingest stops taking messages: the Submit in progress returns and
 //     its messages are acknowledged (or redelivered to the next run);
-//  2. the bundler and the exporter stop (a round in progress is either
-//     durable or not written; the next run resumes from the cursor);
+//  2. the bundler, the exporter and the witnessing stop (a round in
+//     progress is either durable or not written; the next run resumes from
+//     the cursor, and from the witnessed checkpoint kept);
 //  3. the HTTP server stops accepting and waits for the requests in flight
 //     (up to ShutdownTimeout);
 //  4. the NATS connections close, then the embedded server shuts down
@@ -260,6 +280,10 @@ func Run(ctx context.Context, cfg Config) error {
 		if err := l.Rebuild(ctx); err != nil {
 			return fail(fmt.Errorf("serve: rebuilding: %w", err))
 		}
+	}
+	wit, err := newWitnessing(&cfg, key, l, log, reg)
+	if err != nil {
+		return fail(err)
 	}
 	store, err := openStore(ctx, &cfg, l.Origin(), log)
 	if err != nil {
@@ -319,10 +343,17 @@ func Run(ctx context.Context, cfg Config) error {
 	// HTTP. /healthz fails when anything stops events from moving: a
 	// stopped ledger, the NATS connection down, the embedded server's
 	// JetStream disabled (its store failed), the ingest without a session,
-	// failing or stalled; /readyz also while the stream is full.
+	// failing or stalled; and when a witness refuses the log's checkpoint as
+	// inconsistent with what it cosigned. /readyz also while the stream is
+	// full.
 	health := func(ctx context.Context) error {
 		if err := l.Err(); err != nil {
 			return err
+		}
+		if wit != nil && wit.sub != nil {
+			if err := wit.sub.Health(); err != nil {
+				return err
+			}
 		}
 		if err := l.Degraded(); err != nil {
 			return err
@@ -354,7 +385,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		return in.Ready(ctx)
 	}
-	mux, err := Handler(l, store, key.vkey, cfg.EmitterKeys, log, reg, health, ready)
+	mux, err := Handler(l, store, wit.reader(), key.vkey, cfg.EmitterKeys, log, reg, health, ready)
 	if err != nil {
 		return fail(err)
 	}
@@ -428,6 +459,13 @@ func Run(ctx context.Context, cfg Config) error {
 	if exp != nil {
 		wg.Go(func() { endedCh <- ended{"export", follow(pubCtx, l, exp, log)} })
 	}
+	if wit != nil && wit.sub != nil {
+		wg.Go(func() {
+			if err := wit.sub.Run(pubCtx); !errors.Is(err, context.Canceled) {
+				endedCh <- ended{"witnessing", err}
+			}
+		})
+	}
 	httpDone := make(chan struct{})
 	go func() {
 		defer close(httpDone)
@@ -437,8 +475,12 @@ func Run(ctx context.Context, cfg Config) error {
 	}()
 
 	if cfg.Ready != nil {
-		cfg.Ready(Info{KeyFile: key.file, KeyCreated: key.created, VerifierKey: key.vkey, Origin: l.Origin(),
-			HTTP: baseURL(ln.Addr()), NATS: natsURL, ExportDir: cfg.ExportDir, Admin: adminURL, AdminToken: tokenF})
+		info := Info{KeyFile: key.file, KeyCreated: key.created, VerifierKey: key.vkey, Origin: l.Origin(),
+			HTTP: baseURL(ln.Addr()), NATS: natsURL, ExportDir: cfg.ExportDir, Admin: adminURL, AdminToken: tokenF}
+		if wit != nil {
+			info.WitnessPolicy, info.WitnessInterval = wit.policy, orDefaultDuration(cfg.WitnessInterval, witness.DefaultInterval)
+		}
+		cfg.Ready(info)
 	}
 	log.Info("serving", "origin", l.Origin(), "http", ln.Addr().String(), "nats", natsURL)
 
@@ -477,11 +519,13 @@ func Run(ctx context.Context, cfg Config) error {
 }
 
 // Handler returns the HTTP handler of the service: the read API and the
-// pages of ledger l and bundle store store, with CORS. vkey is the log's
-// verifier key (shown on the pages) and emitterKeys the emitters' (the
-// pages check the games' signatures with them); reg is served at /metrics
-// and receives the API's metrics; health is /healthz and ready /readyz.
-func Handler(l *ledger.Ledger, store *publisher.Store, vkey string, emitterKeys []string, log *slog.Logger, reg *prometheus.Registry, health, ready func(context.Context) error) (http.Handler, error) {
+// pages of ledger l and bundle store store, with CORS. wit, if not nil, is
+// the log's witnessing (/checkpoint.witnessed, /witness-policy). vkey is
+// the log's verifier key (shown on the pages) and emitterKeys the
+// emitters' (the pages check the games' signatures with them); reg is
+// served at /metrics and receives the API's metrics; health is /healthz
+// and ready /readyz.
+func Handler(l *ledger.Ledger, store *publisher.Store, wit publisher.WitnessReader, vkey string, emitterKeys []string, log *slog.Logger, reg *prometheus.Registry, health, ready func(context.Context) error) (http.Handler, error) {
 	src := NewSource(l, store)
 	pcfg := publisher.Config{Games: src, Stats: src, LogKey: vkey, EmitterKeys: emitterKeys, Origin: l.Origin(), Logger: log.With("component", "pages")}
 	if store != nil {
@@ -491,7 +535,7 @@ func Handler(l *ledger.Ledger, store *publisher.Store, vkey string, emitterKeys 
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	api, err := publisher.NewAPI(publisher.APIConfig{Log: src, Games: src, Metrics: reg, Registerer: reg,
+	api, err := publisher.NewAPI(publisher.APIConfig{Log: src, Games: src, Witness: wit, Metrics: reg, Registerer: reg,
 		Health: health, Ready: ready, Logger: log.With("component", "api")})
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
@@ -587,7 +631,6 @@ func Export(ctx context.Context, cfg Config, dir string) (Info, publisher.Export
 	}
 	lcfg.Signer, lcfg.Verifier = key.signer, key.verifier
 	lcfg.CheckpointInterval = -1
-	lcfg.Witness = nil
 	l, err := ledger.Open(ctx, lcfg)
 	if err != nil {
 		return Info{}, publisher.ExportResult{}, fmt.Errorf("serve: export: %w", err)
@@ -598,7 +641,19 @@ func Export(ctx context.Context, cfg Config, dir string) (Info, publisher.Export
 		return Info{}, publisher.ExportResult{}, err
 	}
 	defer store.Close()
-	mux, err := Handler(l, store, key.vkey, cfg.EmitterKeys, log, prometheus.NewRegistry(), nil, nil)
+	var wit *witnessing
+	if len(cfg.WitnessPolicy) > 0 {
+		text, p, err := PolicyFor(cfg.WitnessPolicy, key.vkey)
+		if err != nil {
+			return Info{}, publisher.ExportResult{}, err
+		}
+		ws, err := witness.OpenWitnessed(nil, cfg.witnessedDir(), key.verifier, p)
+		if err != nil {
+			return Info{}, publisher.ExportResult{}, fmt.Errorf("serve: export: %w", err)
+		}
+		wit = &witnessing{store: ws, policy: text, p: p}
+	}
+	mux, err := Handler(l, store, wit.reader(), key.vkey, cfg.EmitterKeys, log, prometheus.NewRegistry(), nil, nil)
 	if err != nil {
 		return Info{}, publisher.ExportResult{}, err
 	}
@@ -634,28 +689,9 @@ func (c *Config) ledgerConfig(log *slog.Logger, reg prometheus.Registerer) (ledg
 		return ledger.Config{}, fmt.Errorf("serve: emitter keys: %w", err)
 	}
 	lc := ledger.Config{Dir: c.ledgerDir(), Emitters: kr,
-		Moves: movecheck.Checker{}, CheckpointInterval: c.CheckpointInterval, WitnessTimeout: c.WitnessTimeout,
+		Moves: movecheck.Checker{}, CheckpointInterval: c.CheckpointInterval,
 		RejectedQuotaRecords: c.RejectedQuotaRecords, RejectedQuotaBytes: c.RejectedQuotaBytes,
 		Now: c.Now, Logger: log.With("component", "ledger"), Metrics: reg}
-	if len(c.WitnessPolicy) > 0 {
-		p, err := merkle.ParsePolicy(c.WitnessPolicy)
-		if err != nil {
-			return ledger.Config{}, fmt.Errorf("serve: witness policy: %w", err)
-		}
-		to := c.WitnessTimeout
-		if to == 0 {
-			to = ledger.DefaultWitnessTimeout
-		}
-		g, err := witness.NewGroup(p, &http.Client{Timeout: to})
-		if err != nil {
-			return ledger.Config{}, fmt.Errorf("serve: witness policy: %w", err)
-		}
-		if len(g.Clients()) == 0 {
-			log.Warn("the witness policy has no witness with a URL: nobody is asked to cosign")
-		} else {
-			lc.Witness = g
-		}
-	}
 	return lc, nil
 }
 

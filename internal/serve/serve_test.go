@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -289,9 +290,13 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// TestWitnessed runs the service with a witness policy: the checkpoints it
-// publishes (in receipts and at /checkpoint) carry the witness's
-// cosignature and meet the policy.
+// TestWitnessed runs the service with a witness policy that lists no log
+// (the service adds its own line): the receipts and /checkpoint carry the
+// log's signature alone, at the log's pace, while the witnessing loop has
+// the checkpoint cosigned; /checkpoint.witnessed serves it with the
+// witness's cosignature, meeting the policy served at /witness-policy, and
+// it is kept in DIR/witnessed/checkpoint. A policy that lists another log's
+// key is refused.
 func TestWitnessed(t *testing.T) {
 	ctx := testCtx(t)
 	dir := t.TempDir()
@@ -302,6 +307,77 @@ func TestWitnessed(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "log.key"), []byte(skey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	wi := startWitness(t, ctx, logVkey)
+	wline := fmt.Sprintf("witness w1 %s %s\n", wi.VerifierKey, strings.TrimSuffix(wi.AddCheckpointURL, "/add-checkpoint"))
+	_, otherVkey, _ := merkle.GenerateKey(strings.NewReader(strings.Repeat("o", 64)), "witnessed.example/log")
+	if _, _, err := serve.PolicyFor([]byte("log "+otherVkey+"\n"+wline+"quorum w1\n"), logVkey); err == nil {
+		t.Error("a policy of another log's key was accepted")
+	}
+	if _, _, err := serve.PolicyFor([]byte(wline+"quorum none\n"), logVkey); err == nil {
+		t.Error("a policy with quorum none was accepted")
+	}
+	signer, vkey, _ := testonly.Key(emitter)
+	r := start(t, serve.Config{Dir: dir, EmitterKeys: []string{vkey}, WitnessPolicy: []byte(wline + "quorum w1\n"), WitnessInterval: time.Hour})
+	if r.info.KeyCreated || r.info.VerifierKey != logVkey {
+		t.Fatalf("the service did not use the key file: %+v", r.info)
+	}
+	if !slices.Contains(r.info.Lines(), "witness-policy "+r.info.HTTP+"/witness-policy") {
+		t.Errorf("the start lines do not name /witness-policy: %q", r.info.Lines())
+	}
+	code, served := r.get("/witness-policy")
+	if code != 200 || !strings.HasPrefix(string(served), "log "+logVkey+"\n") {
+		t.Fatalf("/witness-policy: %d\n%s", code, served)
+	}
+	p, err := merkle.ParsePolicy(served)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, _ := backend(t, r.info.NATS, signer, nil)
+	g, err := b.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: [2]dice.UUID{testonly.LabelUUID("w0"), testonly.LabelUUID("w1")}, Settings: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := g.CommitReceipt(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := merkle.VerifyCosignatures(rc.Checkpoint, p.Witnesses()); err != nil || len(cs) != 0 {
+		t.Errorf("the receipt's checkpoint carries cosignatures (%d, %v): witnessing is on the receipt path\n%s", len(cs), err, rc.Checkpoint)
+	}
+	// The first round is at once: the witnessed checkpoint appears
+	// without waiting for the hour-long interval.
+	var witnessed []byte
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		code, witnessed = r.get("/checkpoint.witnessed")
+		if code == 200 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cp, _, err := p.Open(witnessed)
+	if err != nil {
+		t.Fatalf("/checkpoint.witnessed does not meet the served policy: %v\n%s", err, witnessed)
+	}
+	if cp.Size == 0 {
+		t.Errorf("the witnessed checkpoint is empty")
+	}
+	kept, err := os.ReadFile(filepath.Join(dir, "witnessed", "checkpoint"))
+	if err != nil || !bytes.Equal(kept, witnessed) {
+		t.Errorf("DIR/witnessed/checkpoint is not the served one: %v", err)
+	}
+	code, cpNote := r.get("/checkpoint")
+	if code != 200 {
+		t.Fatalf("checkpoint: %d", code)
+	}
+	if cs, _ := merkle.VerifyCosignatures(cpNote, p.Witnesses()); len(cs) != 0 {
+		t.Errorf("/checkpoint carries cosignatures:\n%s", cpNote)
+	}
+}
+
+// startWitness runs a zarlog witness of the log with key logVkey in the
+// test's process and returns what it prints.
+func startWitness(t *testing.T, ctx context.Context, logVkey string) witness.Info {
+	t.Helper()
 	wdir := t.TempDir()
 	logs := filepath.Join(wdir, "logs")
 	if err := os.WriteFile(logs, []byte("log "+logVkey+"\n"), 0o644); err != nil {
@@ -314,42 +390,14 @@ func TestWitnessed(t *testing.T) {
 		wdone <- witness.Serve(wctx, witness.ServeConfig{Dir: filepath.Join(wdir, "data"), Addr: "127.0.0.1:0", LogsFile: logs,
 			Init: true, Name: "witness.example/w1", Ready: func(i witness.Info) { winfo <- i }})
 	}()
-	defer func() { wcancel(); <-wdone }()
-	var wi witness.Info
+	t.Cleanup(func() { wcancel(); <-wdone })
 	select {
-	case wi = <-winfo:
+	case wi := <-winfo:
+		return wi
 	case err := <-wdone:
 		t.Fatal(err)
 	}
-	policy := fmt.Sprintf("log %s\nwitness w1 %s %s\nquorum w1\n", logVkey, wi.VerifierKey, strings.TrimSuffix(wi.AddCheckpointURL, "/add-checkpoint"))
-	signer, vkey, _ := testonly.Key(emitter)
-	r := start(t, serve.Config{Dir: dir, EmitterKeys: []string{vkey}, WitnessPolicy: []byte(policy)})
-	if r.info.KeyCreated || r.info.VerifierKey != logVkey {
-		t.Fatalf("the service did not use the key file: %+v", r.info)
-	}
-	b, _, _ := backend(t, r.info.NATS, signer, nil)
-	g, err := b.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: [2]dice.UUID{testonly.LabelUUID("w0"), testonly.LabelUUID("w1")}, Settings: []byte(`{}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc, err := g.CommitReceipt(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := merkle.ParsePolicy([]byte(policy))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := p.Open(rc.Checkpoint); err != nil {
-		t.Errorf("the receipt's checkpoint does not meet the policy: %v\n%s", err, rc.Checkpoint)
-	}
-	code, cp := r.get("/checkpoint")
-	if code != 200 {
-		t.Fatalf("checkpoint: %d", code)
-	}
-	if _, _, err := p.Open(cp); err != nil {
-		t.Errorf("the served checkpoint does not meet the policy: %v\n%s", err, cp)
-	}
+	panic("unreachable")
 }
 
 func TestParseNATSUsers(t *testing.T) {
@@ -458,7 +506,18 @@ func TestAlertRules(t *testing.T) {
 	if err := yaml.Unmarshal(b, &rules); err != nil {
 		t.Fatalf("the rules file: %v", err)
 	}
-	r := start(t, serve.Config{Dir: t.TempDir()})
+	// With a witness policy, so that the witnessing's metrics are there.
+	dir := t.TempDir()
+	skey, logVkey, err := merkle.GenerateKey(strings.NewReader(strings.Repeat("a", 64)), "alerts.example/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "log.key"), []byte(skey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wi := startWitness(t, testCtx(t), logVkey)
+	policy := fmt.Sprintf("witness w1 %s %s\nquorum w1\n", wi.VerifierKey, strings.TrimSuffix(wi.AddCheckpointURL, "/add-checkpoint"))
+	r := start(t, serve.Config{Dir: dir, WitnessPolicy: []byte(policy)})
 	r.get("/healthz")
 	_, body := r.get("/metrics")
 	exported := map[string]bool{}

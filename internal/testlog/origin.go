@@ -104,7 +104,7 @@ func StartOrigin(t testing.TB, cfg OriginConfig) *Origin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := serve.Handler(l, store, vkey, nil, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), nil, nil)
+	h, err := serve.Handler(l, store, nil, vkey, nil, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

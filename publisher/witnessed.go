@@ -1,0 +1,70 @@
+package publisher
+
+// This file serves a log's witnessing (docs/HTTP.md, docs/WITNESS.md): its
+// latest witnessed checkpoint and the witness policy it is witnessed under,
+// so that the pages, zarlog-verify and watchers check cosignatures against
+// the policy the log publishes.
+
+import (
+	"net/http"
+	"strconv"
+)
+
+// Paths of a log's witnessing, under its tlog-tiles prefix.
+const (
+	// WitnessedPath is the latest witnessed checkpoint: the log's signed
+	// checkpoint with cosignatures that meet its witness policy's quorum.
+	// (The transparency-dev distributor serves the same thing per number of
+	// cosignatures as checkpoint.N; a log has one policy, hence one name.)
+	WitnessedPath = "checkpoint.witnessed"
+	// WitnessPolicyPath is the witness policy: a C2SP tlog-policy with the
+	// log's own "log" line, its witnesses and its quorum.
+	WitnessPolicyPath = "witness-policy"
+)
+
+// ContentTypePolicy is the content type of /witness-policy.
+const ContentTypePolicy = "text/plain; charset=utf-8"
+
+// CachePolicy is sent with /witness-policy, which changes only when the
+// operator changes the log's witnesses.
+const CachePolicy = "public, max-age=300"
+
+// A WitnessReader is a log's witnessing as the read API serves it. The
+// log service implements it over its witness.Submitter's store; a mirror
+// over its copy of the log's. Its methods are safe for concurrent use.
+type WitnessReader interface {
+	// Witnessed returns the latest witnessed checkpoint note verbatim, or
+	// nil if none is witnessed yet (404).
+	Witnessed() []byte
+	// Policy returns the witness policy's text, or nil if there is none
+	// (404).
+	Policy() []byte
+}
+
+func (a *API) witnessed(w http.ResponseWriter, r *http.Request) {
+	note := a.cfg.Witness.Witnessed()
+	if note == nil {
+		a.fail(w, "witnessed", http.StatusNotFound, "no checkpoint of the log is witnessed yet")
+		return
+	}
+	a.text(w, "witnessed", ContentTypeCheckpoint, CacheCheckpoint, note)
+}
+
+func (a *API) witnessPolicy(w http.ResponseWriter, r *http.Request) {
+	p := a.cfg.Witness.Policy()
+	if p == nil {
+		a.fail(w, "witness-policy", http.StatusNotFound, "the log has no witness policy")
+		return
+	}
+	a.text(w, "witness-policy", ContentTypePolicy, CachePolicy, p)
+}
+
+func (a *API) text(w http.ResponseWriter, resource, contentType, cache string, b []byte) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Cache-Control", cache)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.Write(b)
+	a.count(resource, http.StatusOK)
+}
