@@ -234,6 +234,9 @@ func witnessCheck(note []byte, opt Options) (Check, int) {
 		return fail(CheckLogWitnesses, msg(mLwBadCosig)), 0
 	}
 	if _, err := p.CheckWitnesses(note); err != nil {
+		if len(cosigs) == 0 {
+			return fail(CheckLogWitnesses, msg(mLwNotYet, len(p.Witnesses()))), 0
+		}
 		return fail(CheckLogWitnesses, msg(mLwQuorum, len(cosigs), len(p.Witnesses()))), len(cosigs)
 	}
 	return pass(CheckLogWitnesses, msg(mLwPass, len(cosigs), len(p.Witnesses()))), len(cosigs)

@@ -39,6 +39,7 @@ func TestBundleFailuresSayWhat(t *testing.T) {
 		{"bundle-bad-emitter-signature", CheckLogEmitter, []string{"log.entries[0] (seq 0, commit)", `"tavla-east"`}},
 		{"bundle-emitter-key-of-another-emitter", CheckLogEmitter, []string{`"tavla-east"`}},
 		{"bundle-witness-policy-unmet", CheckLogWitnesses, []string{"2 of its 3 witnesses"}},
+		{"bundle-not-yet-witnessed", CheckLogWitnesses, []string{"none of the policy's 3 witnesses", "not witnessed yet"}},
 		{"bundle-wrong-log-key", CheckLogSignature, []string{"no valid signature by the log key log.zarlog.example"}},
 		{"bundle-swapped-checkpoint-other-log", CheckLogSignature, []string{`"other.zarlog.example"`, `not of the log "log.zarlog.example"`}},
 		{"bundle-leaf-tampered", CheckRolls, []string{"1 of 10 rolls"}},

@@ -216,6 +216,7 @@ const (
 	mLwNone
 	mLwBadCosig
 	mLwQuorum
+	mLwNotYet
 	mLwPass
 	mLoIndex
 	mLoNotEvent
@@ -628,6 +629,9 @@ var catalog = [numMsgs]Text{
 	mLwQuorum: {"LwQuorum", "the policy's quorum is not met: %[1]d of its %[2]d witnesses cosigned the checkpoint",
 		"politikanın yeter sayısı sağlanmadı: %[2]d tanıktan %[1]d tanesi kontrol noktasını ortak imzaladı",
 		"لم يتحقق النصاب الذي تطلبه السياسة: وقّع نقطة التحقق %[1]d من شهودها البالغ عددهم %[2]d"},
+	mLwNotYet: {"LwNotYet", "none of the policy's %[1]d witnesses cosigned the checkpoint: the game is not witnessed yet. A log has its checkpoints witnessed at intervals (a minute by default); get the game's bundle again from the log a minute or two after the game's end",
+		"politikanın %[1]d tanığından hiçbiri kontrol noktasını ortak imzalamadı: oyun henüz tanıklanmadı. Kayıt defteri kontrol noktalarını aralıklarla (varsayılan olarak dakikada bir) tanıklatır; oyunun kanıt paketini, oyunun bitişinden bir iki dakika sonra kayıt defterinden yeniden al",
+		"لم يوقّع أيٌّ من شهود السياسة البالغ عددهم %[1]d نقطة التحقق: لم يُشهد على اللعبة بعد. يُشهد السجل على نقاط تحققه على فترات (دقيقة واحدة افتراضيًا)؛ نزّل حزمة إثبات اللعبة من السجل مرة أخرى بعد دقيقة أو دقيقتين من نهاية اللعبة"},
 	mLwPass: {"LwPass", "%[1]d of the policy's %[2]d witnesses cosigned the checkpoint: the quorum is met",
 		"politikanın %[2]d tanığından %[1]d tanesi kontrol noktasını ortak imzaladı: yeter sayı sağlandı",
 		"وقّع نقطة التحقق %[1]d من شهود السياسة البالغ عددهم %[2]d: تحقق النصاب"},

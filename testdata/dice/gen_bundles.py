@@ -310,6 +310,10 @@ def build_bundles(V):
           emitter_keys=[other_emitter.vkey()], raw=pretty_bundle(b_tav), note="--emitter-key names another emitter")
     V.add("invalid", "bundle-witness-policy-unmet", None, ["log-witnesses"], log_key=lk, policy="witnesses-all-3",
           raw=pretty_bundle(b_tav), note="two of three witnesses cosigned; the policy asks for all three")
+    bare, _ = log.checkpoint()
+    V.add("invalid", "bundle-not-yet-witnessed", None, ["log-witnesses"], log_key=lk, policy="witnesses-2-of-3",
+          raw=pretty_bundle(bundle(log, tav, bare, size)),
+          note="the checkpoint carries the log's signature alone, as a game's first bundle does before its log has it witnessed")
     V.add("invalid", "bundle-failed-game", None, ["commitment", "rolls"], log_key=lk, emitter_keys=ek,
           raw=pretty_bundle(bundle(log, failed, note, size)),
           note="an honest bundle of a game whose revealed seed is not the committed one: the log checks pass")

@@ -10,7 +10,7 @@
 // @noble/curves where WebCrypto has none (ed25519.js). What it still cannot
 // check is reported as "skipped" with the reason, never as passed:
 //
-//   - log-witnesses: witness cosignatures (zarlog-verify --witness-policy);
+//   - log-witnesses without opt.witnessPolicy (the pages fetch the log's);
 //   - moves: the rules engine is Go (zarlog-verify and the ledger).
 //
 // Messages are ids of the Go verifier's catalog (package verifier), which
