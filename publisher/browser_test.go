@@ -24,6 +24,7 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/cjson"
+	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/verifier"
 )
 
@@ -278,6 +279,80 @@ func TestBrowser(t *testing.T) {
 			srv.Close()
 			if rep.Exit != c.exit || rep.status("log-emitter-signatures") != c.emi || slices.Contains(rep.NotChecked, "log-emitter-signatures") {
 				t.Errorf("emitter keys %v: exit %d, log-emitter-signatures %s, not checked %v", c.keys, rep.Exit, rep.status("log-emitter-signatures"), rep.NotChecked)
+			}
+		}
+	})
+
+	t.Run("the witnesses, against the log's policy", func(t *testing.T) {
+		id, other := f.ids["tavlarena-v1"], f.ids["anchored-v1"]
+		policy, witnessed := witnessBundle(t, f.games[id].Bundle, 2)
+		games := memGames{id: {Status: GameFinished, Bundle: witnessed}, other: f.games[other]}
+		serve := func(policy string, code int) string {
+			p, err := NewPages(Config{Games: games, LogKey: f.vkey})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mux := http.NewServeMux()
+			p.Register(mux)
+			mux.HandleFunc("GET /witness-policy", func(w http.ResponseWriter, r *http.Request) {
+				if code != 200 {
+					http.Error(w, "no", code)
+					return
+				}
+				w.Write([]byte(policy))
+			})
+			srv := httptest.NewServer(mux)
+			t.Cleanup(srv.Close)
+			return srv.URL
+		}
+		withPolicy := serve(policy, 200)
+		// A countersignature changed by one character: no longer the
+		// witness's, which is a failure, not a game still to be witnessed.
+		i := bytes.Index(witnessed, []byte("— w0.witness.example ")) + len("— w0.witness.example ") + 20
+		bad := bytes.Clone(witnessed)
+		bad[i] ^= 'A' ^ 'B'
+		if bad[i] != 'A' && bad[i] != 'B' {
+			bad[i] = 'A'
+		}
+		games2 := memGames{id: {Status: GameFinished, Bundle: bad}}
+		saved := games
+		games = games2
+		badCosig := serve(policy, 200)
+		games = saved
+		words := func(id string, args ...any) string { return pageWords[id].Format(verifier.English, args...) }
+		for _, c := range []struct {
+			name, url, game string
+			exit            int
+			state, line     string
+			witnesses       string
+		}{
+			{"witnessed", withPolicy, id, 0, "witnessed", words("VdWitnessed", "2", "2"), "pass"},
+			{"not yet witnessed", withPolicy, other, 0, "pending", words("VdNotWitnessed"), "skipped"},
+			{"no witnesses", serve("", 404), id, 0, "none", words("VdNoWitnesses"), "skipped"},
+			{"policy unavailable", serve("", 500), id, 0, "unavailable", words("VdPolicyUnavailable", "HTTP 500"), "skipped"},
+			{"another set of witnesses", serve(policyOf(t, 2, "other"), 200), id, 0, "pending", words("VdNotWitnessed"), "skipped"},
+			{"a bad countersignature", badCosig, id, 1, "", "", "fail"},
+		} {
+			ctx := tab(t, browser)
+			rep, _ := verifyOnPage(t, ctx, c.url+"/games/"+c.game)
+			var exit, state, line string
+			err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tt *chromedp.Target) error {
+				var err error
+				exit, err = chromedp.Evaluate[string](`document.getElementById("verdict").dataset.exit`)(ctx, tt)
+				if err == nil {
+					state, err = chromedp.Evaluate[string](`document.getElementById("verdict").dataset.witness`)(ctx, tt)
+				}
+				if err == nil {
+					line, err = chromedp.Evaluate[string](`(e => e.hidden ? "" : e.textContent)(document.getElementById("verdict-witness"))`)(ctx, tt)
+				}
+				return err
+			}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if exit != fmt.Sprint(c.exit) || state != c.state || line != c.line || rep.status("log-witnesses") != c.witnesses {
+				t.Errorf("%s: verdict exit %s, witness state %q, line %q, log-witnesses %s; want %d, %q, %q, %s",
+					c.name, exit, state, line, rep.status("log-witnesses"), c.exit, c.state, c.line, c.witnesses)
 			}
 		}
 	})
@@ -584,4 +659,67 @@ func tamperBundleRoll(t *testing.T, bundle []byte, n uint32) []byte {
 		t.Fatal("the tampering changed nothing")
 	}
 	return out
+}
+
+// witnessBundle returns a tlog-policy of n witnesses (quorum: all) and
+// bundle with its checkpoint cosigned by all of them: the same tree, so
+// the inclusion proofs stand.
+func witnessBundle(t *testing.T, bundle []byte, n int) (policy string, witnessed []byte) {
+	t.Helper()
+	var b struct {
+		Log struct{ Checkpoint string }
+	}
+	if err := json.Unmarshal(bundle, &b); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := merkle.ParseSignedCheckpoint([]byte(b.Log.Checkpoint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := b.Log.Checkpoint
+	for i := range n {
+		skey := witnessKey(t, i, "w")
+		c, err := merkle.NewCosigner(skey, func() time.Time { return time.Unix(1_800_000_000, 0) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, err := c.Cosign(cp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		note += string(line)
+	}
+	old, _ := json.Marshal(b.Log.Checkpoint)
+	cosigned, _ := json.Marshal(note)
+	if bytes.Count(bundle, old) != 1 {
+		t.Fatalf("the checkpoint is %d times in the bundle", bytes.Count(bundle, old))
+	}
+	return policyOf(t, n, "w"), bytes.Replace(bundle, old, cosigned, 1)
+}
+
+// witnessKey is the signer key of test witness i of a set.
+func witnessKey(t *testing.T, i int, set string) string {
+	t.Helper()
+	seed := label32(fmt.Sprintf("witness %s %d", set, i))
+	skey, _, err := merkle.GenerateCosignerKey(bytes.NewReader(append(seed[:], seed[:]...)), fmt.Sprintf("%s%d.witness.example", set, i))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return skey
+}
+
+// policyOf is a tlog-policy of the n witnesses of a set, all needed.
+func policyOf(t *testing.T, n int, set string) string {
+	t.Helper()
+	var names []string
+	text := ""
+	for i := range n {
+		c, err := merkle.NewCosigner(witnessKey(t, i, set), time.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text += fmt.Sprintf("witness W%d %s\n", i, c.VerifierKey())
+		names = append(names, fmt.Sprintf("W%d", i))
+	}
+	return text + "group all all " + strings.Join(names, " ") + "\nquorum all\n"
 }

@@ -1,8 +1,9 @@
 // zarlog: the game page's check. As soon as the page loads, the browser
-// fetches the game's proof file from this origin, checks it with verify.js
-// and says the verdict at the top of the page in a player's words; the
-// per-check rows go to the auditors' section below. "Check again" reruns it
-// with the key and seal code typed there.
+// fetches the game's proof file and the log's witness policy from this
+// origin, checks the file with verify.js (the witnesses' countersignatures
+// against that policy) and says the verdict at the top of the page in a
+// player's words; the per-check rows go to the auditors' section below.
+// "Check again" reruns it with the key and seal code typed there.
 "use strict";
 
 (function () {
@@ -15,6 +16,7 @@
   const main = document.getElementById("verdict-main");
   const detail = document.getElementById("verdict-detail");
   const more = document.getElementById("verdict-more");
+  const wit = document.getElementById("verdict-witness");
   const T = function (id, args) { return ZarlogVerifier.render({ id: id, args: args || [] }, cat, 0); };
   const sep = T("BrListSep");
 
@@ -30,17 +32,51 @@
     return T(id);
   }
 
-  function say(r) {
+  // The witnesses' check, as a player reads it: {state, text}. state is
+  // "witnessed" (the quorum of the log's policy countersigned the file's
+  // checkpoint), "pending" (no quorum yet: a game is witnessed a minute or
+  // two after its end), "none" (the log names no witnesses),
+  // "unavailable" (its policy could not be had), or "" when the check
+  // failed otherwise (an invalid countersignature: the verdict says it).
+  function witnessing(r, pol) {
+    if (pol.text === null) {
+      return pol.why === "" ? { state: "none", text: T("VdNoWitnesses") } : { state: "unavailable", text: T("VdPolicyUnavailable", [pol.why]) };
+    }
+    const c = r.checks.find(function (x) { return x.name === "log-witnesses"; });
+    if (!c) return { state: "", text: "" };
+    if (c.status === "pass") return { state: "witnessed", text: T("VdWitnessed", [String(c.detail.args[0]), String(c.detail.args[1])]) };
+    if (c.status === "fail" && (c.detail.id === "LwNotYet" || c.detail.id === "LwQuorum")) return { state: "pending", text: T("VdNotWitnessed") };
+    return { state: "", text: "" };
+  }
+
+  // asPending is the report as the page shows it when the only failure is
+  // that no quorum of the log's witnesses has countersigned the checkpoint
+  // yet: the page requires no witness, it says what they did, so their
+  // check is still to come ("skipped", with its detail) and the rest is the
+  // verdict.
+  function asPending(r) {
+    const checks = r.checks.map(function (c) { return c.name === "log-witnesses" ? Object.assign({}, c, { status: "skipped" }) : c; });
+    const noSig = r.notChecked.indexOf("log-signature") >= 0;
+    return Object.assign({}, r, { exit: 0, checks: checks, failed: [], notChecked: r.notChecked.concat(["log-witnesses"]),
+      summary: { id: noSig ? "SuPassNoKey" : "SuPass", args: [] } });
+  }
+
+  function say(r, w) {
     box.classList.remove("checking", "ok", "bad", "partial");
     more.hidden = true;
     more.textContent = "";
+    wit.textContent = w.text;
+    wit.hidden = w.text === "" || r.exit !== 0;
+    box.dataset.witness = w.state;
     const rolls = document.querySelectorAll("#rolls tbody tr[data-index]").length;
     if (r.exit === 0) {
       const noSig = r.notChecked.indexOf("log-signature") >= 0;
-      box.classList.add(noSig ? "partial" : "ok");
+      box.classList.add(noSig || w.state === "pending" ? "partial" : "ok");
       main.textContent = T(noSig ? "SuPassNoKey" : "SuPass");
       detail.textContent = T("VdPassDetail", [String(rolls)]);
-      const nc = r.notChecked.filter(function (n) { return cat["VdNC-" + n]; }).map(function (n) { return T("VdNC-" + n); });
+      // The witnesses have their own line.
+      const nc = r.notChecked.filter(function (n) { return cat["VdNC-" + n] && !(n === "log-witnesses" && w.text !== ""); })
+        .map(function (n) { return T("VdNC-" + n); });
       if (nc.length > 0) {
         more.textContent = T("VdNotChecked", [nc.join(sep)]);
         more.hidden = false;
@@ -57,6 +93,20 @@
     box.dataset.exit = String(r.exit);
   }
 
+  // The log's witness policy: {text} or {text: null, why} with why "" when
+  // the log has none (404) and the reason otherwise.
+  async function policy() {
+    if (!sec.dataset.policy) return { text: null, why: "" };
+    try {
+      const resp = await fetch(sec.dataset.policy, { cache: "no-store", credentials: "omit" });
+      if (resp.status === 404) return { text: null, why: "" };
+      if (!resp.ok) return { text: null, why: "HTTP " + resp.status };
+      return { text: await resp.text() };
+    } catch (e) {
+      return { text: null, why: String(e && e.message || e) };
+    }
+  }
+
   async function check() {
     button.disabled = true;
     box.classList.remove("ok", "bad", "partial");
@@ -69,14 +119,25 @@
       const resp = await fetch(sec.dataset.proof, { cache: "no-store", credentials: "omit" });
       if (!resp.ok) throw new Error("HTTP " + resp.status);
       const bytes = new Uint8Array(await resp.arrayBuffer());
-      const r = await ZarlogVerifier.verify(bytes, {
+      const pol = await policy();
+      const opt = {
         expected: document.getElementById("expected").value,
         logKey: document.getElementById("log-key").value,
         emitterKeys: JSON.parse(sec.dataset.emitterKeys || "[]"),
-      });
+      };
+      let r = await ZarlogVerifier.verify(bytes, Object.assign({ witnessPolicy: pol.text || undefined }, opt));
+      const bad = r.exit === 2 && r.checks[0] && r.checks[0].detail.id === "BrBadPolicy";
+      if (bad) {
+        // A policy that does not parse: the rest is checked without it.
+        pol.why = ZarlogVerifier.render(r.checks[0].detail, cat, 0);
+        pol.text = null;
+        r = await ZarlogVerifier.verify(bytes, opt);
+      }
+      const w = witnessing(r, pol);
+      if (w.state === "pending" && r.failed.length === 1) r = asPending(r);
       window.zarlogReport = ZarlogUI.show(out, r, cat, 0);
       ZarlogUI.markRoll(document.getElementById("rolls"), r);
-      say(r);
+      say(r, w);
       window.zarlogVerdictMs = performance.now(); // the time to the verdict, for BenchmarkVerifiers
     } catch (e) {
       const msg = T("BrFetchFailed", [String(e && e.message || e)]);

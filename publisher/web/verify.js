@@ -6246,7 +6246,10 @@ var ZarlogVerifier = (() => {
     if (!p) return skipped("log-witnesses", M("LwNone"));
     const v = await verifyCosignatures(l.tree.note, p.witnesses);
     if (!v) return fail("log-witnesses", M("LwBadCosig"));
-    if (!quorumMet(p, v.signed)) return fail("log-witnesses", M("LwQuorum", v.count, p.witnesses.length));
+    if (!quorumMet(p, v.signed)) {
+      if (v.count === 0) return fail("log-witnesses", M("LwNotYet", p.witnesses.length));
+      return fail("log-witnesses", M("LwQuorum", v.count, p.witnesses.length));
+    }
     return pass("log-witnesses", M("LwPass", v.count, p.witnesses.length), { cosigs: v.count });
   }
   async function emitterCheck(evs, name, opt) {
