@@ -94,7 +94,22 @@ type browserReport struct {
 		Detail string            `json:"detail"`
 		Roll   *verifier.RollRef `json:"roll"`
 	} `json:"checks"`
+	Verdict struct {
+		Kind     string   `json:"kind"`
+		Headline string   `json:"headline"`
+		Details  []string `json:"details"`
+	} `json:"verdict"`
 	Error string `json:"error"`
+}
+
+// sameVerdict reports whether the browser's verdict is zarlog-verify's,
+// word for word, in language l.
+func sameVerdict(br browserReport, rep *verifier.Report, l verifier.Lang) bool {
+	var j verifier.JSONReport
+	if err := json.Unmarshal(rep.JSON(l), &j); err != nil {
+		panic(err)
+	}
+	return br.Verdict.Kind == string(j.Verdict.Kind) && br.Verdict.Headline == j.Verdict.Headline && slices.Equal(br.Verdict.Details, j.Verdict.Details)
 }
 
 func (r browserReport) status(name string) string {
@@ -162,6 +177,14 @@ func TestBrowser(t *testing.T) {
 					t.Errorf("%s %s: %s is %q, want pass", c.scheme, c.lang, name, got)
 				}
 			}
+			goRep := verifier.Verify(f.games[f.ids[c.scheme]].Bundle, verifier.Options{LogKey: mustLogKey(t, f.vkey)})
+			if !sameVerdict(rep, goRep, c.lang) {
+				t.Errorf("%s %s: the page's verdict %+v is not zarlog-verify's %+v", c.scheme, c.lang, rep.Verdict, goRep.Verdict())
+			}
+			main, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("verdict-main").textContent + "|" + [...document.querySelectorAll("#verdict-detail p")].map(p => p.textContent).join("|")`))
+			if want := strings.Join(append([]string{rep.Verdict.Headline}, rep.Verdict.Details...), "|"); err != nil || main != want {
+				t.Errorf("%s %s: the verdict box says %q (%v), want %q", c.scheme, c.lang, main, err, want)
+			}
 			if c.scheme == "anchored-v1" && (rep.status("anchor") != "pass" || slices.Contains(rep.NotChecked, "anchor")) {
 				t.Errorf("anchored-v1: the browser's anchor check (the beacon's BLS signature too) is %s; not checked: %v", rep.status("anchor"), rep.NotChecked)
 			}
@@ -222,6 +245,65 @@ func TestBrowser(t *testing.T) {
 		marked, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#rolls tr.wrong").dataset.index`))
 		if err != nil || marked != fmt.Sprint(want.Roll.Index) {
 			t.Errorf("the marked row is %q (%v), want %d", marked, err, want.Roll.Index)
+		}
+		// The verdict counts the roll as the roll table does, from 1.
+		if !sameVerdict(rep, goRep, English) || rep.Verdict.Kind != "failed" ||
+			!strings.HasPrefix(rep.Verdict.Details[0], fmt.Sprintf("Roll %d is not what the seed gives", *want.Roll.N+1)) {
+			t.Errorf("tampered: the page's verdict %+v, zarlog-verify's %+v", rep.Verdict, goRep.Verdict())
+		}
+		row, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#rolls tr.wrong td").textContent`))
+		if err != nil || row != fmt.Sprint(*want.Roll.N+1) {
+			t.Errorf("the marked row's number is %q (%v), want %d", row, err, *want.Roll.N+1)
+		}
+	})
+
+	t.Run("a seal code that is not the game's", func(t *testing.T) {
+		ctx := tab(t, browser)
+		verifyOnPage(t, ctx, srv.URL+"/games/"+f.ids["tavlarena-v1"])
+		err := chromedp.Do(ctx,
+			chromedp.SendKeys(chromedp.CSS("#expected"), "ZZZZ-ZZZZ"),
+			chromedp.Click(chromedp.CSS("#verify-button")),
+			chromedp.WaitVisible(chromedp.CSS(`#verdict[data-kind="wrong-seal"]`)),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](`window.zarlogReport`))
+		var rep browserReport
+		if err == nil {
+			err = json.Unmarshal(raw, &rep)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		exp, err := verifier.ParseExpected("ZZZZ-ZZZZ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		goRep := verifier.Verify(f.games[f.ids["tavlarena-v1"]].Bundle, verifier.Options{LogKey: mustLogKey(t, f.vkey), Expected: exp})
+		if !sameVerdict(rep, goRep, English) || rep.Verdict.Headline != "This is not the seal code of this game" || strings.Contains(strings.Join(rep.Verdict.Details, " "), "does not check out") {
+			t.Errorf("a mistyped seal code: the page says %+v; zarlog-verify %+v", rep.Verdict, goRep.Verdict())
+		}
+		class, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("verdict").className`))
+		if err != nil || !strings.Contains(class, "partial") || strings.Contains(class, "bad") {
+			t.Errorf("a mistyped seal code: the verdict box is %q (%v), want partial, not bad", class, err)
+		}
+	})
+
+	t.Run("no key, no claim", func(t *testing.T) {
+		p, err := NewPages(Config{Games: f.games})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mux := http.NewServeMux()
+		p.Register(mux)
+		srv3 := httptest.NewServer(mux)
+		defer srv3.Close()
+		ctx := tab(t, browser)
+		rep, _ := verifyOnPage(t, ctx, srv3.URL+"/games/"+f.ids["tavlarena-v1"]+"?lang=tr")
+		goRep := verifier.Verify(f.games[f.ids["tavlarena-v1"]].Bundle, verifier.Options{})
+		if rep.Exit != 0 || rep.Verdict.Kind != "untied" || !sameVerdict(rep, goRep, Turkish) {
+			t.Errorf("no log key: the page says exit %d, %+v; zarlog-verify %+v", rep.Exit, rep.Verdict, goRep.Verdict())
 		}
 	})
 
@@ -402,6 +484,29 @@ func TestBrowser(t *testing.T) {
 		if err != nil || summary != cat["SuPass"].In(verifier.English) {
 			t.Errorf("auditor: summary %q (%v), want %q", summary, err, cat["SuPass"].In(verifier.English))
 		}
+		// It opens with the game page's verdict box, above the checks, in
+		// the page's language.
+		raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](`window.zarlogReport`))
+		var rep browserReport
+		if err == nil {
+			err = json.Unmarshal(raw, &rep)
+		}
+		goRep := verifier.Verify(f.games[f.ids["per-roll-v1"]].Bundle, verifier.Options{LogKey: mustLogKey(t, f.vkey)})
+		if err != nil || !sameVerdict(rep, goRep, English) {
+			t.Errorf("auditor: verdict %+v (%v), zarlog-verify's %+v", rep.Verdict, err, goRep.Verdict())
+		}
+		above, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+			const v = document.getElementById("verdict"), r = document.getElementById("result");
+			return !v.hidden && v.getBoundingClientRect().bottom <= r.getBoundingClientRect().top &&
+				document.getElementById("verdict-main").textContent === window.zarlogReport.verdict.headline; })()`))
+		if err != nil || !above {
+			t.Errorf("auditor: the verdict box is not shown above the checks (%v)", err)
+		}
+		_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const s = document.getElementById("lang"); s.value = "ar"; s.dispatchEvent(new Event("change")); return true; })()`))
+		main, err2 := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("verdict-main").textContent`))
+		if err != nil || err2 != nil || main != cat["SuPass"].In(Arabic) {
+			t.Errorf("auditor in Arabic: the verdict says %q (%v %v)", main, err, err2)
+		}
 		// Its CSP forbids every connection: a fetch from the page fails.
 		blocked, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`fetch("data:text/plain,x").then(() => false, () => true)`, chromedp.EvalAwaitPromise))
 		if err != nil || !blocked {
@@ -501,6 +606,9 @@ func agreeOnVectors(t *testing.T, ctx context.Context) {
 			continue
 		}
 		compared++
+		if !sameVerdict(br, goRep, English) {
+			t.Errorf("%s: the browser's verdict %+v is not zarlog-verify's %+v", v.Name, br.Verdict, goRep.Verdict())
+		}
 		if br.Exit != goRep.Exit() {
 			t.Errorf("%s: the browser says exit %d (failed %v), zarlog-verify %d (failed %v)", v.Name, br.Exit, br.Failed, goRep.Exit(), goRep.Failed())
 			continue
@@ -578,8 +686,11 @@ func runBrowserVerifier(ctx context.Context, data []byte, expected, logKey strin
 		const bin = atob(a.b64), bytes = new Uint8Array(bin.length);
 		for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
 		const r = await ZarlogVerifier.verify(bytes, {expected: a.expected, logKey: a.logKey});
+		const cat = JSON.parse(document.body.dataset.messages), R = (m) => ZarlogVerifier.render(m, cat, 0);
+		const v = ZarlogVerifier.verdict(r);
 		return {exit: r.exit, failed: r.failed, notChecked: r.notChecked,
-			checks: r.checks.map(c => ({name: c.name, status: c.status, roll: c.roll || null}))};
+			checks: r.checks.map(c => ({name: c.name, status: c.status, roll: c.roll || null})),
+			verdict: {kind: v.kind, headline: R(v.headline), details: v.details.map(R)}};
 	})(` + string(args) + `)`
 	var br browserReport
 	out, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](js, chromedp.EvalAwaitPromise))

@@ -55,9 +55,9 @@ func resultText(r rules.Result, cube bool) Message {
 	case r.Draw():
 		return msg(mMvDraw)
 	case cube:
-		return msg(mMvWinsCube, r.Winner, msg(multMsg[r.Multiplier]), r.Multiplier)
+		return msg(mMvWinsCube, r.Winner+1, msg(multMsg[r.Multiplier]), r.Multiplier)
 	}
-	return msg(mMvWins, r.Winner, msg(multMsg[r.Multiplier]), r.Multiplier)
+	return msg(mMvWins, r.Winner+1, msg(multMsg[r.Multiplier]), r.Multiplier)
 }
 
 var multMsg = map[int]msgID{1: mMvSingle, 2: mMvDouble, 3: mMvTriple}
@@ -67,7 +67,7 @@ func endText(e events.End) Message {
 	if e.Winner == events.NoWinner {
 		return msg(mMvEndDraw, string(e.Result))
 	}
-	return msg(mMvEnd, string(e.Result), e.Winner, e.Points)
+	return msg(mMvEnd, string(e.Result), e.Winner+1, e.Points)
 }
 
 // movesCheck replays the events of a bundle's game through the rules
@@ -136,12 +136,12 @@ func moveFailure(i int, ev *events.Event, g *events.Game, err error) Check {
 			d := dice.Dice(ime.Dice)
 			ref.Dice = &d
 		}
-		c = fail(CheckMoves, msg(mMvIllegal, i, ev.Seq, n, seat, m.Play, string(ime.Rule), ruleText(ime.Rule)))
+		c = fail(CheckMoves, msg(mMvIllegal, i, ev.Seq, n+1, seat+1, m.Play, string(ime.Rule), ruleText(ime.Rule)))
 	case code == events.CodeMoveOwed:
 		st, _ := movecheck.ParseState(g.Position) // a move is owed only with a state
 		n, seat, d := st.N, st.Seat, dice.Dice(st.Dice)
 		ref.N, ref.Seat, ref.Dice = &n, &seat, &d
-		c = fail(CheckMoves, msg(mMvOwed, i, ev.Seq, string(ev.Type), n, d, seat))
+		c = fail(CheckMoves, msg(mMvOwed, i, ev.Seq, string(ev.Type), n+1, d, seat+1))
 	case code == events.CodeWrongResult && errors.As(err, &rse):
 		ref.Rule = string(rse.Reason)
 		if !rse.Over {
@@ -153,7 +153,7 @@ func moveFailure(i int, ev *events.Event, g *events.Game, err error) Check {
 		n := uint32(rre.N)
 		d := dice.Dice(rre.Dice)
 		ref.Rule, ref.N, ref.Dice = string(rre.Rule), &n, &d
-		c = fail(CheckMoves, msg(mMvRollRefused, i, ev.Seq, n, d, string(rre.Rule), ruleText(rre.Rule)))
+		c = fail(CheckMoves, msg(mMvRollRefused, i, ev.Seq, n+1, d, string(rre.Rule), ruleText(rre.Rule)))
 	default:
 		if code == "" {
 			code = "error"

@@ -90,6 +90,16 @@ type RollRef struct {
 	Recomputed *dice.Dice `json:"recomputed,omitempty"` // the dice the seed gives
 }
 
+// Number returns the roll's number as players count: from 1, the first
+// roll of the game (or of the per-roll-v1 match) being roll 1. It is n + 1
+// where the file numbers its rolls, the position + 1 otherwise.
+func (r *RollRef) Number() int {
+	if r.N != nil {
+		return int(*r.N) + 1
+	}
+	return r.Index + 1
+}
+
 // A Report is the outcome of verifying one evidence file (or one
 // tlog-proof): the checks in the order of CheckNames (checks that do not
 // apply are left out; after an input error only the failed format check is
@@ -102,6 +112,10 @@ type Report struct {
 	notProves []Message
 	noLogKey  bool // a proof bundle whose checkpoint signature was not checked
 	tlogProof bool // the report of a tlog-proof file
+	facts     verdictFacts
+	// perRollSeen is the index of the per-roll-v1 roll whose commitment
+	// the user gave (expected-commitment passed); -1 otherwise.
+	perRollSeen int
 }
 
 // A LoggedEvent is the event a tlog-proof file proves is in the log.
@@ -246,25 +260,55 @@ type JSONEvent struct {
 	Leaf  json.RawMessage `json:"leaf"` // the leaf itself: canonical JSON
 }
 
+// JSONVerdict is the verdict in the --json output: the report in a
+// player's words (Report.Verdict).
+type JSONVerdict struct {
+	Kind     VerdictKind `json:"kind"`     // checked, untied, wrong-seal, failed, bad-input
+	Headline string      `json:"headline"` // "Every roll checked", …
+	Details  []string    `json:"details"`  // the sentences under it
+}
+
 // JSONReport is the --json output: one object.
 type JSONReport struct {
-	Scheme       string      `json:"scheme,omitempty"`
-	Lang         Lang        `json:"lang"`
-	Exit         int         `json:"exit"`   // 0, 1 or 2, as the process exit code
-	Result       string      `json:"result"` // "valid", "invalid" or "bad-input"
+	Scheme string `json:"scheme,omitempty"`
+	Lang   Lang   `json:"lang"`
+	Exit   int    `json:"exit"`   // 0, 1 or 2, as the process exit code
+	Result string `json:"result"` // "valid", "invalid" or "bad-input"
+	// TiedToLog reports whether the log-signature check passed: the
+	// checkpoint that includes the game's events is signed by the log
+	// whose key was given (or by a log of the witness policy). Without it
+	// nothing ties the game to any log, whatever the exit code.
+	TiedToLog bool `json:"tiedToLog"`
+	// Unchecked lists the checks that were skipped (their input was not
+	// given, or the file has no such part), in report order.
+	Unchecked    []string    `json:"unchecked"`
 	Event        *JSONEvent  `json:"event,omitempty"`
 	Checks       []JSONCheck `json:"checks"`
 	Proves       []string    `json:"proves"`
 	DoesNotProve []string    `json:"doesNotProve"`
 	Summary      string      `json:"summary"`
+	Verdict      JSONVerdict `json:"verdict"`
 }
 
 // JSON renders the report as one JSON object (JSONReport) in language l,
 // indented, with a final newline.
 func (r *Report) JSON(l Lang) []byte {
 	out := JSONReport{Scheme: r.Scheme, Lang: l, Exit: r.Exit(), Summary: r.Summary().In(l),
-		Checks: []JSONCheck{}, Proves: []string{}, DoesNotProve: []string{}}
+		Unchecked: []string{}, Checks: []JSONCheck{}, Proves: []string{}, DoesNotProve: []string{}}
 	out.Result = [...]string{"valid", "invalid", "bad-input"}[out.Exit]
+	for _, c := range r.Checks {
+		switch {
+		case c.Name == CheckLogSignature && c.Status == Pass:
+			out.TiedToLog = true
+		case c.Status == Skipped:
+			out.Unchecked = append(out.Unchecked, c.Name)
+		}
+	}
+	v := r.Verdict()
+	out.Verdict = JSONVerdict{Kind: v.Kind, Headline: v.Headline.In(l), Details: []string{}}
+	for _, m := range v.Details {
+		out.Verdict.Details = append(out.Verdict.Details, m.In(l))
+	}
 	if r.Event != nil {
 		out.Event = &JSONEvent{Index: r.Event.Index, Leaf: json.RawMessage(r.Event.Leaf)}
 	}

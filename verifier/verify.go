@@ -62,15 +62,18 @@ func InputErrorReport(err error) *Report {
 // run on the values taken from the logged events, not on the top-level
 // fields, which need only agree with them (log-agreement).
 func VerifyEvidence(ev *Evidence, opt Options) *Report {
-	r := &Report{Scheme: ev.Scheme}
+	r := &Report{Scheme: ev.Scheme, perRollSeen: -1}
 	if ev.Log == nil {
+		r.facts = factsOf(ev, opt, false)
 		verifyScheme(r, ev, opt)
 		r.Checks = append(r.Checks, noLogChecks(opt)...)
 		r.Checks = append(r.Checks, skipped(CheckMoves, msg(mMvNoLog)))
 		return r
 	}
 	b := checkBundle(ev, opt)
+	r.facts = factsOf(ev, opt, true)
 	if b.derived != nil {
+		r.facts = factsOf(b.derived, opt, true)
 		verifyScheme(r, b.derived, opt)
 		r.Checks[0].Detail = msg(mFmtBundle, r.Checks[0].Detail, len(ev.Log.Entries))
 	} else {
@@ -293,7 +296,7 @@ func verifyPerRoll(r *Report, ev *Evidence, opt Options) {
 		r.Checks = append(r.Checks, pass(CheckCommitment, msg(mCmPerPass, n)))
 	default:
 		x := p.Rolls[firstC.Index]
-		c := fail(CheckCommitment, msg(mCmPerFail, badC, n, firstC.Index, firstC.RollID, hexs(firstFP[:]), hexs(x.Commitment[:])))
+		c := fail(CheckCommitment, msg(mCmPerFail, badC, n, firstC.Index+1, firstC.RollID, hexs(firstFP[:]), hexs(x.Commitment[:])))
 		c.Roll = firstC
 		r.Checks = append(r.Checks, c)
 	}
@@ -311,7 +314,7 @@ func verifyPerRoll(r *Report, ev *Evidence, opt Options) {
 			}
 		}
 		if seen >= 0 {
-			exp = pass(CheckExpected, msg(mExPerPass, seen, p.Rolls[seen].RollID.String(), opt.Expected.String()))
+			exp = pass(CheckExpected, msg(mExPerPass, seen+1, p.Rolls[seen].RollID.String(), opt.Expected.String()))
 		} else {
 			exp = fail(CheckExpected, msg(mExPerFail, opt.Expected.String()))
 		}
@@ -324,7 +327,7 @@ func verifyPerRoll(r *Report, ev *Evidence, opt Options) {
 	case badR == 0:
 		r.Checks = append(r.Checks, pass(CheckRolls, msg(mRoPass, n)))
 	default:
-		c := fail(CheckRolls, msg(mRoFailPer, badR, n, firstR.Index, firstR.RollID, *firstR.Claimed, *firstR.Recomputed))
+		c := fail(CheckRolls, msg(mRoFailPer, badR, n, firstR.Index+1, firstR.RollID, *firstR.Claimed, *firstR.Recomputed))
 		c.Roll = firstR
 		r.Checks = append(r.Checks, c)
 	}
@@ -337,7 +340,7 @@ func verifyPerRoll(r *Report, ev *Evidence, opt Options) {
 	}
 	for i, x := range p.Rolls {
 		if j, dup := first[x.RollID]; dup {
-			seq = fail(CheckSequence, msg(mSqPerDup, i, x.RollID.String(), j))
+			seq = fail(CheckSequence, msg(mSqPerDup, i+1, x.RollID.String(), j+1))
 			seq.Roll = &RollRef{Index: i, RollID: x.RollID.String()}
 			break
 		}
@@ -347,7 +350,8 @@ func verifyPerRoll(r *Report, ev *Evidence, opt Options) {
 
 	r.proves = []Message{msg(mStPerDice)}
 	if seen >= 0 {
-		r.proves = append(r.proves, msg(mStPerSeen, seen))
+		r.proves = append(r.proves, msg(mStPerSeen, seen+1))
+		r.perRollSeen = seen
 	}
 	r.notProves = []Message{msg(mStPerBefore)}
 	if fromServer > 0 {
@@ -396,7 +400,7 @@ func gameRollsCheck(roller dice.Roller, rolls []dice.Roll) Check {
 		return pass(CheckRolls, msg(mRoPass, len(rolls)))
 	}
 	ref := c.Roll
-	c = fail(CheckRolls, msg(mRoFail, bad, len(rolls), *ref.N, *ref.Claimed, *ref.Recomputed))
+	c = fail(CheckRolls, msg(mRoFail, bad, len(rolls), *ref.N+1, *ref.Claimed, *ref.Recomputed))
 	c.Roll = ref
 	return c
 }
@@ -421,7 +425,7 @@ func sequenceCheck(o dice.Opening, rolls []dice.Roll) Check {
 		var c Check
 		switch {
 		case x.N != due:
-			c = fail(CheckSequence, msg(mSqGap, i, x.N, due))
+			c = fail(CheckSequence, msg(mSqGap, i+1, x.N, due))
 		case !x.Dice.Valid(): // Parse admits only dice from 1 to 6
 			panic("verifier: invalid dice after Parse")
 		default:
@@ -438,7 +442,7 @@ func sequenceCheck(o dice.Opening, rolls []dice.Roll) Check {
 			default:
 				why = mSqWhyDecided
 			}
-			c = fail(CheckSequence, msg(mSqKind, x.N, msg(kindMsg[x.Kind]), msg(kindMsg[want]), msg(why)))
+			c = fail(CheckSequence, msg(mSqKind, x.N+1, msg(kindMsg[x.Kind]), msg(kindMsg[want]), msg(why)))
 		}
 		c.Roll = ref
 		return c

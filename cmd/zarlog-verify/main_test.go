@@ -221,8 +221,8 @@ func TestTlogProofLeaf(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no leaf", []string{"--log-key", logKey, bare}, "no leaf was given"},
-		{"another leaf than extra", []string{"--log-key", logKey, "--leaf", other, root + "tlog-proof-commit.tlog-proof"}, "not the one in the tlog-proof's extra line"},
+		{"no leaf", []string{"--log-key", logKey, bare}, "no leaf file was given"},
+		{"another leaf than extra", []string{"--log-key", logKey, "--leaf", other, root + "tlog-proof-commit.tlog-proof"}, "is not the leaf in the tlog-proof's extra line"},
 		{"a leaf that is not an event", []string{"--log-key", logKey, "--leaf", other, bare}, "is not a zarlog event (malformed: "},
 		{"an unreadable leaf", []string{"--log-key", logKey, "--leaf", filepath.Join(dir, "missing"), bare}, "cannot read the --leaf file"},
 	} {

@@ -33,7 +33,8 @@
     rolls.forEach(function (x, i) {
       const tr = document.createElement("tr");
       tr.dataset.index = String(i);
-      const cells = x.rollId ? [String(i), x.rollId, x.dice[0] + "-" + x.dice[1]] : [String(x.n), x.kind, x.dice[0] + "-" + x.dice[1]];
+      // Rolls are counted from 1, as on the game page and in the verdict.
+      const cells = x.rollId ? [String(i + 1), x.rollId, x.dice[0] + "-" + x.dice[1]] : [String(x.n + 1), x.kind, x.dice[0] + "-" + x.dice[1]];
       for (const c of cells) {
         const td = document.createElement("td");
         td.textContent = c;
@@ -49,12 +50,20 @@
   function show(r) {
     document.getElementById("file-name").textContent = T("BrFile", [lastName]);
     window.zarlogReport = ZarlogUI.show(out, r, cat, li);
+    ZarlogUI.verdictBox(document.getElementById("verdict"), r, cat, li);
     rollsTable(r);
   }
 
   async function check(file) {
     lastName = file.name;
-    out.textContent = T("BrChecking");
+    const box = document.getElementById("verdict");
+    box.hidden = false;
+    box.classList.remove("ok", "bad", "partial");
+    box.classList.add("checking");
+    delete box.dataset.exit;
+    document.getElementById("verdict-main").textContent = T("BrChecking");
+    document.getElementById("verdict-detail").textContent = "";
+    out.textContent = "";
     const bytes = new Uint8Array(await file.arrayBuffer());
     last = await ZarlogVerifier.verify(bytes, {
       expected: document.getElementById("expected").value,

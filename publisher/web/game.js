@@ -2,7 +2,9 @@
 // fetches the game's proof file and the log's witness policy from this
 // origin, checks the file with verify.js (the witnesses' countersignatures
 // against that policy) and says the verdict at the top of the page in a
-// player's words; the per-check rows go to the auditors' section below.
+// player's words (the package's verdict(), as zarlog-verify --json says
+// it, and the witnesses' line); the per-check rows go to the auditors'
+// section below.
 // "Check again" reruns it with the key and seal code typed there.
 "use strict";
 
@@ -15,22 +17,8 @@
   const button = document.getElementById("verify-button");
   const main = document.getElementById("verdict-main");
   const detail = document.getElementById("verdict-detail");
-  const more = document.getElementById("verdict-more");
   const wit = document.getElementById("verdict-witness");
   const T = function (id, args) { return ZarlogVerifier.render({ id: id, args: args || [] }, cat, 0); };
-  const sep = T("BrListSep");
-
-  // The first failure, as a player reads it.
-  function failure(r) {
-    const w = r.firstWrongRoll;
-    if (w) {
-      const claimed = w.claimed[0] + "-" + w.claimed[1], got = w.recomputed[0] + "-" + w.recomputed[1];
-      return T("VdWrongRoll", [String(w.index + 1), claimed, got]);
-    }
-    const first = r.checks.find(function (c) { return c.status === "fail"; });
-    const id = first && cat["VdFail-" + first.name] ? "VdFail-" + first.name : "VdFailOther";
-    return T(id);
-  }
 
   // The witnesses' check, as a player reads it: {state, text}. state is
   // "witnessed" (the quorum of the log's policy countersigned the file's
@@ -61,36 +49,18 @@
       summary: { id: noSig ? "SuPassNoKey" : "SuPass", args: [] } });
   }
 
+  // say shows the verdict (ZarlogUI.verdictBox) and the witnesses' line
+  // w under it; a game whose witnesses have not countersigned yet is
+  // amber, not green.
   function say(r, w) {
-    box.classList.remove("checking", "ok", "bad", "partial");
-    more.hidden = true;
-    more.textContent = "";
+    ZarlogUI.verdictBox(box, r, cat, 0);
+    if (r.exit === 0 && w.state === "pending") {
+      box.classList.remove("ok");
+      box.classList.add("partial");
+    }
     wit.textContent = w.text;
     wit.hidden = w.text === "" || r.exit !== 0;
     box.dataset.witness = w.state;
-    const rolls = document.querySelectorAll("#rolls tbody tr[data-index]").length;
-    if (r.exit === 0) {
-      const noSig = r.notChecked.indexOf("log-signature") >= 0;
-      box.classList.add(noSig || w.state === "pending" ? "partial" : "ok");
-      main.textContent = T(noSig ? "SuPassNoKey" : "SuPass");
-      detail.textContent = T("VdPassDetail", [String(rolls)]);
-      // The witnesses have their own line.
-      const nc = r.notChecked.filter(function (n) { return cat["VdNC-" + n] && !(n === "log-witnesses" && w.text !== ""); })
-        .map(function (n) { return T("VdNC-" + n); });
-      if (nc.length > 0) {
-        more.textContent = T("VdNotChecked", [nc.join(sep)]);
-        more.hidden = false;
-      }
-    } else if (r.exit === 1) {
-      box.classList.add("bad");
-      main.textContent = T("VdFail");
-      detail.textContent = failure(r);
-    } else {
-      box.classList.add("bad");
-      main.textContent = T("BrBadOptions");
-      detail.textContent = ZarlogVerifier.render(r.summary, cat, 0);
-    }
-    box.dataset.exit = String(r.exit);
   }
 
   // The log's witness policy: {text} or {text: null, why} with why "" when

@@ -59,10 +59,12 @@ var ZarlogUI = (function () {
     container.appendChild(list);
     const w = r.firstWrongRoll;
     if (w) {
+      // Rolls are counted from 1, as the verdict and the roll tables count
+      // them; data-n and data-index keep the file's own numbers.
       const claimed = w.claimed[0] + "-" + w.claimed[1], got = w.recomputed[0] + "-" + w.recomputed[1];
       const p = el("p", "first-wrong", w.rollId
-        ? T({ id: "BrFirstWrongPer", args: [String(w.index), w.rollId, claimed, got] })
-        : T({ id: "BrFirstWrong", args: [String(w.n), claimed, got] }));
+        ? T({ id: "BrFirstWrongPer", args: [w.index + 1, w.rollId, claimed, got] })
+        : T({ id: "BrFirstWrong", args: [w.n + 1, claimed, got] }));
       p.id = "first-wrong";
       p.dataset.index = String(w.index);
       if (w.n !== undefined) p.dataset.n = String(w.n);
@@ -70,18 +72,47 @@ var ZarlogUI = (function () {
       p.dataset.recomputed = got;
       container.appendChild(p);
     }
-    if (r.notChecked.length > 0) {
-      const names = r.notChecked.map(function (n) { return TITLES[n] ? T({ id: TITLES[n], args: [] }) : n; });
-      container.appendChild(el("p", "not-checked", T({ id: "BrNotChecked", args: [names.join(T({ id: "BrListSep", args: [] }))] })));
-    }
     const s = el("p", "summary " + (r.exit === 0 ? "ok" : "bad"), T(r.summary));
     s.id = "summary";
     s.dataset.exit = String(r.exit);
     container.appendChild(s);
+    const v = ZarlogVerifier.verdict(r);
     return {
       exit: r.exit, failed: r.failed, notChecked: r.notChecked, summary: T(r.summary),
       checks: r.checks.map(function (c) { return { name: c.name, status: c.status, detail: T(c.detail), roll: c.roll || null }; }),
+      verdict: { kind: v.kind, headline: T(v.headline), details: v.details.map(T) },
     };
+  }
+
+  // The class of the verdict box for each kind of verdict.
+  const BOX = { checked: "ok", untied: "partial", "wrong-seal": "partial", failed: "bad", "bad-input": "bad" };
+
+  // verdictBox says report r in a player's words (ZarlogVerifier.verdict)
+  // in the verdict box box: its headline in #verdict-main, its sentences
+  // in #verdict-detail, one paragraph each. The game page and the offline
+  // auditor open with it.
+  function verdictBox(box, r, cat, li) {
+    const T = function (m) { return ZarlogVerifier.render(m, cat, li); };
+    const v = ZarlogVerifier.verdict(r);
+    box.classList.remove("checking", "ok", "bad", "partial");
+    box.classList.add(BOX[v.kind]);
+    box.hidden = false;
+    box.querySelector(".verdict-main").textContent = T(v.headline);
+    const detail = box.querySelector(".verdict-detail");
+    detail.textContent = "";
+    // The first sentence is always shown; the others, when there are more
+    // than two, fold under "What else it shows, and what it does not", so
+    // that the verdict stays within a phone's first screen.
+    const shown = v.details.length > 2 ? 1 : v.details.length;
+    for (const m of v.details.slice(0, shown)) detail.appendChild(el("p", "", T(m)));
+    if (shown < v.details.length) {
+      const more = el("details", "verdict-more");
+      more.appendChild(el("summary", "", T({ id: "VdMore", args: [] })));
+      for (const m of v.details.slice(shown)) more.appendChild(el("p", "", T(m)));
+      detail.appendChild(more);
+    }
+    box.dataset.kind = v.kind;
+    box.dataset.exit = String(r.exit);
   }
 
   // markRoll highlights the row of the first wrong roll in a roll table.
@@ -93,5 +124,5 @@ var ZarlogUI = (function () {
     if (tr) tr.classList.add("wrong");
   }
 
-  return { show: show, markRoll: markRoll };
+  return { show: show, markRoll: markRoll, verdictBox: verdictBox };
 })();

@@ -32,6 +32,7 @@ var ZarlogVerifier = (() => {
     render: () => render,
     rollsOf: () => rollsOf,
     sealCode: () => sealCode,
+    verdict: () => verdict,
     verify: () => verify,
     verifyBeacon: () => verifyBeacon
   });
@@ -418,6 +419,9 @@ var ZarlogVerifier = (() => {
   function goQuote(s) {
     return JSON.stringify(s);
   }
+  function listSep(cat, li) {
+    return cat.ListSep ? cat.ListSep[li] : li === 2 ? "؛ " : "; ";
+  }
   function render(m, cat, li) {
     if (typeof m === "string") return m;
     if (!m) return "";
@@ -429,7 +433,7 @@ var ZarlogVerifier = (() => {
       if (a && typeof a === "object" && a.id) a = render(a, cat, li);
       else if (Array.isArray(a)) a = a.map(function(x) {
         return render(x, cat, li);
-      }).join(li === 2 ? "؛ " : "; ");
+      }).join(listSep(cat, li));
       if (verb === "q") return goQuote(String(a));
       return String(a);
     });
@@ -6297,7 +6301,7 @@ var ZarlogVerifier = (() => {
       bad++;
     }
     if (bad === 0) return pass("rolls", M("RoPass", rolls.length));
-    return fail("rolls", M("RoFail", bad, rolls.length, ref.n, diceStr(ref.claimed), diceStr(ref.recomputed)), { roll: ref });
+    return fail("rolls", M("RoFail", bad, rolls.length, ref.n + 1, diceStr(ref.claimed), diceStr(ref.recomputed)), { roll: ref });
   }
   var KIND = { opening: "KindOpening", reroll: "KindReroll", turn: "KindTurn" };
   function sequenceCheck(opening, rolls) {
@@ -6308,14 +6312,14 @@ var ZarlogVerifier = (() => {
       const due = s.next, w = s.want;
       if (s.accept(x)) continue;
       const ref = { index: i, n: x.n };
-      if (x.n !== due) return fail("sequence", M("SqGap", i, x.n, due), { roll: ref });
+      if (x.n !== due) return fail("sequence", M("SqGap", i + 1, x.n, due), { roll: ref });
       let why;
       if (w === "opening" && i === 0) why = "SqWhyFirst";
       else if (w === "opening") why = "SqWhyTie";
       else if (w === "reroll") why = "SqWhyReroll";
       else if (x.kind === "reroll") why = "SqWhyOneReroll";
       else why = "SqWhyDecided";
-      return fail("sequence", M("SqKind", x.n, M(KIND[x.kind]), M(KIND[w]), M(why)), { roll: ref });
+      return fail("sequence", M("SqKind", x.n + 1, M(KIND[x.kind]), M(KIND[w]), M(why)), { roll: ref });
     }
     let how;
     if (s.starter < 0) how = "SqOpeningPending";
@@ -6330,6 +6334,7 @@ var ZarlogVerifier = (() => {
     const sh = await sha256(te8.encode(canon(ev.settings)));
     const got = await sha256(concat(CTX_COMMIT, uuidBytes(t.gameId), sh, uuidBytes(t.seats[0]), uuidBytes(t.seats[1]), t.seed));
     r.commitment = hex(t.commitment);
+    r.seal = sealCode(t.commitment);
     if (eq(got, t.commitment)) r.checks.push(pass("commitment", M("CmTavPass", hex(got), sealCode(got))));
     else r.checks.push(fail("commitment", M("CmTavFail", hex(got), sealCode(got), hex(t.commitment), sealCode(t.commitment))));
     const exp = expectedCheck(opt, t.commitment, "ExPass", "ExFail", M("ExSkipTav", sealCode(t.commitment)));
@@ -6352,6 +6357,7 @@ var ZarlogVerifier = (() => {
     r.checks.push(pass("format", formatMsg(ev)));
     const fp = await sha256(a.seed);
     r.commitment = hex(a.fingerprint);
+    r.seal = sealCode(a.fingerprint);
     if (eq(fp, a.fingerprint)) r.checks.push(pass("commitment", M("CmAncPass", hex(fp))));
     else r.checks.push(fail("commitment", M("CmAncFail", hex(fp), hex(a.fingerprint))));
     r.checks.push(expectedCheck(opt, a.fingerprint, "ExAncPass", "ExAncFail", M("ExSkipAnc", sealCode(a.fingerprint))));
@@ -6416,25 +6422,25 @@ var ZarlogVerifier = (() => {
     const n = p.rolls.length;
     if (n === 0) r.checks.push(pass("commitment", M("CmPerNone")));
     else if (badC === 0) r.checks.push(pass("commitment", M("CmPerPass", n)));
-    else r.checks.push(fail("commitment", M("CmPerFail", badC, n, firstC.index, firstC.rollId, hex(firstFP), hex(p.rolls[firstC.index].commitment)), { roll: firstC }));
+    else r.checks.push(fail("commitment", M("CmPerFail", badC, n, firstC.index + 1, firstC.rollId, hex(firstFP), hex(p.rolls[firstC.index].commitment)), { roll: firstC }));
     if (!opt.expected) {
       r.checks.push(skipped("expected-commitment", M("ExSkipPer")));
     } else {
       const seen2 = p.rolls.findIndex(function(x) {
         return expectedMatches(opt.expected, x.commitment);
       });
-      if (seen2 >= 0) r.checks.push(pass("expected-commitment", M("ExPerPass", seen2, p.rolls[seen2].rollId, opt.expected.str)));
+      if (seen2 >= 0) r.checks.push(pass("expected-commitment", M("ExPerPass", seen2 + 1, p.rolls[seen2].rollId, opt.expected.str)));
       else r.checks.push(fail("expected-commitment", M("ExPerFail", opt.expected.str)));
     }
     if (n === 0) r.checks.push(pass("rolls", M("RoNone")));
     else if (badR === 0) r.checks.push(pass("rolls", M("RoPass", n)));
-    else r.checks.push(fail("rolls", M("RoFailPer", badR, n, firstR.index, firstR.rollId, diceStr(firstR.claimed), diceStr(firstR.recomputed)), { roll: firstR }));
+    else r.checks.push(fail("rolls", M("RoFailPer", badR, n, firstR.index + 1, firstR.rollId, diceStr(firstR.claimed), diceStr(firstR.recomputed)), { roll: firstR }));
     let seq = n === 0 ? pass("sequence", M("SqNone")) : pass("sequence", M("SqPerPass", n));
     const firstIdx = /* @__PURE__ */ new Map();
     for (let i = 0; i < n; i++) {
       const id = p.rolls[i].rollId;
       if (firstIdx.has(id)) {
-        seq = fail("sequence", M("SqPerDup", i, id, firstIdx.get(id)), { roll: { index: i, rollId: id } });
+        seq = fail("sequence", M("SqPerDup", i + 1, id, firstIdx.get(id) + 1), { roll: { index: i, rollId: id } });
         break;
       }
       firstIdx.set(id, i);
@@ -6447,7 +6453,8 @@ var ZarlogVerifier = (() => {
       return x.secondFrom === "server";
     }).length;
     r.proves = [M("StPerDice")];
-    if (seen >= 0) r.proves.push(M("StPerSeen", seen));
+    if (seen >= 0) r.proves.push(M("StPerSeen", seen + 1));
+    r.perRollSeen = seen;
     r.notProves = [M("StPerBefore")];
     if (fromServer > 0) r.notProves.push(M("StPerServer", fromServer, n));
     if (fromServer < n) r.notProves.push(M("StPerClientLabel"));
@@ -6507,7 +6514,7 @@ var ZarlogVerifier = (() => {
       if (e.field) c.field = e.field;
       return finish({ scheme: "", checks: [c] });
     }
-    const r = { scheme: ev.scheme, checks: [] };
+    const r = { scheme: ev.scheme, checks: [], expected: o.expected ? o.expected.str : "" };
     if (!ev.log) {
       await verifyScheme(r, ev, o);
       r.checks.push(
@@ -6749,5 +6756,95 @@ var ZarlogVerifier = (() => {
     "moves": "TitleMoves"
   };
   var STATUS_WORDS = { pass: "StPass", fail: "StFail", skipped: "StSkipped" };
+
+  // src/report.js
+  var TITLES = CHECK_TITLES;
+  var VD_FAIL = [
+    "format",
+    "commitment",
+    "expected-commitment",
+    "anchor",
+    "sequence",
+    "log-inclusion",
+    "log-signature",
+    "log-order",
+    "log-agreement",
+    "log-witnesses",
+    "log-emitter-signatures",
+    "moves"
+  ];
+  var VD_NOT_CHECKED = ["anchor", "log-witnesses", "log-emitter-signatures", "moves"];
+  function verdict(r) {
+    const status = {};
+    for (const c of r.checks) status[c.name] = c.status;
+    const ev = r.evidence;
+    const rolls = rollsOf(ev).length;
+    const round = ev && ev.anchored ? ev.anchored.anchor.round : 0;
+    const computer = !!(ev && ev.opponent === "computer");
+    if (r.exit === 2) {
+      const f = r.checks.find(function(c) {
+        return c.name === "format";
+      });
+      return { kind: "bad-input", headline: M(r.badOptions ? "BrBadOptions" : "VdBadInput"), details: f ? [f.detail] : [] };
+    }
+    if (r.failed.length === 1 && r.failed[0] === "expected-commitment") {
+      const v2 = { kind: "wrong-seal", headline: M("VdWrongSeal"), details: [] };
+      v2.details.push(r.scheme === "per-roll-v1" ? M("VdSealOtherPer", r.expected) : M("VdSealOther", r.expected, r.seal));
+      if (r.bundle && status["log-signature"] !== "pass") v2.details.push(M("VdUntied"));
+      return v2;
+    }
+    if (r.exit === 1) return { kind: "failed", headline: M("VdFail"), details: failureWords(r) };
+    const tied = status["log-signature"] === "pass";
+    const v = { kind: "checked", headline: M("SuPass"), details: [] };
+    if (r.bundle && !tied) {
+      v.kind = "untied";
+      v.headline = M("VdUntiedHead");
+    }
+    if (rolls === 0) v.details.push(M("VdNoRolls"));
+    else if (r.scheme === "tavlarena-v1") v.details.push(M("VdDiceTav", rolls));
+    else if (r.scheme === "anchored-v1") v.details.push(M("VdDiceAnc", rolls, round));
+    else v.details.push(M("VdDicePer", rolls));
+    if (r.scheme === "per-roll-v1") {
+      if (status["expected-commitment"] === "pass" && r.perRollSeen >= 0) v.details.push(M("VdPerSeen", r.perRollSeen + 1));
+    } else if (status["expected-commitment"] === "pass") {
+      v.details.push(M("VdSealSeen"));
+    } else if (tied && status["log-order"] === "pass") {
+      v.details.push(M(r.scheme === "anchored-v1" ? "VdSealLoggedAnc" : "VdSealLogged"));
+    }
+    if (r.scheme === "anchored-v1" && status.anchor === "pass") v.details.push(M("VdAnchor", round));
+    if (tied && status["log-inclusion"] === "pass") v.details.push(M("VdInLog"));
+    else if (r.bundle) v.details.push(M("VdUntied"));
+    else v.details.push(M("VdNoLog"));
+    if (computer) v.details.push(M("VdLimitComputer"));
+    else if (r.scheme === "tavlarena-v1") v.details.push(M("VdLimitTav"));
+    else if (r.scheme === "anchored-v1") v.details.push(M("VdLimitAnc"));
+    else v.details.push(M("VdLimitPer"));
+    const nc = r.checks.filter(function(c) {
+      return c.status === "skipped" && VD_NOT_CHECKED.indexOf(c.name) >= 0 && (r.bundle || c.name === "anchor");
+    }).map(function(c) {
+      return M("VdNC-" + c.name);
+    });
+    if (nc.length > 0) v.details.push(M("VdNotChecked", nc));
+    return v;
+  }
+  function failureWords(r) {
+    const out = [];
+    const first = r.checks.find(function(c) {
+      return c.status === "fail" && c.name !== "expected-commitment";
+    });
+    if (first) {
+      const w = first.roll;
+      if (first.name === "rolls" && w && w.claimed) {
+        const number = w.n !== void 0 ? w.n + 1 : w.index + 1;
+        out.push(M("VdWrongRoll", number, w.claimed[0] + "-" + w.claimed[1], w.recomputed[0] + "-" + w.recomputed[1]));
+      } else if (VD_FAIL.indexOf(first.name) >= 0) {
+        out.push(M("VdFail-" + first.name));
+      } else {
+        out.push(M("VdFailOther", M(TITLES[first.name])));
+      }
+    }
+    if (r.failed.indexOf("expected-commitment") >= 0) out.push(M("VdFail-expected-commitment"));
+    return out;
+  }
   return __toCommonJS(browser_exports);
 })();

@@ -98,8 +98,28 @@ export function langIndex(lang: string): 0 | 1 | 2;
 
 /** The report as zarlog-verify prints it. */
 export function textReport(r: Report, lang: "en" | "tr" | "ar"): string;
-/** The report as zarlog-verify --json prints it. */
+/**
+ * The report as zarlog-verify --json prints it: with "tiedToLog" (the log-signature check passed),
+ * "unchecked" (the names of the skipped checks) and "verdict" (the verdict, rendered).
+ */
 export function jsonReport(r: Report, lang: "en" | "tr" | "ar"): string;
+
+/**
+ * A report in a player's words, as package verifier's Report.Verdict gives it and the game page
+ * and the offline auditor show it: a headline and the sentences under it, each derived from the
+ * checks that ran and the scheme's "proves / does not prove" (docs/SCHEMES.md §8–9).
+ */
+export interface Verdict {
+  /**
+   * checked: every check passed (for a proof bundle, under the log key given); untied: a proof
+   * bundle whose checks passed but whose log signature was not checked (no key): nothing ties the
+   * game to a log; wrong-seal: only the seal code given is not the game's; failed; bad-input.
+   */
+  kind: "checked" | "untied" | "wrong-seal" | "failed" | "bad-input";
+  headline: Message;
+  details: Message[];
+}
+export function verdict(r: Report): Verdict;
 
 /** The drand quicknet chain's public key (hex), as package events/drand pins it. */
 export const QUICKNET_PUBLIC_KEY: string;

@@ -9,3 +9,4 @@ export { QUICKNET_PUBLIC_KEY } from "./drand.js";
 export { checkRollReveal, checkReceipt, verifyBeacon } from "./app.js";
 export { badge } from "./badge.js";
 export { CHECK_TITLES, STATUS_WORDS } from "./titles.js";
+export { verdict } from "./report.js";

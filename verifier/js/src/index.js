@@ -9,4 +9,4 @@ export { QUICKNET_PUBLIC_KEY } from "./drand.js";
 export { checkRollReveal, checkReceipt, verifyBeacon } from "./app.js";
 export { badge } from "./badge.js";
 export { catalog, langs, langIndex } from "./messages.js";
-export { textReport, jsonReport } from "./report.js";
+export { textReport, jsonReport, verdict } from "./report.js";

@@ -8,6 +8,11 @@ function M(id, ...args) { return { id: id, args: args }; }
 // messages (printable text): a double-quoted string with escapes.
 function goQuote(s) { return JSON.stringify(s); }
 
+// listSep joins a list of clauses: the catalog's ListSep (the Arabic
+// semicolon in Arabic), so that a page's catalog of one language joins as
+// the full catalog does.
+function listSep(cat, li) { return cat.ListSep ? cat.ListSep[li] : (li === 2 ? "؛ " : "; "); }
+
 // render returns message m in language index li (0 en, 1 tr, 2 ar) from
 // catalog cat (id -> [en, tr, ar] Go format strings with %[n]s/d/q).
 function render(m, cat, li) {
@@ -19,7 +24,7 @@ function render(m, cat, li) {
     if (all === "%%") return "%";
     let a = m.args[Number(n) - 1];
     if (a && typeof a === "object" && a.id) a = render(a, cat, li);
-    else if (Array.isArray(a)) a = a.map(function (x) { return render(x, cat, li); }).join(li === 2 ? "؛ " : "; ");
+    else if (Array.isArray(a)) a = a.map(function (x) { return render(x, cat, li); }).join(listSep(cat, li));
     if (verb === "q") return goQuote(String(a));
     return String(a);
   });

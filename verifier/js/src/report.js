@@ -2,7 +2,8 @@
 // JSON object, with the same check names, statuses and message texts
 // (package verifier's Report.Text and Report.JSON).
 
-import { render } from "./render.js";
+import { M, render } from "./render.js";
+import { rollsOf } from "./verify.js";
 import { catalog, langIndex } from "./messages.js";
 import { CHECK_TITLES, STATUS_WORDS } from "./titles.js";
 
@@ -38,6 +39,88 @@ function list(head, items, lang) {
   return head + "\n" + items.map(function (m) { return "- " + T(m, lang) + "\n"; }).join("");
 }
 
+// The player words of a failed check, and of a skipped one the verdict
+// lists as not checked (package verifier's vdFail and vdNotChecked).
+const VD_FAIL = ["format", "commitment", "expected-commitment", "anchor", "sequence", "log-inclusion", "log-signature",
+  "log-order", "log-agreement", "log-witnesses", "log-emitter-signatures", "moves"];
+const VD_NOT_CHECKED = ["anchor", "log-witnesses", "log-emitter-signatures", "moves"];
+
+/**
+ * verdict returns report r in a player's words, as package verifier's
+ * Report.Verdict does: {kind, headline, details}, messages to render.
+ * kind is checked, untied (a proof bundle checked without the log's key),
+ * wrong-seal (only the seal code given is wrong), failed or bad-input.
+ * Every sentence comes from the checks that ran and from what the scheme
+ * proves and does not prove (docs/SCHEMES.md §9).
+ */
+export function verdict(r) {
+  const status = {};
+  for (const c of r.checks) status[c.name] = c.status;
+  const ev = r.evidence;
+  const rolls = rollsOf(ev).length;
+  const round = ev && ev.anchored ? ev.anchored.anchor.round : 0;
+  const computer = !!(ev && ev.opponent === "computer");
+  if (r.exit === 2) {
+    const f = r.checks.find(function (c) { return c.name === "format"; });
+    return { kind: "bad-input", headline: M(r.badOptions ? "BrBadOptions" : "VdBadInput"), details: f ? [f.detail] : [] };
+  }
+  if (r.failed.length === 1 && r.failed[0] === "expected-commitment") {
+    const v = { kind: "wrong-seal", headline: M("VdWrongSeal"), details: [] };
+    v.details.push(r.scheme === "per-roll-v1" ? M("VdSealOtherPer", r.expected) : M("VdSealOther", r.expected, r.seal));
+    if (r.bundle && status["log-signature"] !== "pass") v.details.push(M("VdUntied"));
+    return v;
+  }
+  if (r.exit === 1) return { kind: "failed", headline: M("VdFail"), details: failureWords(r) };
+
+  const tied = status["log-signature"] === "pass";
+  const v = { kind: "checked", headline: M("SuPass"), details: [] };
+  if (r.bundle && !tied) { v.kind = "untied"; v.headline = M("VdUntiedHead"); }
+  if (rolls === 0) v.details.push(M("VdNoRolls"));
+  else if (r.scheme === "tavlarena-v1") v.details.push(M("VdDiceTav", rolls));
+  else if (r.scheme === "anchored-v1") v.details.push(M("VdDiceAnc", rolls, round));
+  else v.details.push(M("VdDicePer", rolls));
+  if (r.scheme === "per-roll-v1") {
+    if (status["expected-commitment"] === "pass" && r.perRollSeen >= 0) v.details.push(M("VdPerSeen", r.perRollSeen + 1));
+  } else if (status["expected-commitment"] === "pass") {
+    v.details.push(M("VdSealSeen"));
+  } else if (tied && status["log-order"] === "pass") {
+    v.details.push(M(r.scheme === "anchored-v1" ? "VdSealLoggedAnc" : "VdSealLogged"));
+  }
+  if (r.scheme === "anchored-v1" && status.anchor === "pass") v.details.push(M("VdAnchor", round));
+  if (tied && status["log-inclusion"] === "pass") v.details.push(M("VdInLog"));
+  else if (r.bundle) v.details.push(M("VdUntied"));
+  else v.details.push(M("VdNoLog"));
+  if (computer) v.details.push(M("VdLimitComputer"));
+  else if (r.scheme === "tavlarena-v1") v.details.push(M("VdLimitTav"));
+  else if (r.scheme === "anchored-v1") v.details.push(M("VdLimitAnc"));
+  else v.details.push(M("VdLimitPer"));
+  const nc = r.checks.filter(function (c) {
+    return c.status === "skipped" && VD_NOT_CHECKED.indexOf(c.name) >= 0 && (r.bundle || c.name === "anchor");
+  }).map(function (c) { return M("VdNC-" + c.name); });
+  if (nc.length > 0) v.details.push(M("VdNotChecked", nc));
+  return v;
+}
+
+// failureWords: the first failure of the game in a player's words (a wrong
+// roll counted from 1), the seal code given last.
+function failureWords(r) {
+  const out = [];
+  const first = r.checks.find(function (c) { return c.status === "fail" && c.name !== "expected-commitment"; });
+  if (first) {
+    const w = first.roll;
+    if (first.name === "rolls" && w && w.claimed) {
+      const number = w.n !== undefined ? w.n + 1 : w.index + 1;
+      out.push(M("VdWrongRoll", number, w.claimed[0] + "-" + w.claimed[1], w.recomputed[0] + "-" + w.recomputed[1]));
+    } else if (VD_FAIL.indexOf(first.name) >= 0) {
+      out.push(M("VdFail-" + first.name));
+    } else {
+      out.push(M("VdFailOther", M(TITLES[first.name])));
+    }
+  }
+  if (r.failed.indexOf("expected-commitment") >= 0) out.push(M("VdFail-expected-commitment"));
+  return out;
+}
+
 /** jsonReport returns report r as zarlog-verify --json prints it, in lang. */
 export function jsonReport(r, lang) {
   const out = {};
@@ -45,6 +128,8 @@ export function jsonReport(r, lang) {
   out.lang = lang;
   out.exit = r.exit;
   out.result = ["valid", "invalid", "bad-input"][r.exit];
+  out.tiedToLog = r.checks.some(function (c) { return c.name === "log-signature" && c.status === "pass"; });
+  out.unchecked = r.checks.filter(function (c) { return c.status === "skipped"; }).map(function (c) { return c.name; });
   out.checks = r.checks.map(function (c) {
     const j = { name: c.name, status: c.status, detail: T(c.detail, lang) };
     if (c.field) j.field = c.field;
@@ -61,5 +146,7 @@ export function jsonReport(r, lang) {
   out.proves = r.exit === 0 ? (r.proves || []).map(function (m) { return T(m, lang); }) : [];
   out.doesNotProve = r.exit === 0 ? (r.notProves || []).map(function (m) { return T(m, lang); }) : [];
   out.summary = T(r.summary, lang);
+  const v = verdict(r);
+  out.verdict = { kind: v.kind, headline: T(v.headline, lang), details: v.details.map(function (m) { return T(m, lang); }) };
   return JSON.stringify(out, null, 2) + "\n";
 }

@@ -53,7 +53,7 @@ async function gameRollsCheck(roll, rolls) {
     bad++;
   }
   if (bad === 0) return pass("rolls", M("RoPass", rolls.length));
-  return fail("rolls", M("RoFail", bad, rolls.length, ref.n, diceStr(ref.claimed), diceStr(ref.recomputed)), { roll: ref });
+  return fail("rolls", M("RoFail", bad, rolls.length, ref.n + 1, diceStr(ref.claimed), diceStr(ref.recomputed)), { roll: ref });
 }
 
 const KIND = { opening: "KindOpening", reroll: "KindReroll", turn: "KindTurn" };
@@ -65,14 +65,14 @@ function sequenceCheck(opening, rolls) {
     const due = s.next, w = s.want;
     if (s.accept(x)) continue;
     const ref = { index: i, n: x.n };
-    if (x.n !== due) return fail("sequence", M("SqGap", i, x.n, due), { roll: ref });
+    if (x.n !== due) return fail("sequence", M("SqGap", i + 1, x.n, due), { roll: ref });
     let why;
     if (w === "opening" && i === 0) why = "SqWhyFirst";
     else if (w === "opening") why = "SqWhyTie";
     else if (w === "reroll") why = "SqWhyReroll";
     else if (x.kind === "reroll") why = "SqWhyOneReroll";
     else why = "SqWhyDecided";
-    return fail("sequence", M("SqKind", x.n, M(KIND[x.kind]), M(KIND[w]), M(why)), { roll: ref });
+    return fail("sequence", M("SqKind", x.n + 1, M(KIND[x.kind]), M(KIND[w]), M(why)), { roll: ref });
   }
   let how;
   if (s.starter < 0) how = "SqOpeningPending";
@@ -88,6 +88,7 @@ async function verifyTavlarena(r, ev, opt) {
   const sh = await sha256(te.encode(canon(ev.settings)));
   const got = await sha256(concat(CTX_COMMIT, uuidBytes(t.gameId), sh, uuidBytes(t.seats[0]), uuidBytes(t.seats[1]), t.seed));
   r.commitment = hex(t.commitment);
+  r.seal = sealCode(t.commitment);
   if (eq(got, t.commitment)) r.checks.push(pass("commitment", M("CmTavPass", hex(got), sealCode(got))));
   else r.checks.push(fail("commitment", M("CmTavFail", hex(got), sealCode(got), hex(t.commitment), sealCode(t.commitment))));
   const exp = expectedCheck(opt, t.commitment, "ExPass", "ExFail", M("ExSkipTav", sealCode(t.commitment)));
@@ -113,6 +114,7 @@ async function verifyAnchored(r, ev, opt) {
   r.checks.push(pass("format", formatMsg(ev)));
   const fp = await sha256(a.seed);
   r.commitment = hex(a.fingerprint);
+  r.seal = sealCode(a.fingerprint);
   if (eq(fp, a.fingerprint)) r.checks.push(pass("commitment", M("CmAncPass", hex(fp))));
   else r.checks.push(fail("commitment", M("CmAncFail", hex(fp), hex(a.fingerprint))));
   r.checks.push(expectedCheck(opt, a.fingerprint, "ExAncPass", "ExAncFail", M("ExSkipAnc", sealCode(a.fingerprint))));
@@ -175,25 +177,25 @@ async function verifyPerRoll(r, ev, opt) {
   const n = p.rolls.length;
   if (n === 0) r.checks.push(pass("commitment", M("CmPerNone")));
   else if (badC === 0) r.checks.push(pass("commitment", M("CmPerPass", n)));
-  else r.checks.push(fail("commitment", M("CmPerFail", badC, n, firstC.index, firstC.rollId, hex(firstFP), hex(p.rolls[firstC.index].commitment)), { roll: firstC }));
+  else r.checks.push(fail("commitment", M("CmPerFail", badC, n, firstC.index + 1, firstC.rollId, hex(firstFP), hex(p.rolls[firstC.index].commitment)), { roll: firstC }));
 
   if (!opt.expected) {
     r.checks.push(skipped("expected-commitment", M("ExSkipPer")));
   } else {
     const seen = p.rolls.findIndex(function (x) { return expectedMatches(opt.expected, x.commitment); });
-    if (seen >= 0) r.checks.push(pass("expected-commitment", M("ExPerPass", seen, p.rolls[seen].rollId, opt.expected.str)));
+    if (seen >= 0) r.checks.push(pass("expected-commitment", M("ExPerPass", seen + 1, p.rolls[seen].rollId, opt.expected.str)));
     else r.checks.push(fail("expected-commitment", M("ExPerFail", opt.expected.str)));
   }
   if (n === 0) r.checks.push(pass("rolls", M("RoNone")));
   else if (badR === 0) r.checks.push(pass("rolls", M("RoPass", n)));
-  else r.checks.push(fail("rolls", M("RoFailPer", badR, n, firstR.index, firstR.rollId, diceStr(firstR.claimed), diceStr(firstR.recomputed)), { roll: firstR }));
+  else r.checks.push(fail("rolls", M("RoFailPer", badR, n, firstR.index + 1, firstR.rollId, diceStr(firstR.claimed), diceStr(firstR.recomputed)), { roll: firstR }));
 
   let seq = n === 0 ? pass("sequence", M("SqNone")) : pass("sequence", M("SqPerPass", n));
   const firstIdx = new Map();
   for (let i = 0; i < n; i++) {
     const id = p.rolls[i].rollId;
     if (firstIdx.has(id)) {
-      seq = fail("sequence", M("SqPerDup", i, id, firstIdx.get(id)), { roll: { index: i, rollId: id } });
+      seq = fail("sequence", M("SqPerDup", i + 1, id, firstIdx.get(id) + 1), { roll: { index: i, rollId: id } });
       break;
     }
     firstIdx.set(id, i);
@@ -203,7 +205,8 @@ async function verifyPerRoll(r, ev, opt) {
   const seen = opt.expected ? p.rolls.findIndex(function (x) { return expectedMatches(opt.expected, x.commitment); }) : -1;
   const fromServer = p.rolls.filter(function (x) { return x.secondFrom === "server"; }).length;
   r.proves = [M("StPerDice")];
-  if (seen >= 0) r.proves.push(M("StPerSeen", seen));
+  if (seen >= 0) r.proves.push(M("StPerSeen", seen + 1));
+  r.perRollSeen = seen;
   r.notProves = [M("StPerBefore")];
   if (fromServer > 0) r.notProves.push(M("StPerServer", fromServer, n));
   if (fromServer < n) r.notProves.push(M("StPerClientLabel"));
@@ -270,7 +273,7 @@ async function verify(bytes, opt) {
     if (e.field) c.field = e.field;
     return finish({ scheme: "", checks: [c] });
   }
-  const r = { scheme: ev.scheme, checks: [] };
+  const r = { scheme: ev.scheme, checks: [], expected: o.expected ? o.expected.str : "" };
   if (!ev.log) {
     await verifyScheme(r, ev, o);
     r.checks.push(
