@@ -53,7 +53,7 @@ func PythonChecker(ev *verifier.Evidence) ([]byte, error) {
 		w(`for n, played in enumerate(rolls):`)
 		w(`    msg = b"tavlarena-dice-roll-v1" + game + c0 + c1 + n.to_bytes(4, "big")`)
 		w(`    roll = dice(lambda k: hmac.new(seed, msg + k, "sha256").digest())`)
-		w(`    if roll != played: fail("roll n=%%d: played %%d-%%d, the seed gives %%d-%%d" %% ((n,) + played + roll))`)
+		w(`    if roll != played: fail("roll %%d: played %%d-%%d, the seed gives %%d-%%d" %% ((n + 1,) + played + roll))`)
 		w(`print("Every roll checked: %%d rolls; commitment %%s" %% (len(rolls), commitment))`)
 	case ev.Anchored != nil:
 		a := ev.Anchored
@@ -74,7 +74,7 @@ func PythonChecker(ev *verifier.Evidence) ([]byte, error) {
 		w(`binding = lp(match) + lp(game_no.to_bytes(4, "big")) + lp(tokens[0]) + lp(tokens[1]) + lp(chain) + lp(round_.to_bytes(8, "big")) + lp(randomness)`)
 		w(`for n, played in enumerate(rolls):`)
 		w(`    roll = dice(lambda k: hmac.new(seed, binding + n.to_bytes(4, "big") + k, "sha256").digest())`)
-		w(`    if roll != played: fail("roll n=%%d: played %%d-%%d, the seed gives %%d-%%d" %% ((n,) + played + roll))`)
+		w(`    if roll != played: fail("roll %%d: played %%d-%%d, the seed gives %%d-%%d" %% ((n + 1,) + played + roll))`)
 		w(`print("Every roll checked: %%d rolls; fingerprint %%s" %% (len(rolls), fingerprint))`)
 	case ev.PerRoll != nil:
 		p := ev.PerRoll
@@ -91,9 +91,9 @@ func PythonChecker(ev *verifier.Evidence) ([]byte, error) {
 		dicePrelude()
 		w(`for i, (roll_id, commitment, seed, second, played) in enumerate(rolls):`)
 		w(`    seed, second, roll_id = bytes.fromhex(seed), bytes.fromhex(second), bytes.fromhex(roll_id)`)
-		w(`    if hashlib.sha256(seed).hexdigest() != commitment: fail("rolls[%%d]: the seed does not match its commitment" %% i)`)
+		w(`    if hashlib.sha256(seed).hexdigest() != commitment: fail("roll %%d: the seed does not match its commitment" %% (i + 1))`)
 		w(`    roll = dice(lambda k: hmac.new(seed, match + roll_id + k + second, "sha256").digest())`)
-		w(`    if roll != played: fail("rolls[%%d]: played %%d-%%d, the seed gives %%d-%%d" %% ((i,) + played + roll))`)
+		w(`    if roll != played: fail("roll %%d: played %%d-%%d, the seed gives %%d-%%d" %% ((i + 1,) + played + roll))`)
 		w(`print("Every roll checked: %%d rolls, each seed matches its commitment" %% len(rolls))`)
 	default:
 		return nil, errors.New("publisher: python checker: the evidence has no scheme")

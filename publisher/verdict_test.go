@@ -244,3 +244,30 @@ func TestVerdictBoundaries(t *testing.T) {
 		t.Error("a small sample is judged")
 	}
 }
+
+// TestLandingSaysWhatIsProved: the landing page says what the log proves
+// and what each scheme does not, in every language, and no longer that
+// nobody has to be trusted (for tavlarena-v1 the server knew the seed).
+func TestLandingSaysWhatIsProved(t *testing.T) {
+	f := testFixture(t)
+	srv := newTestPages(t, f, nil)
+	for _, l := range verifier.Langs() {
+		_, page := get(t, srv.URL+"/?lang="+string(l))
+		body := allText(pageText(t, "landing", page))
+		for _, k := range []string{"LandingProvesAll", "LandingTav", "LandingAnc", "LandingPer", "LandingTrust"} {
+			if !strings.Contains(body, text(l, k)) {
+				t.Errorf("%s: the landing page does not say %s: %q", l, k, text(l, k))
+			}
+		}
+		for _, scheme := range []string{"tavlarena-v1", "anchored-v1", "per-roll-v1"} {
+			if !strings.Contains(body, scheme) {
+				t.Errorf("%s: the landing page does not name %s", l, scheme)
+			}
+		}
+		for _, overclaim := range []string{"Nobody has to be trusted", "Kimseye güvenmek gerekmez", "لا حاجة إلى الثقة بأحد"} {
+			if strings.Contains(body, overclaim) {
+				t.Errorf("%s: the landing page says %q", l, overclaim)
+			}
+		}
+	}
+}
