@@ -110,7 +110,7 @@ func (i Info) Lines() []string {
 		"tiles " + i.HTTP + "/tile/",
 		"entries " + i.HTTP + "/tile/entries/",
 		"game " + i.HTTP + "/games/{id}",
-		"player " + i.HTTP + "/players/{id}",
+		"player " + i.HTTP + "/players/{emitter}/{id}",
 		"proof " + i.HTTP + "/games/{id}/proof.json",
 		"tlog-proof " + i.HTTP + "/games/{id}/proofs/{seq}.tlog-proof",
 		"auditor " + i.HTTP + "/auditor.html",

@@ -373,12 +373,21 @@ func TestStoreIndexes(t *testing.T) {
 			}
 		}
 		for seat := range 2 {
-			if got := games(s.GamesOf(ctx, sums["tav"].Seats[seat], 10)); fmt.Sprint(got) != "[twin tav]" {
+			if got := games(s.GamesOf(ctx, testEmitter, sums["tav"].Seats[seat], 10)); fmt.Sprint(got) != "[twin tav]" {
 				t.Errorf("%s: games of seat %d: %v", when, seat, got)
 			}
+			if got := games(s.GamesOf(ctx, "another-platform", sums["tav"].Seats[seat], 10)); got != nil {
+				t.Errorf("%s: another platform's games of seat %d: %v", when, seat, got)
+			}
+			if got, err := s.EmittersOf(ctx, sums["tav"].Seats[seat], 10); err != nil || fmt.Sprint(got) != "["+testEmitter+"]" {
+				t.Errorf("%s: the platforms of seat %d: %v, %v", when, seat, got, err)
+			}
 		}
-		if got := games(s.GamesOf(ctx, labelUUID("nobody"), 10)); got != nil {
+		if got := games(s.GamesOf(ctx, testEmitter, labelUUID("nobody"), 10)); got != nil {
 			t.Errorf("%s: games of an unknown seat id: %v", when, got)
+		}
+		if got, err := s.EmittersOf(ctx, labelUUID("nobody"), 10); err != nil || got != nil {
+			t.Errorf("%s: the platforms of an unknown seat id: %v, %v", when, got, err)
 		}
 		var none dice.Seal
 		if got := games(s.FindSeal(ctx, none, 10)); got != nil {
@@ -402,7 +411,7 @@ func TestStoreIndexes(t *testing.T) {
 	}
 	check("after Add")
 	// A store from before the tables: they and their version are gone.
-	for _, k := range [][]byte{{keySeal}, {keySeat}} {
+	for _, k := range [][]byte{{keySeal}, {keySeat}, {keyEmitters}} {
 		if err := s.db.DeleteRange(k, []byte{k[0] + 1}, nil); err != nil {
 			t.Fatal(err)
 		}

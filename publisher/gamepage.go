@@ -22,10 +22,13 @@ type gameView struct {
 	Scheme   string
 	Opponent string
 	// What the game is, in player words.
-	Heading      string // "A game of tavla"
-	When         string // the commit's date and time
-	Players      string // "Ayşe against Mehmet"
-	Result       string // how it ended
+	Heading      string        // "A game of tavla"
+	When         string        // when it was played: its first event's time to its end's, the platform's clock
+	Started      string        // its first event's time, RFC 3339, for auditors
+	Ended        string        // its end's, "" without one
+	Players      template.HTML // "Ayşe against Mehmet", each a link to their page where seat ids are logged
+	Seats        GameSummary   // what playersHTML needs: the platform, the seat ids and names
+	Result       string        // how it ended
 	Names        [2]string
 	Seal         string        // the seal code; "" for per-roll-v1
 	Commitment   string        // the commitment (tavlarena-v1) or fingerprint (anchored-v1), hex
@@ -91,22 +94,27 @@ func (p *Pages) gamePage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the record of this game cannot be read", http.StatusInternalServerError)
 		return
 	}
-	v.Players = text(l, "PlayersLine", seatLabel(l, v.Names, 0), seatLabel(l, v.Names, 1))
-	if v.Opponent != "" {
-		v.Players = v.Opponent
-	}
+	v.Seats.Names = v.Names
+	v.Players = playersHTML(l, v.Seats)
 	v.Title = text(l, "GameTitleOf", v.Heading, v.When)
 	p.render(w, http.StatusOK, "game.tmpl", v)
 }
 
-// describe fills the player-words header of v from the game's settings.
-func (v *gameView) describe(l verifier.Lang, settings []byte, started time.Time) {
+// describe fills the player-words header of v from the game's settings
+// and the times of its first event and of its end (zero without one).
+func (v *gameView) describe(l verifier.Lang, settings []byte, started, ended time.Time) {
 	variant := ""
 	if s, err := events.ParseSettings(settings); err == nil && settings != nil {
 		variant = s.Variant
 	}
 	v.Heading = text(l, "GameHeading", variantName(l, variant))
-	v.When = dateText(l, started)
+	v.When = playedText(l, started, ended)
+	if !started.IsZero() {
+		v.Started = started.UTC().Format(time.RFC3339)
+	}
+	if !ended.IsZero() {
+		v.Ended = ended.UTC().Format(time.RFC3339)
+	}
 	v.Names = seatNames(settings)
 }
 
@@ -124,7 +132,8 @@ func (p *Pages) finishedView(v *gameView, bundle []byte, l verifier.Lang) error 
 	if err != nil {
 		return err
 	}
-	v.describe(l, ev.Settings, sum.Started)
+	v.describe(l, ev.Settings, sum.Started, sum.Ended)
+	v.Seats = sum
 	v.Result = resultText(l, sum.End, v.Names)
 	switch {
 	case ev.Tavlarena != nil:
@@ -250,13 +259,16 @@ func inPlayView(v *gameView, leaves [][]byte, l verifier.Lang) error {
 		case events.TavlarenaCommit:
 			v.setSeal(b.Commitment, "Commitment")
 			opening, _ = dice.OpeningOf(b.Settings)
-			v.describe(l, b.Settings, ev.Time)
+			v.describe(l, b.Settings, ev.Time, time.Time{})
+			v.Seats = GameSummary{Emitter: ev.Emitter, Seats: b.Seats, HasSeats: true}
 		case events.AnchoredCommit:
 			v.setSeal(b.Fingerprint, "Fingerprint")
 			opening, _ = dice.OpeningOf(b.Settings)
-			v.describe(l, b.Settings, b.SealedAt)
+			v.describe(l, b.Settings, ev.Time, time.Time{})
+			v.Seats = GameSummary{Emitter: ev.Emitter}
 		case events.PerRollCommit:
-			v.describe(l, b.Settings, ev.Time)
+			v.describe(l, b.Settings, ev.Time, time.Time{})
+			v.Seats = GameSummary{Emitter: ev.Emitter}
 		case events.Roll:
 			rolls = append(rolls, dice.Roll{N: b.N, Dice: b.Dice, Kind: b.Kind})
 		case events.RollCommit:

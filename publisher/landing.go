@@ -9,6 +9,7 @@ package publisher
 import (
 	"context"
 	"errors"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strings"
@@ -27,9 +28,12 @@ type GameIndex interface {
 	// FindSeal lists up to limit games with this seal code, the last
 	// finished first.
 	FindSeal(ctx context.Context, seal dice.Seal, limit int) ([]BundleRef, error)
-	// GamesOf lists up to limit games with this seat id, the last finished
-	// first.
-	GamesOf(ctx context.Context, seat dice.UUID, limit int) ([]BundleRef, error)
+	// GamesOf lists up to limit games that emitter logged with this seat
+	// id, the last finished first; never another emitter's.
+	GamesOf(ctx context.Context, emitter string, seat dice.UUID, limit int) ([]BundleRef, error)
+	// EmittersOf lists up to limit emitters that logged a game with this
+	// seat id.
+	EmittersOf(ctx context.Context, seat dice.UUID, limit int) ([]string, error)
 	// Row returns a game's row, or an error wrapping ErrNoBundle.
 	Row(ctx context.Context, game string) (GameRow, error)
 }
@@ -43,22 +47,22 @@ const (
 	// MaxPlayerGames is the most games a player page counts, the last
 	// finished first; the page says when a player has more.
 	MaxPlayerGames = 1000
+	// MaxPlatforms is the most platforms a page lists for one player id.
+	MaxPlatforms = 100
 )
 
 // gameItem is one game in a list.
 type gameItem struct {
-	ID, Href, Heading, When, Players, Result, Seal string
-	Rolls                                          int
+	ID, Href, Heading, When, Result, Seal string
+	Players                               template.HTML // the seats, each a link to its player page where the game logs seat ids
+	Rolls                                 int
 }
 
 func (p *Pages) item(l verifier.Lang, r GameRow) gameItem {
 	it := gameItem{ID: r.Game, Href: "/games/" + url.PathEscape(r.Game) + "?lang=" + string(l),
-		Heading: text(l, "GameHeading", variantName(l, r.Variant)), When: dateText(l, r.Started),
-		Players: text(l, "PlayersLine", seatLabel(l, r.Names, 0), seatLabel(l, r.Names, 1)),
+		Heading: text(l, "GameHeading", variantName(l, r.Variant)), When: playedText(l, r.Started, r.Ended),
+		Players: playersHTML(l, r.GameSummary),
 		Result:  resultText(l, r.End, r.Names), Rolls: r.Rolls}
-	if r.Opponent == verifier.OpponentComputer {
-		it.Players = text(l, "AgainstComputer")
-	}
 	if len(r.Seals) > 0 {
 		it.Seal = r.Seals[0].String()
 		if len(r.Seals) > 1 {
@@ -66,6 +70,31 @@ func (p *Pages) item(l verifier.Lang, r GameRow) gameItem {
 		}
 	}
 	return it
+}
+
+// playerPath is the page of a seat id of an emitter's games.
+func playerPath(emitter string, seat dice.UUID) string {
+	return "/players/" + url.PathEscape(emitter) + "/" + seat.String()
+}
+
+// playersHTML says who played a game ("Ayşe against Mehmet"), each seat a
+// link to its player page on the game's platform when the game logs seat
+// ids (tavlarena-v1), each name isolated (bdi) so that a name in another
+// script keeps its place in the sentence.
+func playersHTML(l verifier.Lang, sum GameSummary) template.HTML {
+	if sum.Opponent == verifier.OpponentComputer {
+		return template.HTML(template.HTMLEscapeString(text(l, "AgainstComputer")))
+	}
+	const mark0, mark1 = "\x00seat0\x00", "\x00seat1\x00"
+	line := template.HTMLEscapeString(text(l, "PlayersLine", mark0, mark1))
+	for seat, mark := range []string{mark0, mark1} {
+		name := "<bdi>" + template.HTMLEscapeString(seatLabel(l, sum.Names, seat)) + "</bdi>"
+		if sum.HasSeats && events.ValidEmitter(sum.Emitter) {
+			name = `<a class="player" href="` + template.HTMLEscapeString(playerPath(sum.Emitter, sum.Seats[seat])+"?lang="+string(l)) + `">` + name + `</a>`
+		}
+		line = strings.Replace(line, template.HTMLEscapeString(mark), name, 1)
+	}
+	return template.HTML(line)
 }
 
 // items reads the rows of refs; a game whose row is missing (a store being
@@ -178,8 +207,18 @@ func (p *Pages) search(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if u, err := dice.ParseUUID(q); err == nil && p.cfg.Index != nil {
-			if refs, err := p.cfg.Index.GamesOf(ctx, u, 1); err == nil && len(refs) > 0 {
-				to("/players/" + u.String())
+			emitters, err := p.cfg.Index.EmittersOf(ctx, u, MaxPlatforms)
+			if err != nil {
+				p.log.Error("pages: searching a player", "err", err)
+				http.Error(w, "cannot search", http.StatusInternalServerError)
+				return
+			}
+			switch {
+			case len(emitters) == 1:
+				to(playerPath(emitters[0], u))
+				return
+			case len(emitters) > 1:
+				p.platforms(w, r, l, u, "", emitters)
 				return
 			}
 		}

@@ -1,11 +1,14 @@
 package publisher
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
@@ -65,7 +68,7 @@ func TestSearch(t *testing.T) {
 		}
 	}
 	ayse := f.players["Ayşe"].String()
-	if code, loc := getNoRedirect(t, srv.URL+"/search?q="+strings.ToUpper(ayse)); code != http.StatusSeeOther || loc != "/players/"+ayse+"?lang=en" {
+	if code, loc := getNoRedirect(t, srv.URL+"/search?q="+strings.ToUpper(ayse)); code != http.StatusSeeOther || loc != "/players/"+testEmitter+"/"+ayse+"?lang=en" {
 		t.Errorf("search a player id: %d to %q", code, loc)
 	}
 	for _, c := range []struct{ q, says string }{
@@ -103,7 +106,7 @@ func TestSearch(t *testing.T) {
 func TestPlayerPage(t *testing.T) {
 	f := testFixture(t)
 	srv := newTestPages(t, f, nil)
-	resp, body := get(t, srv.URL+"/players/"+f.players["Mehmet"].String())
+	resp, body := get(t, srv.URL+"/players/"+testEmitter+"/"+f.players["Mehmet"].String())
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "<h1>Mehmet: the dice of every game</h1>") {
 		t.Fatalf("Mehmet's page: %d\n%.600s", resp.StatusCode, body)
 	}
@@ -120,10 +123,17 @@ func TestPlayerPage(t *testing.T) {
 			t.Errorf("Mehmet's page lists %s: %v, want %v", id, listed, want)
 		}
 	}
-	for _, path := range []string{"/players/" + labelUUID("nobody").String(), "/players/not-a-uuid", "/players/" + f.ids["tavlarena-v1"]} {
+	for _, path := range []string{"/players/" + labelUUID("nobody").String(), "/players/not-a-uuid", "/players/" + f.ids["tavlarena-v1"],
+		"/players/" + testEmitter + "/" + labelUUID("nobody").String(), "/players/" + testEmitter + "/not-a-uuid",
+		"/players/Not_An_Emitter/" + f.players["Mehmet"].String(), "/players/another-platform/" + f.players["Mehmet"].String()} {
 		if resp, _ := get(t, srv.URL+path); resp.StatusCode != http.StatusNotFound {
 			t.Errorf("%s: %d, want 404", path, resp.StatusCode)
 		}
+	}
+	// The address of a player page before pages were per platform goes to
+	// the one platform's page.
+	if code, loc := getNoRedirect(t, srv.URL+"/players/"+f.players["Mehmet"].String()+"?lang=tr"); code != http.StatusFound || loc != "/players/"+testEmitter+"/"+f.players["Mehmet"].String()+"?lang=tr" {
+		t.Errorf("/players/<id>: %d to %q", code, loc)
 	}
 	// Without an index, there are no player pages, and the landing page
 	// lists no games but still says what the log is.
@@ -138,12 +148,98 @@ func TestPlayerPage(t *testing.T) {
 		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
 		return rec
 	}
-	rec := serveOnce(mux, "/players/"+f.players["Mehmet"].String())
-	if rec.Code != http.StatusNotFound {
-		t.Errorf("player page without an index: %d", rec.Code)
+	for _, path := range []string{"/players/" + f.players["Mehmet"].String(), "/players/" + testEmitter + "/" + f.players["Mehmet"].String()} {
+		if rec := serveOnce(mux, path); rec.Code != http.StatusNotFound {
+			t.Errorf("%s without an index: %d", path, rec.Code)
+		}
 	}
 	if rec := serveOnce(mux, "/"); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), htmlText(f.vkey)) {
 		t.Errorf("landing page without an index: %d", rec.Code)
+	}
+}
+
+// TestPlayerPagePerPlatform is the attack of issue 27 on the pages and the
+// bundle store: a platform ("mallory") logs short games with Ayşe's player
+// id in seat 0 and the name "Ayşe cheats - ask support" (seat ids are
+// public in every bundle). Ayşe's page on her own platform stays byte for
+// byte what it was, in every language, its heading and counts included;
+// mallory's games are on mallory's page of the id; the id without a
+// platform, in the old address and in the search, lists both platforms.
+// 300 games here (-short: 60); TestPlayerPagesPerPlatform (internal/serve)
+// makes it with 1,004 through NATS, the ingest and the ledger.
+func TestPlayerPagePerPlatform(t *testing.T) {
+	f := testFixture(t)
+	ctx := context.Background()
+	store, err := OpenStore(StoreConfig{Dir: "/attack", Origin: testOrigin, FS: vfs.NewMem()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var own []StoredBundle
+	for i, id := range append([]string{f.ids["tavlarena-v1"], f.ids["anchored-v1"], f.ids["per-roll-v1"]}, f.played...) {
+		own = append(own, StoredBundle{Index: uint64(i), Game: id, Bundle: f.games[id].Bundle})
+	}
+	if err := store.Add(ctx, 100, own); err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPages(Config{Games: f.games, Index: store, LogKey: f.vkey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	p.Register(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	ayse := f.players["Ayşe"]
+	page := "/players/" + testEmitter + "/" + ayse.String()
+	before := map[verifier.Lang]string{}
+	for _, l := range verifier.Langs() {
+		resp, body := get(t, srv.URL+page+"?lang="+string(l))
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d", page, resp.StatusCode)
+		}
+		before[l] = body
+	}
+	if !strings.Contains(before[English], "<h1>Ayşe: the dice of every game</h1>") || !strings.Contains(before[English], "6 games logged by the platform \u2066tavla-east\u2069") {
+		t.Fatalf("Ayşe's page before the attack:\n%.1500s", before[English])
+	}
+
+	// The attack.
+	n := 300
+	if testing.Short() {
+		n = 60
+	}
+	signer, _ := testKey(t, "mallory")
+	log := newMemLog(t)
+	log.keepData = true
+	var attack []StoredBundle
+	for i := range n {
+		id, b := genBundle(t, log, signer, testonly.Config{Scheme: events.Tavlarena, Variant: rules.Portes, Emitter: "mallory",
+			Label: fmt.Sprintf("mallory-%d", i), Seats: [2]dice.UUID{ayse, labelUUID("mallory's puppet")}, MaxRolls: 2,
+			Settings: `"seatNames":["Ayşe cheats - ask support","Mehmet"]`})
+		attack = append(attack, StoredBundle{Index: uint64(100 + i), Game: id, Bundle: b})
+	}
+	if err := store.Add(ctx, uint64(100+n), attack); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range verifier.Langs() {
+		if _, body := get(t, srv.URL+page+"?lang="+string(l)); body != before[l] {
+			t.Errorf("%s: after %d games of another platform with the same player id, Ayşe's page (%s) changed", page, n, l)
+		}
+	}
+	// mallory's games are on mallory's page of the id, which says whose it is.
+	resp, body := get(t, srv.URL+"/players/mallory/"+ayse.String())
+	want := fmt.Sprintf("%d games logged by the platform \u2066mallory\u2069", min(n, MaxPlayerGames))
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, want) || !strings.Contains(body, "<h1>Ayşe cheats - ask support: the dice of every game</h1>") {
+		t.Errorf("mallory's page of the id: %d, %q: %v", resp.StatusCode, want, strings.Contains(body, want))
+	}
+	// Without a platform, the id lists both.
+	for _, path := range []string{"/players/" + ayse.String(), "/search?q=" + ayse.String()} {
+		resp, body := get(t, srv.URL+path)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(body, `href="/players/mallory/`+ayse.String()+`?lang=en"`) ||
+			!strings.Contains(body, `href="`+page+`?lang=en"`) || !strings.Contains(body, "2 platforms in this log") || strings.Contains(body, "cheats") {
+			t.Errorf("%s: %d, both platforms listed, and no name of either:\n%.2000s", path, resp.StatusCode, body)
+		}
 	}
 }
 
@@ -161,7 +257,7 @@ func TestCountPlayer(t *testing.T) {
 		return s
 	}
 	row := func(a, b dice.UUID, da, db SeatDice, name string) GameRow {
-		r := GameRow{GameSummary: GameSummary{Seats: [2]dice.UUID{a, b}, HasSeats: true, Names: [2]string{name, ""}}}
+		r := GameRow{GameSummary: GameSummary{Emitter: testEmitter, Seats: [2]dice.UUID{a, b}, HasSeats: true, Names: [2]string{name, ""}}}
 		r.Dice.Seats = [2]SeatDice{da, db}
 		r.Dice.NeedsCounted = true
 		return r
@@ -172,7 +268,11 @@ func TestCountPlayer(t *testing.T) {
 		row(you, them, seat(100, 100, 100, 100), seat(100, 100, 100, 100), ""),
 		{GameSummary: GameSummary{HasSeats: false}},
 	}
-	got := CountPlayer(me, rows)
+	// Another platform's game with my id: never counted on my platform's page.
+	foreign := row(me, them, seat(100, 100, 100, 100), seat(100, 100, 100, 100), "a name another platform gave")
+	foreign.Emitter = "mallory"
+	rows = append(rows, foreign)
+	got := CountPlayer(testEmitter, me, rows)
 	if got.Games != 2 || got.NeedGames != 2 || got.Name != "newest name" {
 		t.Errorf("games %d, counted %d, name %q", got.Games, got.NeedGames, got.Name)
 	}

@@ -93,7 +93,7 @@ func TestPagesForPlayers(t *testing.T) {
 		{"game-perroll", "/games/" + f.ids["per-roll-v1"], true},
 		{"game-named", "/games/" + f.played[0], true},
 		{"game-inplay", "/games/" + f.inPlay, false},
-		{"player", "/players/" + ayse, false},
+		{"player", "/players/" + testEmitter + "/" + ayse, false},
 		{"stats", "/stats", false},
 		{"auditor", "/auditor.html", false},
 	}

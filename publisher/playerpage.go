@@ -1,16 +1,26 @@
 package publisher
 
-// This file serves /players/{id}: the games of one seat id, and the honest
-// answer to "are the dice against me?" over all of them: the player's
-// doubles, faces and 36 rolls, and the chances they needed, each against
-// what fair dice give and against the same numbers for their opponents,
-// with plain words and with "too few rolls to tell" where that is the
-// truth.
+// This file serves /players/{emitter}/{id}: the games one platform (an
+// emitter) logged with one seat id, and the honest answer to "are the dice
+// against me?" over all of them: the player's doubles, faces and 36 rolls,
+// and the chances they needed, each against what fair dice give and
+// against the same numbers for their opponents, with plain words and with
+// "too few rolls to tell" where that is the truth.
+//
+// A seat id belongs to the platform that logged it. Seat ids are public
+// (every tavlarena-v1 bundle holds its two), so any emitter can log games
+// with anyone's id; those games count on that emitter's page of the id,
+// never on another's: the index is by emitter (Store.GamesOf), and every
+// number and the name in the heading come from the page's emitter's games
+// alone. /players/{id}, the address before pages were per platform, goes
+// to the one platform's page, or lists the platforms when there are
+// several.
 
 import (
 	"html/template"
 	"net/http"
 
+	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
 	"github.com/zarlog/zarlog/verifier"
 )
@@ -25,12 +35,13 @@ type PlayerDice struct {
 	Name string
 }
 
-// CountPlayer sums the dice of seat id over rows (rows of games that have
-// id among their seats; others are skipped).
-func CountPlayer(id dice.UUID, rows []GameRow) PlayerDice {
+// CountPlayer sums the dice of emitter's seat id over rows (rows of
+// emitter's games that have id among their seats; others, another
+// emitter's among them, are skipped).
+func CountPlayer(emitter string, id dice.UUID, rows []GameRow) PlayerDice {
 	var out PlayerDice
 	for _, r := range rows {
-		if !r.HasSeats {
+		if !r.HasSeats || r.Emitter != emitter {
 			continue
 		}
 		for seat := range 2 {
@@ -101,6 +112,8 @@ func needCell(l verifier.Lang, c NeedCount) statCell {
 type playerView struct {
 	base
 	ID          string
+	Emitter     string
+	EmitterLTR  string // Emitter in a left-to-right isolate, for a sentence
 	Name        string
 	Dice        PlayerDice
 	More        bool
@@ -115,25 +128,34 @@ type playerView struct {
 	ChiFaces    string // a chi-square line for the player's faces, or why there is none
 }
 
+// playerPage serves /players/{emitter}/{id}.
 func (p *Pages) playerPage(w http.ResponseWriter, r *http.Request) {
 	l := Negotiate(r.URL.Query().Get("lang"), r.Header.Get("Accept-Language"))
+	emitter := r.PathValue("emitter")
 	id, err := dice.ParseUUID(r.PathValue("id"))
-	if err != nil || p.cfg.Index == nil {
+	if err != nil || !events.ValidEmitter(emitter) || p.cfg.Index == nil {
 		p.notFound(w, r, l)
 		return
 	}
 	ctx := r.Context()
-	refs, err := p.cfg.Index.GamesOf(ctx, id, MaxPlayerGames+1)
+	refs, err := p.cfg.Index.GamesOf(ctx, emitter, id, MaxPlayerGames+1)
 	if err != nil {
 		p.log.Error("pages: listing a player's games", "err", err)
 		http.Error(w, "cannot list the games", http.StatusInternalServerError)
 		return
 	}
 	if len(refs) == 0 {
-		p.notFound(w, r, l)
+		// Not this platform's player: say so, and where the id is.
+		emitters, err := p.cfg.Index.EmittersOf(ctx, id, MaxPlatforms)
+		if err != nil {
+			p.log.Error("pages: listing a player's platforms", "err", err)
+			http.Error(w, "cannot list the games", http.StatusInternalServerError)
+			return
+		}
+		p.platforms(w, r, l, id, emitter, emitters)
 		return
 	}
-	v := &playerView{ID: id.String()}
+	v := &playerView{ID: id.String(), Emitter: emitter, EmitterLTR: ltr(emitter)}
 	if len(refs) > MaxPlayerGames {
 		refs, v.More = refs[:MaxPlayerGames], true
 	}
@@ -148,7 +170,7 @@ func (p *Pages) playerPage(w http.ResponseWriter, r *http.Request) {
 			v.Games = append(v.Games, p.item(l, row))
 		}
 	}
-	v.Dice = CountPlayer(id, rows)
+	v.Dice = CountPlayer(emitter, id, rows)
 	v.Name = v.Dice.Name
 	if v.Name == "" {
 		v.Name = text(l, "PlayerAnon")
@@ -156,6 +178,68 @@ func (p *Pages) playerPage(w http.ResponseWriter, r *http.Request) {
 	v.base = p.base(r, l, "PlayerTitle", v.Name)
 	v.fill(l)
 	p.render(w, http.StatusOK, "player.tmpl", v)
+}
+
+// playerByID serves /players/{id}, the address of a player page before
+// pages were per platform: a redirect to the page of the one platform
+// that logged the id, a list of the platforms when several did, and a 404
+// that says where player pages are when none did.
+func (p *Pages) playerByID(w http.ResponseWriter, r *http.Request) {
+	l := Negotiate(r.URL.Query().Get("lang"), r.Header.Get("Accept-Language"))
+	id, err := dice.ParseUUID(r.PathValue("id"))
+	if err != nil || p.cfg.Index == nil {
+		p.notFound(w, r, l)
+		return
+	}
+	emitters, err := p.cfg.Index.EmittersOf(r.Context(), id, MaxPlatforms)
+	if err != nil {
+		p.log.Error("pages: listing a player's platforms", "err", err)
+		http.Error(w, "cannot list the games", http.StatusInternalServerError)
+		return
+	}
+	if len(emitters) == 1 {
+		// Found, not moved for good: another platform may log the id later.
+		http.Redirect(w, r, playerPath(emitters[0], id)+"?lang="+string(l), http.StatusFound)
+		return
+	}
+	p.platforms(w, r, l, id, "", emitters)
+}
+
+type platformsView struct {
+	base
+	ID        string
+	Text      string // what the page says of the id
+	Platforms []platformLink
+}
+
+type platformLink struct{ Emitter, Href string }
+
+// platforms writes the page that lists the platforms that logged games
+// with seat id id: 200 when the id was asked for without a platform and
+// several have it, 404 when none has it or missing, the platform asked
+// for, does not.
+func (p *Pages) platforms(w http.ResponseWriter, r *http.Request, l verifier.Lang, id dice.UUID, missing string, emitters []string) {
+	v := &platformsView{ID: id.String()}
+	for _, e := range emitters {
+		v.Platforms = append(v.Platforms, platformLink{Emitter: e, Href: playerPath(e, id) + "?lang=" + string(l)})
+	}
+	status := http.StatusNotFound
+	switch {
+	case missing != "":
+		v.base = p.base(r, l, "PlatformMissingTitle")
+		v.Text = text(l, "PlatformMissing", ltr(missing), ltr(v.ID))
+		if len(emitters) > 0 {
+			v.Text += " " + text(l, "PlatformOthers", len(emitters))
+		}
+	case len(emitters) == 0:
+		v.base = p.base(r, l, "PlatformNoneTitle")
+		v.Text = text(l, "PlatformNone", ltr(v.ID))
+	default:
+		status = http.StatusOK
+		v.base = p.base(r, l, "PlatformsTitle")
+		v.Text = text(l, "PlatformsIntro", len(emitters), ltr(v.ID))
+	}
+	p.render(w, status, "platforms.tmpl", v)
 }
 
 // fill computes the comparison rows and plots of v.Dice.

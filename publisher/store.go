@@ -18,6 +18,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
 	"github.com/zarlog/zarlog/internal/pebblefs"
 )
@@ -37,16 +38,23 @@ var ErrStoreMismatch = errors.New("bundle store belongs to another log")
 //	o I:u64           game id: the game whose final event is leaf I (publication order)
 //	g game            the game's GameRow (JSON): its summary and its dice by seat
 //	s seal:5 I:u64    game id: a game with this seal code (per-roll-v1: one per roll)
-//	p seat:16 I:u64   game id: a tavlarena-v1 game with this seat id
+//	p n:1 emitter:n seat:16 I:u64
+//	                  game id: a tavlarena-v1 game that emitter logged with this seat id
+//	q seat:16 emitter (empty): emitter logged a game with this seat id
 //	m cursor          u64: every finished game whose final event's index is below it is decided
 //	m origin          the origin of the log the bundles belong to
-//	m indexes         the version of the g, s and p tables ("1"); absent: rebuilt on open
+//	m indexes         the version of the g, s, p and q tables ("2"); another: rebuilt on open
+//
+// A seat id belongs to the emitter that logged it: the p table is by
+// emitter first, so that the games another emitter logs with the same id
+// (seat ids are public in every bundle) are never among them.
 const (
-	keyBundle = 'b'
-	keyOrder  = 'o'
-	keyRow    = 'g'
-	keySeal   = 's'
-	keySeat   = 'p'
+	keyBundle   = 'b'
+	keyOrder    = 'o'
+	keyRow      = 'g'
+	keySeal     = 's'
+	keySeat     = 'p'
+	keyEmitters = 'q'
 )
 
 var (
@@ -55,10 +63,15 @@ var (
 	keyIndexes = []byte("mindexes")
 )
 
-// indexesVersion is the version of the seal and seat tables. A store
-// without it (made before the tables existed) gets them rebuilt from its
-// bundles when it is opened.
-const indexesVersion = "1"
+// indexesVersion is the version of the row, seal and seat tables. A store
+// with another (made before the tables existed, or with version 1's seat
+// table of every emitter's games together, or its rows without their
+// emitter) gets them rebuilt from its bundles when it is opened.
+const indexesVersion = "2"
+
+// indexTables are the tables derived from the bundles (rebuilt by
+// buildIndexes), as key ranges.
+var indexTables = [][2][]byte{{{keyRow}, {keyRow + 1}}, {{keySeal}, {keySeal + 1}}, {{keySeat}, {keySeat + 1}}, {{keyEmitters}, {keyEmitters + 1}}}
 
 // StoreConfig configures a Store.
 type StoreConfig struct {
@@ -136,7 +149,7 @@ func (s *Store) buildIndexes() error {
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	for _, r := range [][2][]byte{{{keyRow}, {keyRow + 1}}, {{keySeal}, {keySeal + 1}}, {{keySeat}, {keySeat + 1}}} {
+	for _, r := range indexTables {
 		if err := b.DeleteRange(r[0], r[1], nil); err != nil {
 			return err
 		}
@@ -188,18 +201,28 @@ func index(b *pebble.Batch, x StoredBundle) error {
 			return err
 		}
 	}
-	if sum.HasSeats {
+	if sum.HasSeats && events.ValidEmitter(sum.Emitter) {
 		for i, seat := range sum.Seats {
 			if i == 1 && seat == sum.Seats[0] {
 				break
 			}
-			k := binary.BigEndian.AppendUint64(append([]byte{keySeat}, seat[:]...), x.Index)
+			k := binary.BigEndian.AppendUint64(seatPrefix(sum.Emitter, seat), x.Index)
 			if err := b.Set(k, []byte(x.Game), nil); err != nil {
+				return err
+			}
+			if err := b.Set(append(append([]byte{keyEmitters}, seat[:]...), sum.Emitter...), nil, nil); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// seatPrefix is the prefix of the p table's keys of one emitter's seat id.
+func seatPrefix(emitter string, seat dice.UUID) []byte {
+	k := make([]byte, 0, 2+len(emitter)+16+8)
+	k = append(append(append(k, keySeat, byte(len(emitter))), emitter...), seat[:]...)
+	return k
 }
 
 // Close closes the store.
@@ -316,7 +339,7 @@ func (s *Store) List(ctx context.Context, from uint64, limit int) ([]BundleRef, 
 func (s *Store) Reset(ctx context.Context) error {
 	b := s.db.NewBatch()
 	defer b.Close()
-	for _, r := range [][2][]byte{{{keyBundle}, {keyBundle + 1}}, {{keyOrder}, {keyOrder + 1}}, {{keyRow}, {keyRow + 1}}, {{keySeal}, {keySeal + 1}}, {{keySeat}, {keySeat + 1}}} {
+	for _, r := range append([][2][]byte{{{keyBundle}, {keyBundle + 1}}, {{keyOrder}, {keyOrder + 1}}}, indexTables...) {
 		if err := b.DeleteRange(r[0], r[1], nil); err != nil {
 			return err
 		}
@@ -359,10 +382,34 @@ func (s *Store) FindSeal(ctx context.Context, seal dice.Seal, limit int) ([]Bund
 	return s.scanBack(ctx, append([]byte{keySeal}, seal[:]...), limit)
 }
 
-// GamesOf returns up to limit tavlarena-v1 games that have seat among
-// their seat ids, the game that finished last first.
-func (s *Store) GamesOf(ctx context.Context, seat dice.UUID, limit int) ([]BundleRef, error) {
-	return s.scanBack(ctx, append([]byte{keySeat}, seat[:]...), limit)
+// GamesOf returns up to limit tavlarena-v1 games that emitter logged with
+// seat among their seat ids, the game that finished last first. Games of
+// other emitters with the same seat id are not among them.
+func (s *Store) GamesOf(ctx context.Context, emitter string, seat dice.UUID, limit int) ([]BundleRef, error) {
+	if !events.ValidEmitter(emitter) {
+		return nil, nil
+	}
+	return s.scanBack(ctx, seatPrefix(emitter, seat), limit)
+}
+
+// EmittersOf returns up to limit emitters that logged a tavlarena-v1 game
+// with seat among its seat ids, in the order of their ids.
+func (s *Store) EmittersOf(ctx context.Context, seat dice.UUID, limit int) ([]string, error) {
+	prefix := append([]byte{keyEmitters}, seat[:]...)
+	it, err := s.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []string
+	for ok := it.First(); ok && len(out) < limit; ok = it.Next() {
+		e := string(it.Key()[len(prefix):])
+		if !events.ValidEmitter(e) {
+			return out, fmt.Errorf("publisher: bundle store: an emitter key of %d bytes", len(it.Key()))
+		}
+		out = append(out, e)
+	}
+	return out, it.Error()
 }
 
 // scanBack lists the rows under prefix whose keys end in a leaf index,

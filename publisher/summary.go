@@ -23,8 +23,15 @@ type GameSummary struct {
 	Variant  string       // settings.variant; "" when absent
 	Opening  dice.Opening // per-game schemes
 	Opponent string       // verifier.OpponentHuman or OpponentComputer
-	// Started is the commit's time, on the emitter's clock.
-	Started time.Time
+	// Emitter is the platform (emitter id) that logged the game: the
+	// emitter of its commit, and of every other event of it (the ledger
+	// refuses another's: foreign-game).
+	Emitter string
+	// Started is the time of the game's first event, its commit, and
+	// Ended the time of its end event (zero without one): the times the
+	// platform wrote into the events, on its own clock (docs/PAGES.md
+	// §2: the log records them, it does not set them).
+	Started, Ended time.Time
 	// Seats are the seat ids of a tavlarena-v1 game (the only scheme that
 	// logs them); zero otherwise.
 	Seats    [2]dice.UUID
@@ -79,7 +86,6 @@ func summarize(game string, ev *verifier.Evidence) (GameSummary, error) {
 	case ev.Anchored != nil:
 		s.Seals = []dice.Seal{dice.SealOf(ev.Anchored.Fingerprint)}
 		s.Rolls = len(ev.Anchored.Rolls)
-		s.Started = ev.Anchored.SealedAt
 	case ev.PerRoll != nil:
 		for _, r := range ev.PerRoll.Rolls {
 			s.Seals = append(s.Seals, dice.SealOf(r.Commitment))
@@ -95,10 +101,10 @@ func summarize(game string, ev *verifier.Evidence) (GameSummary, error) {
 			switch b := x.Body.(type) {
 			case events.TavlarenaCommit, events.AnchoredCommit, events.PerRollCommit:
 				if s.Started.IsZero() {
-					s.Started = x.Time
+					s.Started, s.Emitter = x.Time, x.Emitter
 				}
 			case events.End:
-				s.End = &b
+				s.End, s.Ended = &b, x.Time
 			case events.Move:
 				s.Moves = append(s.Moves, b)
 			}

@@ -61,6 +61,35 @@ func dateText(l verifier.Lang, t time.Time) string {
 	return fmt.Sprintf("%d %s %d%s%s", t.Day(), months[langIndex(l)][t.Month()-1], t.Year(), sep, clock)
 }
 
+// playedText writes when a game was played: from its first event's time to
+// its end's, on the platform's clock ("1 December 2026, 16:04–16:31 UTC";
+// "30 November 2026, 23:50 UTC – 1 December 2026, 00:12 UTC" across
+// midnight), or its first event's time alone when it has no end yet.
+func playedText(l verifier.Lang, start, end time.Time) string {
+	if start.IsZero() {
+		return dateText(l, end)
+	}
+	if end.IsZero() || end.Before(start) {
+		return dateText(l, start)
+	}
+	s, e := start.UTC(), end.UTC()
+	if s.Truncate(time.Minute).Equal(e.Truncate(time.Minute)) {
+		return dateText(l, start)
+	}
+	if s.Year() == e.Year() && s.YearDay() == e.YearDay() {
+		sep := ", "
+		if l == Arabic {
+			sep = "، "
+		}
+		clock := fmt.Sprintf("%02d:%02d–%02d:%02d UTC", s.Hour(), s.Minute(), e.Hour(), e.Minute())
+		if l == Arabic {
+			clock = ltr(clock)
+		}
+		return fmt.Sprintf("%d %s %d%s%s", s.Day(), months[langIndex(l)][s.Month()-1], s.Year(), sep, clock)
+	}
+	return dateText(l, start) + " – " + dateText(l, end)
+}
+
 // number writes x with the given decimals in language l's style: a
 // decimal point in English, a comma in Turkish, the Arabic decimal
 // separator (U+066B) in Arabic. Digits stay 0-9 in every language, as the

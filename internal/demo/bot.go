@@ -51,7 +51,7 @@ type player struct {
 }
 
 // players are the demo's regulars, so that their player pages
-// (/players/{id}) gather many games. Their ids are fixed: the same names
+// (/players/demo-bot/{id}) gather many games. Their ids are fixed: the same names
 // have the same pages in every demo run.
 var players = func() []player {
 	names := []string{"Ayşe", "Mehmet", "Zeynep", "Emre", "Layla", "Omar", "Eleni", "Nikos"}

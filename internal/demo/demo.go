@@ -192,8 +192,9 @@ type run struct {
 	beacons sdk.BeaconSource
 	replay  bool
 
-	mu     sync.Mutex // over out and result
+	mu     sync.Mutex // over out, result and player
 	result Result
+	player *player // a player of the first verified tavlarena-v1 game (the scheme that logs player ids)
 }
 
 func (d *run) printf(format string, args ...any) {
@@ -488,6 +489,10 @@ func (d *run) game(ctx context.Context, bt *bot, ck *checker, no int, p plan, se
 	d.result.Games++
 	if v.ok {
 		d.result.Verified++
+		if d.player == nil && p.scheme == events.Tavlarena {
+			first := seatsOf(no)[0]
+			d.player = &first
+		}
 	}
 	fmt.Fprintf(d.cfg.Out, "game %-3d %s: %d rolls (%d doubles), %s\n", no, p.describe(), g.rolls, g.doubles, result(g.end, seatsOf(no)))
 	fmt.Fprintf(d.cfg.Out, "         seal %s  audit %s/games/%s\n", g.seal, ck.base, g.id)
@@ -510,6 +515,9 @@ func (d *run) serving(info serve.Info) {
 	defer d.mu.Unlock()
 	w := d.cfg.Out
 	fmt.Fprintf(w, "open %s/ and type a seal code from above, or open a game's audit page above\n", info.HTTP)
+	if p := d.player; p != nil {
+		fmt.Fprintf(w, "player %s/players/%s/%s (%s's page; every player's name on a game page links to theirs)\n", info.HTTP, Emitter, p.id, p.name)
+	}
 	fmt.Fprintf(w, "stats %s/stats\n", info.HTTP)
 	fmt.Fprintf(w, "auditor %s/auditor.html\n", info.HTTP)
 	fmt.Fprintf(w, "vkey %s\n", info.VerifierKey)

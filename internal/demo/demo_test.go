@@ -179,6 +179,15 @@ func TestServesQuietly(t *testing.T) {
 		t.Fatalf("GET %s: %v", m[1], err)
 	}
 	resp.Body.Close()
+	m = regexp.MustCompile(`(?m)^player (http://\S+) `).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no player page in the report:\n%s", out.String())
+	}
+	if resp, err := http.Get(m[1]); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("GET %s: %v", m[1], err)
+	} else {
+		resp.Body.Close()
+	}
 	// Every game is dated when it was played: after the replay, the clock
 	// went on at the real time; only the anchored games' commits and
 	// tokens, logged during the replay, are of 2023.
@@ -216,7 +225,7 @@ func TestServesQuietly(t *testing.T) {
 		head, _, _ := strings.Cut(line, " ")
 		heads = append(heads, head)
 	}
-	if want := []string{"open", "stats", "auditor", "vkey", "serving", "stopped"}; !slices.Equal(heads, want) {
+	if want := []string{"open", "player", "stats", "auditor", "vkey", "serving", "stopped"}; !slices.Equal(heads, want) {
 		t.Errorf("after the count the report says %q, want lines %q", tail, want)
 	}
 	checkReadme(t, out.String())

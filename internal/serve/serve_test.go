@@ -542,3 +542,136 @@ func TestAlertRules(t *testing.T) {
 		t.Errorf("%d rules", n)
 	}
 }
+
+// TestPlayerPagesPerPlatform makes the attack of issue 27 through the whole
+// service, as two game backends would: the platform tavla-east logs games
+// of Ayşe (her seat id in seat 0, her name in seatNames); another platform
+// with a key to the log, mallory, logs 1,004 short games with Ayşe's id in
+// seat 0 and the name "Ayşe cheats - ask support", through NATS, the
+// ingest, the ledger and the bundler. Ayşe's page on tavla-east is then
+// byte for byte what it was, in every language; mallory's games are on
+// mallory's page of the id; the id alone lists both platforms. (-short: 40
+// games.)
+func TestPlayerPagesPerPlatform(t *testing.T) {
+	ctx := testCtx(t)
+	n := 1004
+	if testing.Short() {
+		n = 40
+	}
+	type platform struct {
+		name   string
+		signer note.Signer
+		vkey   string
+		b      *sdk.Backend
+		proofs chan *nats.Msg
+	}
+	platforms := []*platform{{name: emitter}, {name: "mallory"}}
+	var users []ingest.EmitterAccess
+	var keys []string
+	for _, p := range platforms {
+		s, vkey, err := testonly.Key(p.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.signer, p.vkey = s, vkey
+		keys = append(keys, vkey)
+		users = append(users, ingest.EmitterAccess{Emitter: p.name, Password: testPassword + "-" + p.name})
+	}
+	r := start(t, serve.Config{Dir: t.TempDir(), EmitterKeys: keys, NATSUsers: users, CheckpointInterval: 20 * time.Millisecond})
+	for _, p := range platforms {
+		nc, err := sdk.Dial(r.info.NATS, p.name, nats.UserInfo(p.name, testPassword+"-"+p.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		p.proofs = make(chan *nats.Msg, n+16)
+		sub, err := nc.ChanSubscribe(wire.Subjects{}.Proofs(p.name), p.proofs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sub.Unsubscribe() })
+		c, err := sdk.New(nc, sdk.Config{Emitter: p.name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		if p.b, err = sdk.NewBackend(c, sdk.GameConfig{Signer: p.signer}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	published := func(p *platform, games int) {
+		t.Helper()
+		for range games {
+			select {
+			case <-p.proofs:
+			case <-ctx.Done():
+				t.Fatalf("%s: not every bundle was published: %v", p.name, ctx.Err())
+			}
+		}
+	}
+	ayse, mehmet := testonly.LabelUUID("player/Ayşe"), testonly.LabelUUID("player/Mehmet")
+	for i := range 3 {
+		if _, err := testlog.TavlarenaSeats(ctx, platforms[0].b, fmt.Sprintf("ayse-%d", i), [2]dice.UUID{ayse, mehmet},
+			`{"seatNames":["Ayşe","Mehmet"]}`, 6, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	published(platforms[0], 3)
+	page := "/players/" + emitter + "/" + ayse.String()
+	before := map[verifier.Lang][]byte{}
+	for _, l := range verifier.Langs() {
+		code, body := r.get(page + "?lang=" + string(l))
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d", page, code)
+		}
+		before[l] = body
+	}
+	if !bytes.Contains(before[verifier.English], []byte("<h1>Ayşe: the dice of every game</h1>")) {
+		t.Fatalf("Ayşe's page:\n%.1500s", before[verifier.English])
+	}
+
+	// The attack: mallory's games, eight at a time.
+	work := make(chan int)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				_, err := testlog.TavlarenaSeats(ctx, platforms[1].b, fmt.Sprintf("mallory-%d", i), [2]dice.UUID{ayse, testonly.LabelUUID("puppet")},
+					`{"seatNames":["Ayşe cheats - ask support","Mehmet"]}`, 1, nil)
+				if err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	published(platforms[1], n)
+
+	for _, l := range verifier.Langs() {
+		if _, body := r.get(page + "?lang=" + string(l)); !bytes.Equal(body, before[l]) {
+			t.Errorf("%s (%s) changed after %d games of another platform with the same player id", page, l, n)
+		}
+	}
+	code, body := r.get("/players/mallory/" + ayse.String())
+	want := fmt.Sprintf("%d games logged by the platform \u2066mallory\u2069", min(n, 1000))
+	if code != http.StatusOK || !bytes.Contains(body, []byte(want)) {
+		t.Errorf("mallory's page of the id: %d, says %q: %v", code, want, bytes.Contains(body, []byte(want)))
+	}
+	for _, path := range []string{"/players/" + ayse.String(), "/search?q=" + ayse.String()} {
+		code, body := r.get(path)
+		if code != http.StatusOK || !bytes.Contains(body, []byte(`href="`+page+`?lang=en"`)) || !bytes.Contains(body, []byte(`href="/players/mallory/`+ayse.String()+`?lang=en"`)) {
+			t.Errorf("%s: %d, not both platforms:\n%.1500s", path, code, body)
+		}
+	}
+}

@@ -63,9 +63,12 @@ type After func(game string, seq uint64)
 // text) and returns its id. Without logged moves it resigns after maxRolls
 // rolls.
 func Tavlarena(ctx context.Context, b *sdk.Backend, label, settings string, maxRolls int, after After) (string, error) {
-	g, err := b.NewTavlarena(ctx, sdk.TavlarenaSpec{
-		Seats:    [2]dice.UUID{testonly.LabelUUID(label + "/seat0"), testonly.LabelUUID(label + "/seat1")},
-		Settings: []byte(settings)})
+	return TavlarenaSeats(ctx, b, label, [2]dice.UUID{testonly.LabelUUID(label + "/seat0"), testonly.LabelUUID(label + "/seat1")}, settings, maxRolls, after)
+}
+
+// TavlarenaSeats is Tavlarena with the players' seat ids given.
+func TavlarenaSeats(ctx context.Context, b *sdk.Backend, label string, seats [2]dice.UUID, settings string, maxRolls int, after After) (string, error) {
+	g, err := b.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: seats, Settings: []byte(settings)})
 	if err != nil {
 		return "", fmt.Errorf("%s: commit: %w", label, err)
 	}
