@@ -11,7 +11,8 @@ import { openNote } from "./note.js";
 import { proofLen, inclusionRoot } from "./merkle.js";
 import { verifyCosignatures, quorumMet } from "./policy.js";
 import { parseEvent, Reject } from "./event.js";
-import { replay } from "./game.js";
+import { replay, Refusal } from "./game.js";
+import { movesCheck } from "./moves.js";
 import { evidenceOf, evidenceObject } from "./format.js";
 import { pass, fail, skipped } from "./check.js";
 
@@ -129,9 +130,9 @@ async function checkBundle(ev, opt) {
   if (order.status === "pass") {
     let g = null;
     try {
-      g = await replay(evs);
+      g = await replay(evs, null);
     } catch (x) {
-      if (!x || x.entry === undefined) throw x;
+      if (!(x instanceof Refusal)) throw x;
       agree = fail("log-agreement", M("LaRefused", x.entry, x.ev.seq, x.ev.type, x.code, x.field));
     }
     if (g) {
@@ -146,10 +147,9 @@ async function checkBundle(ev, opt) {
   delete wit.cosigs;
   res.checks = [incl, sig, order, agree, wit,
     await emitterCheck(evs, function (i) { return "log.entries[" + i + "]"; }, opt)];
-  const settings = res.derived ? res.derived.settings : null;
-  const logged = settings && settings.get && settings.get("moves") === "logged";
-  res.moves = skipped("moves", logged ? M("BrMovesLogged") : (res.game ? M("MvNotLogged", res.game.moves.length) : M("MvNoGame")),
-    logged ? { browserLimit: "moves" } : undefined);
+  const m = await movesCheck(evs, res.game || null);
+  res.moves = m.check;
+  res.movesRes = m.res;
   return res;
 }
 

@@ -141,6 +141,16 @@ export function jsonReport(r, lang) {
       if (c.roll.recomputed) x.recomputed = c.roll.recomputed;
       j.roll = x;
     }
+    if (c.move) {
+      // The event the rules engine refused, as Go's MoveRef.
+      const m = c.move, x = { entry: m.entry, seq: m.seq, code: m.code };
+      if (m.rule) x.rule = m.rule;
+      if (m.n !== undefined) x.n = m.n;
+      if (m.seat !== undefined) x.seat = m.seat;
+      if (m.play) x.play = m.play;
+      if (m.dice) x.dice = m.dice;
+      j.move = x;
+    }
     return j;
   });
   out.proves = r.exit === 0 ? (r.proves || []).map(function (m) { return T(m, lang); }) : [];

@@ -27,6 +27,7 @@ import { parsePolicy } from "./policy.js";
 import { sealCode, parseExpected, expectedMatches, tavlarenaRoller, anchoredRoller, perRollDice, Sequence, CTX_COMMIT } from "./dice.js";
 import { parseEvidence, InputError } from "./evidence.js";
 import { checkBundle } from "./bundle.js";
+import { movesStatements } from "./moves.js";
 import { pass, fail, skipped, diceStr } from "./check.js";
 
 const te = new TextEncoder();
@@ -300,12 +301,12 @@ async function verify(bytes, opt) {
   r.checks.push(...b.checks, b.moves);
   r.bundle = true;
   bundleStatements(r, ev.log, b, o);
+  if (b.game) movesStatements(r, b.movesRes, true);
   return finish(r);
 }
 
 // bundleStatements adds what a proof bundle's log checks prove and do not
-// prove (package verifier's bundleStatements and movesStatements, without
-// the moves replay, which is Go's).
+// prove (package verifier's bundleStatements).
 function bundleStatements(r, l, b, opt) {
   if (!b.game) { r.proves = []; r.notProves = []; return; }
   r.proves = r.proves || [];
@@ -327,8 +328,6 @@ function bundleStatements(r, l, b, opt) {
   const emi = b.checks.find(function (c) { return c.name === "log-emitter-signatures"; });
   if (emi.status === "pass") r.proves.push(M("StEmitterSigned", b.game.emitter));
   else r.notProves.push(M("StEmitterUnchecked", b.game.emitter));
-  const logged = b.moves.browserLimit === "moves";
-  if (!logged) r.notProves.push(M("StMovesNotLogged"));
 }
 
 // NEEDS_KEY are the checks of a bundle that need a key or a policy the

@@ -18,24 +18,34 @@ const src = new URL("../src/", import.meta.url).pathname;
 // it must be placed here (and in README.md's "Modules").
 export const LAYERS = [
   // 0: the bottom, importing nothing: bytes, SHA-256 and HMAC (WebCrypto),
-  // canonical JSON, times, messages and their catalog, a check's shape.
-  ["bytes.js", "sha256.js", "cjson.js", "time.js", "render.js", "messages.js", "titles.js", "check.js"],
-  // 1: signatures on @noble/curves: Ed25519's fallback, drand's BLS.
-  ["ed25519.js", "bls.js"],
+  // canonical JSON, times, messages and their catalog, a check's shape; the
+  // rules engine's rule codes and variants.
+  ["bytes.js", "sha256.js", "cjson.js", "time.js", "render.js", "messages.js", "titles.js", "check.js",
+    "rules/errors.js", "rules/variant.js"],
+  // 1: signatures on @noble/curves: Ed25519's fallback, drand's BLS; the
+  // rules' positions.
+  ["ed25519.js", "bls.js", "rules/position.js"],
   // 2: what the log and the dice are made of: drand quicknet, signed
-  // notes and checkpoints, RFC 6962 proofs, witness policies, the dice.
-  ["drand.js", "note.js", "merkle.js", "policy.js", "dice.js"],
-  // 3: the parsers of an event and of an evidence file.
-  ["event.js", "evidence.js"],
-  // 4: a game replayed from its events, and the evidence it gives.
-  ["game.js", "format.js"],
-  // 5: the proof bundle's log checks.
+  // notes and checkpoints, RFC 6962 proofs, witness policies, the dice; the
+  // rules' notation and results.
+  ["drand.js", "note.js", "merkle.js", "policy.js", "dice.js", "rules/notation.js", "rules/result.js"],
+  // 3: the parsers of an event and of an evidence file; the move generator.
+  ["event.js", "evidence.js", "rules/movegen.js"],
+  // 4: a game replayed from its events, and the evidence it gives; legal
+  // plays; the flow of play's state.
+  ["game.js", "format.js", "rules/play.js", "rules/movecheck/state.js"],
+  // 5: the rules engine's checker of rolls, moves and ends (Go's
+  // rules/movecheck, layer 3 there).
+  ["rules/movecheck/checker.js"],
+  // 6: the moves check: a game replayed with the checker.
+  ["moves.js"],
+  // 7: the proof bundle's log checks.
   ["bundle.js"],
-  // 6: verify(), every check of a file.
+  // 8: verify(), every check of a file.
   ["verify.js"],
-  // 7: what is built on it: the reports, the app's own checks, the badge.
+  // 9: what is built on it: the reports, the app's own checks, the badge.
   ["report.js", "app.js", "badge.js"],
-  // 8: the entries: the package's (index.js) and the pages' bundle's.
+  // 10: the entries: the package's (index.js) and the pages' bundle's.
   ["index.js", "browser.js"],
 ];
 
