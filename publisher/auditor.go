@@ -33,7 +33,7 @@ func Auditor(logKey string) ([]byte, error) {
 	}
 	cat := wordsOf(scriptTexts())
 	var uiTexts []verifier.Text
-	for _, k := range []string{"LogKeyLabel", "ExpectedLabel", "BrowserNotMoves", "BrowserNotWitness", "ColKindOrRoll", "ColDice"} {
+	for _, k := range []string{"LogKeyLabel", "ExpectedLabel", "BrowserNotWitness", "ColKindOrRoll", "ColDice"} {
 		uiTexts = append(uiTexts, pageWords[k])
 	}
 	ui := wordsOf(uiTexts)

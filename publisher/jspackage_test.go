@@ -22,6 +22,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/verifier"
 	"github.com/zarlog/zarlog/verifier/cli"
 )
@@ -152,9 +153,8 @@ func vectors(t testing.TB) []vector {
 // the same inputs (the file, --expected-commitment, --log-key,
 // --emitter-key, --witness-policy), and compares the whole --json report in
 // English: exit code, result, every check's status, detail, roll and move,
-// what it proves and does not, and the summary. The moves are replayed
-// through the JavaScript port of the rules engine. The tlog-proof files
-// are left to TestVerdictsAgree, which compares their verdicts.
+// what it proves and does not, the event of a tlog-proof, and the summary.
+// The moves are replayed through the JavaScript port of the rules engine.
 func TestNodeVerifier(t *testing.T) {
 	node := nodeAvailable(t)
 	compared, tlog, moves := 0, 0, 0
@@ -187,7 +187,6 @@ func TestNodeVerifier(t *testing.T) {
 			}
 			if verifier.IsTlogProof(data) {
 				tlog++
-				continue
 			}
 			opt := vectorOptions(t, v.ExpectedCommitment, v.LogKey, v.policyPath(), v.EmitterKeys)
 			var goRep verifier.JSONReport
@@ -210,7 +209,10 @@ func TestNodeVerifier(t *testing.T) {
 	if moves < 14 {
 		t.Errorf("only %d vectors had their moves replayed", moves)
 	}
-	t.Logf("%d vectors compared, %d of them with their moves replayed; %d tlog-proof files left to TestVerdictsAgree", compared, moves, tlog)
+	if tlog == 0 {
+		t.Error("no tlog-proof among the vectors")
+	}
+	t.Logf("%d vectors compared (%d tlog-proofs), %d of them with their moves replayed", compared, tlog, moves)
 }
 
 // ed25519Cases are Ed25519 inputs on which implementations are known to
@@ -574,9 +576,50 @@ func TestNodeCLI(t *testing.T) {
 			}
 		}
 	}
-	if code, out, errs := run(nil, "--leaf", "p.txt", valid); code != 2 || out != "" ||
-		!strings.HasPrefix(errs, "zarlog-verify: --leaf is checked by the Go zarlog-verify only\n\nusage: zarlog-verify") {
-		t.Errorf("--leaf: exit %d, stdout %q, stderr %q", code, out, errs)
+	// --leaf: a tlog-proof without an extra line, checked with the event
+	// given apart, as the Go command checks it; and a --leaf that cannot
+	// be read.
+	tlogDir := t.TempDir()
+	proofFile, leafFile := filepath.Join(tlogDir, "no-extra.tlog-proof"), filepath.Join(tlogDir, "leaf.json")
+	withExtra, err := os.ReadFile("../testdata/dice/evidence/valid/tlog-proof-commit.tlog-proof")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, err := merkle.ParseTlogProof(withExtra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := tp.Extra
+	tp.Extra = nil
+	noExtra, err := tp.Format()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(proofFile, noExtra, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(leafFile, append(leaf, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logKey := "log.zarlog.example+58a735df+AabtJ4sEH6aKjQjFidVXKTVU3pwEtYb2uS3y5DAd+GNI" // the log of testdata/dice's tlog-proofs
+	for _, args := range [][]string{
+		{"--json", "--lang", "en", "--log-key", logKey, "--leaf", leafFile, proofFile},
+		{"--json", "--lang", "en", "--log-key", logKey, proofFile},
+		{"--json", "--lang", "en", "--log-key", logKey, "--leaf", leafFile, "../testdata/dice/evidence/valid/tlog-proof-roll.tlog-proof"},
+	} {
+		code, out, errs := run(nil, args...)
+		var goOut, goErr bytes.Buffer
+		goCode := cli.Run(context.Background(), args, strings.NewReader(""), &goOut, &goErr)
+		if code != goCode || out != goOut.String() || errs != goErr.String() {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q\nthe Go command: exit %d, stdout %q, stderr %q", args, code, out, errs, goCode, goOut.String(), goErr.String())
+		}
+	}
+	if code, _, _ := run(nil, "--log-key", logKey, "--leaf", leafFile, proofFile); code != 0 {
+		t.Errorf("--leaf with a tlog-proof without extra: exit %d, want 0", code)
+	}
+	if code, out, errs := run(nil, "--leaf", filepath.Join(tlogDir, "nope"), proofFile); code != 2 || out != "" ||
+		!strings.HasPrefix(errs, "zarlog-verify: cannot read the --leaf file") {
+		t.Errorf("--leaf nope: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	// --json, byte for byte the Go command's.
 	code, out, _ := run(nil, "--json", "--lang", "tr", valid)

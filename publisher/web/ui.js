@@ -85,7 +85,7 @@ var ZarlogUI = (function () {
   }
 
   // The class of the verdict box for each kind of verdict.
-  const BOX = { checked: "ok", untied: "partial", "wrong-seal": "partial", failed: "bad", "bad-input": "bad" };
+  const BOX = { checked: "ok", untied: "partial", "wrong-seal": "partial", failed: "bad", "bad-input": "bad", incomplete: "partial" };
 
   // verdictBox says report r in a player's words (ZarlogVerifier.verdict)
   // in the verdict box box: its headline in #verdict-main, its sentences

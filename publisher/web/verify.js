@@ -653,11 +653,11 @@ var ZarlogVerifier = (() => {
       if (len % 4)
         throw new Error("_sha2: outputLen should be aligned to 32bit");
       const outLen = len / 4;
-      const state = this.get();
-      if (outLen > state.length)
+      const state2 = this.get();
+      if (outLen > state2.length)
         throw new Error("_sha2: outputLen bigger than state");
       for (let i = 0; i < outLen; i++)
-        oview.setUint32(4 * i, state[i], isLE);
+        oview.setUint32(4 * i, state2[i], isLE);
     }
     digest() {
       const { buffer, outputLen } = this;
@@ -5682,9 +5682,10 @@ var ZarlogVerifier = (() => {
   // src/event.js
   var te7 = new TextEncoder();
   var MAX_EVENT2 = 65535;
-  function Reject(code, field) {
+  function Reject(code, field, detail) {
     this.code = code;
     this.field = field;
+    this.detail = detail || "";
   }
   var SCHEMES = ["tavlarena-v1", "anchored-v1", "per-roll-v1"];
   var TYPES = {
@@ -5700,9 +5701,15 @@ var ZarlogVerifier = (() => {
     try {
       v = parseJSON(leaf);
     } catch (e) {
-      throw new Reject("malformed", "");
+      throw new Reject("malformed", "", "canonical json: at byte " + (e.offset === void 0 ? 0 : te7.encode(leaf.slice(0, e.offset)).length) + ": not canonical JSON");
     }
-    if (canon(v) !== leaf) throw new Reject("not-canonical", "");
+    const c = canon(v);
+    if (c !== leaf) {
+      const a = te7.encode(c), b2 = te7.encode(leaf);
+      let i = 0;
+      while (i < a.length && i < b2.length && a[i] === b2[i]) i++;
+      throw new Reject("not-canonical", "", "canonical json: at byte " + i + ": text is valid but not canonical (whitespace, key order, escaping or number form)");
+    }
     const bad = function(field) {
       throw new Reject("malformed", field);
     };
@@ -5748,8 +5755,8 @@ var ZarlogVerifier = (() => {
       one("moves", ["logged"]);
       if (x.has("moves") && !x.has("variant")) bad(field + ".variant");
       if (x.has("doublingCube")) {
-        const c = x.get("doublingCube");
-        if (typeof c !== "boolean" || c && x.has("moves") && x.get("variant") !== "backgammon") bad(field + ".doublingCube");
+        const c2 = x.get("doublingCube");
+        if (typeof c2 !== "boolean" || c2 && x.has("moves") && x.get("variant") !== "backgammon") bad(field + ".doublingCube");
       }
       return x;
     };
@@ -5873,15 +5880,34 @@ var ZarlogVerifier = (() => {
   }
 
   // src/game.js
-  async function replay(evs) {
+  var Refusal = class extends Error {
+    constructor(entry, ev, code, field, err, position) {
+      super("event rejected (" + code + "): " + field + (err ? ": " + err.message : ""));
+      this.entry = entry;
+      this.ev = ev;
+      this.code = code;
+      this.field = field;
+      this.err = err || null;
+      this.position = position;
+    }
+  };
+  var verified = /* @__PURE__ */ new Map();
+  async function beaconVerifies(round, sigHex) {
+    const k = round + ":" + sigHex;
+    if (!verified.has(k)) verified.set(k, await verifyQuicknet(round, unhex(sigHex), sha256));
+    return verified.get(k);
+  }
+  async function replay(evs, env) {
+    const moves = env && env.moves || null;
     let g = null;
     for (let i = 0; i < evs.length; i++) {
       const ev = evs[i], b = ev.body;
-      const refuse = function(code, field) {
-        throw { entry: i, ev, code, field };
+      const refuse = function(code, field, err) {
+        throw new Refusal(i, ev, code, field, err, g ? g.position : null);
       };
       if (ev.type === "commit") {
         if (g) refuse("game-exists", "game");
+        if (ev.seq !== 0) refuse("out-of-order", "seq");
         g = {
           id: ev.game,
           scheme: ev.scheme,
@@ -5890,6 +5916,10 @@ var ZarlogVerifier = (() => {
           commit: b,
           next: 1,
           opening: b.settings.has("opening") ? b.settings.get("opening") : "western",
+          movesLogged: b.settings.get("moves") === "logged",
+          position: null,
+          moveOwed: false,
+          played: 0,
           contributed: [false, false],
           contributions: [null, null],
           tokens: [null, null],
@@ -5903,7 +5933,10 @@ var ZarlogVerifier = (() => {
           pending: null
         };
         g.seq = new Sequence(g.opening);
-        if (ev.scheme === "anchored-v1" && b.anchor.chain !== QUICKNET) refuse("unknown-chain", "body.anchor.chain");
+        if (ev.scheme === "anchored-v1") {
+          if (b.anchor.chain !== QUICKNET) refuse("unknown-chain", "body.anchor.chain");
+          if (b.sealedAt >= roundTimeNs(b.anchor.round)) refuse("round-already-existed", "body.anchor.round");
+        }
         continue;
       }
       if (!g) refuse("unknown-game", "game");
@@ -5913,6 +5946,22 @@ var ZarlogVerifier = (() => {
       if (ev.seq !== g.next) refuse("out-of-order", "seq");
       if (g.scheme !== "per-roll-v1" && g.end && ev.type !== "reveal") refuse("not-allowed-now", "type");
       g.next++;
+      const flow = g.movesLogged ? moves : null;
+      const owed = function() {
+        if (g.moveOwed) refuse("move-owed", "type");
+      };
+      const checkRoll2 = function(roll) {
+        if (!flow) return;
+        let r;
+        try {
+          r = flow.checkRoll({ scheme: g.scheme, settings: g.settings, position: g.position, roll });
+        } catch (e) {
+          refuse("not-allowed-now", "type", e);
+        }
+        g.position = r.position;
+        if (r.played && !g.moveOwed) g.played++;
+        g.moveOwed = r.played;
+      };
       switch (ev.type) {
         case "contribution":
           if (g.contributed[b.seat]) refuse("not-allowed-now", "body.seat");
@@ -5925,17 +5974,22 @@ var ZarlogVerifier = (() => {
           if (b.chain !== g.commit.anchor.chain) refuse("bad-beacon", "body.chain");
           if (b.round !== g.commit.anchor.round) refuse("bad-beacon", "body.round");
           if (b.chain !== QUICKNET) refuse("unknown-chain", "body.chain");
+          if (!await beaconVerifies(b.round, b.signature)) refuse("bad-beacon", "body.signature");
           if (hex(await sha256(unhex(b.signature))) !== b.randomness) refuse("bad-beacon", "body.randomness");
           if (g.commit.sealedAt >= roundTimeNs(b.round)) refuse("round-already-existed", "body.round");
           g.beacon = b;
           break;
         }
-        case "roll":
+        case "roll": {
           if (!g.contributed[0] || !g.contributed[1]) refuse("not-allowed-now", "type");
           if (g.scheme === "anchored-v1" && !g.beacon) refuse("not-allowed-now", "type");
-          if (!g.seq.accept({ n: b.n, dice: b.dice, kind: b.kind })) refuse("bad-sequence", "body");
-          g.rolls.push({ n: b.n, dice: b.dice, kind: b.kind });
+          owed();
+          const r = { n: b.n, dice: b.dice, kind: b.kind };
+          if (!g.seq.accept(r)) refuse("bad-sequence", "body");
+          checkRoll2(r);
+          g.rolls.push(r);
           break;
+        }
         case "move": {
           if (g.scheme !== "per-roll-v1") {
             if (b.n >= g.rolls.length) refuse("not-allowed-now", "body.n");
@@ -5946,14 +6000,30 @@ var ZarlogVerifier = (() => {
             refuse("not-allowed-now", "body.n");
           }
           if (g.moves.length > 0 && b.n <= g.moves[g.moves.length - 1].n) refuse("illegal-move", "body.n");
+          if (moves) {
+            try {
+              g.position = moves.checkMove({ scheme: g.scheme, settings: g.settings, position: g.position, move: b });
+            } catch (e) {
+              refuse("illegal-move", "body.play", e);
+            }
+          }
+          g.moveOwed = false;
           g.moves.push(b);
           break;
         }
         case "end":
-          if (g.scheme === "per-roll-v1") {
-            if (g.pending) refuse("not-allowed-now", "type");
-            g.closed = true;
+          if (g.scheme === "per-roll-v1" && g.pending) refuse("not-allowed-now", "type");
+          if (b.result === "finished") {
+            owed();
+            if (flow) {
+              try {
+                flow.checkEnd({ scheme: g.scheme, settings: g.settings, position: g.position }, b);
+              } catch (e) {
+                refuse("wrong-result", "body", e);
+              }
+            }
           }
+          if (g.scheme === "per-roll-v1") g.closed = true;
           g.end = b;
           break;
         case "reveal":
@@ -5963,6 +6033,7 @@ var ZarlogVerifier = (() => {
           break;
         case "roll-commit":
           if (g.pending) refuse("not-allowed-now", "type");
+          owed();
           if (g.records.some(function(r) {
             return r.rollId === b.rollId;
           })) refuse("duplicate-roll-id", "body.rollId");
@@ -5981,6 +6052,7 @@ var ZarlogVerifier = (() => {
           } else {
             g.pending.seed = b.seed;
             g.pending.dice = b.dice;
+            checkRoll2({ n: g.records.length, dice: b.dice, kind: "" });
             g.records.push(g.pending);
             g.pending = null;
           }
@@ -5989,6 +6061,1171 @@ var ZarlogVerifier = (() => {
       }
     }
     return g;
+  }
+
+  // src/check.js
+  function check(name, status, detail, extra) {
+    const c = { name, status, detail };
+    if (extra) Object.assign(c, extra);
+    return c;
+  }
+  var pass = function(n, d, x) {
+    return check(n, "pass", d, x);
+  };
+  var fail = function(n, d, x) {
+    return check(n, "fail", d, x);
+  };
+  var skipped = function(n, d, x) {
+    return check(n, "skipped", d, x);
+  };
+  var diceStr = function(d) {
+    return d[0] + "-" + d[1];
+  };
+
+  // src/rules/variant.js
+  var BACKGAMMON = "backgammon";
+  var PORTES = "portes";
+  var TAVLA = "tavla";
+  var PLAKOTO = "plakoto";
+  var FEVGA = "fevga";
+  function allVariants() {
+    return [BACKGAMMON, PORTES, TAVLA, PLAKOTO, FEVGA];
+  }
+  function validVariant(v) {
+    return allVariants().indexOf(v) >= 0;
+  }
+  function parseVariant(s) {
+    if (validVariant(s)) return s;
+    throw new Error("rules: unknown variant " + JSON.stringify(s) + ": want one of backgammon, portes, tavla, plakoto, fevga");
+  }
+  var OPENING_WESTERN = "western";
+  var OPENING_TURKISH_REROLL = "turkish-reroll";
+  function parseOpening(s) {
+    if (s === OPENING_WESTERN || s === OPENING_TURKISH_REROLL) return s;
+    throw new Error("rules: unknown opening " + JSON.stringify(s) + ': want "western" or "turkish-reroll"');
+  }
+  var HITTING = 0;
+  var PINNING = 1;
+  var RUNNING = 2;
+  function Ruleset(style, start2, hitAndRun, fevga) {
+    this.style = style;
+    this.start = start2;
+    this.hitAndRun = hitAndRun;
+    this.fevga = fevga;
+  }
+  Ruleset.prototype.opposite = function(q) {
+    if (this.style === RUNNING) return q > 12 ? q - 12 : q + 12;
+    return 25 - q;
+  };
+  var westernStart = (function() {
+    const s = new Int8Array(26);
+    s[24] = 2;
+    s[13] = 5;
+    s[8] = 3;
+    s[6] = 5;
+    return s;
+  })();
+  var stackedStart = (function() {
+    const s = new Int8Array(26);
+    s[24] = 15;
+    return s;
+  })();
+  var rsBackgammon = new Ruleset(HITTING, westernStart, true, false);
+  var rsTavla = new Ruleset(HITTING, westernStart, false, false);
+  var rsPlakoto = new Ruleset(PINNING, stackedStart, true, false);
+  var rsFevga = new Ruleset(RUNNING, stackedStart, true, true);
+  function rulesOf(v) {
+    switch (v) {
+      case BACKGAMMON:
+      case PORTES:
+        return rsBackgammon;
+      case TAVLA:
+        return rsTavla;
+      case PLAKOTO:
+        return rsPlakoto;
+      case FEVGA:
+        return rsFevga;
+    }
+    throw new Error("rules: unknown variant " + JSON.stringify(v));
+  }
+
+  // src/rules/errors.js
+  var RULE_NOTATION = "notation";
+  var RULE_NON_CANONICAL = "non-canonical";
+  var RULE_NO_CHECKER = "no-checker";
+  var RULE_BLOCKED = "blocked";
+  var RULE_HIT_MARK = "hit-mark";
+  var RULE_BAR_FIRST = "bar-first";
+  var RULE_PINNED = "pinned";
+  var RULE_HIT_AND_RUN = "hit-and-run";
+  var RULE_FIRST_CHECKER = "first-checker";
+  var RULE_BEAR_OFF_NOT_HOME = "bear-off-not-home";
+  var RULE_BEAR_OFF_HIGHER = "bear-off-higher";
+  var RULE_START_QUARTER = "start-quarter";
+  var RULE_PRIME_TRAP = "prime-trap";
+  var RULE_MUST_MOVE = "must-move";
+  var RULE_BOTH_DICE = "must-use-both-dice";
+  var RULE_MAX_DICE = "must-use-max-dice";
+  var RULE_LARGER_DIE = "must-use-larger-die";
+  var RULE_DICE = "dice";
+  var RULE_GAME_OVER = "game-over";
+  var RULE_NOT_ON_TURN = "not-on-turn";
+  var RULE_ROLL_MISMATCH = "roll-mismatch";
+  var RULE_PLAY_PENDING = "play-pending";
+  var RULE_BAD_DICE = "bad-dice";
+  function diceString(d) {
+    return d[0] + "-" + d[1];
+  }
+  var IllegalMoveError = class extends Error {
+    constructor(rule, seat, dice, play, detail, err) {
+      super("rules: seat " + seat + " dice " + diceString(dice) + " play " + JSON.stringify(play) + ": " + rule + ": " + detail);
+      this.rule = rule;
+      this.seat = seat;
+      this.dice = dice;
+      this.play = play;
+      this.detail = detail;
+      this.err = err || null;
+    }
+  };
+  var RollError = class extends Error {
+    constructor(rule, n, dice, detail) {
+      super("rules: roll " + n + " (" + diceString(dice) + "): " + rule + ": " + detail);
+      this.rule = rule;
+      this.n = n;
+      this.dice = dice;
+      this.detail = detail;
+    }
+  };
+
+  // src/rules/position.js
+  var NUM_CHECKERS = 15;
+  var OFF = 0;
+  var BAR = 25;
+  var POINT_MASK = (1 << 25) - 1 & ~1;
+  var Position = class _Position {
+    constructor() {
+      this.n = [new Int8Array(26), new Int8Array(26)];
+      this.pin = [0, 0];
+    }
+    clone() {
+      const p = new _Position();
+      p.n[0].set(this.n[0]);
+      p.n[1].set(this.n[1]);
+      p.pin[0] = this.pin[0];
+      p.pin[1] = this.pin[1];
+      return p;
+    }
+    /** key returns a string that two positions share exactly when they are equal (Go's ==). */
+    key() {
+      return String.fromCharCode.apply(null, this.n[0]) + String.fromCharCode.apply(null, this.n[1]) + "|" + this.pin[0] + "|" + this.pin[1];
+    }
+    /** equal reports whether p and o are the same position. */
+    equal(o) {
+      return this.key() === o.key();
+    }
+    /** pipCount returns the seat's pip count. */
+    pipCount(seat) {
+      let t = 0;
+      for (let q = 1; q <= 25; q++) t += q * this.n[seat][q];
+      return t;
+    }
+    /** toString returns the position in its canonical text form (RULES.md §5). */
+    toString() {
+      let b = "";
+      for (let s = 0; s < 2; s++) {
+        if (s === 1) b += "/";
+        for (let q = 1; q <= 25; q++) {
+          if (q <= 24 && (this.pin[s] & 1 << q) !== 0) b += "p";
+          else if (this.n[s][q] >= 0 && this.n[s][q] < 16) b += POS_DIGITS[this.n[s][q]];
+          else b += "?";
+        }
+      }
+      return b;
+    }
+  };
+  var POS_DIGITS = "0123456789abcdef";
+  function start(v) {
+    const rs = rulesOf(v);
+    const p = new Position();
+    p.n[0].set(rs.start);
+    p.n[1].set(rs.start);
+    return p;
+  }
+  var PositionError = class extends Error {
+  };
+  function parsePosition(v, s) {
+    if (!validVariant(v)) throw new PositionError("rules: position: unknown variant " + JSON.stringify(v) + ": invalid position");
+    if (s.length !== 51 || s[25] !== "/" || /[^\x00-\x7f]/.test(s)) {
+      throw new PositionError("rules: position " + JSON.stringify(s) + ': want 25 symbols, "/", 25 symbols: invalid position');
+    }
+    const p = new Position();
+    for (let seat = 0; seat < 2; seat++) {
+      let total = 0;
+      for (let q = 1; q <= 25; q++) {
+        const c = s[seat * 26 + q - 1];
+        if (c >= "0" && c <= "9") p.n[seat][q] = c.charCodeAt(0) - 48;
+        else if (c >= "a" && c <= "f") p.n[seat][q] = c.charCodeAt(0) - 97 + 10;
+        else if (c === "p" && q <= 24) {
+          p.n[seat][q] = 1;
+          p.pin[seat] |= 1 << q;
+        } else throw new PositionError("rules: position: seat " + seat + " point " + q + ": bad symbol " + JSON.stringify(c) + ": invalid position");
+        total += p.n[seat][q];
+      }
+      if (total > NUM_CHECKERS) {
+        throw new PositionError("rules: position: seat " + seat + " has " + total + " checkers on the board, more than 15: invalid position");
+      }
+      p.n[seat][OFF] = NUM_CHECKERS - total;
+    }
+    checkPosition(v, p);
+    return p;
+  }
+  function checkPosition(v, p) {
+    const bad = function(why) {
+      throw new PositionError("rules: position: " + why + ": invalid position");
+    };
+    if (!validVariant(v)) bad("unknown variant " + JSON.stringify(v));
+    const rs = rulesOf(v);
+    for (let s = 0; s < 2; s++) {
+      let total = 0;
+      for (let q = 0; q <= 25; q++) {
+        if (p.n[s][q] < 0 || p.n[s][q] > NUM_CHECKERS) bad("seat " + s + " point " + q + " has " + p.n[s][q] + " checkers");
+        total += p.n[s][q];
+      }
+      if (total !== NUM_CHECKERS) bad("seat " + s + " has " + total + " checkers, want 15");
+      if (rs.style !== HITTING && p.n[s][BAR] !== 0) bad("seat " + s + " has " + p.n[s][BAR] + " checkers on the bar, but " + v + " has no bar");
+      if ((p.pin[s] & ~POINT_MASK) !== 0 || rs.style !== PINNING && p.pin[s] !== 0) bad("seat " + s + " has pinned checkers, but " + v + " has no pinning");
+    }
+    if (p.n[0][OFF] === NUM_CHECKERS && p.n[1][OFF] === NUM_CHECKERS) bad("both seats have borne off every checker");
+    for (let q = 1; q <= 24; q++) {
+      const o = rs.opposite(q);
+      const a = p.n[0][q], b = p.n[1][o];
+      const pa = (p.pin[0] & 1 << q) !== 0, pb = (p.pin[1] & 1 << o) !== 0;
+      if (pa && pb) bad("seat 0 point " + q + ": both seats pinned");
+      else if (pa && (a !== 1 || b === 0)) bad("seat 0 point " + q + ": a pinned checker must be alone under opposing checkers");
+      else if (pb && (b !== 1 || a === 0)) bad("seat 1 point " + o + ": a pinned checker must be alone under opposing checkers");
+      else if (a > 0 && b > 0 && !pa && !pb) bad("seat 0 point " + q + " and seat 1 point " + o + ": both seats hold the same point");
+    }
+  }
+
+  // src/rules/notation.js
+  function Move(from, to, via, hits) {
+    this.from = from;
+    this.to = to;
+    this.via = via >>> 0;
+    this.hits = hits >>> 0;
+  }
+  function sameMove(a, b) {
+    return a.from === b.from && a.to === b.to && a.via === b.via && a.hits === b.hits;
+  }
+  var EMPTY_PLAY = "-";
+  var MAX_NOTATION = 128;
+  var NotationError = class extends Error {
+    constructor(text, reason) {
+      super("rules: play " + JSON.stringify(text) + ": " + reason);
+      this.text = text;
+      this.reason = reason;
+    }
+  };
+  function onesCount2(x) {
+    let n = 0;
+    for (x >>>= 0; x !== 0; x >>>= 1) n += x & 1;
+    return n;
+  }
+  function parsePlay(s) {
+    const bytes = new TextEncoder().encode(s);
+    const short = bytes.length > MAX_NOTATION ? new TextDecoder().decode(bytes.subarray(0, MAX_NOTATION)) : s;
+    const bad = function(why) {
+      throw new NotationError(short, why);
+    };
+    if (bytes.length > MAX_NOTATION) bad("longer than " + MAX_NOTATION + " bytes");
+    if (s === EMPTY_PLAY) return [];
+    if (s === "") bad('empty; the empty play is written "-"');
+    const p = [];
+    let steps = 0;
+    for (let part of s.split(" ")) {
+      if (part === "") bad("moves must be separated by exactly one space");
+      if (/[^\x00-\x7f]/.test(part)) bad("move " + JSON.stringify(part) + ": a character that is no part of the notation");
+      let count = 1;
+      const i = part.indexOf("(");
+      if (i >= 0) {
+        if (part.length !== i + 3 || part[i + 2] !== ")" || part[i + 1] < "2" || part[i + 1] > "4") {
+          bad("move " + JSON.stringify(part) + ": a repetition is written (2), (3) or (4) at the end");
+        }
+        count = part.charCodeAt(i + 1) - 48;
+        part = part.slice(0, i);
+      }
+      const fields = part.split("/");
+      if (fields.length < 2) bad("move " + JSON.stringify(part) + ": want from/to");
+      const m = new Move(0, 0, 0, 0);
+      let prev = 0;
+      for (let j = 0; j < fields.length; j++) {
+        let f = fields[j];
+        const hit = f.endsWith("*");
+        if (hit) f = f.slice(0, -1);
+        const q = parsePoint(f);
+        const first = j === 0, last = j === fields.length - 1;
+        if (q === null) bad("move " + JSON.stringify(part) + ": " + JSON.stringify(f) + " is not a point (1-24, bar or off)");
+        else if (q === BAR && !first) bad("move " + JSON.stringify(part) + ": only the first point may be the bar");
+        else if (q === OFF && !last) bad("move " + JSON.stringify(part) + ": only the last point may be off");
+        else if (first && hit) bad("move " + JSON.stringify(part) + ": the starting point cannot be marked *");
+        else if (q === OFF && hit) bad("move " + JSON.stringify(part) + ": off cannot be marked *");
+        else if (!first && q >= prev) bad("move " + JSON.stringify(part) + ": points must decrease along the move");
+        if (first) m.from = q;
+        else if (last) m.to = q;
+        else m.via = (m.via | 1 << q) >>> 0;
+        if (hit) m.hits = (m.hits | 1 << q) >>> 0;
+        prev = q;
+      }
+      if (m.from - m.to > 24) bad("move " + JSON.stringify(part) + ": a checker moves at most 24 pips in a turn");
+      steps += count * (onesCount2(m.via) + 1);
+      if (steps > 4) bad("more than four checker moves");
+      for (let k = 0; k < count; k++) p.push(new Move(m.from, m.to, m.via, m.hits));
+    }
+    return p;
+  }
+  function parsePoint(f) {
+    if (f === "bar") return BAR;
+    if (f === "off") return OFF;
+    if (f.length === 0 || f.length > 2 || f[0] === "0" || !/^[+-]?[0-9]+$/.test(f)) return null;
+    const n = Number(f);
+    return n >= 1 && n <= 24 ? n : null;
+  }
+  function cmp(a, b) {
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
+  function compareMoves(a, b) {
+    return cmp(b.from, a.from) || cmp(b.to, a.to) || cmp(b.via, a.via) || cmp(b.hits, a.hits);
+  }
+  function formatPlay(p) {
+    if (p.length === 0) return EMPTY_PLAY;
+    const ms = p.slice().sort(compareMoves);
+    let b = "";
+    for (let i = 0; i < ms.length; ) {
+      let j = i + 1;
+      while (j < ms.length && sameMove(ms[j], ms[i])) j++;
+      if (i > 0) b += " ";
+      b += writeMove(ms[i]);
+      if (j - i > 1) b += "(" + (j - i) + ")";
+      i = j;
+    }
+    return b;
+  }
+  function writeMove(m) {
+    let b = writePoint(m.from);
+    for (let q = 24; q >= 1; q--) {
+      if ((m.via & 1 << q) !== 0 && q < m.from && q > m.to) {
+        b += "/" + writePoint(q);
+        if ((m.hits & 1 << q) !== 0) b += "*";
+      }
+    }
+    b += "/" + writePoint(m.to);
+    if (m.to >= 1 && m.to <= 24 && (m.hits & 1 << m.to) !== 0) b += "*";
+    return b;
+  }
+  function writePoint(q) {
+    if (q === BAR) return "bar";
+    if (q === OFF) return "off";
+    return String(q);
+  }
+  function Step(from, to, die) {
+    this.from = from;
+    this.to = to;
+    this.die = die;
+  }
+  function notate(steps, hits) {
+    const ss = steps.slice().sort(function(a, b) {
+      return cmp(b.from, a.from) || cmp(b.to, a.to);
+    });
+    const ps = [];
+    for (const s of ss) {
+      let joined = false;
+      for (const p of ps) {
+        if (p.to === s.from) {
+          p.lands = (p.lands | 1 << s.from) >>> 0;
+          p.to = s.to;
+          joined = true;
+          break;
+        }
+      }
+      if (!joined) ps.push({ from: s.from, to: s.to, lands: 0 });
+    }
+    ps.sort(function(a, b) {
+      return cmp(b.from, a.from) || cmp(b.to, a.to);
+    });
+    const play = ps.map(function(p) {
+      return new Move(p.from, p.to, 0, 0);
+    });
+    for (let q = 24; q >= 1; q--) {
+      const bit = 1 << q;
+      if ((hits & bit) === 0) continue;
+      let done = false;
+      for (let i = 0; i < ps.length; i++) {
+        if (ps[i].to === q) {
+          play[i].hits = (play[i].hits | bit) >>> 0;
+          done = true;
+          break;
+        }
+      }
+      if (done) continue;
+      for (let i = 0; i < ps.length; i++) {
+        if ((ps[i].lands & bit) !== 0) {
+          play[i].hits = (play[i].hits | bit) >>> 0;
+          play[i].via = (play[i].via | bit) >>> 0;
+          break;
+        }
+      }
+    }
+    return play.sort(compareMoves);
+  }
+
+  // src/rules/movegen.js
+  function validDice(d) {
+    return d[0] >= 1 && d[0] <= 6 && d[1] >= 1 && d[1] <= 6 && Number.isInteger(d[0]) && Number.isInteger(d[1]);
+  }
+  function isDouble(d) {
+    return d[0] === d[1];
+  }
+  var RELAX_BAR_FIRST = 1 << 0;
+  var RELAX_PINNED = 1 << 1;
+  var RELAX_HIT_AND_RUN = 1 << 2;
+  var RELAX_FIRST_CHECKER = 1 << 3;
+  var RELAX_BLOCKED = 1 << 4;
+  var RELAX_BEAR_OFF_NOT_HOME = 1 << 5;
+  var RELAX_BEAR_OFF_HIGHER = 1 << 6;
+  var RELAX_START_QUARTER = 1 << 7;
+  var RELAX_PRIME_TRAP = 1 << 8;
+  var DIAGNOSIS_ORDER = [
+    { r: RELAX_BAR_FIRST, rule: RULE_BAR_FIRST },
+    { r: RELAX_PINNED, rule: RULE_PINNED },
+    { r: RELAX_HIT_AND_RUN, rule: RULE_HIT_AND_RUN },
+    { r: RELAX_FIRST_CHECKER, rule: RULE_FIRST_CHECKER },
+    { r: RELAX_BLOCKED, rule: RULE_BLOCKED },
+    { r: RELAX_BEAR_OFF_NOT_HOME, rule: RULE_BEAR_OFF_NOT_HOME },
+    { r: RELAX_BEAR_OFF_HIGHER, rule: RULE_BEAR_OFF_HIGHER },
+    { r: RELAX_START_QUARTER, rule: RULE_START_QUARTER },
+    { r: RELAX_PRIME_TRAP, rule: RULE_PRIME_TRAP }
+  ];
+  function Node(pos, steps, n, order) {
+    this.pos = pos;
+    this.steps = steps;
+    this.n = n;
+    this.depths = 0;
+    this.dieMask = 0;
+    this.order = order;
+  }
+  var Gen = class {
+    constructor(v, seat, d, relax, every) {
+      this.rs = rulesOf(v);
+      this.me = seat;
+      this.op = 1 - seat;
+      this.dice = d;
+      this.double = isDouble(d);
+      this.relax = relax;
+      this.every = every;
+      this.best = -1;
+      this.nodes = /* @__PURE__ */ new Map();
+      this.count = 0;
+      this.seen = /* @__PURE__ */ new Set();
+      this.path = [null, null, null, null];
+    }
+    relaxed(r) {
+      return (this.relax & r) !== 0;
+    }
+    // run enumerates every sequence of steps from p.
+    run(p) {
+      this.dfs(p, 0, 0, 0);
+      if (this.nodes.size === 0 && this.rs.fevga && (this.relax & (RELAX_START_QUARTER | RELAX_PRIME_TRAP)) === 0) {
+        this.relax |= RELAX_START_QUARTER | RELAX_PRIME_TRAP;
+        this.seen.clear();
+        this.best = -1;
+        this.dfs(p, 0, 0, 0);
+      }
+      if (this.every || this.double || this.best !== 1) return;
+      const hi = Math.max(this.dice[0], this.dice[1]);
+      let canHi = false;
+      for (const n of this.nodes.values()) {
+        if ((n.dieMask & 1 << hi) !== 0) {
+          canHi = true;
+          break;
+        }
+      }
+      if (canHi) {
+        for (const [k, n] of this.nodes) if ((n.dieMask & 1 << hi) === 0) this.nodes.delete(k);
+      }
+    }
+    dfs(p, stuck, used, depth) {
+      this.record(p, depth);
+      const maxDepth = this.double ? 4 : 2;
+      if (depth === maxDepth) return;
+      for (let i = 0; i < 2; i++) {
+        if (this.double) {
+          if (i === 1) break;
+        } else if ((used & 1 << i) !== 0) {
+          continue;
+        }
+        const d = this.dice[i];
+        const nu = this.double ? used + 1 : used | 1 << i;
+        for (let q = BAR; q >= 1; q--) {
+          const r = this.step(p, stuck, q, d);
+          if (r === null) continue;
+          const k = r.pos.key() + "," + r.stuck + "," + nu;
+          if (this.seen.has(k)) continue;
+          this.seen.add(k);
+          this.path[depth] = new Step(q, Math.max(q - d, 0), d);
+          this.dfs(r.pos, r.stuck, nu, depth + 1);
+        }
+      }
+    }
+    record(p, depth) {
+      if (!this.validEnd(p)) return;
+      if (!this.every) {
+        if (depth < this.best) return;
+        if (depth > this.best) {
+          this.best = depth;
+          this.nodes.clear();
+        }
+      } else if (depth > this.best) {
+        this.best = depth;
+      }
+      const key = p.key();
+      let n = this.nodes.get(key);
+      if (n === void 0) {
+        n = new Node(p, this.path.slice(), depth, this.count++);
+        this.nodes.set(key, n);
+      }
+      n.depths |= 1 << depth;
+      if (depth === 1) n.dieMask |= 1 << this.path[0].die;
+    }
+    // step moves one checker of the mover from point q by d pips, if the
+    // rules (less the relaxed ones) allow it: {pos, stuck} or null.
+    step(p, stuck, q, d) {
+      const rs = this.rs, me = this.me, op = this.op;
+      const mine = p.n[me];
+      let avail = mine[q];
+      if (avail === 0) return null;
+      const bit = 1 << q;
+      if (q <= 24) {
+        if ((p.pin[me] & bit) !== 0 && !this.relaxed(RELAX_PINNED)) return null;
+        if ((stuck & bit) !== 0) {
+          avail--;
+          if (avail === 0 && !this.relaxed(RELAX_HIT_AND_RUN)) return null;
+        }
+      }
+      if (q !== BAR && mine[BAR] > 0 && !this.relaxed(RELAX_BAR_FIRST)) return null;
+      if (rs.fevga && q === 24 && mine[24] < NUM_CHECKERS && !passed(mine) && !this.relaxed(RELAX_FIRST_CHECKER)) return null;
+      let t = q - d;
+      const np = p.clone();
+      const nm = np.n[me], no = np.n[op];
+      let ns = stuck;
+      if (t >= 1) {
+        const o = rs.opposite(t);
+        switch (rs.style) {
+          case HITTING:
+            if (no[o] >= 2) {
+              if (!this.relaxed(RELAX_BLOCKED)) return null;
+            } else if (no[o] === 1) {
+              no[o] = 0;
+              no[BAR]++;
+              if (!rs.hitAndRun && t <= 6) ns |= 1 << t;
+            }
+            break;
+          case PINNING:
+            if (no[o] >= 2 || no[o] === 1 && (np.pin[me] & 1 << t) !== 0) {
+              if (!this.relaxed(RELAX_BLOCKED)) return null;
+            } else if (no[o] === 1 && (np.pin[op] & 1 << o) === 0) {
+              np.pin[op] |= 1 << o;
+            }
+            break;
+          case RUNNING:
+            if (no[o] >= 1 && !this.relaxed(RELAX_BLOCKED)) return null;
+            break;
+        }
+      } else {
+        if (!this.allHome(p) && !this.relaxed(RELAX_BEAR_OFF_NOT_HOME)) return null;
+        if (t < 0 && !this.relaxed(RELAX_BEAR_OFF_HIGHER)) {
+          for (let r = q + 1; r <= 6; r++) if (mine[r] > 0) return null;
+        }
+        t = OFF;
+      }
+      nm[q]--;
+      nm[t]++;
+      if (q <= 24 && nm[q] === 0) {
+        np.pin[me] &= ~bit;
+        ns &= ~bit;
+        if (rs.style === PINNING) np.pin[op] &= ~(1 << rs.opposite(q));
+      }
+      return { pos: np, stuck: ns };
+    }
+    // allHome reports whether the mover may bear off: every checker on
+    // points 1-6 or borne off, none on the bar, none pinned.
+    allHome(p) {
+      const mine = p.n[this.me];
+      if (mine[BAR] > 0 || p.pin[this.me] !== 0) return false;
+      for (let q = 7; q <= 24; q++) if (mine[q] > 0) return false;
+      return true;
+    }
+    // validEnd reports whether a play may end in p (the fevga blocking rules).
+    validEnd(p) {
+      if (!this.rs.fevga) return true;
+      const mine = p.n[this.me], theirs = p.n[this.op];
+      if (!this.relaxed(RELAX_START_QUARTER)) {
+        let all = true;
+        for (let q = 19; q <= 24; q++) if (mine[q] === 0) {
+          all = false;
+          break;
+        }
+        if (all) return false;
+      }
+      if (!this.relaxed(RELAX_PRIME_TRAP)) {
+        const held = new Array(25).fill(false);
+        for (let q = 1; q <= 24; q++) held[this.rs.opposite(q)] = mine[q] > 0;
+        let lowest = 0, highest = 0;
+        for (let o = 1; o <= 24; o++) {
+          if (theirs[o] > 0) {
+            if (lowest === 0) lowest = o;
+            highest = o;
+          }
+        }
+        if (lowest !== 0) {
+          let run = 0;
+          for (let o = 1; o <= 24; o++) {
+            if (!held[o]) {
+              run = 0;
+              continue;
+            }
+            run++;
+            if (run >= 6 && lowest > o && highest > o) return false;
+          }
+        }
+      }
+      return true;
+    }
+  };
+  function passed(mine) {
+    if (mine[OFF] > 0) return true;
+    for (let q = 1; q <= 11; q++) if (mine[q] > 0) return true;
+    return false;
+  }
+  function hitsOf(rs, me, p, np) {
+    const op = 1 - me;
+    let h = 0;
+    for (let q = 1; q <= 24; q++) {
+      const o = rs.opposite(q);
+      if (rs.style === HITTING) {
+        if (p.n[op][o] === 1 && np.n[op][o] === 0) h |= 1 << q;
+      } else if (rs.style === PINNING) {
+        if ((p.pin[op] & 1 << o) === 0 && (np.pin[op] & 1 << o) !== 0) h |= 1 << q;
+      }
+    }
+    return h >>> 0;
+  }
+
+  // src/rules/play.js
+  function checkArgs(v, seat, d) {
+    if (!validVariant(v)) return "rules: unknown variant " + JSON.stringify(v);
+    if (seat !== 0 && seat !== 1) return "rules: seat " + seat + ": want 0 or 1";
+    if (!validDice(d)) return "rules: dice " + diceString(d) + ": want two faces from 1 to 6";
+    return "";
+  }
+  function applyPlay(v, p, seat, d, pl) {
+    const why = checkArgs(v, seat, d);
+    if (why !== "") throw new Error(why);
+    const fail2 = function(rule, detail) {
+      throw new IllegalMoveError(rule, seat, d, formatPlay(pl), detail);
+    };
+    const rs = rulesOf(v);
+    const sim = simulate(rs, p, seat, pl);
+    if (sim.rule !== "") fail2(sim.rule, sim.detail);
+    const g = new Gen(v, seat, d, 0, false);
+    g.run(p);
+    const n = g.nodes.get(sim.pos.key());
+    if (n !== void 0) return { pos: n.pos, play: notate(n.steps.slice(0, n.n), hitsOf(rs, seat, p, n.pos)) };
+    const dg = diagnose(v, p, seat, d, sim.pos, g.best);
+    return fail2(dg.rule, dg.detail);
+  }
+  function simulate(rs, p0, me, pl) {
+    const p = p0.clone();
+    const op = 1 - me;
+    const ms = pl.slice().sort(compareMoves);
+    let hit = 0;
+    for (const m of ms) {
+      if (m.from < 1 || m.from > BAR || m.to < OFF || m.to > 24 || m.to >= m.from || (m.via & ~between(m.to, m.from)) !== 0 || (m.hits & ~(m.via | between(m.to - 1, m.to + 1))) !== 0) {
+        return { pos: p, rule: RULE_NOTATION, detail: "move " + formatPlay([m]) + " is malformed" };
+      }
+      const mine = p.n[me], theirs = p.n[op];
+      if (mine[m.from] === 0) return { pos: p, rule: RULE_NO_CHECKER, detail: "no checker on " + pointName(m.from) };
+      if (m.from <= 24 && (p.pin[me] & 1 << m.from) !== 0) return { pos: p, rule: RULE_PINNED, detail: "the checker on " + pointName(m.from) + " is pinned" };
+      mine[m.from]--;
+      if (m.from <= 24 && mine[m.from] === 0 && rs.style === PINNING) p.pin[op] &= ~(1 << rs.opposite(m.from));
+      for (let q = m.from - 1; q >= Math.max(m.to, 1); q--) {
+        const bit = 1 << q;
+        if (q !== m.to && (m.via & bit) === 0) continue;
+        const o = rs.opposite(q);
+        const marked = (m.hits & bit) !== 0;
+        let blocked = false;
+        switch (rs.style) {
+          case HITTING:
+            if (theirs[o] >= 2) blocked = true;
+            else if (theirs[o] === 1) {
+              theirs[o] = 0;
+              theirs[BAR]++;
+              hit |= bit;
+            }
+            break;
+          case PINNING:
+            if (theirs[o] >= 2 || theirs[o] === 1 && (p.pin[me] & bit) !== 0) blocked = true;
+            else if (theirs[o] === 1 && (p.pin[op] & 1 << o) === 0) {
+              if (q === m.to) p.pin[op] |= 1 << o;
+              hit |= bit;
+            }
+            break;
+          case RUNNING:
+            blocked = theirs[o] >= 1;
+            break;
+        }
+        if (blocked) return { pos: p, rule: RULE_BLOCKED, detail: pointName(q) + " is held by the opponent" };
+        if (marked && (hit & bit) === 0) return { pos: p, rule: RULE_HIT_MARK, detail: pointName(q) + " is marked * but no single opposing checker stands there" };
+      }
+      mine[m.to]++;
+    }
+    return { pos: p, rule: "", detail: "" };
+  }
+  function between(lo, hi) {
+    let b = 0;
+    for (let q = Math.max(lo + 1, 1); q < hi && q <= 24; q++) b |= 1 << q;
+    return b;
+  }
+  function pointName(q) {
+    if (q === BAR) return "the bar";
+    if (q === OFF) return "off";
+    return "point " + q;
+  }
+  function diagnose(v, p, seat, d, end, best) {
+    const g = new Gen(v, seat, d, 0, true);
+    g.run(p);
+    const n = g.nodes.get(end.key());
+    if (n !== void 0) {
+      if ((n.depths & 1 << best) !== 0) return { rule: RULE_LARGER_DIE, detail: "only one die can be played, and the " + Math.max(d[0], d[1]) + " can be" };
+      if (end.equal(p)) return { rule: RULE_MUST_MOVE, detail: "a checker can be moved with " + diceString(d) };
+      if (isDouble(d)) return { rule: RULE_MAX_DICE, detail: best + " of the four " + d[0] + "s can be played" };
+      return { rule: RULE_BOTH_DICE, detail: "both dice can be played" };
+    }
+    const reaches = function(relax2) {
+      const g2 = new Gen(v, seat, d, relax2, true);
+      g2.run(p);
+      return g2.nodes.has(end.key());
+    };
+    let relax = 0;
+    for (let k = 0; k < DIAGNOSIS_ORDER.length; k++) {
+      relax |= DIAGNOSIS_ORDER[k].r;
+      if (!reaches(relax)) continue;
+      for (const s of DIAGNOSIS_ORDER.slice(0, k + 1)) {
+        if (!reaches(relax & ~s.r)) return { rule: s.rule, detail: ruleDetail(s.rule) };
+      }
+      return { rule: DIAGNOSIS_ORDER[k].rule, detail: ruleDetail(DIAGNOSIS_ORDER[k].rule) };
+    }
+    return { rule: RULE_DICE, detail: "the play cannot be made with " + diceString(d) };
+  }
+  function ruleDetail(r) {
+    switch (r) {
+      case RULE_BAR_FIRST:
+        return "a checker on the bar must enter before any other checker moves";
+      case RULE_PINNED:
+        return "a pinned checker cannot move";
+      case RULE_HIT_AND_RUN:
+        return "a checker that hits in the home board stops there for the rest of the turn";
+      case RULE_FIRST_CHECKER:
+        return "the first checker must pass the opponent's starting point before another leaves the start";
+      case RULE_BLOCKED:
+        return "the play lands on a point the opponent holds";
+      case RULE_BEAR_OFF_NOT_HOME:
+        return "checkers are borne off only when all are in the home board, none on the bar or pinned";
+      case RULE_BEAR_OFF_HIGHER:
+        return "a die larger than the point bears off only when no checker stands on a higher point";
+      case RULE_START_QUARTER:
+        return "a play may not end holding all six points of the starting quarter";
+      case RULE_PRIME_TRAP:
+        return "a play may not end with a prime that every opposing checker is still behind";
+    }
+    return r;
+  }
+
+  // src/rules/result.js
+  function Result(winner, multiplier) {
+    this.winner = winner;
+    this.multiplier = multiplier;
+  }
+  Result.prototype.draw = function() {
+    return this.winner < 0;
+  };
+  Result.prototype.toString = function() {
+    if (this.draw()) return "draw";
+    if (this.multiplier === 1) return "seat " + this.winner + " wins a single game";
+    if (this.multiplier === 2) return "seat " + this.winner + " wins a double game";
+    return "seat " + this.winner + " wins a triple game";
+  };
+  function outcome(v, p) {
+    const rs = rulesOf(v);
+    for (let s = 0; s < 2; s++) {
+      if (p.n[s][OFF] !== NUM_CHECKERS) continue;
+      const l = 1 - s;
+      const r = new Result(s, 1);
+      if (p.n[l][OFF] === 0) {
+        r.multiplier = 2;
+        if (v === BACKGAMMON) {
+          let back = p.n[l][BAR] > 0;
+          for (let q = 19; q <= 24; q++) back = back || p.n[l][q] > 0;
+          if (back) r.multiplier = 3;
+        }
+      }
+      return { result: r, over: true };
+    }
+    if (rs.style === PINNING) {
+      const m0 = (p.pin[0] & 1 << 24) !== 0, m1 = (p.pin[1] & 1 << 24) !== 0;
+      if (m0 && m1) return { result: new Result(-1, 0), over: true };
+      if (m0 && p.n[1][24] === 0) return { result: new Result(1, 2), over: true };
+      if (m1 && p.n[0][24] === 0) return { result: new Result(0, 2), over: true };
+    }
+    return { result: new Result(0, 0), over: false };
+  }
+
+  // src/rules/movecheck/state.js
+  var PHASE_OPENING = "o";
+  var PHASE_REROLL = "r";
+  var PHASE_TURN = "t";
+  var PHASE_PLAY = "p";
+  var PHASE_OVER = "x";
+  var StateError = class extends Error {
+    constructor(why) {
+      super("invalid move-check state: " + why);
+    }
+  };
+  var State = class _State {
+    constructor(variant, opening, phase, seat, n, dice, position) {
+      this.variant = variant;
+      this.opening = opening;
+      this.phase = phase;
+      this.seat = seat;
+      this.n = n;
+      this.dice = dice;
+      this.position = position;
+    }
+    clone() {
+      return new _State(this.variant, this.opening, this.phase, this.seat, this.n, this.dice.slice(), this.position);
+    }
+    /** toString returns the state's canonical text. */
+    toString() {
+      let b = this.variant + " " + this.opening + " " + this.phase;
+      if (this.phase === PHASE_REROLL || this.phase === PHASE_TURN) b += this.seat;
+      else if (this.phase === PHASE_PLAY) b += this.seat + ":" + this.n + ":" + this.dice[0] + this.dice[1];
+      return b + " " + this.position.toString();
+    }
+  };
+  function newState(v, o) {
+    return new State(v, o, PHASE_OPENING, -1, 0, [0, 0], start(v));
+  }
+  function parseState(b) {
+    const fail2 = function(why) {
+      throw new StateError(why);
+    };
+    if (new TextEncoder().encode(b).length > 100) fail2(b.length + " bytes");
+    const parts = b.split(" ");
+    if (parts.length !== 4) fail2(JSON.stringify(b) + ": want variant, opening, flow and position separated by single spaces");
+    let v, o, pos;
+    try {
+      v = parseVariant(parts[0]);
+      o = parseOpening(parts[1]);
+      pos = parsePosition(v, parts[3]);
+    } catch (e) {
+      fail2(e.message);
+    }
+    const s = new State(v, o, "", -1, 0, [0, 0], pos);
+    const f = parts[2];
+    if (f === "") fail2("empty flow");
+    s.phase = f[0];
+    const seat = function(c) {
+      if (c !== "0" && c !== "1") return false;
+      s.seat = c.charCodeAt(0) - 48;
+      return true;
+    };
+    switch (s.phase) {
+      case PHASE_OPENING:
+      case PHASE_OVER:
+        if (f.length !== 1) fail2("flow " + JSON.stringify(f));
+        break;
+      case PHASE_REROLL:
+      case PHASE_TURN:
+        if (f.length !== 2 || !seat(f[1])) fail2("flow " + JSON.stringify(f));
+        break;
+      case PHASE_PLAY: {
+        if (f.length < 7 || !seat(f[1]) || f[2] !== ":" || f[f.length - 3] !== ":") fail2("flow " + JSON.stringify(f));
+        const num = f.slice(3, f.length - 3);
+        if (!/^(0|[1-9][0-9]*)$/.test(num) || Number(num) > 4294967295) fail2("flow " + JSON.stringify(f) + ": roll number " + JSON.stringify(num));
+        s.n = Number(num);
+        s.dice = [f.charCodeAt(f.length - 2) - 48, f.charCodeAt(f.length - 1) - 48];
+        if (!validDice(s.dice)) fail2("flow " + JSON.stringify(f) + ": dice");
+        break;
+      }
+      default:
+        fail2("flow " + JSON.stringify(f));
+    }
+    const over = outcome(s.variant, s.position).over;
+    if ((s.phase === PHASE_OPENING || s.phase === PHASE_REROLL) && !s.position.equal(start(s.variant))) fail2("phase " + s.phase + ", but the position is not the start");
+    else if (s.phase === PHASE_REROLL && s.opening !== OPENING_TURKISH_REROLL) fail2("a re-roll under the " + s.opening + " opening");
+    else if (over && s.phase !== PHASE_OVER) fail2("phase " + s.phase + ", but the game is over on the board");
+    else if (!over && s.phase === PHASE_OVER) fail2("phase x, but the game is not over on the board");
+    return s;
+  }
+
+  // src/rules/movecheck/checker.js
+  var ROLL_OPENING = "opening";
+  var ROLL_REROLL = "reroll";
+  var ROLL_TURN = "turn";
+  function perGame(scheme) {
+    return scheme !== "per-roll-v1";
+  }
+  function gameSettings(settings) {
+    const get = function(k, d) {
+      return settings.has(k) ? settings.get(k) : d;
+    };
+    const variant = get("variant", "");
+    return {
+      movesLogged: get("moves", "") === "logged",
+      variant,
+      opening: get("opening", "western"),
+      cube: variant === "backgammon" && get("doublingCube", true) !== false
+    };
+  }
+  function state(input) {
+    if (input.position !== null && input.position !== void 0) return parseState(input.position);
+    const gs = gameSettings(input.settings);
+    if (!gs.movesLogged) return null;
+    return newState(parseVariant(gs.variant), parseOpening(gs.opening));
+  }
+  function checkRoll(input) {
+    let s = state(input);
+    if (s === null) return { position: null, played: false };
+    const d = input.roll.dice;
+    const n = input.roll.n;
+    const fail2 = function(r, detail) {
+      throw new RollError(r, n, d, detail);
+    };
+    if (!validDice(d)) fail2(RULE_BAD_DICE, "dice " + diceString(d) + " are not two faces from 1 to 6");
+    if (s.phase === PHASE_OVER) {
+      if (perGame(input.scheme)) fail2(RULE_GAME_OVER, "the game is over on the board (" + outcome(s.variant, s.position).result + ")");
+      s = newState(s.variant, s.opening);
+    }
+    let kind;
+    switch (s.phase) {
+      case PHASE_PLAY:
+        fail2(RULE_PLAY_PENDING, "roll " + s.n + " (" + diceString(s.dice) + ") still waits for seat " + s.seat + "'s move");
+        break;
+      case PHASE_OPENING:
+        kind = ROLL_OPENING;
+        if (!isDouble(d)) {
+          s.seat = d[0] > d[1] ? 0 : 1;
+          s.phase = s.opening === OPENING_TURKISH_REROLL ? PHASE_REROLL : PHASE_PLAY;
+        }
+        break;
+      case PHASE_REROLL:
+        kind = ROLL_REROLL;
+        s.phase = PHASE_PLAY;
+        break;
+      case PHASE_TURN:
+        kind = ROLL_TURN;
+        s.phase = PHASE_PLAY;
+        break;
+    }
+    if (perGame(input.scheme) && input.roll.kind !== kind) {
+      throw new StateError("roll " + n + " is logged as " + input.roll.kind + ", but the game expects a roll of kind " + kind);
+    }
+    if (s.phase === PHASE_PLAY) {
+      s.n = n;
+      s.dice = d.slice();
+    }
+    return { position: s.toString(), played: s.phase === PHASE_PLAY };
+  }
+  function checkMove(input) {
+    const s = state(input);
+    if (s === null) return null;
+    const m = input.move;
+    const fail2 = function(r2, d, detail) {
+      throw new IllegalMoveError(r2, m.seat, d, m.play, detail);
+    };
+    if (s.phase === PHASE_OVER) fail2(RULE_GAME_OVER, [0, 0], "the game is over on the board (" + outcome(s.variant, s.position).result + ")");
+    else if (s.phase !== PHASE_PLAY) fail2(RULE_NOT_ON_TURN, [0, 0], "no roll waits for a move");
+    else if (m.n !== s.n) fail2(RULE_ROLL_MISMATCH, s.dice, "move of roll " + m.n + ", but roll " + s.n + " (" + diceString(s.dice) + ") waits for a move");
+    else if (m.seat !== s.seat) fail2(RULE_NOT_ON_TURN, s.dice, "seat " + s.seat + " is to play roll " + s.n + " (" + diceString(s.dice) + ")");
+    let p;
+    try {
+      p = parsePlay(m.play);
+    } catch (e) {
+      throw new IllegalMoveError(RULE_NOTATION, m.seat, s.dice, m.play, e.message, e);
+    }
+    let r;
+    try {
+      r = applyPlay(s.variant, s.position, s.seat, s.dice, p);
+    } catch (e) {
+      if (e instanceof IllegalMoveError) e.play = m.play;
+      throw e;
+    }
+    const cs = formatPlay(r.play);
+    if (cs !== m.play) fail2(RULE_NON_CANONICAL, s.dice, "the canonical form of this play is " + JSON.stringify(cs));
+    s.position = r.pos;
+    s.phase = PHASE_TURN;
+    s.seat = 1 - s.seat;
+    s.n = 0;
+    s.dice = [0, 0];
+    if (outcome(s.variant, r.pos).over) {
+      s.phase = PHASE_OVER;
+      s.seat = -1;
+    }
+    return s.toString();
+  }
+  var MAX_CUBE = 1 << 15;
+  function pointsFit(m, points, cube) {
+    if (!cube) return points === m;
+    if (points % m !== 0) return false;
+    const c = points / m;
+    return c >= 1 && c <= MAX_CUBE && (c & c - 1) === 0;
+  }
+  var NOT_OVER = "not-over";
+  var WRONG_WINNER = "wrong-winner";
+  var WRONG_POINTS = "wrong-points";
+  var ResultError = class extends Error {
+    constructor(reason, end, cube, over, result, phase, seat) {
+      super("movecheck: " + reason);
+      this.reason = reason;
+      this.end = end;
+      this.cube = cube;
+      this.over = over;
+      this.result = result;
+      this.phase = phase;
+      this.seat = seat;
+    }
+  };
+  function checkEnd(input, end) {
+    const s = state(input);
+    if (s === null) return;
+    const gs = gameSettings(input.settings);
+    if (s.phase !== PHASE_OVER) throw new ResultError(NOT_OVER, end, gs.cube, false, null, s.phase, s.seat);
+    const r = outcome(s.variant, s.position).result;
+    let reason = "";
+    if (r.draw() && end.winner !== null) reason = WRONG_WINNER;
+    else if (r.draw()) return;
+    else if (end.winner !== r.winner) reason = WRONG_WINNER;
+    else if (!pointsFit(r.multiplier, end.points, gs.cube)) reason = WRONG_POINTS;
+    else return;
+    throw new ResultError(reason, end, gs.cube, true, r, s.phase, s.seat);
+  }
+  var Checker = { checkRoll, checkMove, checkEnd };
+
+  // src/moves.js
+  var RULE_MSG = {
+    "notation": "RuNotation",
+    "non-canonical": "RuNonCanonical",
+    "no-checker": "RuNoChecker",
+    "blocked": "RuBlocked",
+    "hit-mark": "RuHitMark",
+    "bar-first": "RuBarFirst",
+    "pinned": "RuPinned",
+    "hit-and-run": "RuHitAndRun",
+    "first-checker": "RuFirstChecker",
+    "bear-off-not-home": "RuBearOffNotHome",
+    "bear-off-higher": "RuBearOffHigher",
+    "start-quarter": "RuStartQuarter",
+    "prime-trap": "RuPrimeTrap",
+    "must-move": "RuMustMove",
+    "must-use-both-dice": "RuBothDice",
+    "must-use-max-dice": "RuMaxDice",
+    "must-use-larger-die": "RuLargerDie",
+    "dice": "RuDice",
+    "game-over": "RuGameOver",
+    "not-on-turn": "RuNotOnTurn",
+    "roll-mismatch": "RuRollMismatch"
+  };
+  function ruleText(r) {
+    return RULE_MSG[r] ? M(RULE_MSG[r]) : M("RuUnknown", r);
+  }
+  var MULT_MSG = { 1: "MvSingle", 2: "MvDouble", 3: "MvTriple" };
+  function resultText(r, cube) {
+    if (r.draw()) return M("MvDraw");
+    if (cube) return M("MvWinsCube", r.winner, M(MULT_MSG[r.multiplier]), r.multiplier);
+    return M("MvWins", r.winner, M(MULT_MSG[r.multiplier]), r.multiplier);
+  }
+  function endText(e) {
+    if (e.winner === null) return M("MvEndDraw", e.result);
+    return M("MvEnd", e.result, e.winner, e.points);
+  }
+  async function movesCheck(evs, game) {
+    const res = { logged: false, passed: false, variant: "", cube: false, end: null };
+    if (!game) return { check: skipped("moves", M("MvNoGame")), res };
+    if (!game.movesLogged) return { check: skipped("moves", M("MvNotLogged", game.moves.length)), res };
+    const gs = gameSettings(game.settings);
+    res.logged = true;
+    res.variant = gs.variant;
+    res.cube = gs.cube;
+    res.end = game.end;
+    let g;
+    try {
+      g = await replay(evs, { moves: Checker });
+    } catch (x) {
+      if (!(x instanceof Refusal)) throw x;
+      return { check: moveFailure(x), res };
+    }
+    res.passed = true;
+    if (g.position === null) return { check: pass("moves", M("MvPassNone", gs.variant)), res };
+    const st = parseState(g.position);
+    let detail = M("MvPass", g.moves.length, g.played, gs.variant);
+    if (g.end && g.end.result === "finished") {
+      detail = M("MvPassFinished", detail, endText(g.end), resultText(outcome(st.variant, st.position).result, gs.cube));
+    } else if (g.end) {
+      detail = M("MvPassResigned", detail, endText(g.end));
+    }
+    return { check: pass("moves", detail), res };
+  }
+  function moveFailure(x) {
+    const i = x.entry, ev = x.ev, code = x.code, err = x.err;
+    const ref = { entry: i, seq: ev.seq, code };
+    let c;
+    if (code === "illegal-move" && err instanceof IllegalMoveError) {
+      const m = ev.body;
+      ref.rule = err.rule;
+      ref.n = m.n;
+      ref.seat = m.seat;
+      ref.play = m.play;
+      if (validDice(err.dice)) ref.dice = err.dice.slice();
+      c = fail("moves", M("MvIllegal", i, ev.seq, m.n, m.seat, m.play, err.rule, ruleText(err.rule)));
+    } else if (code === "move-owed") {
+      const st = parseState(x.position);
+      ref.n = st.n;
+      ref.seat = st.seat;
+      ref.dice = st.dice.slice();
+      c = fail("moves", M("MvOwed", i, ev.seq, ev.type, st.n, diceStr(st.dice), st.seat));
+    } else if (code === "wrong-result" && err instanceof ResultError) {
+      ref.rule = err.reason;
+      if (!err.over) c = fail("moves", M("MvNotOver", i, ev.seq, endText(err.end)));
+      else c = fail("moves", M("MvWrongResult", i, ev.seq, endText(err.end), resultText(err.result, err.cube)));
+    } else if (code === "not-allowed-now" && err instanceof RollError) {
+      ref.rule = err.rule;
+      ref.n = err.n;
+      ref.dice = err.dice.slice();
+      c = fail("moves", M("MvRollRefused", i, ev.seq, err.n, diceStr(err.dice), err.rule, ruleText(err.rule)));
+    } else {
+      c = fail("moves", M("MvRefused", i, ev.seq, ev.type, code || "error", x.message));
+      if (!code) ref.code = "error";
+    }
+    c.move = ref;
+    return c;
+  }
+  function movesStatements(r, m, bundle) {
+    if (m.passed) {
+      r.proves.push(M("StMoves", m.variant));
+      if (m.cube && m.end && m.end.result === "finished") r.notProves.push(M("StMovesCube"));
+      if (m.end && m.end.result !== "finished") r.notProves.push(M("StMovesEnd", m.end.result));
+    } else if (bundle && !m.logged) {
+      r.notProves.push(M("StMovesNotLogged"));
+    }
   }
 
   // src/format.js
@@ -6072,25 +7309,6 @@ var ZarlogVerifier = (() => {
     }
     return o;
   }
-
-  // src/check.js
-  function check(name, status, detail, extra) {
-    const c = { name, status, detail };
-    if (extra) Object.assign(c, extra);
-    return c;
-  }
-  var pass = function(n, d, x) {
-    return check(n, "pass", d, x);
-  };
-  var fail = function(n, d, x) {
-    return check(n, "fail", d, x);
-  };
-  var skipped = function(n, d, x) {
-    return check(n, "skipped", d, x);
-  };
-  var diceStr = function(d) {
-    return d[0] + "-" + d[1];
-  };
 
   // src/bundle.js
   async function inclusionCheck(l) {
@@ -6208,9 +7426,9 @@ var ZarlogVerifier = (() => {
     if (order.status === "pass") {
       let g = null;
       try {
-        g = await replay(evs);
+        g = await replay(evs, null);
       } catch (x) {
-        if (!x || x.entry === void 0) throw x;
+        if (!(x instanceof Refusal)) throw x;
         agree = fail("log-agreement", M("LaRefused", x.entry, x.ev.seq, x.ev.type, x.code, x.field));
       }
       if (g) {
@@ -6236,13 +7454,9 @@ var ZarlogVerifier = (() => {
         return "log.entries[" + i + "]";
       }, opt)
     ];
-    const settings = res.derived ? res.derived.settings : null;
-    const logged = settings && settings.get && settings.get("moves") === "logged";
-    res.moves = skipped(
-      "moves",
-      logged ? M("BrMovesLogged") : res.game ? M("MvNotLogged", res.game.moves.length) : M("MvNoGame"),
-      logged ? { browserLimit: "moves" } : void 0
-    );
+    const m = await movesCheck(evs, res.game || null);
+    res.moves = m.check;
+    res.movesRes = m.res;
     return res;
   }
   async function witnessCheck(l, opt) {
@@ -6277,6 +7491,118 @@ var ZarlogVerifier = (() => {
       n++;
     }
     return pass("log-emitter-signatures", M("LePass", n, emitter));
+  }
+
+  // src/tlog.js
+  var HEADER = "c2sp.org/tlog-proof@v1";
+  var MAX_NOTE2 = 64 << 10;
+  var MAX_PROOF = 64;
+  function isTlogProof(bytes) {
+    return new TextDecoder().decode(bytes.subarray(0, HEADER.length + 1)) === HEADER + "\n";
+  }
+  function parseTlogProof(b) {
+    if (b.length > MAX_NOTE2 + 4096) return null;
+    let text;
+    try {
+      text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(b);
+    } catch (e) {
+      return null;
+    }
+    let rest = text;
+    const line = function() {
+      const i = rest.indexOf("\n");
+      if (i < 0) return null;
+      const l2 = rest.slice(0, i);
+      rest = rest.slice(i + 1);
+      return l2;
+    };
+    if (line() !== HEADER) return null;
+    const p = { extra: new Uint8Array(0), index: 0n, proof: [], checkpoint: "", tree: null };
+    let l = line();
+    if (l !== null && l.startsWith("extra ")) {
+      const extra = b64canonical(l.slice(6));
+      if (!extra || extra.length === 0) return null;
+      p.extra = extra;
+      l = line();
+    }
+    if (l === null || !l.startsWith("index ")) return null;
+    const idx = l.slice(6);
+    if (!/^(0|[1-9][0-9]*)$/.test(idx) || BigInt(idx) > 18446744073709551615n) return null;
+    p.index = BigInt(idx);
+    for (; ; ) {
+      const h = line();
+      if (h === null) return null;
+      if (h === "") break;
+      if (p.proof.length === MAX_PROOF) return null;
+      const hash = h.length === 44 ? b64canonical(h) : null;
+      if (!hash || hash.length !== 32) return null;
+      p.proof.push(hash);
+    }
+    p.tree = parseSignedCheckpoint(rest);
+    if (!p.tree) return null;
+    p.checkpoint = rest;
+    return p;
+  }
+
+  // src/tlogproof.js
+  function inputError(m) {
+    return { scheme: "", tlogProof: true, checks: [fail("format", m)] };
+  }
+  function rejectDetail(x, leaf) {
+    if (x.field !== "") return x.field;
+    if (x.code === "too-large") return "event rejected (too-large): event is " + leaf.length + " bytes, the limit is 65535";
+    return "event rejected (" + x.code + "): " + (x.detail || "");
+  }
+  async function verifyTlogProof(bytes, o) {
+    const p = parseTlogProof(bytes);
+    if (!p) return inputError(M("InTlogProof"));
+    let raw = p.extra, where = "extra";
+    const given = o.leaf && o.leaf.length > 0 ? o.leaf : null;
+    if (raw.length === 0 && !given) return inputError(M("InTlogNoExtra"));
+    if (raw.length === 0) {
+      raw = given;
+      where = "leaf";
+    } else if (given && !eq(raw, given)) return inputError(M("InTlogLeafDiffers"));
+    let leaf, ev;
+    try {
+      leaf = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(raw);
+    } catch (e) {
+      return inputError(M("InTlogNotEvent", "malformed", "event rejected (malformed): the leaf is not UTF-8"));
+    }
+    try {
+      ev = parseEvent(leaf);
+    } catch (x) {
+      if (!(x instanceof Reject)) throw x;
+      return inputError(M("InTlogNotEvent", x.code, rejectDetail(x, raw)));
+    }
+    const cp = p.tree;
+    const r = { scheme: ev.scheme, tlogProof: true, event: { index: p.index, leaf }, checks: [] };
+    r.checks.push(pass("format", M("FmtTlog", ev.type, ev.game, ev.seq)));
+    let inc;
+    if (p.index >= cp.size) inc = fail("log-inclusion", M("LiBeyond", where, p.index, cp.size));
+    else if (p.proof.length !== proofLen(p.index, cp.size)) inc = fail("log-inclusion", M("LiLength", where, p.index, p.proof.length, proofLen(p.index, cp.size), cp.size));
+    else if (!eq(await inclusionRoot(p.index, cp.size, raw, p.proof), cp.root)) inc = fail("log-inclusion", M("LiFail", where, p.index, cp.size));
+    else inc = pass("log-inclusion", M("LiTlogPass", p.index, cp.size, hex(cp.root)));
+    const l = { tree: cp };
+    let sig = await signatureCheck(l, o);
+    if (sig.status === "skipped") sig = fail("log-signature", M("LsTlogNoKey"));
+    const signer = sig.status === "pass" ? o.logKey ? o.logKey.str : o.signer : "";
+    const wit = await witnessCheck(l, o);
+    const cosigs = wit.cosigs || 0;
+    delete wit.cosigs;
+    const emi = await emitterCheck([ev], function() {
+      return where;
+    }, o);
+    r.checks.push(inc, sig, wit, emi);
+    r.proves = [M("StTlogIn", p.index, cp.size, signer)];
+    r.notProves = [];
+    if (wit.status === "pass" && cosigs > 0) r.proves.push(M("StBundleWitnessed", cosigs));
+    else r.notProves.push(M("StBundleNoWitness"));
+    const binding = BINDING.indexOf(ev.type) >= 0;
+    if (emi.status === "pass" && binding) r.proves.push(M("StTlogSigned", ev.emitter));
+    else if (binding) r.notProves.push(M("StEmitterUnchecked", ev.emitter));
+    r.notProves.push(M("StTlogOnly"));
+    return r;
   }
 
   // src/verify.js
@@ -6502,9 +7828,8 @@ var ZarlogVerifier = (() => {
       if (!o.logKey) return finish({ scheme: "", checks: [fail("format", M("BrBadLogKey", opt.logKey))], badOptions: true });
       o.logKey.str = o.logKey.name;
     }
-    if (new TextDecoder().decode(bytes.subarray(0, 23)) === "c2sp.org/tlog-proof@v1\n") {
-      return finish({ scheme: "", checks: [fail("format", M("BrTlogProof"))] });
-    }
+    if (opt.leaf) o.leaf = opt.leaf;
+    if (isTlogProof(bytes)) return finish(await verifyTlogProof(bytes, o));
     let ev;
     try {
       ev = parseEvidence(bytes);
@@ -6542,6 +7867,7 @@ var ZarlogVerifier = (() => {
     r.checks.push(...b.checks, b.moves);
     r.bundle = true;
     bundleStatements(r, ev.log, b, o);
+    if (b.game) movesStatements(r, b.movesRes, true);
     return finish(r);
   }
   function bundleStatements(r, l, b, opt) {
@@ -6573,8 +7899,6 @@ var ZarlogVerifier = (() => {
     });
     if (emi.status === "pass") r.proves.push(M("StEmitterSigned", b.game.emitter));
     else r.notProves.push(M("StEmitterUnchecked", b.game.emitter));
-    const logged = b.moves.browserLimit === "moves";
-    if (!logged) r.notProves.push(M("StMovesNotLogged"));
   }
   var NEEDS_KEY = ["log-signature", "log-witnesses", "log-emitter-signatures"];
   function finish(r) {
@@ -6593,15 +7917,25 @@ var ZarlogVerifier = (() => {
     }).map(function(c) {
       return c.name;
     });
+    const unmade = r.checks.filter(function(c) {
+      return c.status === "skipped" && c.browserLimit;
+    }).map(function(c) {
+      return c.name;
+    });
+    r.incomplete = r.exit === 0 && unmade.length > 0;
+    if (r.incomplete) r.exit = 2;
     const sig = r.checks.find(function(c) {
       return c.name === "log-signature";
     });
-    if (r.exit === 2) r.summary = M(r.badOptions ? "BrBadOptions" : "SuInput");
+    if (r.incomplete) r.summary = M("BrNotAllChecked", unmade.join(", "));
+    else if (r.exit === 0 && r.tlogProof) r.summary = M("SuTlogPass");
+    else if (r.exit === 2 && r.tlogProof) r.summary = M("SuInputTlog");
+    else if (r.exit === 2) r.summary = M(r.badOptions ? "BrBadOptions" : "SuInput");
     else if (r.exit === 1) r.summary = M("SuFail", r.failed.join(", "));
     else if (r.bundle && sig && sig.status === "skipped") r.summary = M("SuPassNoKey");
     else r.summary = M("SuPass");
     r.notChecked = r.checks.filter(function(c) {
-      return c.status === "skipped" && (c.browserLimit || r.bundle && NEEDS_KEY.indexOf(c.name) >= 0);
+      return c.status === "skipped" && (c.browserLimit || (r.bundle || r.tlogProof) && NEEDS_KEY.indexOf(c.name) >= 0);
     }).map(function(c) {
       return c.name;
     });
@@ -6781,12 +8115,15 @@ var ZarlogVerifier = (() => {
     const rolls = rollsOf(ev).length;
     const round = ev && ev.anchored ? ev.anchored.anchor.round : 0;
     const computer = !!(ev && ev.opponent === "computer");
+    if (r.incomplete) return { kind: "incomplete", headline: r.summary, details: [] };
     if (r.exit === 2) {
       const f = r.checks.find(function(c) {
         return c.name === "format";
       });
       return { kind: "bad-input", headline: M(r.badOptions ? "BrBadOptions" : "VdBadInput"), details: f ? [f.detail] : [] };
     }
+    if (r.tlogProof && r.exit === 0) return { kind: "checked", headline: M("SuTlogPass"), details: [] };
+    if (r.tlogProof) return { kind: "failed", headline: r.summary, details: [] };
     if (r.failed.length === 1 && r.failed[0] === "expected-commitment") {
       const v2 = { kind: "wrong-seal", headline: M("VdWrongSeal"), details: [] };
       v2.details.push(r.scheme === "per-roll-v1" ? M("VdSealOtherPer", r.expected) : M("VdSealOther", r.expected, r.seal));

@@ -23,7 +23,6 @@ const (
 	mPolicyUnreadable
 	mBadPolicy
 	mLeafUnreadable
-	mGoOnly // said by the JavaScript command line only
 	numCLIMsgs
 )
 
@@ -104,9 +103,6 @@ tek bir olayın .tlog-proof dosyasını da (--log-key ile) kontrol eder.
 	mLeafUnreadable: {"CliLeafUnreadable", "cannot read the --leaf file %[1]q: %[2]s",
 		"--leaf dosyası %[1]q okunamadı: %[2]s",
 		"تعذّرت قراءة ملف --leaf %[1]q: %[2]s"},
-	mGoOnly: {"CliGoOnly", "%[1]s is checked by the Go zarlog-verify only",
-		"%[1]s yalnızca Go ile yazılmış zarlog-verify ile kontrol edilir",
-		"لا يفحص الخيارَ %[1]s إلا برنامج zarlog-verify المكتوب بلغة Go"},
 }
 
 func render(l verifier.Lang, id cliMsg, args ...any) string {

@@ -4,7 +4,7 @@
 // exit 0 (every check passed), 1 (the proof is invalid), 2 (bad input).
 //
 //   npx zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment HEX|SEAL]
-//       [--log-key VKEY] [--witness-policy FILE] [--emitter-key VKEY]... FILE|-
+//       [--log-key VKEY] [--witness-policy FILE] [--emitter-key VKEY]... [--leaf FILE] FILE|-
 
 import { readFile } from "node:fs/promises";
 import process from "node:process";
@@ -98,8 +98,23 @@ async function main(argv) {
         }
         break;
       }
-      case "leaf":
-        return usageError(lang, "CliGoOnly", "--" + name);
+      case "leaf": {
+        // The event's bytes, for a tlog-proof without an extra line, less
+        // the one trailing newline an editor adds (as the Go command).
+        const v = value();
+        if (v === null) return usageError(lang, "CliNoValue", a);
+        let b;
+        try {
+          b = new Uint8Array(await readFile(v));
+        } catch (e) {
+          return usageError(lang, "CliLeafUnreadable", v, String(e.message || e));
+        }
+        b = b.subarray(0, 65535 + 2);
+        if (b.length > 0 && b[b.length - 1] === 10) b = b.subarray(0, b.length - 1);
+        if (b.length > 0 && b[b.length - 1] === 13) b = b.subarray(0, b.length - 1);
+        opt.leaf = b;
+        break;
+      }
       default:
         return usageError(lang, "CliUnknownFlag", a);
     }

@@ -189,4 +189,4 @@ async function emitterCheck(evs, name, opt) {
   return pass("log-emitter-signatures", M("LePass", n, emitter));
 }
 
-export { checkBundle };
+export { checkBundle, signatureCheck, witnessCheck, emitterCheck };

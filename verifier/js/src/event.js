@@ -9,7 +9,9 @@ import { daysIn, parseRFC3339 } from "./time.js";
 const te = new TextEncoder();
 const MAX_EVENT = 65535;
 
-function Reject(code, field) { this.code = code; this.field = field; }
+// A Reject is an event's refusal by the parser: its code, the member
+// refused ("" for the whole leaf) and, for the whole leaf, what is wrong.
+function Reject(code, field, detail) { this.code = code; this.field = field; this.detail = detail || ""; }
 const SCHEMES = ["tavlarena-v1", "anchored-v1", "per-roll-v1"];
 const TYPES = {
   "tavlarena-v1": ["commit", "contribution", "roll", "move", "end", "reveal"],
@@ -22,8 +24,14 @@ const VARIANTS = ["backgammon", "portes", "tavla", "plakoto", "fevga"];
 function parseEvent(leaf) {
   if (utf8Len(leaf) > MAX_EVENT) throw new Reject("too-large", "");
   let v;
-  try { v = parseJSON(leaf); } catch (e) { throw new Reject("malformed", ""); }
-  if (canon(v) !== leaf) throw new Reject("not-canonical", "");
+  try { v = parseJSON(leaf); } catch (e) { throw new Reject("malformed", "", "canonical json: at byte " + (e.offset === undefined ? 0 : te.encode(leaf.slice(0, e.offset)).length) + ": not canonical JSON"); }
+  const c = canon(v);
+  if (c !== leaf) {
+    const a = te.encode(c), b = te.encode(leaf);
+    let i = 0;
+    while (i < a.length && i < b.length && a[i] === b[i]) i++;
+    throw new Reject("not-canonical", "", "canonical json: at byte " + i + ": text is valid but not canonical (whitespace, key order, escaping or number form)");
+  }
   const bad = function (field) { throw new Reject("malformed", field); };
   const exact = function (o, field, keys) {
     if (!isObj(o)) bad(field);

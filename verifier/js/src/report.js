@@ -10,6 +10,9 @@ import { CHECK_TITLES, STATUS_WORDS } from "./titles.js";
 const TITLES = CHECK_TITLES;
 const STATUS = STATUS_WORDS;
 
+// INDEX stands for a tlog-proof's index in the JSON until it is written.
+const INDEX = "\u0000index";
+
 function T(m, lang) { return render(m, catalog, langIndex(lang)); }
 function id(x, lang) { return T({ id: x, args: [] }, lang); }
 
@@ -24,6 +27,7 @@ export function textReport(r, lang) {
     if (title !== c.name) title += " (" + c.name + ")";
     out += st + "  " + title + ": " + T(c.detail, lang) + "\n";
   }
+  if (r.event) out += "\n" + T({ id: "EvLine", args: [r.event.index, r.event.leaf] }, lang) + "\n";
   if (r.exit === 0) {
     out += "\n";
     out += list(id("HProves", lang), r.proves || [], lang);
@@ -49,8 +53,9 @@ const VD_NOT_CHECKED = ["anchor", "log-witnesses", "log-emitter-signatures", "mo
  * verdict returns report r in a player's words, as package verifier's
  * Report.Verdict does: {kind, headline, details}, messages to render.
  * kind is checked, untied (a proof bundle checked without the log's key),
- * wrong-seal (only the seal code given is wrong), failed or bad-input.
- * Every sentence comes from the checks that ran and from what the scheme
+ * wrong-seal (only the seal code given is wrong), failed or bad-input; or,
+ * in this package alone, incomplete: a check it could not make (never
+ * so since the rules engine's port). Every sentence comes from the checks that ran and from what the scheme
  * proves and does not prove (docs/SCHEMES.md §9).
  */
 export function verdict(r) {
@@ -60,10 +65,14 @@ export function verdict(r) {
   const rolls = rollsOf(ev).length;
   const round = ev && ev.anchored ? ev.anchored.anchor.round : 0;
   const computer = !!(ev && ev.opponent === "computer");
+  // A check this package could not make: no verdict (never ✓, nor ✗).
+  if (r.incomplete) return { kind: "incomplete", headline: r.summary, details: [] };
   if (r.exit === 2) {
     const f = r.checks.find(function (c) { return c.name === "format"; });
     return { kind: "bad-input", headline: M(r.badOptions ? "BrBadOptions" : "VdBadInput"), details: f ? [f.detail] : [] };
   }
+  if (r.tlogProof && r.exit === 0) return { kind: "checked", headline: M("SuTlogPass"), details: [] };
+  if (r.tlogProof) return { kind: "failed", headline: r.summary, details: [] };
   if (r.failed.length === 1 && r.failed[0] === "expected-commitment") {
     const v = { kind: "wrong-seal", headline: M("VdWrongSeal"), details: [] };
     v.details.push(r.scheme === "per-roll-v1" ? M("VdSealOtherPer", r.expected) : M("VdSealOther", r.expected, r.seal));
@@ -130,6 +139,9 @@ export function jsonReport(r, lang) {
   out.result = ["valid", "invalid", "bad-input"][r.exit];
   out.tiedToLog = r.checks.some(function (c) { return c.name === "log-signature" && c.status === "pass"; });
   out.unchecked = r.checks.filter(function (c) { return c.status === "skipped"; }).map(function (c) { return c.name; });
+  // The event of a tlog-proof: its index (a uint64, written exactly) and
+  // the leaf itself, canonical JSON, as Go's json.RawMessage.
+  if (r.event) out.event = { index: INDEX, leaf: JSON.parse(r.event.leaf) };
   out.checks = r.checks.map(function (c) {
     const j = { name: c.name, status: c.status, detail: T(c.detail, lang) };
     if (c.field) j.field = c.field;
@@ -158,5 +170,7 @@ export function jsonReport(r, lang) {
   out.summary = T(r.summary, lang);
   const v = verdict(r);
   out.verdict = { kind: v.kind, headline: T(v.headline, lang), details: v.details.map(function (m) { return T(m, lang); }) };
-  return JSON.stringify(out, null, 2) + "\n";
+  let s = JSON.stringify(out, null, 2) + "\n";
+  if (r.event) s = s.replace('"index": ' + JSON.stringify(INDEX), '"index": ' + String(r.event.index));
+  return s;
 }

@@ -5,13 +5,15 @@
 // zarlog-verify (Go) does, under the same check names and message ids:
 // format, commitment, expected-commitment, anchor, rolls, sequence,
 // log-inclusion, log-signature, log-order, log-agreement,
-// log-emitter-signatures. The drand beacon's BLS12-381 signature is checked
-// with @noble/curves (bls.js); Ed25519 with WebCrypto, or with
-// @noble/curves where WebCrypto has none (ed25519.js). What it still cannot
-// check is reported as "skipped" with the reason, never as passed:
-//
-//   - log-witnesses without opt.witnessPolicy (the pages fetch the log's);
-//   - moves: the rules engine is Go (zarlog-verify and the ledger).
+// log-witnesses, log-emitter-signatures, moves. The drand beacon's
+// BLS12-381 signature is checked with @noble/curves (bls.js); Ed25519 with
+// WebCrypto, or with @noble/curves where WebCrypto has none (ed25519.js);
+// the moves with the port of the rules engine (rules/, moves.js). A check
+// that needs what the caller did not give (a log key, a witness policy,
+// emitter keys; the pages fetch the log's witness policy) is "skipped"
+// with the reason, as in Go. A check that this package could not make
+// (browserLimit) is never passed over: the report is then no verdict
+// (finish).
 //
 // Messages are ids of the Go verifier's catalog (package verifier), which
 // render() formats in English, Turkish or Arabic.
@@ -28,6 +30,8 @@ import { sealCode, parseExpected, expectedMatches, tavlarenaRoller, anchoredRoll
 import { parseEvidence, InputError } from "./evidence.js";
 import { checkBundle } from "./bundle.js";
 import { movesStatements } from "./moves.js";
+import { isTlogProof } from "./tlog.js";
+import { verifyTlogProof } from "./tlogproof.js";
 import { pass, fail, skipped, diceStr } from "./check.js";
 
 const te = new TextEncoder();
@@ -262,9 +266,8 @@ async function verify(bytes, opt) {
     if (!o.logKey) return finish({ scheme: "", checks: [fail("format", M("BrBadLogKey", opt.logKey))], badOptions: true });
     o.logKey.str = o.logKey.name;
   }
-  if (new TextDecoder().decode(bytes.subarray(0, 23)) === "c2sp.org/tlog-proof@v1\n") {
-    return finish({ scheme: "", checks: [fail("format", M("BrTlogProof"))] });
-  }
+  if (opt.leaf) o.leaf = opt.leaf;
+  if (isTlogProof(bytes)) return finish(await verifyTlogProof(bytes, o));
   let ev;
   try {
     ev = parseEvidence(bytes);
@@ -344,15 +347,24 @@ function finish(r) {
     }
   }
   r.failed = r.checks.filter(function (c) { return c.status === "fail"; }).map(function (c) { return c.name; });
+  // A check this package could not make (browserLimit) is not a pass:
+  // while nothing failed, the report is no verdict (exit 2, "Not every
+  // check could be made here"), never "Every roll checked".
+  const unmade = r.checks.filter(function (c) { return c.status === "skipped" && c.browserLimit; }).map(function (c) { return c.name; });
+  r.incomplete = r.exit === 0 && unmade.length > 0;
+  if (r.incomplete) r.exit = 2;
   const sig = r.checks.find(function (c) { return c.name === "log-signature"; });
-  if (r.exit === 2) r.summary = M(r.badOptions ? "BrBadOptions" : "SuInput");
+  if (r.incomplete) r.summary = M("BrNotAllChecked", unmade.join(", "));
+  else if (r.exit === 0 && r.tlogProof) r.summary = M("SuTlogPass");
+  else if (r.exit === 2 && r.tlogProof) r.summary = M("SuInputTlog");
+  else if (r.exit === 2) r.summary = M(r.badOptions ? "BrBadOptions" : "SuInput");
   else if (r.exit === 1) r.summary = M("SuFail", r.failed.join(", "));
   else if (r.bundle && sig && sig.status === "skipped") r.summary = M("SuPassNoKey");
   else r.summary = M("SuPass");
   // What was not checked on this platform or for want of a key: said, not
   // passed over.
   r.notChecked = r.checks.filter(function (c) {
-    return c.status === "skipped" && (c.browserLimit || (r.bundle && NEEDS_KEY.indexOf(c.name) >= 0));
+    return c.status === "skipped" && (c.browserLimit || ((r.bundle || r.tlogProof) && NEEDS_KEY.indexOf(c.name) >= 0));
   }).map(function (c) { return c.name; });
   const rolls = r.checks.find(function (c) { return c.name === "rolls" && c.status === "fail"; });
   r.firstWrongRoll = rolls ? rolls.roll : null;

@@ -29,8 +29,9 @@ export const LAYERS = [
   // notes and checkpoints, RFC 6962 proofs, witness policies, the dice; the
   // rules' notation and results.
   ["drand.js", "note.js", "merkle.js", "policy.js", "dice.js", "rules/notation.js", "rules/result.js"],
-  // 3: the parsers of an event and of an evidence file; the move generator.
-  ["event.js", "evidence.js", "rules/movegen.js"],
+  // 3: the parsers of an event, of an evidence file and of a tlog-proof;
+  // the move generator.
+  ["event.js", "evidence.js", "tlog.js", "rules/movegen.js"],
   // 4: a game replayed from its events, and the evidence it gives; legal
   // plays; the flow of play's state.
   ["game.js", "format.js", "rules/play.js", "rules/movecheck/state.js"],
@@ -41,11 +42,13 @@ export const LAYERS = [
   ["moves.js"],
   // 7: the proof bundle's log checks.
   ["bundle.js"],
-  // 8: verify(), every check of a file.
+  // 8: a tlog-proof's checks (the log checks of one event).
+  ["tlogproof.js"],
+  // 9: verify(), every check of a file.
   ["verify.js"],
-  // 9: what is built on it: the reports, the app's own checks, the badge.
+  // 10: what is built on it: the reports, the app's own checks, the badge.
   ["report.js", "app.js", "badge.js"],
-  // 10: the entries: the package's (index.js) and the pages' bundle's.
+  // 11: the entries: the package's (index.js) and the pages' bundle's.
   ["index.js", "browser.js"],
 ];
 
