@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -26,6 +27,7 @@ import (
 	"github.com/zarlog/zarlog/events/cjson"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/verifier"
+	"github.com/zarlog/zarlog/verifier/cli"
 )
 
 // chromiumPath returns the Chromium to test with: $ZARLOG_CHROMIUM, or
@@ -151,8 +153,9 @@ func verifyOnPage(t *testing.T, ctx context.Context, url string) (browserReport,
 // TestBrowser runs the pages in a real headless Chromium: games of every
 // scheme verify on their pages (in English, Turkish and Arabic), a tampered
 // bundle names its first wrong roll, the offline auditor verifies a file it
-// is given, and the browser verifier agrees with zarlog-verify's checks on
-// every vector of testdata/dice.
+// is given, and the browser verifier and npx zarlog-verify give
+// zarlog-verify's verdict on every vector of testdata/ (testdata/dice and
+// testdata/moves, the moves replayed) and on mutated bundles.
 func TestBrowser(t *testing.T) {
 	browser := newBrowser(t)
 	f := testFixture(t)
@@ -536,7 +539,7 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
-	t.Run("agrees with zarlog-verify on testdata/dice", func(t *testing.T) {
+	t.Run("agrees with zarlog-verify and npx on every vector of testdata", func(t *testing.T) {
 		ctx := tab(t, browser)
 		if err := chromedp.Do(ctx, chromedp.Navigate("file://"+auditor), chromedp.WaitReady(chromedp.CSS("#file"))); err != nil {
 			t.Fatal(err)
@@ -553,88 +556,157 @@ func TestBrowser(t *testing.T) {
 	})
 }
 
-// browserChecks are the checks the browser verifier implements, the drand
-// beacon's BLS signature (anchor) and the emitters' signatures included.
-// Without a witness policy or emitter keys (the test gives zarlog-verify
-// none either) both say skipped, as zarlog-verify does; the moves replay is
-// Go's.
-var browserChecks = []string{"format", "commitment", "expected-commitment", "anchor", "rolls", "sequence",
-	"log-inclusion", "log-signature", "log-order", "log-agreement", "log-witnesses", "log-emitter-signatures"}
+// A verdict is what a verifier said of a file: its exit code, the checks
+// that failed, the status of every check, and the first failed check's
+// message in English.
+type verdict struct {
+	Exit      int               `json:"exit"`
+	Failed    []string          `json:"failed"`
+	Statuses  map[string]string `json:"statuses"`
+	FirstFail string            `json:"firstFail"`
+	// Verdict is the verdict in a player's words, rendered in English
+	// (the browser's; Go's is in its --json).
+	Verdict struct {
+		Kind     string   `json:"kind"`
+		Headline string   `json:"headline"`
+		Details  []string `json:"details"`
+	} `json:"verdict"`
+}
 
-// agreeOnVectors runs every vector of testdata/dice through the browser
-// verifier (on the page of ctx) and through package verifier with the same
-// inputs (the file, --expected-commitment and --log-key), and compares the
-// verdicts, the status of every check the browser implements and the first
-// wrong roll.
+func (v verdict) String() string {
+	return fmt.Sprintf("exit %d, failed %v: %s", v.Exit, v.Failed, v.FirstFail)
+}
+
+// goVerdict is the verdict of a zarlog-verify --json report.
+func goVerdict(rep verifier.JSONReport) verdict {
+	v := verdict{Exit: rep.Exit, Failed: []string{}, Statuses: map[string]string{}}
+	for _, c := range rep.Checks {
+		v.Statuses[c.Name] = string(c.Status)
+		if c.Status == verifier.Fail {
+			if len(v.Failed) == 0 {
+				v.FirstFail = c.Detail
+			}
+			v.Failed = append(v.Failed, c.Name)
+		}
+	}
+	return v
+}
+
+// vectorArgs are zarlog-verify's arguments for a vector: --json in
+// English, its flags, and the file.
+func vectorArgs(v vector) []string {
+	args := []string{"--json", "--lang", "en"}
+	if v.ExpectedCommitment != "" {
+		args = append(args, "--expected-commitment", v.ExpectedCommitment)
+	}
+	if v.LogKey != "" {
+		args = append(args, "--log-key", v.LogKey)
+	}
+	if v.WitnessPolicy != "" {
+		args = append(args, "--witness-policy", v.policyPath())
+	}
+	for _, k := range v.EmitterKeys {
+		args = append(args, "--emitter-key", k)
+	}
+	return append(args, filepath.Join(v.dir, v.File))
+}
+
+// agreeOnVectors runs every vector of testdata/ (testdata/dice: evidence
+// files, proof bundles, tlog-proofs; testdata/moves: games whose moves are
+// logged) through the three verifiers with the same flags: Go's
+// zarlog-verify (cli.Run), npx zarlog-verify (the package's command line,
+// src/cli.js, all in one Node process by tools/cli.mjs) and the pages'
+// bundle in Chromium (ZarlogVerifier.verify, on the page of ctx). Go's and
+// Node's --json output must be the same bytes; the three verdicts (exit
+// code, failed checks, every check's status, the first failed check's
+// message) the same; and each the manifest's exit code and failing checks.
 func agreeOnVectors(t *testing.T, ctx context.Context) {
-	raw, err := os.ReadFile("../testdata/dice/manifest.json")
+	node := nodeAvailable(t)
+	vs := vectors(t)
+	var lists [][]string
+	for _, v := range vs {
+		lists = append(lists, vectorArgs(v))
+	}
+	b, err := json.Marshal(lists)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m struct {
-		Vectors []struct {
-			Name, File, ExpectedCommitment, LogKey string
-		}
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
+	argsFile := filepath.Join(t.TempDir(), "args.json")
+	if err := os.WriteFile(argsFile, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Vectors) < 100 {
-		t.Fatalf("only %d vectors in the manifest", len(m.Vectors))
+	out, err := exec.Command(node, filepath.Join(jsPackage, "tools", "cli.mjs"), argsFile).Output()
+	if err != nil {
+		t.Fatalf("node tools/cli.mjs: %v", err)
 	}
-	compared, tlog := 0, 0
-	for _, v := range m.Vectors {
-		data, err := os.ReadFile(filepath.Join("../testdata/dice", v.File))
+	var npx []struct {
+		Exit           int
+		Stdout, Stderr string
+	}
+	if err := json.Unmarshal(out, &npx); err != nil || len(npx) != len(vs) {
+		t.Fatalf("node ran %d of %d vectors (%v)", len(npx), len(vs), err)
+	}
+	agree, tlog, moves := 0, 0, 0
+	for i, v := range vs {
+		var goOut, goErr bytes.Buffer
+		goExit := cli.Run(context.Background(), lists[i], strings.NewReader(""), &goOut, &goErr)
+		var rep verifier.JSONReport
+		if err := json.Unmarshal(goOut.Bytes(), &rep); err != nil {
+			t.Fatalf("%s: zarlog-verify --json: %v: %s", v.Name, err, goErr.Bytes())
+		}
+		gv := goVerdict(rep)
+		if gv.Exit != goExit {
+			t.Fatalf("%s: zarlog-verify exits %d, its report says %d", v.Name, goExit, gv.Exit)
+		}
+		disagree := false
+		say := func(format string, args ...any) {
+			t.Errorf(v.Name+": "+format, args...)
+			disagree = true
+		}
+		if n := npx[i]; n.Exit != goExit || n.Stdout != goOut.String() || n.Stderr != goErr.String() {
+			say("npx zarlog-verify exits %d, zarlog-verify %d; their --json output differs:\nnpx: %s%s\nGo:  %s%s", n.Exit, goExit, n.Stdout, n.Stderr, goOut.Bytes(), goErr.Bytes())
+		}
+		data, err := os.ReadFile(filepath.Join(v.dir, v.File))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.HasSuffix(v.File, ".tlog-proof") {
-			// A single event, not a game's proof: zarlog-verify checks
-			// these; the browser says so as bad input.
-			tlog++
-			br, err := runBrowserVerifier(ctx, data, "", v.LogKey)
-			if err != nil || br.Exit != 2 {
-				t.Errorf("%s: the browser verifier gives exit %d (%v) for a tlog-proof, want 2", v.Name, br.Exit, err)
+		policy := ""
+		if v.WitnessPolicy != "" {
+			p, err := os.ReadFile(v.policyPath())
+			if err != nil {
+				t.Fatal(err)
 			}
-			continue
+			policy = string(p)
 		}
-		goRep := verifier.Verify(data, vectorOptions(t, v.ExpectedCommitment, v.LogKey, "", nil))
-
-		br, err := runBrowserVerifier(ctx, data, v.ExpectedCommitment, v.LogKey)
+		bv, err := runBrowserVerdict(ctx, data, v, policy)
 		if err != nil {
-			t.Errorf("%s: the browser verifier threw: %v", v.Name, err)
+			say("the browser verifier threw: %v", err)
 			continue
 		}
-		compared++
-		if !sameVerdict(br, goRep, English) {
-			t.Errorf("%s: the browser's verdict %+v is not zarlog-verify's %+v", v.Name, br.Verdict, goRep.Verdict())
+		if bv.Exit != gv.Exit || !slices.Equal(bv.Failed, gv.Failed) || bv.FirstFail != gv.FirstFail || !maps.Equal(bv.Statuses, gv.Statuses) {
+			say("the browser says %v %v, zarlog-verify %v %v", bv, bv.Statuses, gv, gv.Statuses)
 		}
-		if br.Exit != goRep.Exit() {
-			t.Errorf("%s: the browser says exit %d (failed %v), zarlog-verify %d (failed %v)", v.Name, br.Exit, br.Failed, goRep.Exit(), goRep.Failed())
-			continue
+		if bv.Verdict.Kind != string(rep.Verdict.Kind) || bv.Verdict.Headline != rep.Verdict.Headline || !slices.Equal(bv.Verdict.Details, rep.Verdict.Details) {
+			say("the browser's verdict %+v is not zarlog-verify's %+v", bv.Verdict, rep.Verdict)
 		}
-		for _, name := range browserChecks {
-			gc, inGo := goRep.Check(name)
-			bs := br.status(name)
-			switch {
-			case !inGo && bs == "":
-			case !inGo || bs == "":
-				t.Errorf("%s: check %s: in zarlog-verify's report %v, in the browser's %v", v.Name, name, inGo, bs != "")
-			case string(gc.Status) != bs:
-				t.Errorf("%s: check %s: the browser says %s, zarlog-verify %s (%s)", v.Name, name, bs, gc.Status, gc.Detail)
-			}
-			if name == "rolls" && gc.Status == verifier.Fail {
-				br := findRoll(br, name)
-				if br == nil || !sameRoll(br, gc.Roll) {
-					t.Errorf("%s: first wrong roll: the browser %+v, zarlog-verify %+v", v.Name, br, gc.Roll)
-				}
-			}
+		failing := slices.Sorted(slices.Values(gv.Failed))
+		if gv.Exit != v.Exit || !slices.Equal(failing, append([]string{}, v.Failing...)) {
+			say("the manifest says exit %d, failing %v; the verifiers %v", v.Exit, v.Failing, gv)
+		}
+		if verifier.IsTlogProof(data) {
+			tlog++
+		}
+		if s := gv.Statuses[verifier.CheckMoves]; s == string(verifier.Pass) || s == string(verifier.Fail) {
+			moves++
+		}
+		if !disagree {
+			agree++
 		}
 	}
-	if tlog == 0 || compared < 200 {
-		t.Errorf("compared %d vectors (%d tlog-proofs left to zarlog-verify)", compared, tlog)
+	if len(vs) < 230 || tlog == 0 || moves < 14 {
+		t.Errorf("%d vectors, %d tlog-proofs, %d with moves replayed: the manifests lost vectors", len(vs), tlog, moves)
 	}
-	t.Logf("%d vectors compared; %d tlog-proof files are zarlog-verify's alone", compared, tlog)
+	t.Logf("Go, Node (npx) and Chromium agree on %d of %d vectors of testdata/ (%d tlog-proofs, %d games with their moves replayed)", agree, len(vs), tlog, moves)
 }
 
 // agreeOnMutations changes the fixture's bundles one byte at a time
@@ -664,12 +736,10 @@ func agreeOnMutations(t *testing.T, ctx context.Context, f pageFixture) {
 				continue
 			}
 			n++
-			except := []string{}
-			if scheme == "anchored-v1" {
-				except = append(except, "anchor") // BLS: see browserExceptions
+			gf, bf := goRep.Failed(), br.Failed
+			if gf == nil {
+				gf = []string{}
 			}
-			gf := slices.DeleteFunc(goRep.Failed(), func(s string) bool { return slices.Contains(except, s) })
-			bf := slices.DeleteFunc(slices.Clone(br.Failed), func(s string) bool { return slices.Contains(except, s) })
 			if br.Exit != goRep.Exit() || !slices.Equal(gf, bf) {
 				t.Errorf("%s mutation %d (byte %d %q): the browser says exit %d %v, zarlog-verify %d %v",
 					scheme, i, pos, b[max(0, pos-20):min(len(b), pos+20)], br.Exit, br.Failed, goRep.Exit(), goRep.Failed())
@@ -699,6 +769,36 @@ func runBrowserVerifier(ctx context.Context, data []byte, expected, logKey strin
 	}
 	err = json.Unmarshal(out, &br)
 	return br, err
+}
+
+// runBrowserVerdict runs ZarlogVerifier.verify on data in the page of ctx,
+// with vector v's options (and its witness policy's text), and renders
+// the first failed check's message in English with the page's catalog.
+func runBrowserVerdict(ctx context.Context, data []byte, v vector, policy string) (verdict, error) {
+	args, _ := json.Marshal(map[string]any{"b64": base64.StdEncoding.EncodeToString(data), "expected": v.ExpectedCommitment,
+		"logKey": v.LogKey, "emitterKeys": v.EmitterKeys, "policy": policy})
+	js := `(async (a) => {
+		const bin = atob(a.b64), bytes = new Uint8Array(bin.length);
+		for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+		const opt = {expected: a.expected, logKey: a.logKey};
+		if (a.emitterKeys) opt.emitterKeys = a.emitterKeys;
+		if (a.policy) opt.witnessPolicy = a.policy;
+		const r = await ZarlogVerifier.verify(bytes, opt);
+		const cat = JSON.parse(document.body.dataset.messages);
+		const first = r.checks.find(c => c.status === "fail");
+		const statuses = {};
+		for (const c of r.checks) statuses[c.name] = c.status;
+		const R = (m) => ZarlogVerifier.render(m, cat, 0), v = ZarlogVerifier.verdict(r);
+		return {exit: r.exit, failed: r.failed, statuses: statuses, firstFail: first ? R(first.detail) : "",
+			verdict: {kind: v.kind, headline: R(v.headline), details: v.details.map(R)}};
+	})(` + string(args) + `)`
+	var v2 verdict
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		return v2, err
+	}
+	err = json.Unmarshal(out, &v2)
+	return v2, err
 }
 
 func findRoll(r browserReport, name string) *verifier.RollRef {

@@ -375,11 +375,15 @@ func TestNodePackage(t *testing.T) {
 	}
 }
 
-// sixtyRolls are 60-roll games of each scheme (testdata/dice).
+// sixtyRolls are 60-roll games of each scheme (testdata/dice), and a
+// 60-move game's proof bundle (testdata/moves).
 var sixtyRolls = []struct{ scheme, file string }{
 	{"tavlarena-v1", "../testdata/dice/evidence/valid/tavlarena-western-60-rolls.json"},
 	{"anchored-v1", "../testdata/dice/evidence/valid/anchored-quicknet-657413-60-rolls.json"},
 	{"per-roll-v1", "../testdata/dice/evidence/valid/per-roll-client-60-rolls.json"},
+	// A proof bundle of a 60-move backgammon game whose moves are logged:
+	// the log checks and the moves replayed through the rules engine.
+	{"bundle-60-moves", sixtyMoves},
 }
 
 // BenchmarkVerifiers times the three verifiers on a 60-roll game of each

@@ -17,7 +17,9 @@ export interface Check {
   field?: string;
   /** The first wrong roll of a failed rolls (or sequence, commitment) check. */
   roll?: { index: number; n?: number; rollId?: string; claimed?: [number, number]; recomputed?: [number, number] };
-  /** Set on a check this platform or package cannot make: "moves", "witnesses". */
+  /** The event the rules engine refused, for a failed moves check (Go's MoveRef). */
+  move?: { entry: number; seq: number; code: string; rule?: string; n?: number; seat?: number; play?: string; dice?: [number, number] };
+  /** Set on a check this package could not make; the report is then no verdict (exit 2), never a pass. */
   browserLimit?: string;
 }
 
@@ -34,6 +36,11 @@ export interface Report {
   proves?: Message[];
   notProves?: Message[];
   firstWrongRoll: Check["roll"] | null;
+  /** A check could not be made here (browserLimit): exit 2, and the summary says so. */
+  incomplete: boolean;
+  /** The report of a tlog-proof file: the event it proves is in the log. */
+  tlogProof?: boolean;
+  event?: { index: bigint; leaf: string };
 }
 
 export interface VerifyOptions {
@@ -45,6 +52,8 @@ export interface VerifyOptions {
   emitterKeys?: string[];
   /** A C2SP tlog-policy file's text: the witnesses whose quorum must have cosigned the checkpoint (and the logs accepted). */
   witnessPolicy?: string;
+  /** The event's bytes, for a tlog-proof file without an extra line (zarlog-verify --leaf). */
+  leaf?: Uint8Array;
 }
 
 /** Checks a dice-proof-v1 evidence file or proof bundle, as zarlog-verify does. */

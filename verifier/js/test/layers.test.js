@@ -48,8 +48,9 @@ export const LAYERS = [
   ["verify.js"],
   // 10: what is built on it: the reports, the app's own checks, the badge.
   ["report.js", "app.js", "badge.js"],
-  // 11: the entries: the package's (index.js) and the pages' bundle's.
-  ["index.js", "browser.js"],
+  // 11: the entries: the package's (index.js), the pages' bundle's, and the
+  // command line's (bin/zarlog-verify.js gives it Node's files).
+  ["index.js", "browser.js", "cli.js"],
 ];
 
 // EXTERNAL says which modules may import which packages.
