@@ -571,6 +571,8 @@ type verdict struct {
 		Headline string   `json:"headline"`
 		Details  []string `json:"details"`
 	} `json:"verdict"`
+	// WrongRoll is the first wrong roll of a failed rolls check.
+	WrongRoll *verifier.RollRef `json:"wrongRoll"`
 }
 
 func (v verdict) String() string {
@@ -582,6 +584,9 @@ func goVerdict(rep verifier.JSONReport) verdict {
 	v := verdict{Exit: rep.Exit, Failed: []string{}, Statuses: map[string]string{}}
 	for _, c := range rep.Checks {
 		v.Statuses[c.Name] = string(c.Status)
+		if c.Name == verifier.CheckRolls && c.Status == verifier.Fail {
+			v.WrongRoll = c.Roll
+		}
 		if c.Status == verifier.Fail {
 			if len(v.Failed) == 0 {
 				v.FirstFail = c.Detail
@@ -683,7 +688,8 @@ func agreeOnVectors(t *testing.T, ctx context.Context) {
 			say("the browser verifier threw: %v", err)
 			continue
 		}
-		if bv.Exit != gv.Exit || !slices.Equal(bv.Failed, gv.Failed) || bv.FirstFail != gv.FirstFail || !maps.Equal(bv.Statuses, gv.Statuses) {
+		if bv.Exit != gv.Exit || !slices.Equal(bv.Failed, gv.Failed) || bv.FirstFail != gv.FirstFail || !maps.Equal(bv.Statuses, gv.Statuses) ||
+			!sameRoll(bv.WrongRoll, gv.WrongRoll) {
 			say("the browser says %v %v, zarlog-verify %v %v", bv, bv.Statuses, gv, gv.Statuses)
 		}
 		if bv.Verdict.Kind != string(rep.Verdict.Kind) || bv.Verdict.Headline != rep.Verdict.Headline || !slices.Equal(bv.Verdict.Details, rep.Verdict.Details) {
@@ -789,8 +795,9 @@ func runBrowserVerdict(ctx context.Context, data []byte, v vector, policy string
 		const statuses = {};
 		for (const c of r.checks) statuses[c.name] = c.status;
 		const R = (m) => ZarlogVerifier.render(m, cat, 0), v = ZarlogVerifier.verdict(r);
+		const rolls = r.checks.find(c => c.name === "rolls" && c.status === "fail");
 		return {exit: r.exit, failed: r.failed, statuses: statuses, firstFail: first ? R(first.detail) : "",
-			verdict: {kind: v.kind, headline: R(v.headline), details: v.details.map(R)}};
+			wrongRoll: rolls ? rolls.roll : null, verdict: {kind: v.kind, headline: R(v.headline), details: v.details.map(R)}};
 	})(` + string(args) + `)`
 	var v2 verdict
 	out, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](js, chromedp.EvalAwaitPromise))
@@ -799,15 +806,6 @@ func runBrowserVerdict(ctx context.Context, data []byte, v vector, policy string
 	}
 	err = json.Unmarshal(out, &v2)
 	return v2, err
-}
-
-func findRoll(r browserReport, name string) *verifier.RollRef {
-	for _, c := range r.Checks {
-		if c.Name == name {
-			return c.Roll
-		}
-	}
-	return nil
 }
 
 func sameRoll(a, b *verifier.RollRef) bool {
