@@ -7150,12 +7150,12 @@ var ZarlogVerifier = (() => {
   var MULT_MSG = { 1: "MvSingle", 2: "MvDouble", 3: "MvTriple" };
   function resultText(r, cube) {
     if (r.draw()) return M("MvDraw");
-    if (cube) return M("MvWinsCube", r.winner, M(MULT_MSG[r.multiplier]), r.multiplier);
-    return M("MvWins", r.winner, M(MULT_MSG[r.multiplier]), r.multiplier);
+    if (cube) return M("MvWinsCube", r.winner + 1, M(MULT_MSG[r.multiplier]), r.multiplier);
+    return M("MvWins", r.winner + 1, M(MULT_MSG[r.multiplier]), r.multiplier);
   }
   function endText(e) {
     if (e.winner === null) return M("MvEndDraw", e.result);
-    return M("MvEnd", e.result, e.winner, e.points);
+    return M("MvEnd", e.result, e.winner + 1, e.points);
   }
   async function movesCheck(evs, game) {
     const res = { logged: false, passed: false, variant: "", cube: false, end: null };
@@ -7195,13 +7195,13 @@ var ZarlogVerifier = (() => {
       ref.seat = m.seat;
       ref.play = m.play;
       if (validDice(err.dice)) ref.dice = err.dice.slice();
-      c = fail("moves", M("MvIllegal", i, ev.seq, m.n, m.seat, m.play, err.rule, ruleText(err.rule)));
+      c = fail("moves", M("MvIllegal", i, ev.seq, m.n + 1, m.seat + 1, m.play, err.rule, ruleText(err.rule)));
     } else if (code === "move-owed") {
       const st = parseState(x.position);
       ref.n = st.n;
       ref.seat = st.seat;
       ref.dice = st.dice.slice();
-      c = fail("moves", M("MvOwed", i, ev.seq, ev.type, st.n, diceStr(st.dice), st.seat));
+      c = fail("moves", M("MvOwed", i, ev.seq, ev.type, st.n + 1, diceStr(st.dice), st.seat + 1));
     } else if (code === "wrong-result" && err instanceof ResultError) {
       ref.rule = err.reason;
       if (!err.over) c = fail("moves", M("MvNotOver", i, ev.seq, endText(err.end)));
@@ -7210,7 +7210,7 @@ var ZarlogVerifier = (() => {
       ref.rule = err.rule;
       ref.n = err.n;
       ref.dice = err.dice.slice();
-      c = fail("moves", M("MvRollRefused", i, ev.seq, err.n, diceStr(err.dice), err.rule, ruleText(err.rule)));
+      c = fail("moves", M("MvRollRefused", i, ev.seq, err.n + 1, diceStr(err.dice), err.rule, ruleText(err.rule)));
     } else {
       c = fail("moves", M("MvRefused", i, ev.seq, ev.type, code || "error", x.message));
       if (!code) ref.code = "error";

@@ -21,6 +21,9 @@ const RULE_MSG = {
   "not-on-turn": "RuNotOnTurn", "roll-mismatch": "RuRollMismatch",
 };
 
+// Rolls and players are counted from 1 in every text (seat 0 is player 1),
+// as in Go; the move reference (c.move) keeps the log's numbers.
+
 // ruleText describes a rule in every language.
 function ruleText(r) { return RULE_MSG[r] ? M(RULE_MSG[r]) : M("RuUnknown", r); }
 
@@ -29,14 +32,14 @@ const MULT_MSG = { 1: "MvSingle", 2: "MvDouble", 3: "MvTriple" };
 // resultText describes how a game ended on the board.
 function resultText(r, cube) {
   if (r.draw()) return M("MvDraw");
-  if (cube) return M("MvWinsCube", r.winner, M(MULT_MSG[r.multiplier]), r.multiplier);
-  return M("MvWins", r.winner, M(MULT_MSG[r.multiplier]), r.multiplier);
+  if (cube) return M("MvWinsCube", r.winner + 1, M(MULT_MSG[r.multiplier]), r.multiplier);
+  return M("MvWins", r.winner + 1, M(MULT_MSG[r.multiplier]), r.multiplier);
 }
 
 // endText describes what an end event says.
 function endText(e) {
   if (e.winner === null) return M("MvEndDraw", e.result);
-  return M("MvEnd", e.result, e.winner, e.points);
+  return M("MvEnd", e.result, e.winner + 1, e.points);
 }
 
 /**
@@ -87,13 +90,13 @@ function moveFailure(x) {
     ref.seat = m.seat;
     ref.play = m.play;
     if (validDice(err.dice)) ref.dice = err.dice.slice();
-    c = fail("moves", M("MvIllegal", i, ev.seq, m.n, m.seat, m.play, err.rule, ruleText(err.rule)));
+    c = fail("moves", M("MvIllegal", i, ev.seq, m.n + 1, m.seat + 1, m.play, err.rule, ruleText(err.rule)));
   } else if (code === "move-owed") {
     const st = parseState(x.position); // a move is owed only with a state
     ref.n = st.n;
     ref.seat = st.seat;
     ref.dice = st.dice.slice();
-    c = fail("moves", M("MvOwed", i, ev.seq, ev.type, st.n, diceStr(st.dice), st.seat));
+    c = fail("moves", M("MvOwed", i, ev.seq, ev.type, st.n + 1, diceStr(st.dice), st.seat + 1));
   } else if (code === "wrong-result" && err instanceof ResultError) {
     ref.rule = err.reason;
     if (!err.over) c = fail("moves", M("MvNotOver", i, ev.seq, endText(err.end)));
@@ -102,7 +105,7 @@ function moveFailure(x) {
     ref.rule = err.rule;
     ref.n = err.n;
     ref.dice = err.dice.slice();
-    c = fail("moves", M("MvRollRefused", i, ev.seq, err.n, diceStr(err.dice), err.rule, ruleText(err.rule)));
+    c = fail("moves", M("MvRollRefused", i, ev.seq, err.n + 1, diceStr(err.dice), err.rule, ruleText(err.rule)));
   } else {
     c = fail("moves", M("MvRefused", i, ev.seq, ev.type, code || "error", x.message));
     if (!code) ref.code = "error";
