@@ -67,8 +67,10 @@ const (
 	// checkpoint the log signs.
 	CacheCheckpoint = "public, max-age=2"
 	// CacheBundle is sent with a game's proof bundle and its tlog-proof
-	// files: they change only when the operator rebuilds the bundle store.
-	CacheBundle = "public, max-age=3600"
+	// files: with witnesses they change once, a minute or two after the
+	// game's end, when the bundle is built again at a witnessed checkpoint
+	// (and when the operator rebuilds the bundle store).
+	CacheBundle = "public, max-age=60"
 )
 
 // Content types of the read API.

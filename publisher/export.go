@@ -34,8 +34,13 @@ type ExportConfig struct {
 	// Log is the log exported: its checkpoint and tiles.
 	Log LogReader
 	// Bundles, if not nil, is the bundle store whose games are exported:
-	// games/<id>/proof.json and games/<id>/proofs/<seq>.tlog-proof.
+	// games/<id>/proof.json and games/<id>/proofs/<seq>.tlog-proof. A game
+	// whose bundle the Bundler replaced by one at a witnessed checkpoint is
+	// written again.
 	Bundles *Store
+	// Witness, if not nil, is the log's witnessing: checkpoint.witnessed
+	// and witness-policy are written as the read API serves them.
+	Witness WitnessReader
 	// Pages, if not nil, is the handler whose pages are exported
 	// (rendered with GET, in English): /auditor.html, /static/…, /stats as
 	// stats/index.html, and with Bundles each game's page as
@@ -61,6 +66,10 @@ type exportState struct {
 	// BundlesFrom is where the next Sync continues listing the bundle
 	// store (Store.List).
 	BundlesFrom uint64 `json:"bundles_from"`
+	// WitnessedFrom is where the next Sync continues writing the games
+	// whose bundles were replaced at a witnessed checkpoint: every game
+	// below it was written with its witnessed bundle.
+	WitnessedFrom uint64 `json:"witnessed_from"`
 }
 
 // An ExportResult says what one Sync wrote.
@@ -142,6 +151,19 @@ func (e *Exporter) Sync(ctx context.Context) (ExportResult, error) {
 			return res, err
 		}
 	}
+	if e.cfg.Witness != nil {
+		for _, f := range []struct {
+			name string
+			data []byte
+		}{{WitnessPolicyPath, e.cfg.Witness.Policy()}, {WitnessedPath, e.cfg.Witness.Witnessed()}} {
+			if f.data == nil {
+				continue
+			}
+			if err := writeIfChanged(filepath.Join(e.cfg.Dir, f.name), f.data); err != nil {
+				return res, fmt.Errorf("export: %w", err)
+			}
+		}
+	}
 	if !bytes.Equal(old, note) {
 		if err := writeFile(filepath.Join(e.cfg.Dir, "checkpoint"), note); err != nil {
 			return res, fmt.Errorf("export: %w", err)
@@ -189,9 +211,40 @@ func (e *Exporter) writeTiles(ctx context.Context, oldSize, newSize uint64) (int
 	return len(tiles), nil
 }
 
-// writeGames writes the games stored since the last Sync.
+// writeGames writes the games stored since the last Sync, and again those
+// written before whose bundles were replaced at a witnessed checkpoint.
 func (e *Exporter) writeGames(ctx context.Context) (int, error) {
 	n := 0
+	wcur, err := e.cfg.Bundles.WitnessedCursor()
+	if err != nil {
+		return n, fmt.Errorf("export: %w", err)
+	}
+	for e.state.WitnessedFrom < min(wcur, e.state.BundlesFrom) {
+		refs, err := e.cfg.Bundles.List(ctx, e.state.WitnessedFrom, 256)
+		if err != nil {
+			return n, fmt.Errorf("export: listing bundles: %w", err)
+		}
+		done := true
+		for _, r := range refs {
+			if r.Index >= min(wcur, e.state.BundlesFrom) {
+				break
+			}
+			if err := e.writeGame(ctx, r.Game); err != nil {
+				return n, err
+			}
+			n++
+			e.state.WitnessedFrom = r.Index + 1
+			done = false
+		}
+		if done {
+			break
+		}
+	}
+	if e.state.WitnessedFrom < wcur {
+		// The rest are new games: written below with their bundles as
+		// they are now.
+		e.state.WitnessedFrom = wcur
+	}
 	for {
 		refs, err := e.cfg.Bundles.List(ctx, e.state.BundlesFrom, 256)
 		if err != nil {

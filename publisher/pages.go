@@ -241,7 +241,7 @@ func (p *Pages) proof(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="zarlog-%s.json"`, id))
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "public, max-age=3600")
+	h.Set("Cache-Control", CacheBundle)
 	w.Write(g.Bundle)
 }
 

@@ -42,6 +42,8 @@ var ErrStoreMismatch = errors.New("bundle store belongs to another log")
 //	                  game id: a tavlarena-v1 game that emitter logged with this seat id
 //	q seat:16 emitter (empty): emitter logged a game with this seat id
 //	m cursor          u64: every finished game whose final event's index is below it is decided
+//	m witnessed       u64: every stored bundle of a game whose final event's index is below it is
+//	                  at a witnessed checkpoint (absent: 0)
 //	m origin          the origin of the log the bundles belong to
 //	m indexes         the version of the g, s, p and q tables ("2"); another: rebuilt on open
 //
@@ -58,9 +60,10 @@ const (
 )
 
 var (
-	keyCursor  = []byte("mcursor")
-	keyOrigin  = []byte("morigin")
-	keyIndexes = []byte("mindexes")
+	keyCursor    = []byte("mcursor")
+	keyWitnessed = []byte("mwitnessed")
+	keyOrigin    = []byte("morigin")
+	keyIndexes   = []byte("mindexes")
 )
 
 // indexesVersion is the version of the row, seal and seat tables. A store
@@ -257,16 +260,24 @@ func (s *Store) Bundle(ctx context.Context, game string) ([]byte, error) {
 // Cursor returns the Bundler's cursor: every finished game whose final
 // event has a leaf index below it has been decided (its bundle stored, or
 // skipped with an error that was logged). It is 0 for a new store.
-func (s *Store) Cursor() (uint64, error) {
-	v, err := s.get(keyCursor)
+func (s *Store) Cursor() (uint64, error) { return s.u64(keyCursor, "bundle cursor") }
+
+// WitnessedCursor returns the Bundler's witnessed cursor: every stored
+// bundle of a game whose final event has a leaf index below it is at a
+// witnessed checkpoint (built at one, or replaced by Upgrade). It is never
+// above Cursor, and 0 for a new store or a log without witnesses.
+func (s *Store) WitnessedCursor() (uint64, error) { return s.u64(keyWitnessed, "witnessed cursor") }
+
+func (s *Store) u64(key []byte, what string) (uint64, error) {
+	v, err := s.get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("publisher: reading the bundle cursor: %w", err)
+		return 0, fmt.Errorf("publisher: reading the %s: %w", what, err)
 	}
 	if len(v) != 8 {
-		return 0, fmt.Errorf("publisher: the bundle cursor has %d bytes, want 8", len(v))
+		return 0, fmt.Errorf("publisher: the %s has %d bytes, want 8", what, len(v))
 	}
 	return binary.BigEndian.Uint64(v), nil
 }
@@ -277,6 +288,16 @@ func (s *Store) Cursor() (uint64, error) {
 // current cursor, and every bundle's Index must be in [cursor, next). Add
 // is for one writer (the Bundler): calls must not overlap.
 func (s *Store) Add(ctx context.Context, next uint64, bundles []StoredBundle) error {
+	return s.add(ctx, next, bundles, false)
+}
+
+// AddWitnessed is Add of bundles at a witnessed checkpoint: the witnessed
+// cursor, which must be the cursor, moves to next too.
+func (s *Store) AddWitnessed(ctx context.Context, next uint64, bundles []StoredBundle) error {
+	return s.add(ctx, next, bundles, true)
+}
+
+func (s *Store) add(ctx context.Context, next uint64, bundles []StoredBundle, witnessed bool) error {
 	cur, err := s.Cursor()
 	if err != nil {
 		return err
@@ -286,6 +307,18 @@ func (s *Store) Add(ctx context.Context, next uint64, bundles []StoredBundle) er
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
+	if witnessed {
+		w, err := s.WitnessedCursor()
+		if err != nil {
+			return err
+		}
+		if w != cur {
+			return fmt.Errorf("publisher: witnessed bundles added at cursor %d, but the witnessed cursor is %d", cur, w)
+		}
+		if err := b.Set(keyWitnessed, binary.BigEndian.AppendUint64(nil, next), nil); err != nil {
+			return err
+		}
+	}
 	for _, x := range bundles {
 		if x.Index < cur || x.Index >= next {
 			return fmt.Errorf("publisher: bundle of %q at index %d is outside [%d, %d)", x.Game, x.Index, cur, next)
@@ -314,6 +347,49 @@ func (s *Store) Add(ctx context.Context, next uint64, bundles []StoredBundle) er
 	return nil
 }
 
+// Upgrade replaces stored bundles by the same games' bundles at a witnessed
+// checkpoint and moves the witnessed cursor to next, in one durable batch.
+// Every bundle's game must have a stored bundle, its Index in [witnessed
+// cursor, next), and next must be in [witnessed cursor, cursor]. It is for
+// the Bundler, the store's one writer.
+func (s *Store) Upgrade(ctx context.Context, next uint64, bundles []StoredBundle) error {
+	cur, err := s.Cursor()
+	if err != nil {
+		return err
+	}
+	w, err := s.WitnessedCursor()
+	if err != nil {
+		return err
+	}
+	if next < w || next > cur {
+		return fmt.Errorf("publisher: witnessed cursor %d outside [%d, %d]", next, w, cur)
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, x := range bundles {
+		if x.Index < w || x.Index >= next {
+			return fmt.Errorf("publisher: witnessed bundle of %q at index %d is outside [%d, %d)", x.Game, x.Index, w, next)
+		}
+		g, err := s.get(orderKey(x.Index))
+		if err != nil || string(g) != x.Game {
+			return fmt.Errorf("publisher: upgrading the bundle of %q at index %d: the store has no bundle of it there (%v)", x.Game, x.Index, err)
+		}
+		if err := b.Set(bundleKey(x.Game), x.Bundle, nil); err != nil {
+			return err
+		}
+		if err := index(b, x); err != nil {
+			return fmt.Errorf("publisher: indexing the bundle of %q: %w", x.Game, err)
+		}
+	}
+	if err := b.Set(keyWitnessed, binary.BigEndian.AppendUint64(nil, next), nil); err != nil {
+		return err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("publisher: storing %d witnessed bundles: %w", len(bundles), err)
+	}
+	return nil
+}
+
 // List returns up to limit stored bundles whose game's final event has a
 // leaf index ≥ from, in log order. The next page starts at the last Index
 // + 1.
@@ -334,8 +410,9 @@ func (s *Store) List(ctx context.Context, from uint64, limit int) ([]BundleRef, 
 	return out, it.Error()
 }
 
-// Reset deletes every bundle and the cursor, durably: the Bundler then
-// builds every finished game's bundle again, at the latest checkpoint.
+// Reset deletes every bundle and the cursors, durably: the Bundler then
+// builds every finished game's bundle again, at the latest checkpoint (at
+// the latest witnessed one where it covers the game).
 func (s *Store) Reset(ctx context.Context) error {
 	b := s.db.NewBatch()
 	defer b.Close()
@@ -345,6 +422,9 @@ func (s *Store) Reset(ctx context.Context) error {
 		}
 	}
 	if err := b.Delete(keyCursor, nil); err != nil {
+		return err
+	}
+	if err := b.Delete(keyWitnessed, nil); err != nil {
 		return err
 	}
 	if err := b.Commit(pebble.Sync); err != nil {

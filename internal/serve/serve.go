@@ -334,8 +334,19 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fail(fmt.Errorf("serve: %w", err))
 	}
-	bundler, err := publisher.NewBundler(publisher.BundlerConfig{Source: NewBundleSource(l), Store: store,
-		Announce: publisher.NATSAnnouncer(nc, cfg.Subjects), Logger: log.With("component", "bundler"), Registerer: reg})
+	// stored wakes the exporter when a bundle is stored: a game's witnessed
+	// bundle may come without a new checkpoint.
+	stored := make(chan struct{}, 1)
+	announce := publisher.NATSAnnouncer(nc, cfg.Subjects)
+	bundler, err := publisher.NewBundler(publisher.BundlerConfig{Source: NewBundleSource(l), Store: store, Witnessed: wit.source(),
+		Announce: func(ctx context.Context, a publisher.Announcement) error {
+			select {
+			case stored <- struct{}{}:
+			default:
+			}
+			return announce(ctx, a)
+		},
+		Logger: log.With("component", "bundler"), Registerer: reg})
 	if err != nil {
 		return fail(fmt.Errorf("serve: %w", err))
 	}
@@ -391,7 +402,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	var exp *publisher.Exporter
 	if cfg.ExportDir != "" {
-		exp, err = publisher.NewExporter(publisher.ExportConfig{Dir: cfg.ExportDir, Log: NewSource(l, store), Bundles: store, Pages: mux,
+		exp, err = publisher.NewExporter(publisher.ExportConfig{Dir: cfg.ExportDir, Log: NewSource(l, store), Bundles: store, Witness: wit.reader(), Pages: mux,
 			Logger: log.With("component", "export")})
 		if err != nil {
 			return fail(fmt.Errorf("serve: %w", err))
@@ -457,7 +468,7 @@ func Run(ctx context.Context, cfg Config) error {
 		wg.Go(func() { healStream(pubCtx, srv, cfg.natsDir(), log.With("component", "nats")) })
 	}
 	if exp != nil {
-		wg.Go(func() { endedCh <- ended{"export", follow(pubCtx, l, exp, log)} })
+		wg.Go(func() { endedCh <- ended{"export", follow(pubCtx, l, exp, stored, log)} })
 	}
 	if wit != nil && wit.sub != nil {
 		wg.Go(func() {
@@ -585,9 +596,9 @@ func healStream(ctx context.Context, srv *ingest.Server, dir string, log *slog.L
 }
 
 // follow keeps the export in step with the log: a Sync after each new
-// checkpoint (coalesced: a Sync covers every checkpoint published while the
-// one before ran).
-func follow(ctx context.Context, l *ledger.Ledger, exp *publisher.Exporter, log *slog.Logger) error {
+// checkpoint and each bundle stored (coalesced: a Sync covers every
+// checkpoint published and bundle stored while the one before ran).
+func follow(ctx context.Context, l *ledger.Ledger, exp *publisher.Exporter, stored <-chan struct{}, log *slog.Logger) error {
 	for {
 		note, _, next := l.Latest()
 		if note != nil {
@@ -604,6 +615,7 @@ func follow(ctx context.Context, l *ledger.Ledger, exp *publisher.Exporter, log 
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-next:
+		case <-stored:
 		}
 	}
 }
@@ -657,7 +669,7 @@ func Export(ctx context.Context, cfg Config, dir string) (Info, publisher.Export
 	if err != nil {
 		return Info{}, publisher.ExportResult{}, err
 	}
-	exp, err := publisher.NewExporter(publisher.ExportConfig{Dir: dir, Log: NewSource(l, store), Bundles: store, Pages: mux, Logger: log})
+	exp, err := publisher.NewExporter(publisher.ExportConfig{Dir: dir, Log: NewSource(l, store), Bundles: store, Witness: wit.reader(), Pages: mux, Logger: log})
 	if err != nil {
 		return Info{}, publisher.ExportResult{}, err
 	}

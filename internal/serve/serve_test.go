@@ -291,15 +291,18 @@ func TestRun(t *testing.T) {
 }
 
 // TestWitnessed runs the service with a witness policy that lists no log
-// (the service adds its own line): the receipts and /checkpoint carry the
-// log's signature alone, at the log's pace, while the witnessing loop has
-// the checkpoint cosigned; /checkpoint.witnessed serves it with the
-// witness's cosignature, meeting the policy served at /witness-policy, and
-// it is kept in DIR/witnessed/checkpoint. A policy that lists another log's
-// key is refused.
+// (the service adds its own line) and a short witness interval: the
+// receipts and /checkpoint carry the log's signature alone, at the log's
+// pace, while the witnessing loop has the checkpoints cosigned;
+// /checkpoint.witnessed serves the latest with the witness's cosignature,
+// meeting the policy served at /witness-policy, kept in
+// DIR/witnessed/checkpoint. A finished game's bundle is announced again
+// once a witnessed checkpoint covers it, and then verifies against the
+// policy, at proof.json and in the export too. A policy that lists another
+// log's key, or quorum none, is refused.
 func TestWitnessed(t *testing.T) {
 	ctx := testCtx(t)
-	dir := t.TempDir()
+	dir, out := t.TempDir(), t.TempDir()
 	skey, logVkey, err := merkle.GenerateKey(strings.NewReader(strings.Repeat("k", 64)), "witnessed.example/log")
 	if err != nil {
 		t.Fatal(err)
@@ -317,7 +320,8 @@ func TestWitnessed(t *testing.T) {
 		t.Error("a policy with quorum none was accepted")
 	}
 	signer, vkey, _ := testonly.Key(emitter)
-	r := start(t, serve.Config{Dir: dir, EmitterKeys: []string{vkey}, WitnessPolicy: []byte(wline + "quorum w1\n"), WitnessInterval: time.Hour})
+	r := start(t, serve.Config{Dir: dir, EmitterKeys: []string{vkey}, WitnessPolicy: []byte(wline + "quorum w1\n"),
+		WitnessInterval: 200 * time.Millisecond, ExportDir: out})
 	if r.info.KeyCreated || r.info.VerifierKey != logVkey {
 		t.Fatalf("the service did not use the key file: %+v", r.info)
 	}
@@ -332,7 +336,16 @@ func TestWitnessed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, _ := backend(t, r.info.NATS, signer, nil)
+	b, _, nc := backend(t, r.info.NATS, signer, nil)
+	proofs := make(chan *nats.Msg, 16)
+	sub, err := nc.ChanSubscribe(wire.Subjects{}.Proofs(emitter), proofs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	g, err := b.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: [2]dice.UUID{testonly.LabelUUID("w0"), testonly.LabelUUID("w1")}, Settings: []byte(`{}`)})
 	if err != nil {
 		t.Fatal(err)
@@ -344,25 +357,44 @@ func TestWitnessed(t *testing.T) {
 	if cs, err := merkle.VerifyCosignatures(rc.Checkpoint, p.Witnesses()); err != nil || len(cs) != 0 {
 		t.Errorf("the receipt's checkpoint carries cosignatures (%d, %v): witnessing is on the receipt path\n%s", len(cs), err, rc.Checkpoint)
 	}
-	// The first round is at once: the witnessed checkpoint appears
-	// without waiting for the hour-long interval.
-	var witnessed []byte
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		code, witnessed = r.get("/checkpoint.witnessed")
-		if code == 200 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	cp, _, err := p.Open(witnessed)
+	id, err := testlog.Tavlarena(ctx, b, "witnessed", `{}`, 6, nil)
 	if err != nil {
-		t.Fatalf("/checkpoint.witnessed does not meet the served policy: %v\n%s", err, witnessed)
+		t.Fatal(err)
 	}
-	if cp.Size == 0 {
-		t.Errorf("the witnessed checkpoint is empty")
+	// The game's bundle, announced once it is witnessed.
+	lk, err := verifier.ParseLogKey(logVkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := verifier.Options{LogKey: lk, WitnessPolicy: p}
+	var witnessed []byte
+	for witnessed == nil {
+		select {
+		case m := <-proofs:
+			if m.Header.Get(wire.HeaderGame) == id && verifier.Verify(m.Data, opt).Exit() == 0 {
+				witnessed = m.Data
+			}
+		case <-ctx.Done():
+			t.Fatal("no witnessed bundle of the game was announced")
+		}
+	}
+	if code, bundle := r.get("/games/" + id + "/proof.json"); code != 200 || !bytes.Equal(bundle, witnessed) {
+		t.Errorf("proof.json is not the witnessed bundle (%d)", code)
+	}
+	code, wnote := r.get("/checkpoint.witnessed")
+	cp, _, err := p.Open(wnote)
+	if code != 200 || err != nil {
+		t.Fatalf("/checkpoint.witnessed: %d, does not meet the served policy: %v\n%s", code, err, wnote)
+	}
+	ev, err := verifier.Parse(witnessed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Log.Tree.Size > cp.Size {
+		t.Errorf("the bundle's witnessed checkpoint (size %d) is past /checkpoint.witnessed (%d)", ev.Log.Tree.Size, cp.Size)
 	}
 	kept, err := os.ReadFile(filepath.Join(dir, "witnessed", "checkpoint"))
-	if err != nil || !bytes.Equal(kept, witnessed) {
+	if err != nil || !bytes.Equal(kept, wnote) {
 		t.Errorf("DIR/witnessed/checkpoint is not the served one: %v", err)
 	}
 	code, cpNote := r.get("/checkpoint")
@@ -371,6 +403,28 @@ func TestWitnessed(t *testing.T) {
 	}
 	if cs, _ := merkle.VerifyCosignatures(cpNote, p.Witnesses()); len(cs) != 0 {
 		t.Errorf("/checkpoint carries cosignatures:\n%s", cpNote)
+	}
+	// The export kept while serving gets the witnessed bundle (written
+	// again after its first), the policy and a witnessed checkpoint.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		b, err := os.ReadFile(filepath.Join(out, "games", id, "proof.json"))
+		if err == nil && bytes.Equal(b, witnessed) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the exported proof.json is not the witnessed bundle: %v", err)
+		}
+	}
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "witness-policy")); err != nil || !bytes.Equal(b, served) {
+		t.Errorf("the exported witness-policy: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "checkpoint.witnessed")); err != nil {
+		t.Errorf("the exported checkpoint.witnessed: %v", err)
+	} else if _, _, err := p.Open(b); err != nil {
+		t.Errorf("the exported checkpoint.witnessed does not meet the policy: %v", err)
 	}
 }
 
