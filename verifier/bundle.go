@@ -115,6 +115,7 @@ type bundleResult struct {
 	noKey    bool         // log-signature was skipped: no key to check it with
 	signer   string       // the name of the log key that signed
 	cosigs   int          // witness cosignatures that count toward the policy (log-witnesses passed)
+	witness  Status       // the log-witnesses status (skipped: no policy)
 	emitter  Status       // the log-emitter-signatures status
 	moves    Check        // the moves check
 	movesRes movesResult
@@ -150,6 +151,7 @@ func checkBundle(ev *Evidence, opt Options) bundleResult {
 	if wit.Status == Pass {
 		res.cosigs = cosigs
 	}
+	res.witness = wit.Status
 	emi := emitterCheck(evs, func(i int) string { return fmt.Sprintf("log.entries[%d]", i) }, opt)
 	res.emitter = emi.Status
 	res.checks = []Check{inclusionCheck(l), sig, order, agree, wit, emi}

@@ -275,6 +275,7 @@ const (
 	mStBundleNoKey
 	mStBundleWitnessed
 	mStBundleNoWitness
+	mStBundleNotWitnessed
 	mStEmitterSigned
 	mStEmitterUnchecked
 	mStTlogIn
@@ -841,6 +842,9 @@ var catalog = [numMsgs]Text{
 	mStBundleNoWitness: {"StBundleNoWitness", "That the log shows everyone the same history: no witness policy was given, so no witness cosignature was checked.",
 		"Kayıt defterinin herkese aynı geçmişi gösterdiğini: tanık politikası verilmedi, dolayısıyla hiçbir tanık imzası kontrol edilmedi.",
 		"أن السجل يُري الجميع التاريخ نفسه: لم تُعطَ سياسة شهود، فلم يُفحص أي توقيع مشترك من الشهود."},
+	mStBundleNotWitnessed: {"StBundleNotWitnessed", "That the log shows everyone the same history: the witness policy's quorum has not cosigned this checkpoint (yet).",
+		"Kayıt defterinin herkese aynı geçmişi gösterdiğini: tanık politikasının yeter sayısı bu kontrol noktasını (henüz) ortak imzalamadı.",
+		"أن السجل يُري الجميع التاريخ نفسه: لم يوقّع النصاب الذي تطلبه سياسة الشهود نقطة التحقق هذه (بعد)."},
 	mStEmitterSigned: {"StEmitterSigned", "The game's binding events (its commitments, its end and its reveals) are signed by the key you gave for %[1]q, so that operator cannot deny them.",
 		"Oyunun bağlayıcı olayları (taahhütleri, sonu ve açıklamaları) %[1]q için verdiğin anahtarla imzalı; bu yüzden o işletmeci onları inkâr edemez.",
 		"الأحداث المُلزِمة في اللعبة (التزاماتها ونهايتها وكشوفها) موقّعة بالمفتاح الذي أعطيته للخادم %[1]q، فلا يستطيع مشغّله إنكارها."},

@@ -69,9 +69,12 @@ func VerifyTlogProof(data []byte, opt Options) *Report {
 	r.Checks = append(r.Checks, inc, sig, wit, emi)
 
 	r.proves = []Message{msg(mStTlogIn, p.Index, cp.Size, signer)}
-	if wit.Status == Pass && cosigs > 0 {
+	switch {
+	case wit.Status == Pass && cosigs > 0:
 		r.proves = append(r.proves, msg(mStBundleWitnessed, cosigs))
-	} else {
+	case wit.Status == Fail:
+		r.notProves = append(r.notProves, msg(mStBundleNotWitnessed))
+	default:
 		r.notProves = append(r.notProves, msg(mStBundleNoWitness))
 	}
 	switch {

@@ -144,9 +144,12 @@ func bundleStatements(r *Report, l *Log, b bundleResult) {
 	} else {
 		r.notProves = append(r.notProves, msg(mStBundleNoKey))
 	}
-	if b.cosigs > 0 {
+	switch {
+	case b.cosigs > 0:
 		r.proves = append(r.proves, msg(mStBundleWitnessed, b.cosigs))
-	} else if b.signed {
+	case b.witness == Fail:
+		r.notProves = append(r.notProves, msg(mStBundleNotWitnessed))
+	case b.signed:
 		r.notProves = append(r.notProves, msg(mStBundleNoWitness))
 	}
 	if b.emitter == Pass {

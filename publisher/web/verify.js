@@ -7892,7 +7892,11 @@ var ZarlogVerifier = (() => {
     } else {
       r.notProves.push(M("StBundleNoKey"));
     }
+    const wit = b.checks.find(function(c) {
+      return c.name === "log-witnesses";
+    });
     if (b.cosigs > 0) r.proves.push(M("StBundleWitnessed", b.cosigs));
+    else if (wit.status === "fail") r.notProves.push(M("StBundleNotWitnessed"));
     else if (sig.status === "pass") r.notProves.push(M("StBundleNoWitness"));
     const emi = b.checks.find(function(c) {
       return c.name === "log-emitter-signatures";
