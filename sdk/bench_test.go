@@ -14,13 +14,14 @@ import (
 	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
+	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/sdk"
 )
 
 // benchSink is a fake durable ledger: it appends every event to a file with
-// one fsync per Submit, accepts everything, and serves receipts with a
-// placeholder checkpoint (as the transport benchmark's sink in ledger/ingest,
-// plus the receipts).
+// one fsync per Submit, accepts everything, and serves receipts from an
+// in-memory tree with a placeholder signature (as the transport benchmark's
+// sink in ledger/ingest, plus the receipts).
 type benchSink struct {
 	f     *os.File
 	buf   []byte
@@ -28,6 +29,7 @@ type benchSink struct {
 	index map[string]uint64
 	next  uint64
 	grown chan struct{}
+	tree  testonly.MemTree
 }
 
 func (s *benchSink) Append(ctx context.Context, subs []ledger.Input) ([]ledger.Outcome, error) {
@@ -50,6 +52,7 @@ func (s *benchSink) Append(ctx context.Context, subs []ledger.Input) ([]ledger.O
 			continue
 		}
 		s.index[id] = s.next
+		s.tree.Add(sub.Data)
 		outs[i] = ledger.Outcome{Result: ledger.Appended, Index: s.next, ID: id}
 		s.next++
 	}
@@ -79,13 +82,17 @@ func (s *benchSink) Locate(ctx context.Context, emitter, id string) (ledger.Outc
 	return ledger.Outcome{}, ledger.ErrNotFound
 }
 
+func (s *benchSink) InclusionProof(ctx context.Context, index, size uint64) ([]merkle.Hash, error) {
+	return s.tree.InclusionProof(index, size)
+}
+
 func (s *benchSink) WaitCovering(ctx context.Context, index uint64) ([]byte, error) {
 	for {
 		s.mu.Lock()
 		n, ch := s.next, s.grown
 		s.mu.Unlock()
 		if n > index {
-			return fmt.Appendf(nil, "bench.example/log\n%d\nAAAA\n\n— bench sig\n", n), nil
+			return s.tree.Checkpoint("bench.example/log", n)
 		}
 		select {
 		case <-ch:

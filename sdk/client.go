@@ -19,6 +19,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/zarlog/zarlog/wire"
 )
@@ -57,6 +58,13 @@ type Config struct {
 	// OnRetry, if not nil, is called (from the Client's goroutines) with the
 	// error of each failed attempt, for logs and metrics.
 	OnRetry func(err error)
+	// LogKey is the log's verifier key (merkle.NewVerifier of the vkey
+	// `zarlog serve` prints): every receipt's checkpoint signature is
+	// checked against it (Receipt.SignatureChecked). Nil means the Client
+	// still checks every receipt's inclusion proof of the event's bytes
+	// against its checkpoint's root, but not the signature on that root:
+	// check such a receipt with CheckReceipt before relying on it.
+	LogKey note.Verifier
 }
 
 func (c Config) withDefaults() Config {

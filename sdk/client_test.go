@@ -106,7 +106,7 @@ func TestConfigAndEventChecks(t *testing.T) {
 			t.Errorf("PublishAsync(%q, %d bytes) = %v, want ErrInvalidEvent", ev.ID, len(ev.Data), err)
 		}
 	}
-	if _, err := c.Receipt(ctx, "a/b"); !errors.Is(err, sdk.ErrInvalidEvent) {
+	if _, err := c.Receipt(ctx, sdk.Event{ID: "a/b", Data: []byte("{}")}); !errors.Is(err, sdk.ErrInvalidEvent) {
 		t.Errorf("Receipt of a bad id: %v", err)
 	}
 }

@@ -343,7 +343,7 @@ func (g *game) commitReceipt(ctx context.Context) (Receipt, error) {
 	if err := g.flush(ctx); err != nil {
 		return Receipt{}, err
 	}
-	r, err := g.b.client.Receipt(ctx, g.evs[0].ID)
+	r, err := g.b.client.Receipt(ctx, Event{ID: g.evs[0].ID, Data: g.leaves[0]})
 	if err != nil {
 		return Receipt{}, fmt.Errorf("sdk: game %s: receipt of the commit: %w", g.id, err)
 	}
@@ -399,11 +399,13 @@ func (g *game) Flush(ctx context.Context) error {
 	return g.flush(ctx)
 }
 
-// CommitReceipt returns the ledger's receipt for the game's commit: its leaf
-// index and a signed checkpoint covering it (docs/NATS.md §5), asking the
-// ledger if the game does not hold it yet. Hand it to the players' apps
-// before the first roll: it proves that the commitment was logged before any
-// die was known (check it with CheckReceipt). Unless the backend skips it
+// CommitReceipt returns the ledger's receipt for the game's commit: a
+// tlog-proof of the commit's bytes, its leaf index, inclusion proof and a
+// signed checkpoint covering it (docs/NATS.md §5), asking the ledger if the
+// game does not hold it yet. Hand it to the players' apps before the first
+// roll (Receipt.Format is the file): it proves that the commitment was
+// logged before any die was known (they check it with CheckReceipt, or the
+// JavaScript package's checkReceipt). Unless the backend skips it
 // (GameConfig.SkipCommitReceipt), the first roll waits for it anyway. A
 // *RejectedError means the ledger refused the commit: the game cannot go on.
 func (g *game) CommitReceipt(ctx context.Context) (Receipt, error) {
@@ -433,12 +435,12 @@ func (g *game) Receipt(ctx context.Context, seq uint64) (Receipt, error) {
 		return *g.receipt, nil
 	}
 	err := g.flush(ctx)
-	id := g.evs[seq].ID
+	ev := Event{ID: g.evs[seq].ID, Data: g.leaves[seq]}
 	g.release() // the receipt may take a while; let the game go on meanwhile
 	if err != nil {
 		return Receipt{}, err
 	}
-	return g.b.client.Receipt(ctx, id)
+	return g.b.client.Receipt(ctx, ev)
 }
 
 // Evidence returns the game's dice-proof-v1 evidence file (docs/SCHEMES.md

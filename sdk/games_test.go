@@ -65,8 +65,15 @@ func TestTavlarenaGames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := sdk.CheckReceipt(r, key); err != nil {
-				t.Errorf("commit receipt: %v", err)
+			leaves, err := g.Leaves(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sdk.CheckReceipt(r, leaves[0], key); err != nil || !r.SignatureChecked {
+				t.Errorf("commit receipt: %v (signature checked by the client: %t)", err, r.SignatureChecked)
+			}
+			if _, err := sdk.CheckReceipt(r, leaves[1], key); !errors.Is(err, sdk.ErrBadReceipt) {
+				t.Errorf("the commit's receipt checked against the next event: %v, want ErrBadReceipt", err)
 			}
 			rolls := play(t, ctx, g, tc.name, tc.maxRolls)
 			lg := s.waitClosed(ctx, g.ID())

@@ -80,7 +80,11 @@ func newStack(t testing.TB, o stackOpts) *stack {
 	if ack == 0 {
 		ack = 2 * time.Second
 	}
-	s.client, err = sdk.New(s.nc, sdk.Config{Emitter: emitter, AckTimeout: ack, RetryMin: time.Millisecond, RetryMax: 50 * time.Millisecond,
+	logKey, err := verifier.ParseLogKey(s.ledger.VerifierKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.client, err = sdk.New(s.nc, sdk.Config{Emitter: emitter, AckTimeout: ack, RetryMin: time.Millisecond, RetryMax: 50 * time.Millisecond, LogKey: logKey,
 		OnRetry: func(err error) {
 			select {
 			case s.retries <- err:

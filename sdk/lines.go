@@ -26,8 +26,9 @@ type LinesConfig struct {
 	// ledger's rejection then says what is wrong. By default a line that is
 	// not a valid canonical event of the Client's emitter is not published.
 	NoCheck bool
-	// Wait waits for each event's receipt (index and signed checkpoint) or
-	// the ledger's rejection, instead of only JetStream's ack.
+	// Wait waits for each event's receipt (a tlog-proof of the line's
+	// bytes, checked: see Client.Receipt) or the ledger's rejection,
+	// instead of only JetStream's ack.
 	Wait bool
 	// Timeout bounds each line's publication (and receipt, with Wait), from
 	// the moment it is read. Zero means 30 s.
@@ -73,6 +74,7 @@ func PublishLines(ctx context.Context, c *Client, r io.Reader, cfg LinesConfig, 
 	}
 	type item struct {
 		res    LineResult
+		ev     Event // what was published: its receipt proves these bytes
 		p      *Pending
 		cancel context.CancelFunc
 		ctx    context.Context
@@ -89,7 +91,7 @@ func PublishLines(ctx context.Context, c *Client, r io.Reader, cfg LinesConfig, 
 				} else {
 					it.res.Ack = &ack
 					if cfg.Wait {
-						rc, err := c.ReceiptOf(it.ctx, it.res.EventID, ack)
+						rc, err := c.ReceiptOf(it.ctx, it.ev, ack)
 						if err != nil {
 							it.res.Err = err
 						} else {
@@ -134,6 +136,7 @@ func PublishLines(ctx context.Context, c *Client, r io.Reader, cfg LinesConfig, 
 		}
 		if it.res.Err == nil {
 			it.ctx, it.cancel = context.WithTimeout(ctx, cfg.Timeout)
+			it.ev = ev
 			it.p, it.res.Err = c.PublishAsync(it.ctx, ev)
 			if it.res.Err != nil {
 				it.p = nil

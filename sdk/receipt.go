@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,19 +10,129 @@ import (
 	"github.com/nats-io/nats.go"
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/wire"
 )
 
-// A Receipt is the ledger's promise about an event: it is durable in the log
-// at Index, and Checkpoint, a signed checkpoint of a tree of more than Index
-// leaves, commits to it. This is the acknowledgement a backend can rely on
-// (docs/NATS.md). Checkpoint is the signed note verbatim; verify it with the
-// log's verifier key before showing it as proof.
+// A Receipt is the ledger's promise about one event, as a C2SP
+// tlog-proof@v1 (https://c2sp.org/tlog-proof) of it: the event's leaf bytes
+// (Extra), its leaf Index, its inclusion Proof and the signed Checkpoint
+// (with whatever cosignatures it had) that the proof leads to. It says: the
+// log signed a checkpoint of a tree whose leaf Index is exactly these bytes.
+// The log cannot later drop the event without signing a checkpoint
+// inconsistent with this one, which is evidence against it.
+//
+// Format gives the tlog-proof file: the file `zarlog-verify` checks, the
+// JavaScript package's checkReceipt checks, and, when the checkpoint is the
+// same, byte for byte what the log serves as
+// /games/<game>/proofs/<seq>.tlog-proof. ParseReceipt reads it back.
+//
+// The Client checks every receipt it returns against the event bytes it
+// published (and, with Config.LogKey, the log's signature), so a Receipt
+// from the Client always proves its own event. A receipt from elsewhere —
+// a snapshot, a file, another party — is checked with CheckReceipt.
 type Receipt struct {
-	EventID    string
-	Index      uint64
-	Checkpoint []byte
+	// EventID is the event's id.
+	EventID string
+	// TlogProof holds the leaf (Extra), Index, Proof and Checkpoint.
+	merkle.TlogProof
+	// SignatureChecked reports whether the checkpoint's signature was
+	// checked against the log's key (Config.LogKey, or CheckReceipt's
+	// key). When false, the inclusion proof was checked against the
+	// checkpoint's root, but nothing showed that the log signed that root:
+	// check it with CheckReceipt before showing the receipt as proof.
+	SignatureChecked bool
+}
+
+// ErrBadReceipt wraps every error of a receipt that does not prove its
+// event: the ledger's reply to the Client, or a receipt given to
+// CheckReceipt or ParseReceipt. The Client never returns such a receipt.
+var ErrBadReceipt = errors.New("receipt does not prove the event")
+
+// ParseReceipt reads a receipt from its tlog-proof file (Receipt.Format):
+// strictly (merkle.ParseTlogProof), with the event's leaf in its extra line,
+// which must be a zarlog event (its id is the receipt's EventID). It checks
+// neither the proof nor the signature: CheckReceipt does.
+func ParseReceipt(b []byte) (Receipt, error) {
+	p, err := merkle.ParseTlogProof(b)
+	if err != nil {
+		return Receipt{}, fmt.Errorf("sdk: %w: %w", ErrBadReceipt, err)
+	}
+	if len(p.Extra) == 0 {
+		return Receipt{}, fmt.Errorf("sdk: %w: the tlog-proof has no extra line holding the event", ErrBadReceipt)
+	}
+	ev, err := events.Parse(p.Extra)
+	if err != nil {
+		return Receipt{}, fmt.Errorf("sdk: %w: its extra line is not an event: %w", ErrBadReceipt, err)
+	}
+	return Receipt{EventID: ev.ID, TlogProof: p}, nil
+}
+
+// CheckReceipt checks a receipt as a player's app does before it trusts
+// that an event was logged: that leaf, the event's bytes as the caller knows
+// them, is the receipt's leaf (its Extra, if the receipt holds one), that its
+// leaf hash is at r.Index in the tree of r.Checkpoint's size (the inclusion
+// proof leads to the checkpoint's root), and that the checkpoint is a
+// checkpoint note signed by logKey, the log's verifier key (its name is the
+// log's origin). It returns the checkpoint. Errors wrap ErrBadReceipt, and
+// merkle.ErrProof or merkle.ErrSignature as the case is. Witness
+// cosignatures are the caller's policy (merkle.Policy). A receipt for
+// another event's index fails, whatever its checkpoint.
+func CheckReceipt(r Receipt, leaf []byte, logKey note.Verifier) (merkle.Checkpoint, error) {
+	if logKey == nil {
+		return merkle.Checkpoint{}, fmt.Errorf("sdk: receipt of %s: %w: no log key to check its signature", r.EventID, ErrBadReceipt)
+	}
+	if err := checkLeaf(r, leaf); err != nil {
+		return merkle.Checkpoint{}, err
+	}
+	c, err := merkle.CheckTlogProof(r.TlogProof, merkle.LeafHash(leaf), logKey)
+	if err != nil {
+		return merkle.Checkpoint{}, fmt.Errorf("sdk: receipt of %s: %w: %w", r.EventID, ErrBadReceipt, err)
+	}
+	return c, nil
+}
+
+// checkLeaf checks that leaf is not empty and is the receipt's leaf, if the
+// receipt holds one.
+func checkLeaf(r Receipt, leaf []byte) error {
+	if len(leaf) == 0 {
+		return fmt.Errorf("sdk: receipt of %s: %w: no event bytes to check it against", r.EventID, ErrBadReceipt)
+	}
+	if len(r.Extra) > 0 && !bytes.Equal(r.Extra, leaf) {
+		return fmt.Errorf("sdk: receipt of %s: %w: it holds other bytes than the event's (%d bytes, the event %d)", r.EventID, ErrBadReceipt, len(r.Extra), len(leaf))
+	}
+	return nil
+}
+
+// checkInclusion checks r's inclusion proof for leaf against the root of
+// r's checkpoint, without its signature: what the Client checks when it has
+// no log key.
+func checkInclusion(r Receipt, leaf []byte) error {
+	if err := checkLeaf(r, leaf); err != nil {
+		return err
+	}
+	c, err := merkle.ParseSignedCheckpoint(r.Checkpoint)
+	if err != nil {
+		return fmt.Errorf("sdk: receipt of %s: %w: %w", r.EventID, ErrBadReceipt, err)
+	}
+	if err := merkle.CheckInclusion(merkle.LeafHash(leaf), r.Index, c.Size, r.Proof, c.Hash); err != nil {
+		return fmt.Errorf("sdk: receipt of %s: %w: %w", r.EventID, ErrBadReceipt, err)
+	}
+	return nil
+}
+
+// check checks a receipt the ledger sent for ev: with the log's key if the
+// Client has one (CheckReceipt), else its inclusion proof alone.
+func (c *Client) check(r *Receipt, leaf []byte) error {
+	if c.cfg.LogKey == nil {
+		return checkInclusion(*r, leaf)
+	}
+	if _, err := CheckReceipt(*r, leaf, c.cfg.LogKey); err != nil {
+		return err
+	}
+	r.SignatureChecked = true
+	return nil
 }
 
 // A RejectedError says the ledger refused the event, and why.
@@ -42,12 +153,15 @@ var ErrReceipt = errors.New("receipt request refused")
 // receiptWait is how long one request asks the ledger to hold it.
 const receiptWait = 20 * time.Second
 
-// Receipt waits until the event with id is durable and covered by a signed
-// checkpoint, and returns its receipt. It asks again as long as the answer
-// is "pending" or the ledger does not answer, until ctx ends. It fails with
-// a *RejectedError if the ledger rejected the event.
-func (c *Client) Receipt(ctx context.Context, id string) (Receipt, error) {
-	return c.ReceiptOf(ctx, id, Ack{})
+// Receipt waits until the event ev (its ID and Data; OrderKey is not used)
+// is durable and covered by a signed checkpoint, and returns its receipt: a
+// tlog-proof of ev.Data, checked (see Receipt). It asks again as long as
+// the answer is "pending" or the ledger does not answer, until ctx ends. It
+// fails with a *RejectedError if the ledger rejected the event, and with an
+// error wrapping ErrBadReceipt if the ledger's receipt does not prove
+// ev.Data (a log that answers for other bytes, or a broken proof).
+func (c *Client) Receipt(ctx context.Context, ev Event) (Receipt, error) {
+	return c.ReceiptOf(ctx, ev, Ack{})
 }
 
 // ReceiptOf is Receipt for the copy of the event that ack acknowledged:
@@ -55,9 +169,13 @@ func (c *Client) Receipt(ctx context.Context, id string) (Receipt, error) {
 // from an earlier copy of the same id, so an event refused once and sent
 // again after its game allowed it gets its new answer, not the old
 // refusal. A zero Ack is Receipt.
-func (c *Client) ReceiptOf(ctx context.Context, id string, ack Ack) (Receipt, error) {
+func (c *Client) ReceiptOf(ctx context.Context, ev Event, ack Ack) (Receipt, error) {
+	id := ev.ID
 	if err := wire.CheckEventID(id); err != nil {
 		return Receipt{}, fmt.Errorf("sdk: %w: %w", ErrInvalidEvent, err)
+	}
+	if len(ev.Data) == 0 {
+		return Receipt{}, fmt.Errorf("sdk: %w: the event's bytes are needed to check its receipt", ErrInvalidEvent)
 	}
 	backoff := c.cfg.RetryMin
 	for {
@@ -69,7 +187,7 @@ func (c *Client) ReceiptOf(ctx context.Context, id string, ack Ack) (Receipt, er
 			<-ctx.Done() // the deadline has passed; ctx ends at once
 			return Receipt{}, ctx.Err()
 		}
-		req, err := wire.MarshalReceiptRequest(wire.ReceiptRequest{ID: id, WaitMillis: wait.Milliseconds(), Seq: ack.Seq})
+		req, err := wire.MarshalReceiptRequest(wire.ReceiptRequest{ID: id, WaitMillis: wait.Milliseconds(), Seq: ack.Seq, V: wire.ReceiptProofVersion})
 		if err != nil {
 			return Receipt{}, fmt.Errorf("sdk: %w", err)
 		}
@@ -103,8 +221,17 @@ func (c *Client) ReceiptOf(ctx context.Context, id string, ack Ack) (Receipt, er
 			return Receipt{}, fmt.Errorf("sdk: receipt for %s: %w", id, err)
 		case err != nil:
 			// No ledger listening, a timeout, or a garbled reply: ask again.
+		case rep.Status == wire.StatusOK && rep.V != wire.ReceiptProofVersion:
+			return Receipt{}, fmt.Errorf("sdk: receipt for %s: %w: the ledger answered with receipt protocol version 1, without the inclusion proof", id, ErrBadReceipt)
 		case rep.Status == wire.StatusOK:
-			return Receipt{EventID: id, Index: *rep.Index, Checkpoint: []byte(rep.Checkpoint)}, nil
+			r := Receipt{EventID: id, TlogProof: merkle.TlogProof{Extra: bytes.Clone(ev.Data), Index: *rep.Index, Checkpoint: []byte(rep.Checkpoint)}}
+			for _, h := range rep.Proof {
+				r.Proof = append(r.Proof, merkle.Hash(h))
+			}
+			if err := c.check(&r, ev.Data); err != nil {
+				return Receipt{}, err
+			}
+			return r, nil
 		case rep.Status == wire.StatusRejected:
 			return Receipt{}, &RejectedError{EventID: id, Code: rep.Code, Reason: rep.Reason}
 		case rep.Status == wire.StatusError && rep.Code == "bad-request":
@@ -153,21 +280,4 @@ func (c *Client) Rejections(handle func(wire.Rejection)) (*nats.Subscription, er
 		return nil, fmt.Errorf("sdk: subscribing to rejections: %w", err)
 	}
 	return sub, nil
-}
-
-// CheckReceipt checks a receipt as a player's app does before it trusts
-// that an event was logged: the checkpoint must be a checkpoint note signed
-// by logKey (the log's verifier key; its origin is the key's name), of a tree
-// with more than r.Index leaves. It returns the checkpoint. That the leaf at
-// r.Index is the event is shown by its inclusion proof in that tree, which
-// the log's tiles serve (merkle.InclusionProof, merkle.CheckInclusion).
-func CheckReceipt(r Receipt, logKey note.Verifier) (merkle.Checkpoint, error) {
-	c, err := merkle.Open(r.Checkpoint, logKey)
-	if err != nil {
-		return merkle.Checkpoint{}, fmt.Errorf("sdk: receipt of %s: %w", r.EventID, err)
-	}
-	if c.Size <= r.Index {
-		return merkle.Checkpoint{}, fmt.Errorf("sdk: receipt of %s: checkpoint of size %d does not cover index %d", r.EventID, c.Size, r.Index)
-	}
-	return c, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -139,6 +140,45 @@ func TestResume(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The commit's receipt (the first roll waited for it) is in the
+		// snapshot with its proof, checked again on resume: a changed proof
+		// is refused, and a receipt of an older SDK, without one, is
+		// dropped and asked for again.
+		if ps.Receipt == nil || ps.Receipt.Proof == nil {
+			t.Fatalf("the snapshot's receipt: %+v", ps.Receipt)
+		}
+		for _, tc := range []struct {
+			name   string
+			mutate func(r *sdk.SnapshotReceipt)
+			ok     bool
+		}{
+			{"changed proof", func(r *sdk.SnapshotReceipt) { r.Proof = slices.Clone(r.Proof); r.Proof[0][0] ^= 1 }, false},
+			{"another index", func(r *sdk.SnapshotReceipt) { r.Index++ }, false},
+			{"no proof (an older SDK's)", func(r *sdk.SnapshotReceipt) { r.Proof = nil }, true},
+		} {
+			c := *ps
+			r := *ps.Receipt
+			tc.mutate(&r)
+			c.Receipt = &r
+			b, err := sdk.FormatSnapshot(&c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g4, err := newBackend().ResumeTavlarena(b)
+			if !tc.ok {
+				if !errors.Is(err, sdk.ErrSnapshot) || !errors.Is(err, sdk.ErrBadReceipt) {
+					t.Errorf("%s: %v, want ErrSnapshot and ErrBadReceipt", tc.name, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			rc, err := g4.CommitReceipt(ctx)
+			if err != nil || rc.Index != ps.Receipt.Index {
+				t.Errorf("%s: the receipt asked again: %+v, %v", tc.name, rc, err)
+			}
+		}
 		ps.Acked--
 		snap, err = sdk.FormatSnapshot(ps)
 		if err != nil {
@@ -267,9 +307,20 @@ func TestResumeRefusesBadSnapshots(t *testing.T) {
 
 // TestParseSnapshot: the snapshot encoding is strict and canonical.
 func TestParseSnapshot(t *testing.T) {
-	ok := `{"acked":1,"events":["{}"],"format":"zarlog-sdk-game-v1","local":false}`
-	if _, err := sdk.ParseSnapshot([]byte(ok)); err != nil {
-		t.Fatalf("%s: %v", ok, err)
+	h := "q6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s="
+	for _, ok := range []string{
+		`{"acked":1,"events":["{}"],"format":"zarlog-sdk-game-v1","local":false}`,
+		`{"acked":1,"events":["{}"],"format":"zarlog-sdk-game-v1","local":false,"receipt":{"checkpoint":"c","index":1}}`,
+		`{"acked":1,"events":["{}"],"format":"zarlog-sdk-game-v1","local":false,"receipt":{"checkpoint":"c","index":1,"proof":[]}}`,
+		`{"acked":1,"events":["{}"],"format":"zarlog-sdk-game-v1","local":false,"receipt":{"checkpoint":"c","index":1,"proof":["` + h + `","` + h + `"]}}`,
+	} {
+		s, err := sdk.ParseSnapshot([]byte(ok))
+		if err != nil {
+			t.Fatalf("%s: %v", ok, err)
+		}
+		if back, err := sdk.FormatSnapshot(s); err != nil || string(back) != ok {
+			t.Errorf("FormatSnapshot(ParseSnapshot(%s)) = %s, %v", ok, back, err)
+		}
 	}
 	seed := strings.Repeat("ab", 32)
 	for _, bad := range []string{
@@ -293,6 +344,13 @@ func TestParseSnapshot(t *testing.T) {
 		`{"acked":1,"events":["{}"],"format":"zarlog-sdk-game-v1","local":false,"receipt":{"index":1}}`,
 		`{"acked":1,"events":["{}"],"format":"zarlog-sdk-game-v1","local":false,"receipt":{"checkpoint":"","index":1}}`,
 		`{"acked":1,"events":["{}"],"format":"zarlog-sdk-game-v1","local":true,"receipt":{"checkpoint":"c","index":1}}`,
+		`{"acked":1,"events":["{}"],"format":"zarlog-sdk-game-v1","local":false,"receipt":{"checkpoint":"c","index":1,"proof":"` + h + `"}}`,
+		`{"acked":1,"events":["{}"],"format":"zarlog-sdk-game-v1","local":false,"receipt":{"checkpoint":"c","index":1,"proof":[null]}}`,
+		`{"acked":1,"events":["{}"],"format":"zarlog-sdk-game-v1","local":false,"receipt":{"checkpoint":"c","index":1,"proof":["` + seed + `"]}}`,
+		`{"acked":1,"events":["{}"],"format":"zarlog-sdk-game-v1","local":false,"receipt":{"checkpoint":"c","index":1,"proof":["` + h[:43] + `t"]}}`,
+		`{"acked":1,"events":["{}"],"format":"zarlog-sdk-game-v1","local":false,"receipt":{"checkpoint":"c","index":1,"proof":["` + h[:43] + `"]}}`,
+		`{"acked":1,"events":["{}"],"format":"zarlog-sdk-game-v1","local":false,"receipt":{"checkpoint":"c","index":1,"proof":[],"x":1}}`,
+		`{"acked":1,"events":["{}"],"format":"zarlog-sdk-game-v1","local":false,"receipt":{"checkpoint":"c","index":1,"x":[]}}`,
 	} {
 		if _, err := sdk.ParseSnapshot([]byte(bad)); !errors.Is(err, sdk.ErrSnapshot) {
 			t.Errorf("ParseSnapshot(%s) = %v, want ErrSnapshot", bad, err)
@@ -370,6 +428,7 @@ func FuzzSnapshot(f *testing.F) {
 	for _, b := range corpus {
 		f.Add(b)
 	}
+	f.Add([]byte(`{"acked":1,"events":["{}"],"format":"zarlog-sdk-game-v1","local":false,"receipt":{"checkpoint":"c","index":1,"proof":["q6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s="]}}`))
 	signer, _, err := testonly.Key("device")
 	if err != nil {
 		f.Fatal(err)
@@ -490,12 +549,22 @@ func TestReceiptAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Ask for the first contribution's receipt before it exists: the
-	// ledger holds the request.
+	// ledger holds the request. Its bytes are known in advance (the
+	// clock stands still), and checked against the game's below.
+	ev, err := events.New(events.Header{Scheme: events.Tavlarena, Game: g.ID(), Seq: 1, Emitter: emitter, Time: s.clock.Now()},
+		events.Contribution{Contribution: testonly.Label32("x0"), Seat: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := events.Format(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
 	got := make(chan error, 1)
 	rctx, cancel := context.WithTimeout(ctx, 12*time.Second)
 	defer cancel()
 	go func() {
-		_, err := s.client.Receipt(rctx, g.ID()+":1")
+		_, err := s.client.Receipt(rctx, sdk.Event{ID: ev.ID, Data: leaf})
 		got <- err
 	}()
 	time.Sleep(200 * time.Millisecond) // the request reaches the ledger
@@ -509,5 +578,8 @@ func TestReceiptAcrossRestart(t *testing.T) {
 	}
 	if err := <-got; err != nil {
 		t.Fatalf("the receipt held across the restart: %v", err)
+	}
+	if leaves, err := g.Leaves(ctx); err != nil || string(leaves[1]) != string(leaf) {
+		t.Fatalf("the contribution logged is not the one predicted: %v", err)
 	}
 }

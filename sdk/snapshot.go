@@ -3,6 +3,7 @@ package sdk
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/cjson"
 	"github.com/zarlog/zarlog/events/dice"
+	"github.com/zarlog/zarlog/merkle"
 )
 
 // SnapshotFormat is the "format" member of a game snapshot.
@@ -45,7 +47,7 @@ var ErrSnapshot = errors.New("bad game snapshot")
 //	 "format": "zarlog-sdk-game-v1",
 //	 "held": [hex32|null, hex32|null],   tavlarena-v1 only: contributions withheld (omitted when none)
 //	 "local": bool,             a device's game (nothing published; acked is then every event)
-//	 "receipt": {"checkpoint": string, "index": int},   the commit's receipt, once held
+//	 "receipt": {"checkpoint": string, "index": int, "proof": [base64, ...]},   the commit's receipt, once held
 //	 "seed": hex32}             per-game schemes: the game's seed; per-roll-v1: the pending roll's
 //
 // ParseSnapshot checks the encoding; Backend.Resume* replay the events
@@ -60,10 +62,16 @@ type Snapshot struct {
 	Receipt *SnapshotReceipt
 }
 
-// A SnapshotReceipt is the commit's receipt kept in a snapshot.
+// A SnapshotReceipt is the commit's receipt kept in a snapshot: its leaf
+// index, signed checkpoint and inclusion proof (the leaf is the snapshot's
+// first event). Proof is nil in the snapshots of SDK versions whose
+// receipts held no proof (no "proof" member): Resume then drops the receipt
+// and asks the ledger again. An empty proof (a tree of one leaf) is a
+// non-nil empty slice ("proof": []).
 type SnapshotReceipt struct {
 	Index      uint64
 	Checkpoint []byte
+	Proof      []merkle.Hash
 }
 
 // String describes the snapshot without its secrets.
@@ -98,10 +106,18 @@ func FormatSnapshot(s *Snapshot) ([]byte, error) {
 	}
 	o = append(o, cjson.Member{Key: "local", Value: s.Local})
 	if s.Receipt != nil {
-		o = append(o, cjson.Member{Key: "receipt", Value: cjson.Object{
+		r := cjson.Object{
 			{Key: "checkpoint", Value: string(s.Receipt.Checkpoint)},
 			{Key: "index", Value: int64(s.Receipt.Index)},
-		}})
+		}
+		if s.Receipt.Proof != nil {
+			proof := make([]any, len(s.Receipt.Proof))
+			for i, h := range s.Receipt.Proof {
+				proof[i] = base64.StdEncoding.EncodeToString(h[:])
+			}
+			r = append(r, cjson.Member{Key: "proof", Value: proof})
+		}
+		o = append(o, cjson.Member{Key: "receipt", Value: r})
 	}
 	if s.Seed != nil {
 		o = append(o, cjson.Member{Key: "seed", Value: hex.EncodeToString(s.Seed[:])})
@@ -190,8 +206,8 @@ func ParseSnapshot(b []byte) (*Snapshot, error) {
 			s.Local = l
 		case "receipt":
 			r, ok := m.Value.(cjson.Object)
-			if !ok || len(r) != 2 || r[0].Key != "checkpoint" || r[1].Key != "index" {
-				return nil, snapErr(`receipt is not an object {"checkpoint", "index"}`)
+			if !ok || len(r) < 2 || len(r) > 3 || r[0].Key != "checkpoint" || r[1].Key != "index" || len(r) == 3 && r[2].Key != "proof" {
+				return nil, snapErr(`receipt is not an object {"checkpoint", "index", "proof"}`)
 			}
 			cp, ok := r[0].Value.(string)
 			if !ok || len(cp) == 0 || len(cp) > maxSnapshotNote || !utf8.ValidString(cp) {
@@ -202,6 +218,21 @@ func ParseSnapshot(b []byte) (*Snapshot, error) {
 				return nil, snapErr("receipt.index is not a non-negative integer")
 			}
 			s.Receipt = &SnapshotReceipt{Index: uint64(idx), Checkpoint: []byte(cp)}
+			if len(r) == 3 {
+				a, ok := r[2].Value.([]any)
+				if !ok || len(a) > 64 {
+					return nil, snapErr("receipt.proof is not an array of at most 64 hashes")
+				}
+				s.Receipt.Proof = make([]merkle.Hash, len(a))
+				for i, e := range a {
+					str, _ := e.(string)
+					h, err := base64.StdEncoding.Strict().DecodeString(str)
+					if err != nil || len(h) != merkle.HashSize || base64.StdEncoding.EncodeToString(h) != str {
+						return nil, snapErr("receipt.proof[%d] is not standard base64 of %d bytes", i, merkle.HashSize)
+					}
+					s.Receipt.Proof[i] = merkle.Hash(h)
+				}
+			}
 		case "seed":
 			h, err := hex32(m.Value)
 			if err != nil {
@@ -256,7 +287,8 @@ func (g *game) snapshot() *Snapshot {
 		}
 	}
 	if g.receipt != nil {
-		s.Receipt = &SnapshotReceipt{Index: g.receipt.Index, Checkpoint: append([]byte(nil), g.receipt.Checkpoint...)}
+		s.Receipt = &SnapshotReceipt{Index: g.receipt.Index, Checkpoint: append([]byte(nil), g.receipt.Checkpoint...),
+			Proof: append([]merkle.Hash{}, g.receipt.Proof...)}
 	}
 	return s
 }
@@ -315,8 +347,17 @@ func (b *Backend) restore(data []byte, scheme events.Scheme) (*game, error) {
 	g := newGame(b, scheme, st.ID, gs)
 	g.first, g.st, g.evs, g.leaves, g.acked = evs[0].Body, st, evs, s.Events, s.Acked
 	g.seed, g.held = s.Seed, s.Held
-	if s.Receipt != nil {
-		g.receipt = &Receipt{EventID: evs[0].ID, Index: s.Receipt.Index, Checkpoint: s.Receipt.Checkpoint}
+	if s.Receipt != nil && s.Receipt.Proof != nil {
+		// A receipt without a proof (an older SDK's) is dropped: the game
+		// asks the ledger again when it needs it.
+		r := Receipt{EventID: evs[0].ID, TlogProof: merkle.TlogProof{Extra: s.Events[0], Index: s.Receipt.Index, Proof: s.Receipt.Proof, Checkpoint: s.Receipt.Checkpoint}}
+		if b.client == nil {
+			return nil, snapErr("a receipt in a device game")
+		}
+		if err := b.client.check(&r, s.Events[0]); err != nil {
+			return nil, snapErr("the commit's receipt: %w", err)
+		}
+		g.receipt = &r
 	}
 	if (s.Held[0] != nil || s.Held[1] != nil) && (scheme != events.Tavlarena || st.Contributed[0] || st.Contributed[1]) {
 		return nil, snapErr("withheld contributions in a game that has none to withhold")

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,10 +95,25 @@ func (r Rejection) check() error {
 	return nil
 }
 
+// ReceiptProofVersion is the version of the receipt protocol whose ok
+// replies carry the event's inclusion proof: a request with "v": 2 gets a
+// reply with "v": 2 and, when ok, "proof". A request without "v" (version
+// 1, the protocol before it) gets a reply without either, as before, so a
+// ledger serves the SDKs of both versions. Every other version is refused.
+const ReceiptProofVersion = 2
+
+// MaxProofHashes is the length of the longest inclusion proof, in a tree
+// of 2^64−1 leaves.
+const MaxProofHashes = 64
+
 // A ReceiptRequest asks, on Subjects.Receipts, for the receipt of an event.
 type ReceiptRequest struct {
-	// ID is the event id.
+	// ID is the event id. Event ids are per emitter: the ledger answers
+	// about the requesting emitter's event with this id.
 	ID string `json:"id"`
+	// V is the protocol version: 0 (the member absent, version 1) or
+	// ReceiptProofVersion. The SDK asks for ReceiptProofVersion.
+	V int `json:"v,omitempty"`
 	// WaitMillis is how long the ledger may hold the request waiting for
 	// the event to become durable and covered by a signed checkpoint before
 	// answering "pending". 0 means answer at once. The ledger caps it.
@@ -137,13 +153,21 @@ func (q ReceiptRequest) check() error {
 	if q.WaitMillis < 0 || q.WaitMillis > 1<<31 {
 		return fmt.Errorf("%w: wait_ms %d is not 0…2^31", ErrMessage, q.WaitMillis)
 	}
+	return checkVersion(q.V)
+}
+
+func checkVersion(v int) error {
+	if v != 0 && v != ReceiptProofVersion {
+		return fmt.Errorf("%w: receipt protocol version %d is not %d (or absent, version 1)", ErrMessage, v, ReceiptProofVersion)
+	}
 	return nil
 }
 
 // Receipt statuses.
 const (
 	// StatusOK: the event is durable at Index and Checkpoint, a signed
-	// checkpoint of a tree larger than Index, covers it.
+	// checkpoint of a tree larger than Index, covers it; in version
+	// ReceiptProofVersion, Proof is its inclusion proof in that tree.
 	StatusOK = "ok"
 	// StatusPending: not yet; ask again. Index is set if the event is
 	// already durable but no signed checkpoint covers it yet.
@@ -166,10 +190,54 @@ type ReceiptReply struct {
 	ID string `json:"id"`
 	// Index is the event's leaf index, when known.
 	Index *uint64 `json:"index,omitempty"`
+	// Proof is the RFC 6962 inclusion proof of the leaf at Index in the
+	// tree of Checkpoint's size, from the leaf's sibling up (the hashes of a
+	// C2SP tlog-proof, each standard base64 of 32 bytes). Only in a reply of
+	// version ReceiptProofVersion with status ok; absent when the proof is
+	// empty (a tree of one leaf).
+	Proof []Hash `json:"proof,omitempty"`
 	// Reason explains a rejection or error.
 	Reason string `json:"reason,omitempty"`
 	// Status is one of the Status constants.
 	Status string `json:"status"`
+	// V is the protocol version, the request's: 0 (absent, version 1) or
+	// ReceiptProofVersion.
+	V int `json:"v,omitempty"`
+}
+
+// A Hash is a SHA-256 hash of a Merkle tree, as standard base64 (with
+// padding) in JSON: the form of a C2SP tlog-proof's hash lines.
+type Hash [32]byte
+
+// MarshalText returns h in standard base64.
+func (h Hash) MarshalText() ([]byte, error) {
+	return base64.StdEncoding.AppendEncode(nil, h[:]), nil
+}
+
+// UnmarshalJSON reads h from a JSON string of standard base64 of exactly
+// 32 bytes, in its one canonical form (padding, no stray bits, no escapes);
+// null and anything else are refused.
+func (h *Hash) UnmarshalJSON(b []byte) error {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
+		return h.UnmarshalText(b[1 : len(b)-1])
+	}
+	return h.UnmarshalText(b)
+}
+
+// UnmarshalText reads h from standard base64 of exactly 32 bytes, in its
+// one canonical form (padding, no stray bits).
+func (h *Hash) UnmarshalText(b []byte) error {
+	var out [33]byte // 44 base64 characters decode to at most 33 bytes
+	if len(b) == base64.StdEncoding.EncodedLen(32) {
+		if n, err := base64.StdEncoding.Strict().Decode(out[:], b); err == nil && n == 32 {
+			*h = Hash(out[:32])
+			return nil
+		}
+	}
+	if len(b) > 64 {
+		b = append(b[:61:61], "..."...)
+	}
+	return fmt.Errorf("%w: hash %q is not standard base64 of 32 bytes", ErrMessage, b)
 }
 
 // MarshalReceiptReply encodes p.
@@ -199,6 +267,18 @@ func (p ReceiptReply) check() error {
 	}
 	if len(p.Reason) > MaxReasonLength {
 		return fmt.Errorf("%w: reason of %d bytes exceeds %d", ErrMessage, len(p.Reason), MaxReasonLength)
+	}
+	if err := checkVersion(p.V); err != nil {
+		return err
+	}
+	if p.Proof != nil && (p.Status != StatusOK || p.V != ReceiptProofVersion) {
+		return fmt.Errorf("%w: a proof is in a reply of version %d with status ok only", ErrMessage, ReceiptProofVersion)
+	}
+	if p.Proof != nil && len(p.Proof) == 0 {
+		return fmt.Errorf("%w: an empty proof is written without the proof member", ErrMessage)
+	}
+	if len(p.Proof) > MaxProofHashes {
+		return fmt.Errorf("%w: a proof of %d hashes, more than %d", ErrMessage, len(p.Proof), MaxProofHashes)
 	}
 	switch p.Status {
 	case StatusOK:

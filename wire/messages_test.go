@@ -11,6 +11,9 @@ func u64(v uint64) *uint64 { return &v }
 
 var hash = strings.Repeat("ab", 32)
 
+// b64 is a hash in the reply's form: standard base64 of 32 bytes.
+var b64 = "q6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s="
+
 func TestMessagesRoundTrip(t *testing.T) {
 	rejections := []Rejection{
 		{Code: "bad-signature", ID: "g:3", MsgID: "g:3", Reason: "signature <does not> verify", Seq: 12, SHA256: hash},
@@ -29,7 +32,7 @@ func TestMessagesRoundTrip(t *testing.T) {
 			t.Errorf("HTML-escaped: %s", b)
 		}
 	}
-	for _, q := range []ReceiptRequest{{ID: "g:0"}, {ID: "x", WaitMillis: 5000}} {
+	for _, q := range []ReceiptRequest{{ID: "g:0"}, {ID: "x", WaitMillis: 5000}, {ID: "x", V: ReceiptProofVersion, Seq: 7}} {
 		b, err := MarshalReceiptRequest(q)
 		if err != nil {
 			t.Fatal(err)
@@ -41,6 +44,9 @@ func TestMessagesRoundTrip(t *testing.T) {
 	}
 	for _, p := range []ReceiptReply{
 		{ID: "g:0", Status: StatusOK, Index: u64(0), Checkpoint: "origin\n1\nhash\n\n— sig\n"},
+		{ID: "g:0", Status: StatusOK, Index: u64(0), Checkpoint: "origin\n1\nhash\n\n— sig\n", V: ReceiptProofVersion},
+		{ID: "g:5", Status: StatusOK, Index: u64(5), Checkpoint: "origin\n9\nhash\n\n— sig\n", V: ReceiptProofVersion, Proof: []Hash{{0xab}, {1, 2, 3}, {31: 0xff}}},
+		{ID: "g:0", Status: StatusPending, V: ReceiptProofVersion},
 		{ID: "g:0", Status: StatusPending},
 		{ID: "g:0", Status: StatusPending, Index: u64(9)},
 		{ID: "g:0", Status: StatusRejected, Code: "out-of-order", Reason: "seq 5, want 4"},
@@ -76,6 +82,20 @@ func TestMessagesInvalid(t *testing.T) {
 		{"reply ok without index", parseRep, `{"checkpoint":"c","id":"a","status":"ok"}`},
 		{"reply rejected with index", parseRep, `{"code":"x","id":"a","index":1,"status":"rejected"}`},
 		{"reply error without code", parseRep, `{"id":"a","status":"error"}`},
+		{"request version 1 written out", parseReq, `{"id":"a","v":1}`},
+		{"request version 3", parseReq, `{"id":"a","v":3}`},
+		{"reply version 3", parseRep, `{"id":"a","status":"pending","v":3}`},
+		{"reply proof without version", parseRep, `{"checkpoint":"c","id":"a","index":1,"proof":["` + b64 + `"],"status":"ok"}`},
+		{"reply proof when pending", parseRep, `{"id":"a","index":1,"proof":["` + b64 + `"],"status":"pending","v":2}`},
+		{"reply empty proof", parseRep, `{"checkpoint":"c","id":"a","index":1,"proof":[],"status":"ok","v":2}`},
+		{"reply proof null", parseRep, `{"checkpoint":"c","id":"a","index":1,"proof":[null],"status":"ok","v":2}`},
+		{"reply hash not base64", parseRep, `{"checkpoint":"c","id":"a","index":1,"proof":["` + hash + `"],"status":"ok","v":2}`},
+		{"reply hash short", parseRep, `{"checkpoint":"c","id":"a","index":1,"proof":["q6urq6urq6urq6urq6urq6urq6urq6urq6urq6urqw=="],"status":"ok","v":2}`},
+		{"reply hash stray bits", parseRep, `{"checkpoint":"c","id":"a","index":1,"proof":["q6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6t="],"status":"ok","v":2}`},
+		{"reply hash unpadded", parseRep, `{"checkpoint":"c","id":"a","index":1,"proof":["q6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s"],"status":"ok","v":2}`},
+		{"reply hash url alphabet", parseRep, `{"checkpoint":"c","id":"a","index":1,"proof":["q6urq6urq6urq6urq6urq6urq6urq6urq6urq6ur_6s="],"status":"ok","v":2}`},
+		{"reply hash long", parseRep, `{"checkpoint":"c","id":"a","index":1,"proof":["q6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s="],"status":"ok","v":2}`},
+		{"reply proof of 65 hashes", parseRep, `{"checkpoint":"c","id":"a","index":1,"proof":["` + strings.Repeat(b64+`","`, 64) + b64 + `"],"status":"ok","v":2}`},
 	} {
 		if err := tc.parse([]byte(tc.in)); !errors.Is(err, ErrMessage) {
 			t.Errorf("%s: %v, want ErrMessage", tc.name, err)
@@ -93,6 +113,8 @@ func FuzzMessages(f *testing.F) {
 	f.Add([]byte(`{"code":"x","reason":"r","seq":1,"sha256":"` + hash + `"}`))
 	f.Add([]byte(`{"id":"g:1","wait_ms":10}`))
 	f.Add([]byte(`{"checkpoint":"c","id":"a","index":1,"status":"ok"}`))
+	f.Add([]byte(`{"id":"g:1","v":2,"wait_ms":10}`))
+	f.Add([]byte(`{"checkpoint":"c","id":"a","index":1,"proof":["` + b64 + `","AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="],"status":"ok","v":2}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if r, err := ParseRejection(b); err == nil {
 			m, err := MarshalRejection(r)

@@ -86,6 +86,7 @@ func fill(t *testing.T, dir string) (free func()) {
 //   - once space is back, a restart serves again, and every event whose
 //     receipt a backend held is in the log.
 func TestDiskFull(t *testing.T) {
+	var rec testlog.Leaves // the events played, for their receipts
 	bin, _ := tools(t)
 	ctx := testContext(t)
 	root := smallFS(t, 256<<20)
@@ -97,7 +98,7 @@ func TestDiskFull(t *testing.T) {
 	// Restarts listen where backends and players already connect.
 	args = append(args, "--http", strings.TrimPrefix(p.base(), "http://"), "--nats-listen", hostPort(p.lines["nats"]))
 	b, client, _ := sdkBackend(t, p.lines["nats"], signer, nil, nkey)
-	id, err := testlog.Tavlarena(ctx, b, "before-full", `{}`, 8, nil)
+	id, err := testlog.Tavlarena(ctx, b, "before-full", `{}`, 8, rec.After)
 	if err != nil {
 		t.Fatalf("a game on the 256 MB filesystem: %v", err)
 	}
@@ -106,7 +107,7 @@ func TestDiskFull(t *testing.T) {
 	receipts := func(game string, n int) {
 		for seq := range n {
 			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			_, err := client.Receipt(rctx, fmt.Sprintf("%s:%d", game, seq))
+			_, err := client.Receipt(rctx, rec.Event(game, uint64(seq)))
 			cancel()
 			if err != nil {
 				t.Errorf("receipt of %s:%d: %v", game, seq, err)
@@ -127,7 +128,7 @@ func TestDiskFull(t *testing.T) {
 	var whileFull string
 	go func() {
 		var err error
-		whileFull, err = testlog.Tavlarena(ctx, b, "while-full", `{}`, 4, nil)
+		whileFull, err = testlog.Tavlarena(ctx, b, "while-full", `{}`, 4, rec.After)
 		played <- err
 	}()
 	exited, healthRed := false, ""
@@ -233,7 +234,7 @@ func TestDiskFull(t *testing.T) {
 	}
 	// And it takes new games.
 	b2, _, _ := sdkBackend(t, p.lines["nats"], signer, nil, nkey)
-	if _, err := testlog.Tavlarena(ctx, b2, "after-full", `{}`, 4, nil); err != nil {
+	if _, err := testlog.Tavlarena(ctx, b2, "after-full", `{}`, 4, rec.After); err != nil {
 		t.Errorf("a game after space came back: %v", err)
 	}
 }
@@ -278,6 +279,7 @@ func tail(s string, n int) string {
 // game finishes, every event is receipted, a new backend connects and
 // plays.
 func TestDescriptorExhaustion(t *testing.T) {
+	var rec testlog.Leaves // the events played, for their receipts
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {
 		t.Skip("no prlimit (util-linux) here")
@@ -316,7 +318,7 @@ func TestDescriptorExhaustion(t *testing.T) {
 	var playedAt time.Time
 	go func() {
 		var err error
-		id, err = testlog.Tavlarena(ctx, b, "exhausted", `{}`, 6, nil)
+		id, err = testlog.Tavlarena(ctx, b, "exhausted", `{}`, 6, rec.After)
 		playedAt = time.Now()
 		played <- err
 	}()
@@ -359,7 +361,7 @@ func TestDescriptorExhaustion(t *testing.T) {
 	}
 	for seq := 0; seq < 9; seq++ {
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		if _, err := client.Receipt(rctx, fmt.Sprintf("%s:%d", id, seq)); err != nil {
+		if _, err := client.Receipt(rctx, rec.Event(id, uint64(seq))); err != nil {
 			t.Errorf("receipt of %s:%d: %v", id, seq, err)
 		}
 		cancel()
@@ -368,7 +370,7 @@ func TestDescriptorExhaustion(t *testing.T) {
 		t.Errorf("/readyz after the descriptors were freed: %d %q", code, body)
 	}
 	b2, _, _ := sdkBackend(t, p.lines["nats"], signer, nil, nkey)
-	if _, err := testlog.Tavlarena(ctx, b2, "after-exhaustion", `{}`, 4, nil); err != nil {
+	if _, err := testlog.Tavlarena(ctx, b2, "after-exhaustion", `{}`, 4, rec.After); err != nil {
 		t.Errorf("a new backend after the descriptors were freed: %v", err)
 	}
 }
@@ -427,6 +429,7 @@ func TestDiskUse(t *testing.T) {
 // service heals without a restart (it restarts the embedded server in
 // process): the game finishes and every event is receipted.
 func TestStreamDiskFull(t *testing.T) {
+	var rec testlog.Leaves // the events played, for their receipts
 	bin, _ := tools(t)
 	ctx := testContext(t)
 	root := smallFS(t, 256<<20)
@@ -442,7 +445,7 @@ func TestStreamDiskFull(t *testing.T) {
 	p := startServe(t, bin, "--data", data, "--emitters", emitters, "--checkpoint-interval", "20ms",
 		"--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0", "--admin", "127.0.0.1:0")
 	b, client, _ := sdkBackend(t, p.lines["nats"], signer, nil, nkey)
-	if _, err := testlog.Tavlarena(ctx, b, "before", `{}`, 4, nil); err != nil {
+	if _, err := testlog.Tavlarena(ctx, b, "before", `{}`, 4, rec.After); err != nil {
 		t.Fatal(err)
 	}
 	free := fill(t, root)
@@ -450,7 +453,7 @@ func TestStreamDiskFull(t *testing.T) {
 	var id string
 	go func() {
 		var err error
-		id, err = testlog.Tavlarena(ctx, b, "while-full", `{}`, 4, nil)
+		id, err = testlog.Tavlarena(ctx, b, "while-full", `{}`, 4, rec.After)
 		played <- err
 	}()
 	code, body := waitStatus(t, ctx, p.base()+"/healthz", 503, 20*time.Second)
@@ -466,7 +469,7 @@ func TestStreamDiskFull(t *testing.T) {
 	}
 	for seq := range 7 {
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		if _, err := client.Receipt(rctx, fmt.Sprintf("%s:%d", id, seq)); err != nil {
+		if _, err := client.Receipt(rctx, rec.Event(id, uint64(seq))); err != nil {
 			t.Errorf("receipt of %s:%d: %v", id, seq, err)
 		}
 		cancel()

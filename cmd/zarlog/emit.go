@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -33,17 +34,21 @@ type emitConfig struct {
 	wait, noCheck, jsonLines bool
 	timeout                  time.Duration
 	file                     string
+	logKey, receipts         string
 }
 
 func emit(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("zarlog emit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: zarlog emit --emitter NAME [--nats URL] [--creds FILE | --nkey FILE] [--key FILE] [--tls-ca FILE] [--wait] [FILE|-]")
+		fmt.Fprintln(stderr, "usage: zarlog emit --emitter NAME [--nats URL] [--creds FILE | --nkey FILE] [--key FILE] [--tls-ca FILE]")
+		fmt.Fprintln(stderr, "                   [--wait [--log-key VKEY] [--receipts DIR]] [FILE|-]")
 		fmt.Fprintln(stderr, "\nPublish events, one canonical event (JSON) per line, from FILE or standard input, as emitter NAME")
 		fmt.Fprintln(stderr, "on the subject ROOT.events.NAME (docs/NATS.md); with --key, binding events without a sig are signed.")
-		fmt.Fprintln(stderr, "Prints one line per event: acknowledged (JetStream's ack), or with --wait logged (leaf index and")
-		fmt.Fprintln(stderr, "checkpoint) or rejected (the ledger's code and reason). Exits 1 if any line failed.")
+		fmt.Fprintln(stderr, "Prints one line per event: acknowledged (JetStream's ack), or with --wait logged (its receipt, a")
+		fmt.Fprintln(stderr, "C2SP tlog-proof of the line's bytes: leaf index, inclusion proof and signed checkpoint, checked")
+		fmt.Fprintln(stderr, "against the line and, with --log-key, the log's signature) or rejected (the ledger's code and")
+		fmt.Fprintln(stderr, "reason). Exits 1 if any line failed.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
@@ -57,7 +62,9 @@ func emit(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.StringVar(&c.tlsCA, "tls-ca", "", "CA certificate `file` to verify the servers")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "client certificate `file` (mutual TLS)")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "client key `file` (mutual TLS)")
-	fs.BoolVar(&c.wait, "wait", false, "wait for each event's receipt (index and signed checkpoint) or rejection")
+	fs.BoolVar(&c.wait, "wait", false, "wait for each event's receipt (a tlog-proof of the event, checked) or rejection")
+	fs.StringVar(&c.logKey, "log-key", "", "the log's verifier key `VKEY` (zarlog serve prints it): check each receipt's signature too")
+	fs.StringVar(&c.receipts, "receipts", "", "with --wait, write each receipt to `DIR`/ID.tlog-proof (zarlog-verify checks it)")
 	fs.BoolVar(&c.noCheck, "no-check", false, "publish lines as they are, without checking them as events first")
 	fs.BoolVar(&c.jsonLines, "json", false, "print one JSON object per line instead of text")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "how long each event may take to be acknowledged (and, with --wait, logged)")
@@ -83,6 +90,22 @@ func emit(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if c.timeout <= 0 {
 		fmt.Fprintln(stderr, "zarlog emit: --timeout must be positive")
 		return 2
+	}
+	if (c.logKey != "" || c.receipts != "") && !c.wait {
+		fmt.Fprintln(stderr, "zarlog emit: --log-key and --receipts need --wait")
+		return 2
+	}
+	if c.logKey != "" {
+		if _, err := merkle.NewVerifier(c.logKey); err != nil {
+			fmt.Fprintln(stderr, "zarlog emit: --log-key:", err)
+			return 2
+		}
+	}
+	if c.receipts != "" {
+		if fi, err := os.Stat(c.receipts); err != nil || !fi.IsDir() {
+			fmt.Fprintf(stderr, "zarlog emit: --receipts %s is not a directory\n", c.receipts)
+			return 2
+		}
 	}
 	in := stdin
 	if c.file != "" && c.file != "-" {
@@ -127,7 +150,13 @@ func doEmit(ctx context.Context, c emitConfig, in io.Reader, stdout, stderr io.W
 		return err
 	}
 	defer nc.Close()
-	client, err := sdk.New(nc, sdk.Config{Emitter: c.emitter, Subjects: wire.Subjects{Root: c.root}, AckTimeout: min(5*time.Second, c.timeout)})
+	cfg := sdk.Config{Emitter: c.emitter, Subjects: wire.Subjects{Root: c.root}, AckTimeout: min(5*time.Second, c.timeout)}
+	if c.logKey != "" {
+		if cfg.LogKey, err = merkle.NewVerifier(c.logKey); err != nil {
+			return fmt.Errorf("--log-key: %w", err)
+		}
+	}
+	client, err := sdk.New(nc, cfg)
 	if err != nil {
 		return err
 	}
@@ -135,6 +164,11 @@ func doEmit(ctx context.Context, c emitConfig, in io.Reader, stdout, stderr io.W
 
 	var failedLines []int
 	report := func(r sdk.LineResult) {
+		if r.Receipt != nil && c.receipts != "" {
+			if err := writeReceipt(c.receipts, r.Receipt); err != nil {
+				r.Err = err
+			}
+		}
 		if r.Err != nil {
 			failedLines = append(failedLines, r.Line)
 		}
@@ -173,14 +207,32 @@ func doEmit(ctx context.Context, c emitConfig, in io.Reader, stdout, stderr io.W
 	return nil
 }
 
-// checkpointSummary describes a receipt's checkpoint in one line: its
-// origin and tree size (the note itself is printed by --json).
-func checkpointSummary(cp []byte) string {
-	c, err := merkle.ParseSignedCheckpoint(cp)
+// receiptSummary describes a receipt in one line: its checkpoint's origin
+// and tree size, and what was checked (the receipt itself is printed by
+// --json and written by --receipts).
+func receiptSummary(r *sdk.Receipt) string {
+	c, err := merkle.ParseSignedCheckpoint(r.Checkpoint)
 	if err != nil {
 		return "unparsable checkpoint"
 	}
-	return fmt.Sprintf("checkpoint %s, tree size %d", c.Origin, c.Size)
+	sig := "log signature not checked: no --log-key"
+	if r.SignatureChecked {
+		sig = "log signature checked"
+	}
+	return fmt.Sprintf("checkpoint %s, tree size %d; inclusion proof checked, %s", c.Origin, c.Size, sig)
+}
+
+// writeReceipt writes a receipt's tlog-proof to dir/<id>.tlog-proof.
+func writeReceipt(dir string, r *sdk.Receipt) error {
+	b, err := r.Format()
+	if err != nil {
+		return fmt.Errorf("formatting the receipt of %s: %w", r.EventID, err)
+	}
+	name := filepath.Join(dir, r.EventID+".tlog-proof")
+	if err := os.WriteFile(name, b, 0o644); err != nil {
+		return fmt.Errorf("writing the receipt: %w", err)
+	}
+	return nil
 }
 
 func writeTextResult(w io.Writer, r sdk.LineResult) {
@@ -203,7 +255,7 @@ func writeTextResult(w io.Writer, r sdk.LineResult) {
 			fmt.Fprintf(w, "line %d: %s: %s: %s\n", r.Line, id, status, oneLine(r.Err.Error()))
 		}
 	case r.Receipt != nil:
-		fmt.Fprintf(w, "line %d: %s: logged at index %d (%s)\n", r.Line, id, r.Receipt.Index, checkpointSummary(r.Receipt.Checkpoint))
+		fmt.Fprintf(w, "line %d: %s: logged at index %d (%s)\n", r.Line, id, r.Receipt.Index, receiptSummary(r.Receipt))
 	default:
 		dup := ""
 		if r.Ack.Duplicate {
@@ -223,6 +275,10 @@ type jsonResult struct {
 	Duplicate  bool    `json:"duplicate,omitempty"`
 	Index      *uint64 `json:"index,omitempty"`
 	Checkpoint string  `json:"checkpoint,omitempty"`
+	// Receipt is the receipt's tlog-proof file; SignatureChecked says
+	// whether its log signature was checked (--log-key).
+	Receipt          string `json:"receipt,omitempty"`
+	SignatureChecked *bool  `json:"signatureChecked,omitempty"`
 	Code       string  `json:"code,omitempty"`
 	Reason     string  `json:"reason,omitempty"`
 }
@@ -243,6 +299,10 @@ func writeJSONResult(w io.Writer, r sdk.LineResult) {
 		}
 	case r.Receipt != nil:
 		j.Status, j.Index, j.Checkpoint = "logged", &r.Receipt.Index, string(r.Receipt.Checkpoint)
+		if b, err := r.Receipt.Format(); err == nil {
+			j.Receipt = string(b)
+		}
+		j.SignatureChecked = &r.Receipt.SignatureChecked
 	default:
 		j.Status = "acknowledged"
 	}

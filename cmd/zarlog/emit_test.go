@@ -21,7 +21,10 @@ import (
 	"github.com/zarlog/zarlog/internal/testlog"
 	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/ledger/ingest"
+	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/rules"
+	"github.com/zarlog/zarlog/sdk"
+	"github.com/zarlog/zarlog/verifier"
 )
 
 // emitStack is an embedded nats-server with an ingest into the ledger.
@@ -126,8 +129,9 @@ func runEmitTest(t *testing.T, stdin string, args ...string) (int, []string, str
 }
 
 // TestEmit publishes a whole game with zarlog emit, waits for the receipts,
-// publishes it again (duplicates: same indices), and checks the game in the
-// ledger.
+// publishes it again (duplicates: same indices) with the log's key and
+// --receipts, and checks the game in the ledger and every receipt file
+// with the verifier: each is a tlog-proof of its own line.
 func TestEmit(t *testing.T) {
 	s := newEmitStack(t)
 	lines := s.gameLines(t, "emit")
@@ -139,7 +143,7 @@ func TestEmit(t *testing.T) {
 	if len(out) != len(lines) {
 		t.Fatalf("%d output lines for %d events:\n%s", len(out), len(lines), strings.Join(out, "\n"))
 	}
-	logged := regexp.MustCompile(`^line (\d+): (\S+): logged at index (\d+) \(checkpoint test\.zarlog\.example/log, tree size (\d+)\)$`)
+	logged := regexp.MustCompile(`^line (\d+): (\S+): logged at index (\d+) \(checkpoint test\.zarlog\.example/log, tree size (\d+); inclusion proof checked, log signature not checked: no --log-key\)$`)
 	indices := map[string]string{}
 	for i, l := range out {
 		m := logged.FindStringSubmatch(l)
@@ -159,17 +163,39 @@ func TestEmit(t *testing.T) {
 
 	// Again, from standard input, as JSON: every event a duplicate with its
 	// index.
-	code, out, stderr = runEmitTest(t, string(bytes.Join(lines, []byte("\n"))), "--nats", s.url, "--emitter", "tavla-east", "--wait", "--json", "-")
+	dir := t.TempDir()
+	code, out, stderr = runEmitTest(t, string(bytes.Join(lines, []byte("\n"))), "--nats", s.url, "--emitter", "tavla-east", "--wait", "--json",
+		"--log-key", s.ledger.VerifierKey(), "--receipts", dir, "-")
 	if code != 0 {
 		t.Fatalf("again: exit %d\n%s", code, stderr)
 	}
-	for _, l := range out {
+	logKey, err := merkle.NewVerifier(s.ledger.VerifierKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range out {
 		var j jsonResult
 		if err := json.Unmarshal([]byte(l), &j); err != nil {
 			t.Fatal(err)
 		}
-		if j.Status != "logged" || j.Index == nil || fmt.Sprint(*j.Index) != indices[j.ID] || !strings.HasPrefix(j.Checkpoint, "test.zarlog.example/log\n") {
+		if j.Status != "logged" || j.Index == nil || fmt.Sprint(*j.Index) != indices[j.ID] || !strings.HasPrefix(j.Checkpoint, "test.zarlog.example/log\n") ||
+			j.SignatureChecked == nil || !*j.SignatureChecked {
 			t.Errorf("again: %s (first index %s)", l, indices[j.ID])
+		}
+		file, err := os.ReadFile(filepath.Join(dir, j.ID+".tlog-proof"))
+		if err != nil || string(file) != j.Receipt {
+			t.Fatalf("the receipt file of %s: %v", j.ID, err)
+		}
+		r, err := sdk.ParseReceipt(file)
+		if err != nil || r.EventID != j.ID {
+			t.Fatalf("the receipt file of %s: %+v, %v", j.ID, r.EventID, err)
+		}
+		if _, err := sdk.CheckReceipt(r, lines[i], logKey); err != nil {
+			t.Errorf("the receipt of %s does not prove its line: %v", j.ID, err)
+		}
+		rep := verifier.VerifyTlogProof(file, verifier.Options{LogKey: logKey, Leaf: lines[i]})
+		if rep.Exit() != 0 {
+			t.Errorf("zarlog-verify's check of the receipt of %s: %+v", j.ID, rep.Checks)
 		}
 	}
 	if n := s.ledger.Len(); n != len(lines) {

@@ -142,7 +142,7 @@ func TestIsolation(t *testing.T) {
 		}
 		anc.Flush()
 	}
-	id, err := testlog.Tavlarena(ctx, b, "isolation", `{}`, 12, func(game string, seq uint64) {
+	id, err := testlog.Tavlarena(ctx, b, "isolation", `{}`, 12, func(game string, seq uint64, _ []byte) {
 		if seq == 0 {
 			attack(game)
 		}
@@ -178,6 +178,7 @@ func TestIsolation(t *testing.T) {
 		Log struct {
 			Entries []struct {
 				Index uint64 `json:"index"`
+				Leaf  string `json:"leaf"`
 			} `json:"entries"`
 		} `json:"log"`
 	}
@@ -187,7 +188,7 @@ func TestIsolation(t *testing.T) {
 	// Every event's receipt: logged, none "rejected".
 	for seq, e := range parsed.Log.Entries {
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		r, err := client.Receipt(rctx, fmt.Sprintf("%s:%d", id, seq))
+		r, err := client.Receipt(rctx, sdk.Event{ID: fmt.Sprintf("%s:%d", id, seq), Data: []byte(e.Leaf)})
 		cancel()
 		if err != nil {
 			t.Errorf("receipt of %s:%d: %v", id, seq, err)

@@ -507,6 +507,7 @@ func testServeRestart(t *testing.T, sig syscall.Signal) {
 		stopped  bool
 		acked    int
 		lastSeq  = map[string]uint64{}
+		lastLeaf = map[string][]byte{}
 		receipts []gotReceipt
 	)
 	// Halfway through, the even games wait until the service is back, so
@@ -516,36 +517,36 @@ func testServeRestart(t *testing.T, sig syscall.Signal) {
 	var resumeOnce sync.Once
 	resumeAll := func() { resumeOnce.Do(func() { close(resume) }) }
 	t.Cleanup(resumeAll)
-	ids := make(chan string, 1<<14)
+	ids := make(chan sdk.Event, 1<<14)
 	var rw sync.WaitGroup
 	for range 4 {
 		rw.Go(func() {
-			for id := range ids {
+			for ev := range ids {
 				rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-				r, err := client.Receipt(rctx, id)
+				r, err := client.Receipt(rctx, ev)
 				cancel()
 				if err != nil {
 					continue // none obtained (the service is down, say)
 				}
 				mu.Lock()
-				receipts = append(receipts, gotReceipt{id: id, index: r.Index, checkpoint: r.Checkpoint, early: !stopped})
+				receipts = append(receipts, gotReceipt{id: ev.ID, index: r.Index, checkpoint: r.Checkpoint, early: !stopped})
 				mu.Unlock()
 			}
 		})
 	}
 	after := func(i int) testlog.After {
-		return func(game string, seq uint64) {
+		return func(game string, seq uint64, leaf []byte) {
 			mu.Lock()
 			acked++
 			if seq >= lastSeq[game] {
-				lastSeq[game] = seq
+				lastSeq[game], lastLeaf[game] = seq, leaf
 			}
 			if acked == games*rolls {
 				close(half)
 			}
 			wait := acked >= games*rolls && i%2 == 0
 			select {
-			case ids <- fmt.Sprintf("%s:%d", game, seq):
+			case ids <- sdk.Event{ID: fmt.Sprintf("%s:%d", game, seq), Data: leaf}:
 			default:
 			}
 			mu.Unlock()
@@ -602,7 +603,7 @@ func testServeRestart(t *testing.T, sig syscall.Signal) {
 	}
 	// The reveal of every game is logged: its receipt.
 	for _, id := range all {
-		r, err := client.Receipt(ctx, fmt.Sprintf("%s:%d", id, lastSeq[id]))
+		r, err := client.Receipt(ctx, sdk.Event{ID: fmt.Sprintf("%s:%d", id, lastSeq[id]), Data: lastLeaf[id]})
 		if err != nil {
 			t.Fatalf("the receipt of %s's reveal: %v", id, err)
 		}

@@ -42,6 +42,12 @@ type Result struct {
 	// Latencies, when measured (EndToEnd): from each event's publication
 	// to the publication of the first signed checkpoint covering it.
 	P50, P99, Max time.Duration
+	// Receipts, when asked for (EndToEndConfig.Receipts): how many, the
+	// latencies from each one's event's publication to the SDK's checked
+	// receipt, and their sizes as tlog-proof files (median and largest).
+	Receipts                           int
+	ReceiptP50, ReceiptP99, ReceiptMax time.Duration
+	ReceiptBytesP50, ReceiptBytesMax   int
 	// Stages is the CPU time per event of each stage, in microseconds, from
 	// a CPU profile of the run (end to end only; nil when the process was
 	// already being profiled).
@@ -63,6 +69,10 @@ func (r Result) String() string {
 	s := fmt.Sprintf("%s: %d events in %v: %.0f events/s", r.Name, r.Events, r.Elapsed.Round(time.Millisecond), r.EventsPerSec())
 	if r.P99 > 0 {
 		s += fmt.Sprintf(", publish→checkpoint p50 %v p99 %v max %v", r.P50.Round(time.Microsecond), r.P99.Round(time.Microsecond), r.Max.Round(time.Microsecond))
+	}
+	if r.Receipts > 0 {
+		s += fmt.Sprintf(", %d receipts: publish→receipt p50 %v p99 %v max %v, %d bytes (median) %d (largest)", r.Receipts,
+			r.ReceiptP50.Round(time.Microsecond), r.ReceiptP99.Round(time.Microsecond), r.ReceiptMax.Round(time.Microsecond), r.ReceiptBytesP50, r.ReceiptBytesMax)
 	}
 	keys := make([]string, 0, len(r.Metrics))
 	for k := range r.Metrics {

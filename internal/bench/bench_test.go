@@ -207,9 +207,12 @@ func TestMeasurements(t *testing.T) {
 	check(Ledger(ctx, LedgerConfig{Dir: t.TempDir(), Batch: 700}, w))
 	check(Ledger(ctx, LedgerConfig{Dir: t.TempDir(), Batch: 100, Callers: 3}, w))
 	check(Tessera(ctx, TesseraConfig{Dir: t.TempDir(), BatchMaxAge: 10 * time.Millisecond}, w.Leaves()))
-	r := check(EndToEnd(ctx, EndToEndConfig{Dir: t.TempDir(), Rate: 20_000}, w))
+	r := check(EndToEnd(ctx, EndToEndConfig{Dir: t.TempDir(), Rate: 20_000, Receipts: true}, w))
 	if r.P50 <= 0 || r.P99 < r.P50 || r.Max < r.P99 {
 		t.Fatalf("latencies p50 %v p99 %v max %v", r.P50, r.P99, r.Max)
+	}
+	if r.Receipts < len(w.Events)/ReceiptSample || r.ReceiptP50 <= 0 || r.ReceiptP99 < r.ReceiptP50 || r.ReceiptBytesP50 <= 0 {
+		t.Fatalf("receipts: %d, p50 %v p99 %v, %d bytes", r.Receipts, r.ReceiptP50, r.ReceiptP99, r.ReceiptBytesP50)
 	}
 	if _, err := Ledger(ctx, LedgerConfig{}, w); err == nil {
 		t.Error("Ledger without a directory did not fail")

@@ -8,7 +8,9 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,7 +48,17 @@ type EndToEndConfig struct {
 	// Profile, if not nil, receives the run's CPU profile (pprof format),
 	// the one Result.Stages is computed from.
 	Profile io.Writer
+	// Receipts asks, as the backends do, for the SDK's receipt of every
+	// game's commit (a game's first roll waits for it) and of every
+	// ReceiptSample-th event, once JetStream acknowledged it: each a
+	// tlog-proof of the event, checked by the SDK against the event's bytes
+	// and the log's key. Result.Receipt* are then set.
+	Receipts bool
 }
+
+// ReceiptSample is how often, besides the commits, EndToEnd asks for an
+// event's receipt (EndToEndConfig.Receipts): every ReceiptSample-th event.
+const ReceiptSample = 100
 
 // EndToEnd runs w's events through the whole ingest path in one process:
 // one SDK client per emitter (sdk.Dial over TCP to the embedded
@@ -112,6 +124,10 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	go func() { ran <- in.Run(ictx) }()
 	defer func() { stopIngest(); <-ran }()
 
+	_, vk, err := logKey(ledgerOrigin)
+	if err != nil {
+		return Result{}, err
+	}
 	clients := map[string]*sdk.Client{}
 	for i, e := range w.Emitters {
 		enc, err := sdk.Dial(srv.ClientURL(), e, nats.UserInfo(e, access[i].Password))
@@ -119,7 +135,7 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 			return Result{}, err
 		}
 		defer enc.Close()
-		c, err := sdk.New(enc, sdk.Config{Emitter: e, Window: cfg.Window, MaxBatchEvents: cfg.MaxBatchEvents})
+		c, err := sdk.New(enc, sdk.Config{Emitter: e, Window: cfg.Window, MaxBatchEvents: cfg.MaxBatchEvents, LogKey: vk})
 		if err != nil {
 			return Result{}, err
 		}
@@ -140,6 +156,7 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	pending := make(chan *sdk.Pending, 1<<16)
 	ackErr := make(chan error, 1)
 	go func() { ackErr <- awaitAcks(ctx, pending) }()
+	var rc receipts
 	var mem0 runtime.MemStats
 	runtime.ReadMemStats(&mem0)
 	prof := startProfile()
@@ -151,12 +168,16 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 			}
 		}
 		pub[i] = time.Since(start)
-		p, err := clients[e.Emitter].PublishAsync(ctx, sdk.Event{ID: e.ID, Data: e.Data, OrderKey: e.Game})
+		ev := sdk.Event{ID: e.ID, Data: e.Data, OrderKey: e.Game}
+		p, err := clients[e.Emitter].PublishAsync(ctx, ev)
 		if err != nil {
 			close(pending)
 			return Result{}, fmt.Errorf("bench: publishing event %d: %w", i, err)
 		}
 		pending <- p
+		if cfg.Receipts && (i%ReceiptSample == 0 || strings.HasSuffix(e.ID, ":0")) {
+			rc.ask(ctx, clients[e.Emitter], ev, p, start, pub[i])
+		}
 	}
 	close(pending)
 	published := time.Since(start)
@@ -182,6 +203,10 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	if err := <-ackErr; err != nil {
 		return Result{}, fmt.Errorf("bench: a publish failed: %w", err)
 	}
+	rlat, rsize, err := rc.wait()
+	if err != nil {
+		return Result{}, err
+	}
 
 	lat := make([]time.Duration, n)
 	for i := range lat {
@@ -193,6 +218,12 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	}
 	res := Result{Name: "zarlog-endtoend", Events: n, Elapsed: elapsed, Metrics: map[string]float64{}}
 	res.P50, res.P99, res.Max = percentiles(lat)
+	if len(rlat) > 0 {
+		res.Receipts = len(rlat)
+		res.ReceiptP50, res.ReceiptP99, res.ReceiptMax = percentiles(rlat)
+		slices.Sort(rsize)
+		res.ReceiptBytesP50, res.ReceiptBytesMax = rsize[len(rsize)/2], rsize[len(rsize)-1]
+	}
 	res.Metrics["events/submit"] = float64(n) / float64(max(sink.submits.Load(), 1))
 	res.Metrics["publish-s"] = published.Seconds()
 	res.Metrics["alloc-B/event"] = float64(mem1.TotalAlloc-mem0.TotalAlloc) / float64(n)
@@ -205,6 +236,57 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	res.cpuMetrics(startCPU)
 	res.Stages = stages
 	return res, nil
+}
+
+// receipts are the receipt requests of a run (EndToEndConfig.Receipts):
+// one goroutine per sampled event waits for its ack, then for its receipt,
+// as a backend does (sdk.PublishLines), and records the latency from the
+// publication and the receipt's size.
+type receipts struct {
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	lat   []time.Duration
+	size  []int
+	first error
+}
+
+func (r *receipts) ask(ctx context.Context, c *sdk.Client, ev sdk.Event, p *sdk.Pending, start time.Time, published time.Duration) {
+	r.wg.Go(func() {
+		rc, err := waitReceipt(ctx, c, ev, p)
+		at := time.Since(start)
+		var b []byte
+		if err == nil {
+			b, err = rc.Format()
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if err != nil {
+			if r.first == nil {
+				r.first = fmt.Errorf("bench: the receipt of %s: %w", ev.ID, err)
+			}
+			return
+		}
+		if !rc.SignatureChecked && r.first == nil {
+			r.first = fmt.Errorf("bench: the receipt of %s: the SDK did not check its signature", ev.ID)
+		}
+		r.lat = append(r.lat, at-published)
+		r.size = append(r.size, len(b))
+	})
+}
+
+// waitReceipt waits for an event's ack, then for its receipt. It has a name
+// of its own so that the CPU profile counts it as the backends'.
+func waitReceipt(ctx context.Context, c *sdk.Client, ev sdk.Event, p *sdk.Pending) (sdk.Receipt, error) {
+	ack, err := p.Wait(ctx)
+	if err != nil {
+		return sdk.Receipt{}, err
+	}
+	return c.ReceiptOf(ctx, ev, ack)
+}
+
+func (r *receipts) wait() ([]time.Duration, []int, error) {
+	r.wg.Wait()
+	return r.lat, r.size, r.first
 }
 
 // awaitAcks waits for each publish in turn, as a backend waits for its

@@ -10,7 +10,9 @@
 //     ledger. First as fast as the emitters can (events/s; the latencies
 //     then measure the queue), then, on a fresh log, paced at half that
 //     rate: each event's publish→checkpoint latency under a load the
-//     machine sustains (a Rate given runs only that pass);
+//     machine sustains, and the publish→receipt latency of the SDK's
+//     checked receipts of every game's commit and every ReceiptSample-th
+//     event, with the receipts' sizes (a Rate given runs only that pass);
 //  3. the ledger's size on disk per event;
 //  4. the proof bundles of finished games, built from that ledger
 //     (publisher.BuildBundle) and verified as zarlog-verify does
@@ -178,6 +180,18 @@ type Measure struct {
 	P50ms float64 `json:"p50ms,omitempty"`
 	P99ms float64 `json:"p99ms,omitempty"`
 	MaxMs float64 `json:"maxMs,omitempty"`
+	// Receipts, in the pass that measures latency (the paced one, or the
+	// one at Config.Rate): the SDK's receipts of every game's commit and of
+	// every ReceiptSample-th event, each a tlog-proof checked against the
+	// event's bytes and the log's key. How many, the latencies from the
+	// event's publication to its checked receipt, in milliseconds, and the
+	// receipts' sizes in bytes (median, largest).
+	Receipts        int     `json:"receipts,omitempty"`
+	ReceiptP50ms    float64 `json:"receiptP50ms,omitempty"`
+	ReceiptP99ms    float64 `json:"receiptP99ms,omitempty"`
+	ReceiptMaxMs    float64 `json:"receiptMaxMs,omitempty"`
+	ReceiptBytes    int     `json:"receiptBytes,omitempty"`
+	ReceiptBytesMax int     `json:"receiptBytesMax,omitempty"`
 	// CPUMicrosPerEvent is the process's CPU time per event.
 	CPUMicrosPerEvent float64 `json:"cpuMicrosPerEvent,omitempty"`
 	// DiskBytesPerEvent is the log directory's size over the events.
@@ -215,6 +229,10 @@ func measure(r Result) Measure {
 		AllocBytesPerEvent: r.Metrics["alloc-B/event"], AllocsPerEvent: r.Metrics["allocs/event"]}
 	if r.P99 > 0 {
 		m.P50ms, m.P99ms, m.MaxMs = ms(r.P50), ms(r.P99), ms(r.Max)
+	}
+	if r.Receipts > 0 {
+		m.Receipts, m.ReceiptP50ms, m.ReceiptP99ms, m.ReceiptMaxMs = r.Receipts, ms(r.ReceiptP50), ms(r.ReceiptP99), ms(r.ReceiptMax)
+		m.ReceiptBytes, m.ReceiptBytesMax = r.ReceiptBytesP50, r.ReceiptBytesMax
 	}
 	return m
 }
@@ -269,7 +287,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		MeanBytes: w.MeanBytes, SignedShare: w.SignedShare}}
 
 	e2eDir := filepath.Join(dir, "endtoend")
-	res, err := EndToEnd(ctx, EndToEndConfig{Dir: e2eDir, Rate: cfg.Rate, Profile: cfg.Profile,
+	res, err := EndToEnd(ctx, EndToEndConfig{Dir: e2eDir, Rate: cfg.Rate, Profile: cfg.Profile, Receipts: cfg.Rate > 0,
 		Progress: func(done int) { progress("end to end", done, cfg.Events) }}, w)
 	if err != nil {
 		return nil, fmt.Errorf("end to end: %w", err)
@@ -286,7 +304,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Rate == 0 {
 		rate := int(res.EventsPerSec() / 2)
 		pdir := filepath.Join(dir, "paced")
-		res, err := EndToEnd(ctx, EndToEndConfig{Dir: pdir, Rate: rate,
+		res, err := EndToEnd(ctx, EndToEndConfig{Dir: pdir, Rate: rate, Receipts: true,
 			Progress: func(done int) { progress("end to end, paced", done, cfg.Events) }}, w)
 		if err != nil {
 			return nil, fmt.Errorf("end to end, paced: %w", err)
@@ -492,6 +510,11 @@ func (r *Report) Text() string {
 		fmt.Fprintf(&b, "           (as fast as possible, the queue's: p50 %.0f ms, p99 %.0f ms)\n", e.P50ms, e.P99ms)
 	} else {
 		fmt.Fprintf(&b, "latency    publish → checkpoint p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", lat.P50ms, lat.P99ms, lat.MaxMs)
+	}
+	if lat.Receipts > 0 {
+		fmt.Fprintf(&b, "receipt    publish → receipt (the SDK's, checked: a tlog-proof of the event) p50 %.1f ms, p99 %.1f ms, max %.1f ms, over %d receipts\n",
+			lat.ReceiptP50ms, lat.ReceiptP99ms, lat.ReceiptMaxMs, lat.Receipts)
+		fmt.Fprintf(&b, "           (every game's commit and every %dth event); %d bytes each (median), %d at most\n", ReceiptSample, lat.ReceiptBytes, lat.ReceiptBytesMax)
 	}
 	fmt.Fprintf(&b, "cpu        %.1f µs per event, end to end\n", e.CPUMicrosPerEvent)
 	if len(e.CPUStagesMicros) > 0 {

@@ -56,6 +56,16 @@ func TestRun(t *testing.T) {
 	if p := rep.Paced; p == nil || p.OfferedPerSec <= 0 || p.P99ms < p.P50ms {
 		t.Errorf("paced: %+v", p)
 	}
+	// The paced pass asks for the receipts of every game's commit and of
+	// every ReceiptSample-th event: each a tlog-proof of at least the
+	// event, a checkpoint and a proof line.
+	if p := rep.Paced; p != nil && (p.Receipts < 4000/ReceiptSample || p.ReceiptP50ms <= 0 || p.ReceiptP99ms < p.ReceiptP50ms ||
+		p.ReceiptMaxMs < p.ReceiptP99ms || p.ReceiptBytes < 300 || p.ReceiptBytesMax < p.ReceiptBytes) {
+		t.Errorf("receipts: %+v", p)
+	}
+	if e.Receipts != 0 {
+		t.Errorf("the pass as fast as possible asked for %d receipts", e.Receipts)
+	}
 	if rep.DiskBytesPerEvent <= 0 {
 		t.Errorf("disk per event: %v", rep.DiskBytesPerEvent)
 	}
@@ -99,7 +109,7 @@ func TestRun(t *testing.T) {
 		t.Errorf("the report's log key %q is not a C2SP verifier key: %v", rep.LogKey, err)
 	}
 	text := rep.Text()
-	for _, want := range []string{"log        " + rep.LogKey, "machine ", "end to end ", "latency ", "batching ", "memory ", "disk ", "bundle     per-roll-v1", "bundle     tavlarena-v1", "tessera-posix"} {
+	for _, want := range []string{"log        " + rep.LogKey, "machine ", "end to end ", "latency ", "receipt    publish → receipt", "batching ", "memory ", "disk ", "bundle     per-roll-v1", "bundle     tavlarena-v1", "tessera-posix"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q in:\n%s", want, text)
 		}

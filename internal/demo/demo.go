@@ -336,7 +336,14 @@ func (d *run) play(ctx context.Context, info serve.Info, signer note.Signer, vke
 		return fmt.Errorf("the bot's NATS connection: %w", err)
 	}
 	defer nc.Close()
-	client, err := sdk.New(nc, sdk.Config{Emitter: Emitter})
+	logKey, err := verifier.ParseLogKey(info.VerifierKey)
+	if err != nil {
+		return err
+	}
+	// With the log's key, every receipt the bot holds (each game's commit,
+	// the anchored games' tokens) is checked as a tlog-proof of its event,
+	// signature included.
+	client, err := sdk.New(nc, sdk.Config{Emitter: Emitter, LogKey: logKey})
 	if err != nil {
 		return err
 	}
@@ -351,10 +358,6 @@ func (d *run) play(ctx context.Context, info serve.Info, signer note.Signer, vke
 		return fmt.Errorf("subscribing to the bundle announcements: %w", err)
 	}
 	defer sub.Unsubscribe()
-	logKey, err := verifier.ParseLogKey(info.VerifierKey)
-	if err != nil {
-		return err
-	}
 	emitterKeys, err := verifier.ParseEmitterKeys(vkey)
 	if err != nil {
 		return err

@@ -56,8 +56,8 @@ func AnchoredStart() time.Time {
 }
 
 // After, if not nil, is called after every event a Play function logs with
-// the game and the event's seq (its JetStream ack received).
-type After func(game string, seq uint64)
+// the game, the event's seq and its bytes (its JetStream ack received).
+type After func(game string, seq uint64, leaf []byte)
 
 // Tavlarena plays a tavlarena-v1 game with the given settings (JSON object
 // text) and returns its id. Without logged moves it resigns after maxRolls
@@ -72,15 +72,15 @@ func TavlarenaSeats(ctx context.Context, b *sdk.Backend, label string, seats [2]
 	if err != nil {
 		return "", fmt.Errorf("%s: commit: %w", label, err)
 	}
-	note(after, g.ID(), 0)
+	note(ctx, after, g, 0)
 	if err := g.Contribute(ctx, 1, testonly.Label32(label+"/c1")); err != nil {
 		return g.ID(), fmt.Errorf("%s: contribution: %w", label, err)
 	}
 	if err := g.Contribute(ctx, 0, testonly.Label32(label+"/c0")); err != nil {
 		return g.ID(), fmt.Errorf("%s: contribution: %w", label, err)
 	}
-	note(after, g.ID(), 1)
-	note(after, g.ID(), 2)
+	note(ctx, after, g, 1)
+	note(ctx, after, g, 2)
 	return g.ID(), play(ctx, g, label, maxRolls, 3, after)
 }
 
@@ -97,12 +97,12 @@ func Anchored(ctx context.Context, b *sdk.Backend, clock *Clock, label, settings
 	if g.Anchor().Round != testonly.BeaconRound {
 		return g.ID(), fmt.Errorf("%s: anchor round %d, want %d (set the clock to AnchoredStart)", label, g.Anchor().Round, testonly.BeaconRound)
 	}
-	note(after, g.ID(), 0)
+	note(ctx, after, g, 0)
 	for seat, tok := range []string{"gül " + label, "zar 🎲"} {
 		if err := g.Token(ctx, seat, tok); err != nil {
 			return g.ID(), fmt.Errorf("%s: token: %w", label, err)
 		}
-		note(after, g.ID(), uint64(seat+1))
+		note(ctx, after, g, uint64(seat+1))
 	}
 	for seq := uint64(1); seq <= 2; seq++ {
 		if _, err := g.Receipt(ctx, seq); err != nil {
@@ -113,7 +113,7 @@ func Anchored(ctx context.Context, b *sdk.Backend, clock *Clock, label, settings
 	if err := g.RecordBeacon(ctx, sdk.QuicknetBeacons()); err != nil {
 		return g.ID(), fmt.Errorf("%s: beacon: %w", label, err)
 	}
-	note(after, g.ID(), 3)
+	note(ctx, after, g, 3)
 	return g.ID(), play(ctx, g, label, maxRolls, 4, after)
 }
 
@@ -126,14 +126,14 @@ func PerRoll(ctx context.Context, b *sdk.Backend, label, settings string, rolls 
 		return "", fmt.Errorf("%s: commit: %w", label, err)
 	}
 	seq := uint64(0)
-	note(after, m.ID(), seq)
+	note(ctx, after, m, seq)
 	for i := range rolls {
 		before, err := m.CommitRoll(ctx)
 		if err != nil {
 			return m.ID(), fmt.Errorf("%s: roll %d: commit: %w", label, i, err)
 		}
 		seq++
-		note(after, m.ID(), seq)
+		note(ctx, after, m, seq)
 		var sent *[32]byte
 		if i%2 == 1 {
 			err = m.ServerSecond(ctx)
@@ -146,13 +146,13 @@ func PerRoll(ctx context.Context, b *sdk.Backend, label, settings string, rolls 
 			return m.ID(), fmt.Errorf("%s: roll %d: second: %w", label, i, err)
 		}
 		seq++
-		note(after, m.ID(), seq)
+		note(ctx, after, m, seq)
 		got, err := m.RevealRoll(ctx)
 		if err != nil {
 			return m.ID(), fmt.Errorf("%s: roll %d: reveal: %w", label, i, err)
 		}
 		seq++
-		note(after, m.ID(), seq)
+		note(ctx, after, m, seq)
 		if err := sdk.CheckRoll(before, sent, got); err != nil {
 			return m.ID(), fmt.Errorf("%s: roll %d: the player's check: %w", label, i, err)
 		}
@@ -161,19 +161,19 @@ func PerRoll(ctx context.Context, b *sdk.Backend, label, settings string, rolls 
 				return m.ID(), fmt.Errorf("%s: roll %d: move: %w", label, i, err)
 			}
 			seq++
-			note(after, m.ID(), seq)
+			note(ctx, after, m, seq)
 		}
 	}
 	if err := m.End(ctx, events.End{Result: events.Resigned, Winner: 0, Points: 1}); err != nil {
 		return m.ID(), fmt.Errorf("%s: end: %w", label, err)
 	}
-	note(after, m.ID(), seq+1)
+	note(ctx, after, m, seq+1)
 	return m.ID(), nil
 }
 
 // play plays a per-game scheme's game from its first roll to its reveal;
 // seq is the seq of the next event.
-func play(ctx context.Context, g sdk.PerGame, label string, maxRolls int, seq uint64, after After) error {
+func play(ctx context.Context, g perGame, label string, maxRolls int, seq uint64, after After) error {
 	strategy := rand.New(rand.NewChaCha8(testonly.Label32("strategy/" + label)))
 	st, err := g.State(ctx)
 	if err != nil {
@@ -201,7 +201,7 @@ func play(ctx context.Context, g sdk.PerGame, label string, maxRolls int, seq ui
 		if err != nil {
 			return fmt.Errorf("%s: roll %d: %w", label, n, err)
 		}
-		note(after, g.ID(), seq)
+		note(ctx, after, g, seq)
 		seq++
 		if r.Seat < 0 {
 			continue
@@ -223,19 +223,70 @@ func play(ctx context.Context, g sdk.PerGame, label string, maxRolls int, seq ui
 		if _, err := g.Move(ctx, r.Seat, p); err != nil {
 			return fmt.Errorf("%s: move of roll %d: %w", label, r.N, err)
 		}
-		note(after, g.ID(), seq)
+		note(ctx, after, g, seq)
 		seq++
 	}
-	note(after, g.ID(), seq) // the end
+	note(ctx, after, g, seq) // the end
 	if err := g.Reveal(ctx); err != nil {
 		return fmt.Errorf("%s: reveal: %w", label, err)
 	}
-	note(after, g.ID(), seq+1)
+	note(ctx, after, g, seq+1)
 	return nil
 }
 
-func note(after After, game string, seq uint64) {
-	if after != nil {
-		after(game, seq)
+// A perGame is a game of a per-game scheme, with its events' bytes.
+type perGame interface {
+	sdk.PerGame
+	Leaves(ctx context.Context) ([][]byte, error)
+}
+
+// A leafer is a game of the SDK: its id and its events' bytes.
+type leafer interface {
+	ID() string
+	Leaves(ctx context.Context) ([][]byte, error)
+}
+
+func note(ctx context.Context, after After, g leafer, seq uint64) {
+	if after == nil {
+		return
 	}
+	var leaf []byte
+	if leaves, err := g.Leaves(ctx); err == nil && seq < uint64(len(leaves)) {
+		leaf = leaves[seq]
+	}
+	after(g.ID(), seq, leaf)
+}
+
+// Leaves records the events that Play functions log (its After), so that
+// a test can ask for their receipts, which prove the events' bytes.
+type Leaves struct {
+	mu sync.Mutex
+	m  map[string][][]byte
+}
+
+// After records the event seq of game (an After).
+func (l *Leaves) After(game string, seq uint64, leaf []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[string][][]byte{}
+	}
+	evs := l.m[game]
+	for uint64(len(evs)) <= seq {
+		evs = append(evs, nil)
+	}
+	evs[seq] = leaf
+	l.m[game] = evs
+}
+
+// Event returns the event seq of game as the SDK published it (Data is nil
+// if it was not recorded).
+func (l *Leaves) Event(game string, seq uint64) sdk.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ev := sdk.Event{ID: fmt.Sprintf("%s:%d", game, seq)}
+	if evs := l.m[game]; seq < uint64(len(evs)) {
+		ev.Data = evs[seq]
+	}
+	return ev
 }

@@ -56,7 +56,7 @@ func TestPermissions(t *testing.T) {
 	if _, err := alpha.Publish(ctx, sdk.Event{ID: id, Data: data}); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := alpha.Receipt(ctx, id); err != nil || r.Index != 0 {
+	if r, err := alpha.Receipt(ctx, sdk.Event{ID: id, Data: data}); err != nil || r.Index != 0 {
 		t.Fatalf("receipt %+v, %v", r, err)
 	}
 	bad := []byte(`{"bad":true,"emitter":"alpha","game":"g","id":"g:1","seq":1}`)

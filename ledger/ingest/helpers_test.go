@@ -18,7 +18,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/ledger"
+	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/wire"
 )
 
@@ -72,8 +74,13 @@ type fakeSink struct {
 	// Submit (the benchmark's durable fake).
 	file *os.File
 
-	// checkpoint size published so far (CheckpointWaiter).
+	// checkpoint size published so far (CheckpointWaiter), of the tree
+	// of the log's leaves.
+	tree    testonly.MemTree
 	size    uint64
+	// lie makes InclusionProof prove another leaf; proofErr makes it fail.
+	lie      bool
+	proofErr error
 	sizeCh  chan struct{}
 	outcome map[ledger.Result]int
 }
@@ -189,6 +196,7 @@ func (f *fakeSink) decide(s ledger.Input) ledger.Outcome {
 	}
 	i := uint64(len(f.log))
 	f.log = append(f.log, bytes.Clone(s.Data))
+	f.tree.Add(s.Data)
 	f.index[e.ID] = i
 	return ledger.Outcome{Result: ledger.Appended, Index: i, ID: e.ID}
 }
@@ -245,7 +253,7 @@ func (f *fakeSink) WaitCovering(ctx context.Context, index uint64) ([]byte, erro
 		size, ch := f.size, f.sizeCh
 		f.mu.Unlock()
 		if size > index {
-			return fmt.Appendf(nil, "test.example/log\n%d\nAAAA\n\n— test sig\n", size), nil
+			return f.tree.Checkpoint("test.example/log", min(size, f.tree.Size()))
 		}
 		select {
 		case <-ch:
@@ -253,6 +261,19 @@ func (f *fakeSink) WaitCovering(ctx context.Context, index uint64) ([]byte, erro
 			return nil, ctx.Err()
 		}
 	}
+}
+
+func (f *fakeSink) InclusionProof(ctx context.Context, index, size uint64) ([]merkle.Hash, error) {
+	f.mu.Lock()
+	lie, fail := f.lie, f.proofErr
+	f.mu.Unlock()
+	if fail != nil {
+		return nil, fail
+	}
+	if lie && size > 1 {
+		index = (index + 1) % size // the proof of another leaf
+	}
+	return f.tree.InclusionProof(index, size)
 }
 
 // checkExactlyOnce checks that the log holds exactly the events with ids,

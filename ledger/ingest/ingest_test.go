@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/zarlog/zarlog/ledger"
+	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/sdk"
 	"github.com/zarlog/zarlog/wire"
 )
@@ -140,8 +141,13 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("registry gathers %d metrics, %v", n, err)
 	}
 
-	// Receipts: pending until a checkpoint covers the event, then ok.
+	// Receipts: pending until a checkpoint covers the event, then ok,
+	// with its inclusion proof (the fake's tree is a real one).
 	id := ids[len(ids)-1]
+	_, data := makeEvent("e1", fmt.Sprintf("g%d", 19), 49)
+	if got, _ := makeEvent("e1", "g19", 49); got != id {
+		t.Fatalf("the last event is %s, not %s", id, got)
+	}
 	want, err := sink.Locate(ctx, "e1", id)
 	if err != nil {
 		t.Fatal(err)
@@ -151,15 +157,18 @@ func TestEndToEnd(t *testing.T) {
 	var got sdk.Receipt
 	go func() {
 		var err error
-		got, err = c.Receipt(ctx, id)
+		got, err = c.Receipt(ctx, sdk.Event{ID: id, Data: data})
 		done <- err
 	}()
 	sink.publishCheckpoint(want.Index + 1)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if got.Index != want.Index || got.EventID != id || !bytes.Contains(got.Checkpoint, fmt.Appendf(nil, "\n%d\n", want.Index+1)) {
+	if got.Index != want.Index || got.EventID != id || !bytes.Contains(got.Checkpoint, fmt.Appendf(nil, "\n%d\n", want.Index+1)) || !bytes.Equal(got.Extra, data) {
 		t.Errorf("receipt %+v, want index %d under a checkpoint of size %d", got, want.Index, want.Index+1)
+	}
+	if got.SignatureChecked || len(got.Proof) == 0 {
+		t.Errorf("a receipt checked without a log key: SignatureChecked %t, %d proof hashes", got.SignatureChecked, len(got.Proof))
 	}
 }
 
@@ -176,7 +185,7 @@ func TestReceiptWaitsForDecision(t *testing.T) {
 	id, data := makeEvent("e1", "late", 0)
 	done := make(chan error, 1)
 	go func() {
-		r, err := c.Receipt(ctx, id)
+		r, err := c.Receipt(ctx, sdk.Event{ID: id, Data: data})
 		if err == nil && r.Index != 0 {
 			err = fmt.Errorf("index %d, want 0", r.Index)
 		}
@@ -192,7 +201,7 @@ func TestReceiptWaitsForDecision(t *testing.T) {
 	// A receipt for an event nobody publishes stays pending until ctx ends.
 	short, cancel := context.WithTimeout(ctx, 200e6)
 	defer cancel()
-	if _, err := c.Receipt(short, "never:0"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := c.Receipt(short, sdk.Event{ID: "never:0", Data: []byte("{}")}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("receipt of an unknown event: %v, want deadline exceeded", err)
 	}
 }
@@ -323,7 +332,7 @@ func TestRejected(t *testing.T) {
 	if adv := <-terms; !strings.Contains(adv, "bad-event") {
 		t.Errorf("termination advisory %s does not carry the reason", adv)
 	}
-	if _, err := c.Receipt(ctx, badID); !isRejected(err, "bad-event") {
+	if _, err := c.Receipt(ctx, sdk.Event{ID: badID, Data: bad}); !isRejected(err, "bad-event") {
 		t.Errorf("receipt of a rejected event: %v", err)
 	}
 
@@ -439,5 +448,91 @@ func TestReceiptReplySubject(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(in.m.receipts.WithLabelValues("refused")); got != 4 {
 		t.Errorf("refused requests counted: %v, want 4", got)
+	}
+}
+
+// TestReceiptProof: a request of version wire.ReceiptProofVersion gets the
+// event's inclusion proof in the checkpoint's tree, one without "v" gets the
+// version-1 reply (no proof), the SDK checks the proof against the bytes it
+// published and refuses a proof of another leaf (ErrBadReceipt), and a proof
+// the ledger cannot make is "unavailable".
+func TestReceiptProof(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t, ServerConfig{})
+	sink := newFakeSink()
+	runIngest(t, newIngester(t, connect(t, s), Config{Sink: sink, Locator: sink, Checkpoints: sink}))
+	c := newClient(t, clientConn(t, s, "e1"), sdk.Config{Emitter: "e1"})
+	var evs []sdk.Event
+	for i := range 5 {
+		id, data := makeEvent("e1", "proof", i)
+		evs = append(evs, sdk.Event{ID: id, Data: data})
+		if _, err := c.Publish(ctx, evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sink.waitLen(t, ctx, 5)
+	sink.publishCheckpoint(5)
+
+	nc := clientConn(t, s, "e1")
+	ask := func(req string) wire.ReceiptReply {
+		t.Helper()
+		m, err := nc.RequestWithContext(ctx, wire.Subjects{}.Receipts("e1"), []byte(req))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := wire.ParseReceiptReply(m.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	v1 := ask(`{"id":"proof:2"}`)
+	if v1.Status != wire.StatusOK || v1.V != 0 || v1.Proof != nil || *v1.Index != 2 {
+		t.Errorf("version 1 reply: %+v", v1)
+	}
+	v2 := ask(`{"id":"proof:2","v":2}`)
+	want, _ := sink.tree.InclusionProof(2, 5)
+	if v2.Status != wire.StatusOK || v2.V != 2 || len(v2.Proof) != len(want) || v2.Checkpoint != v1.Checkpoint {
+		t.Fatalf("version 2 reply: %+v", v2)
+	}
+	for i := range want {
+		if merkle.Hash(v2.Proof[i]) != want[i] {
+			t.Errorf("proof hash %d differs", i)
+		}
+	}
+	if rep := ask(`{"id":"nope:0","v":2}`); rep.Status != wire.StatusPending || rep.V != 2 {
+		t.Errorf("version 2 pending: %+v", rep)
+	}
+	if rep := ask(`{"id":"proof:0","v":3}`); rep.Status != wire.StatusError || rep.Code != "bad-request" {
+		t.Errorf("version 3: %+v", rep)
+	}
+
+	for i, ev := range evs {
+		r, err := c.Receipt(ctx, ev)
+		if err != nil {
+			t.Fatalf("receipt of %s: %v", ev.ID, err)
+		}
+		if r.Index != uint64(i) || string(r.Extra) != string(ev.Data) || r.SignatureChecked {
+			t.Errorf("receipt of %s: index %d, signature checked %t", ev.ID, r.Index, r.SignatureChecked)
+		}
+	}
+	// Another event's bytes under a logged id: the receipt is the logged
+	// event's, and it does not prove these bytes.
+	_, other := makeEvent("e1", "other", 0)
+	if _, err := c.Receipt(ctx, sdk.Event{ID: evs[1].ID, Data: other}); !errors.Is(err, sdk.ErrBadReceipt) {
+		t.Errorf("a receipt checked against other bytes: %v, want ErrBadReceipt", err)
+	}
+
+	sink.mu.Lock()
+	sink.lie = true
+	sink.mu.Unlock()
+	if _, err := c.Receipt(ctx, evs[3]); !errors.Is(err, sdk.ErrBadReceipt) {
+		t.Errorf("a proof of another leaf: %v, want ErrBadReceipt", err)
+	}
+	sink.mu.Lock()
+	sink.lie, sink.proofErr = false, errors.New("no tiles today")
+	sink.mu.Unlock()
+	if rep := ask(`{"id":"proof:3","v":2}`); rep.Status != wire.StatusError || rep.Code != "unavailable" || !strings.Contains(rep.Reason, "no tiles today") {
+		t.Errorf("a proof the ledger cannot make: %+v", rep)
 	}
 }

@@ -12,16 +12,20 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/zarlog/zarlog/ledger"
+	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/wire"
 )
 
 // The receipt protocol (docs/NATS.md): an emitter sends a
 // wire.ReceiptRequest to wire.Subjects.Receipts(emitter) with a reply
-// subject; the ingest answers with one wire.ReceiptReply. It looks the event
-// up in the ledger (Locator); if the ledger has no record yet, it waits (up
-// to the request's wait, capped by Config.ReceiptMaxWait) for the ingest to
-// decide the event; then it waits for a signed checkpoint covering the
-// event's index (CheckpointWaiter). Whatever is not there in time is
+// subject; the ingest answers with one wire.ReceiptReply. It looks the
+// emitter's event up in the ledger (Locator); if the ledger has no record
+// yet, it waits (up to the request's wait, capped by Config.ReceiptMaxWait)
+// for the ingest to decide the event; then it waits for a signed checkpoint
+// covering the event's index (CheckpointWaiter), and for a request of
+// version wire.ReceiptProofVersion adds the event's inclusion proof in that
+// checkpoint's tree: with the event's bytes, which the emitter holds, the
+// reply is a C2SP tlog-proof of the event. Whatever is not there in time is
 // answered "pending", and the emitter asks again.
 //
 // A request is served only if its reply subject is in the requesting
@@ -89,6 +93,13 @@ func (in *Ingester) receipt(ctx context.Context, emitter string, data []byte) wi
 	if err != nil {
 		return wire.ReceiptReply{Status: wire.StatusError, Code: "bad-request", Reason: truncate(err.Error(), wire.MaxReasonLength)}
 	}
+	p := in.receiptOf(ctx, emitter, q)
+	p.V = q.V
+	return p
+}
+
+// receiptOf answers a parsed receipt request, but for its version.
+func (in *Ingester) receiptOf(ctx context.Context, emitter string, q wire.ReceiptRequest) wire.ReceiptReply {
 	if in.cfg.Locator == nil || in.cfg.Checkpoints == nil {
 		return wire.ReceiptReply{ID: q.ID, Status: wire.StatusError, Code: "unavailable", Reason: "this ledger serves no receipts"}
 	}
@@ -100,6 +111,7 @@ func (in *Ingester) receipt(ctx context.Context, emitter string, data []byte) wi
 	ch := in.waiters.add(key)
 	defer in.waiters.remove(key, ch)
 	var out ledger.Outcome
+	var err error
 	if q.Seq > 0 && q.Seq >= in.decided.Load() {
 		// The message that carried this copy is not decided yet: what the
 		// ledger holds for the id (an earlier refusal, say) is not the
@@ -132,7 +144,22 @@ func (in *Ingester) receipt(ctx context.Context, emitter string, data []byte) wi
 		if err != nil {
 			return wire.ReceiptReply{ID: q.ID, Status: wire.StatusPending, Index: &index}
 		}
-		return wire.ReceiptReply{ID: q.ID, Status: wire.StatusOK, Index: &index, Checkpoint: string(cp)}
+		ok := wire.ReceiptReply{ID: q.ID, Status: wire.StatusOK, Index: &index, Checkpoint: string(cp)}
+		if q.V < wire.ReceiptProofVersion {
+			return ok
+		}
+		c, err := merkle.ParseSignedCheckpoint(cp)
+		if err == nil {
+			var proof []merkle.Hash
+			if proof, err = in.cfg.Checkpoints.InclusionProof(ctx, index, c.Size); err == nil {
+				for _, h := range proof {
+					ok.Proof = append(ok.Proof, wire.Hash(h))
+				}
+				return ok
+			}
+		}
+		return wire.ReceiptReply{ID: q.ID, Status: wire.StatusError, Code: "unavailable",
+			Reason: truncate(fmt.Sprintf("the inclusion proof of leaf %d: ", index)+err.Error(), wire.MaxReasonLength)}
 	}
 	return wire.ReceiptReply{ID: q.ID, Status: wire.StatusError, Code: "unavailable", Reason: fmt.Sprintf("ledger returned outcome %v", out.Result)}
 }

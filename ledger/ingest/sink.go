@@ -5,6 +5,7 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/ledger"
+	"github.com/zarlog/zarlog/merkle"
 )
 
 // A submission is one event of a batch, with where it came from: the
@@ -86,22 +87,22 @@ type Sink interface {
 	Append(ctx context.Context, in []ledger.Input) ([]ledger.Outcome, error)
 }
 
-// A Locator finds the durable outcome of an event by id, for receipts:
-// *ledger.Ledger is one.
+// A Locator finds the durable outcome of an event by emitter and id, for
+// receipts: *ledger.Ledger is one.
 //
-// Locate returns the Appended outcome (Index set) of an event in the log
-// (whoever asks: the log is public), or else the Rejected outcome of
-// emitter's own input with that id if the rejected store holds one, or an
-// error wrapping ledger.ErrNotFound. Another emitter's rejected input under the
-// same id is never returned: emitter is the one whose receipt subject the
-// request came on, and rejections are namespaced by it. It is safe for
-// concurrent use and called concurrently with Append.
+// Locate returns the Appended outcome (Index set) of emitter's event with
+// that id in the log, or else the Rejected outcome of emitter's own input
+// with that id if the rejected store holds one, or an error wrapping
+// ledger.ErrNotFound. Event ids are per emitter: another emitter's event or
+// rejected input under the same id is never returned. emitter is the one
+// whose receipt subject the request came on. It is safe for concurrent use
+// and called concurrently with Append.
 type Locator interface {
 	Locate(ctx context.Context, emitter, eventID string) (ledger.Outcome, error)
 }
 
-// A CheckpointWaiter hands out signed checkpoints. The ledger's checkpoint
-// signer implements it.
+// A CheckpointWaiter hands out signed checkpoints and inclusion proofs in
+// them. *ledger.Ledger is one.
 //
 // WaitCovering blocks until a signed checkpoint of a tree of more than index
 // leaves is durable (it will never be contradicted by a later one), and
@@ -111,6 +112,10 @@ type Locator interface {
 // otherwise it returns ctx.Err() when ctx ends first. It is safe for concurrent use; many
 // waiters may wait at once, so it should wake them together when a
 // checkpoint is published rather than poll.
+//
+// InclusionProof returns the inclusion proof of leaf index in the tree of
+// the given size, a size of a checkpoint WaitCovering returned.
 type CheckpointWaiter interface {
 	WaitCovering(ctx context.Context, index uint64) ([]byte, error)
+	InclusionProof(ctx context.Context, index, size uint64) ([]merkle.Hash, error)
 }
