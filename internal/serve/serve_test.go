@@ -126,8 +126,9 @@ func backend(t testing.TB, url string, signer note.Signer, now func() time.Time,
 // each scheme through the SDK, and checks what it publishes: each game's
 // bundle announced on the proofs subject and served at proof.json, both
 // verifying with the printed log key and the emitter's key; each event's
-// tlog-proof; the pages, stats, health and metrics; the whole log read with
-// tessera's client. After a clean stop, a one-shot export of the data
+// tlog-proof, and the SDK's receipt of the same event, byte for byte the
+// same file where its checkpoint is the bundle's; the pages, stats, health
+// and metrics; the whole log read with tessera's client. After a clean stop, a one-shot export of the data
 // directory serves the same log.
 func TestRun(t *testing.T) {
 	ctx := testCtx(t)
@@ -147,7 +148,7 @@ func TestRun(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(dir, "log.key")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the created key: %v, %v", fi, err)
 	}
-	b, _, nc := backend(t, r.info.NATS, signer, clock.Now, nats.UserInfo(emitter, "s3cret"))
+	b, client, nc := backend(t, r.info.NATS, signer, clock.Now, nats.UserInfo(emitter, "s3cret"))
 	proofs := make(chan *nats.Msg, 16)
 	sub, err := nc.ChanSubscribe(wire.Subjects{}.Proofs(emitter), proofs)
 	if err != nil {
@@ -200,6 +201,7 @@ func TestRun(t *testing.T) {
 		}
 	}
 	for _, id := range ids {
+		same := 0 // receipts whose checkpoint is the game's bundle's
 		code, bundle := r.get("/games/" + id + "/proof.json")
 		if code != 200 || !bytes.Equal(bundle, announced[id]) {
 			t.Fatalf("proof.json of %s: %d, equal to the announced: %t", id, code, bytes.Equal(bundle, announced[id]))
@@ -224,6 +226,26 @@ func TestRun(t *testing.T) {
 			if _, err := merkle.CheckTlogProof(p, merkle.LeafHash(e.Leaf), v); err != nil || !bytes.Equal(p.Extra, e.Leaf) {
 				t.Fatalf("tlog-proof %d of %s: %v", i, id, err)
 			}
+			// The SDK's receipt of the event is the same file where its
+			// checkpoint is the bundle's (the last game's: nothing was
+			// logged after it), and proves the event anyway.
+			rc, err := client.Receipt(ctx, sdk.Event{ID: fmt.Sprintf("%s:%d", id, i), Data: e.Leaf})
+			if err != nil {
+				t.Fatalf("the receipt of %s:%d: %v", id, i, err)
+			}
+			if _, err := sdk.CheckReceipt(rc, e.Leaf, v); err != nil {
+				t.Fatalf("the receipt of %s:%d: %v", id, i, err)
+			}
+			if !bytes.Equal(rc.Checkpoint, ev.Log.Checkpoint) {
+				continue
+			}
+			same++
+			if got, err := rc.Format(); err != nil || !bytes.Equal(got, body) {
+				t.Errorf("the receipt of %s:%d differs from the tlog-proof served:\n%s\n%s", id, i, got, body)
+			}
+		}
+		if id == ids[len(ids)-1] && same < len(ev.Log.Entries) {
+			t.Errorf("%d of the last game's %d receipts have the bundle's checkpoint", same, len(ev.Log.Entries))
 		}
 		if code, page := r.get("/games/" + id); code != 200 || !strings.Contains(string(page), id) {
 			t.Errorf("the page of %s: %d", id, code)

@@ -1,0 +1,328 @@
+package sdk_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/internal/testlog"
+	"github.com/zarlog/zarlog/internal/testonly"
+	"github.com/zarlog/zarlog/ledger/ingest"
+	"github.com/zarlog/zarlog/merkle"
+	"github.com/zarlog/zarlog/rules"
+	"github.com/zarlog/zarlog/sdk"
+	"github.com/zarlog/zarlog/verifier"
+)
+
+// chosenGame returns the events of a finished tavlarena-v1 game of emitter,
+// each with the id its backend chose, prefix-<seq> (FORMATS.md §1.1 allows
+// it), signed with the emitter's key.
+func chosenGame(t testing.TB, emitter string, signer note.Signer, label, prefix string) []sdk.Event {
+	t.Helper()
+	c := testonly.Config{Scheme: events.Tavlarena, Variant: rules.Portes, Label: label, Emitter: emitter, MaxRolls: 6}
+	p, err := testonly.Play(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]sdk.Event, len(p.Bodies))
+	for i, body := range p.Bodies {
+		h := c.Header(uint64(i))
+		h.ID = fmt.Sprintf("%s-%d", prefix, i)
+		var ev *events.Event
+		if body.Type().Binding() {
+			ev, err = events.NewSigned(h, body, signer)
+		} else {
+			ev, err = events.New(h, body)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaf, err := events.Format(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = sdk.Event{ID: ev.ID, Data: leaf, OrderKey: ev.Game}
+	}
+	return out
+}
+
+// twoEmitters is a real ledger behind the NATS ingest, with two emitters,
+// each its own NATS user with the permissions of docs/NATS.md §7 and an SDK
+// client that knows the log's key.
+type twoEmitters struct {
+	ledger  *testlog.Ledger
+	logKey  note.Verifier
+	clients map[string]*sdk.Client
+	signers map[string]note.Signer
+}
+
+func newTwoEmitters(t *testing.T, names ...string) *twoEmitters {
+	t.Helper()
+	te := &twoEmitters{clients: map[string]*sdk.Client{}, signers: map[string]note.Signer{}}
+	var vkeys []string
+	var access []ingest.EmitterAccess
+	for _, n := range names {
+		s, vkey, err := testonly.Key(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		te.signers[n] = s
+		vkeys = append(vkeys, vkey)
+		access = append(access, ingest.EmitterAccess{Emitter: n, Password: n + "-secret"})
+	}
+	te.ledger = testlog.OpenLedger(t, testlog.LedgerConfig{EmitterKeys: vkeys})
+	var err error
+	if te.logKey, err = verifier.ParseLogKey(te.ledger.VerifierKey()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv, err := ingest.StartServer(ctx, ingest.ServerConfig{StoreDir: t.TempDir(), Port: -1, Emitters: access})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	inc, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(inc.Close)
+	in, err := ingest.New(inc, te.ledger.Ingest(ingest.Config{RetryMin: time.Millisecond, RetryMax: 50 * time.Millisecond, InfoInterval: -1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ictx, icancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- in.Run(ictx) }()
+	t.Cleanup(func() { icancel(); <-done })
+	for _, a := range access {
+		nc, err := sdk.Dial(srv.ClientURL(), a.Emitter, nats.UserInfo(a.Emitter, a.Password))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		c, err := sdk.New(nc, sdk.Config{Emitter: a.Emitter, LogKey: te.logKey, RetryMin: time.Millisecond, RetryMax: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		te.clients[a.Emitter] = c
+	}
+	return te
+}
+
+// publish publishes an emitter's events in order and returns the receipt
+// of each, which the client checked.
+func (te *twoEmitters) publish(t *testing.T, ctx context.Context, emitter string, evs []sdk.Event) []sdk.Receipt {
+	t.Helper()
+	c := te.clients[emitter]
+	out := make([]sdk.Receipt, len(evs))
+	for i, ev := range evs {
+		ack, err := c.Publish(ctx, ev)
+		if err != nil {
+			t.Fatalf("%s publishing %s: %v", emitter, ev.ID, err)
+		}
+		if out[i], err = c.ReceiptOf(ctx, ev, ack); err != nil {
+			t.Fatalf("%s's receipt of %s: %v", emitter, ev.ID, err)
+		}
+	}
+	return out
+}
+
+// TestChosenIDs: two emitters whose backends choose their event ids, through
+// the NATS ingest and a real ledger. The attacker (mallory) read the victim's
+// id pattern (order-7-<seq>) from the public tiles and logged her own valid
+// game under the victim's next ids first. Both emitters' games are logged
+// whole, and every receipt each one holds proves its own bytes: CheckReceipt
+// with its own event's bytes and the log's key passes, and the SDK checked it
+// already (SignatureChecked). A receipt for another event's index —
+// mallory's receipt of order-7-3 — does not prove alice's order-7-3:
+// CheckReceipt with alice's bytes fails, and so does the SDK when mallory
+// asks for a receipt of alice's bytes under that id. The receipt files are
+// what zarlog-verify checks.
+func TestChosenIDs(t *testing.T) {
+	ctx := testCtx(t)
+	te := newTwoEmitters(t, "alice", "mallory")
+	victim := chosenGame(t, "alice", te.signers["alice"], "chosen-alice", "order-7")
+	attack := chosenGame(t, "mallory", te.signers["mallory"], "chosen-mallory", "order-7")
+	if len(attack) < len(victim)/2 {
+		t.Fatalf("the attacker's game has %d events, the victim's %d", len(attack), len(victim))
+	}
+
+	mine := te.publish(t, ctx, "mallory", attack)
+	theirs := te.publish(t, ctx, "alice", victim)
+	for _, g := range []struct {
+		name     string
+		evs      []sdk.Event
+		receipts []sdk.Receipt
+	}{{"alice", victim, theirs}, {"mallory", attack, mine}} {
+		for i, r := range g.receipts {
+			ev := g.evs[i]
+			if !r.SignatureChecked || r.EventID != ev.ID || !bytes.Equal(r.Extra, ev.Data) {
+				t.Errorf("%s's receipt of %s: signature checked %t, id %s", g.name, ev.ID, r.SignatureChecked, r.EventID)
+			}
+			if _, err := sdk.CheckReceipt(r, ev.Data, te.logKey); err != nil {
+				t.Errorf("%s's receipt of %s does not prove its bytes: %v", g.name, ev.ID, err)
+			}
+			leaves, err := te.ledger.L.LeavesAt(ctx, []uint64{r.Index})
+			if err != nil || !bytes.Equal(leaves[0], ev.Data) {
+				t.Errorf("%s's %s: leaf %d holds other bytes: %v", g.name, ev.ID, r.Index, err)
+			}
+			// The file: parsed back, it is the same receipt, and
+			// zarlog-verify's check of it passes with the log's key.
+			b, err := r.Format()
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := sdk.ParseReceipt(b)
+			if err != nil || back.EventID != ev.ID || back.Index != r.Index {
+				t.Errorf("%s's receipt of %s read back: %+v, %v", g.name, ev.ID, back.EventID, err)
+			}
+			if rep := verifier.VerifyTlogProof(b, verifier.Options{LogKey: te.logKey}); rep.Exit() != 0 {
+				t.Errorf("zarlog-verify of %s's receipt of %s: %s", g.name, ev.ID, rep.Text(verifier.English))
+			}
+		}
+	}
+	if n := te.ledger.Len(); n != len(victim)+len(attack) {
+		t.Errorf("the log has %d leaves, the games %d events", n, len(victim)+len(attack))
+	}
+	if r := te.ledger.Rejected(); len(r) != 0 {
+		t.Errorf("rejections: %+v", r)
+	}
+
+	// A receipt for another event's index proves nothing about this one.
+	for k := range min(len(victim), len(attack)) {
+		if victim[k].ID != attack[k].ID {
+			t.Fatalf("event %d: ids %s and %s", k, victim[k].ID, attack[k].ID)
+		}
+		if _, err := sdk.CheckReceipt(mine[k], victim[k].Data, te.logKey); !errors.Is(err, sdk.ErrBadReceipt) {
+			t.Errorf("mallory's receipt of %s checked against alice's bytes: %v, want ErrBadReceipt", attack[k].ID, err)
+		}
+		// A receipt without the leaf in it (a bare tlog-proof) fails on
+		// the proof itself.
+		bare := mine[k]
+		bare.Extra = nil
+		if _, err := sdk.CheckReceipt(bare, victim[k].Data, te.logKey); !errors.Is(err, merkle.ErrProof) {
+			t.Errorf("mallory's bare receipt of %s checked against alice's bytes: %v, want ErrProof", attack[k].ID, err)
+		}
+	}
+	// Mallory asking for a receipt of alice's bytes under the shared id
+	// gets her own event's, which the SDK refuses to hand out.
+	if _, err := te.clients["mallory"].Receipt(ctx, victim[2]); !errors.Is(err, sdk.ErrBadReceipt) {
+		t.Errorf("mallory's receipt of alice's bytes: %v, want ErrBadReceipt", err)
+	}
+	// Mallory replaying alice's bytes on her own subject: the same bytes
+	// are the same event, alice's (its emitter member says so), answered
+	// as a duplicate of alice's leaf. Whatever mallory is told proves
+	// alice's event at alice's index; nothing becomes mallory's.
+	m := sdk.Event{ID: victim[4].ID, Data: victim[4].Data}
+	ack, err := te.clients["mallory"].Publish(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := te.clients["mallory"].ReceiptOf(ctx, m, ack); err == nil && (r.Index != theirs[4].Index || !bytes.Equal(r.Extra, victim[4].Data)) {
+		t.Errorf("mallory's replay of alice's %s: a receipt of leaf %d", m.ID, r.Index)
+	}
+	if n := te.ledger.Len(); n != len(victim)+len(attack) {
+		t.Errorf("the replay appended: the log has %d leaves", n)
+	}
+	if r, err := te.clients["alice"].Receipt(ctx, victim[4]); err != nil || r.Index != theirs[4].Index {
+		t.Errorf("alice's receipt of %s after mallory's copy: %+v, %v", victim[4].ID, r.Index, err)
+	}
+}
+
+// TestTorchwoodVerifyProof: torchwood's VerifyProof (filippo.io/torchwood
+// v0.10.0, with a policy of the log's key alone) accepts the receipts the
+// SDK returns as C2SP tlog-proofs of their events, and refuses one checked
+// against another event's bytes. torchwood v0.10.0 needs Go 1.27, so its
+// check is the module internal/interop/torchwood, built here with
+// GOTOOLCHAIN=go1.27.3 (the go command fetches that toolchain through the
+// module proxy once).
+func TestTorchwoodVerifyProof(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds torchwood v0.10.0 with Go 1.27: not in -short")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build torchwood")
+	}
+	_, file, _, _ := runtime.Caller(0)
+	mod := filepath.Join(filepath.Dir(file), "..", "internal", "interop", "torchwood")
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "torchwood-verify")
+	build := exec.Command(goTool, "build", "-o", bin, ".")
+	build.Dir = mod
+	build.Env = append(os.Environ(), "GOTOOLCHAIN=go1.27.3", "GOWORK=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building internal/interop/torchwood with Go 1.27.3: %v\n%s", err, out)
+	}
+
+	ctx := testCtx(t)
+	s := newStack(t, stackOpts{})
+	g, err := s.backend.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: seats("torchwood"), Settings: []byte(`{"variant":"portes"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Contribute(ctx, 0, testonly.Label32("tw0"))
+	if err := g.Contribute(ctx, 1, testonly.Label32("tw1")); err != nil {
+		t.Fatal(err)
+	}
+	play(t, ctx, g, "torchwood", 4)
+	leaves, err := g.Leaves(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{s.ledger.VerifierKey()}
+	var want []string
+	for seq, leaf := range leaves {
+		r, err := g.Receipt(ctx, uint64(seq))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := r.Format()
+		if err != nil {
+			t.Fatal(err)
+		}
+		proof := filepath.Join(dir, fmt.Sprintf("%d.tlog-proof", seq))
+		own := filepath.Join(dir, fmt.Sprintf("%d.leaf", seq))
+		if err := os.WriteFile(proof, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(own, leaf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, own, proof)
+		want = append(want, "ok")
+		if seq > 0 { // the receipt checked against the previous event's bytes
+			args = append(args, filepath.Join(dir, fmt.Sprintf("%d.leaf", seq-1)), proof)
+			want = append(want, "fail")
+		}
+	}
+	out, err := exec.Command(bin, args...).Output()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(got) != len(want) {
+		t.Fatalf("torchwood-verify printed %d lines for %d proofs:\n%s", len(got), len(want), out)
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("proof %d: torchwood says %q, want %s", i, got[i], want[i])
+		}
+	}
+	t.Logf("torchwood's VerifyProof accepted %d receipts and refused %d checked against another event", len(leaves), len(leaves)-1)
+}
