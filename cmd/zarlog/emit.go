@@ -279,8 +279,8 @@ type jsonResult struct {
 	// whether its log signature was checked (--log-key).
 	Receipt          string `json:"receipt,omitempty"`
 	SignatureChecked *bool  `json:"signatureChecked,omitempty"`
-	Code       string  `json:"code,omitempty"`
-	Reason     string  `json:"reason,omitempty"`
+	Code             string `json:"code,omitempty"`
+	Reason           string `json:"reason,omitempty"`
 }
 
 func writeJSONResult(w io.Writer, r sdk.LineResult) {

@@ -76,13 +76,13 @@ type fakeSink struct {
 
 	// checkpoint size published so far (CheckpointWaiter), of the tree
 	// of the log's leaves.
-	tree    testonly.MemTree
-	size    uint64
+	tree testonly.MemTree
+	size uint64
 	// lie makes InclusionProof prove another leaf; proofErr makes it fail.
 	lie      bool
 	proofErr error
-	sizeCh  chan struct{}
-	outcome map[ledger.Result]int
+	sizeCh   chan struct{}
+	outcome  map[ledger.Result]int
 }
 
 // A rejection is what the fake's rejected store keeps.
