@@ -269,44 +269,14 @@ func TestTorchwoodVerifyProof(t *testing.T) {
 		t.Fatalf("building internal/interop/torchwood with Go 1.27.3: %v\n%s", err, out)
 	}
 
-	ctx := testCtx(t)
-	s := newStack(t, stackOpts{})
-	g, err := s.backend.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: seats("torchwood"), Settings: []byte(`{"variant":"portes"}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.Contribute(ctx, 0, testonly.Label32("tw0"))
-	if err := g.Contribute(ctx, 1, testonly.Label32("tw1")); err != nil {
-		t.Fatal(err)
-	}
-	play(t, ctx, g, "torchwood", 4)
-	leaves, err := g.Leaves(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := []string{s.ledger.VerifierKey()}
+	vkey, leaves, proofs := gameReceipts(t, "torchwood", dir)
+	args := []string{vkey}
 	var want []string
-	for seq, leaf := range leaves {
-		r, err := g.Receipt(ctx, uint64(seq))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := r.Format()
-		if err != nil {
-			t.Fatal(err)
-		}
-		proof := filepath.Join(dir, fmt.Sprintf("%d.tlog-proof", seq))
-		own := filepath.Join(dir, fmt.Sprintf("%d.leaf", seq))
-		if err := os.WriteFile(proof, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(own, leaf, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		args = append(args, own, proof)
+	for seq := range leaves {
+		args = append(args, leaves[seq], proofs[seq])
 		want = append(want, "ok")
 		if seq > 0 { // the receipt checked against the previous event's bytes
-			args = append(args, filepath.Join(dir, fmt.Sprintf("%d.leaf", seq-1)), proof)
+			args = append(args, leaves[seq-1], proofs[seq])
 			want = append(want, "fail")
 		}
 	}
@@ -325,4 +295,94 @@ func TestTorchwoodVerifyProof(t *testing.T) {
 		}
 	}
 	t.Logf("torchwood's VerifyProof accepted %d receipts and refused %d checked against another event", len(leaves), len(leaves)-1)
+}
+
+// gameReceipts plays a game through the SDK, writes each event's bytes and
+// the SDK's receipt of it to dir, and returns the log's key and the files'
+// names by seq.
+func gameReceipts(t *testing.T, label, dir string) (vkey string, leaves, proofs []string) {
+	t.Helper()
+	ctx := testCtx(t)
+	s := newStack(t, stackOpts{})
+	g, err := s.backend.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: seats(label), Settings: []byte(`{"variant":"portes"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Contribute(ctx, 0, testonly.Label32(label+"0"))
+	if err := g.Contribute(ctx, 1, testonly.Label32(label+"1")); err != nil {
+		t.Fatal(err)
+	}
+	play(t, ctx, g, label, 4)
+	evs, err := g.Leaves(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq, leaf := range evs {
+		r, err := g.Receipt(ctx, uint64(seq))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := r.Format()
+		if err != nil {
+			t.Fatal(err)
+		}
+		proofs = append(proofs, filepath.Join(dir, fmt.Sprintf("%d.tlog-proof", seq)))
+		leaves = append(leaves, filepath.Join(dir, fmt.Sprintf("%d.leaf", seq)))
+		if err := os.WriteFile(proofs[seq], b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(leaves[seq], leaf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s.ledger.VerifierKey(), leaves, proofs
+}
+
+// TestJSCheckReceipt: the JavaScript package's checkReceipt (what a
+// player's app runs) accepts the receipts the SDK returns, alone and with
+// the app's copy of the event, and refuses each one with another event's
+// bytes.
+func TestJSCheckReceipt(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	pkg := filepath.Join(filepath.Dir(file), "..", "verifier", "js")
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(filepath.Join(pkg, "node_modules", "@noble", "curves", "package.json"))
+	}
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("node or the JavaScript package's dependencies are missing (.ci/deps installs them): %v", err)
+		}
+		t.Skipf("node or the JavaScript package's dependencies are missing (run .ci/deps): %v", err)
+	}
+	dir := t.TempDir()
+	vkey, leaves, proofs := gameReceipts(t, "js", dir)
+	script := `
+import { readFileSync } from "node:fs";
+import { checkReceipt } from "` + filepath.ToSlash(filepath.Join(pkg, "src", "index.js")) + `";
+const [vkey, ...files] = process.argv.slice(1);
+for (let i = 0; i < files.length; i += 2) {
+  const leaf = readFileSync(files[i]), proof = readFileSync(files[i + 1], "utf8");
+  const r = await checkReceipt(proof, vkey, undefined, leaf);
+  console.log(r.ok ? "ok" : "fail " + r.message.id);
+}
+`
+	args := []string{"--input-type=module", "-e", script, vkey}
+	var want []string
+	for seq := range leaves {
+		args = append(args, leaves[seq], proofs[seq])
+		want = append(want, "ok")
+		if seq > 0 {
+			args = append(args, leaves[seq-1], proofs[seq])
+			want = append(want, "fail InTlogLeafDiffers")
+		}
+	}
+	out, err := exec.Command(node, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, out)
+	}
+	got := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("checkReceipt on the SDK's receipts:\n%s\nwant\n%s", out, strings.Join(want, "\n"))
+	}
 }

@@ -7960,6 +7960,7 @@ var ZarlogVerifier = (() => {
   // src/app.js
   var UUID2 = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
   var HEX322 = /^[0-9a-f]{64}$/;
+  var te9 = new TextEncoder();
   function bytes32(x, what) {
     if (x instanceof Uint8Array && x.length === 32) return x;
     if (typeof x === "string" && HEX322.test(x)) return unhex(x);
@@ -7993,16 +7994,82 @@ var ZarlogVerifier = (() => {
     if (!Array.isArray(got) || got[0] !== d[0] || got[1] !== d[1]) return bad("dice", d[0] + "-" + d[1], String(got && got.join("-")));
     return { ok: true, dice: d };
   }
-  async function checkReceipt(receipt, logKey, witnessPolicy) {
+  var TLOG_PROOF = "c2sp.org/tlog-proof@v1\n";
+  function parseTlogProof2(text) {
+    if (typeof text !== "string" || !text.startsWith(TLOG_PROOF) || text.length > (64 << 10) + 4096) return null;
+    let rest = text.slice(TLOG_PROOF.length);
+    const line = function() {
+      const i = rest.indexOf("\n");
+      if (i < 0) return null;
+      const l2 = rest.slice(0, i);
+      rest = rest.slice(i + 1);
+      return l2;
+    };
+    let l = line();
+    let extra = null;
+    if (l !== null && l.startsWith("extra ")) {
+      extra = b64canonical(l.slice(6));
+      if (!extra || extra.length === 0) return null;
+      l = line();
+    }
+    if (l === null || !l.startsWith("index ") || !/^(0|[1-9][0-9]*)$/.test(l.slice(6))) return null;
+    const index = BigInt(l.slice(6));
+    if (index > 18446744073709551615n) return null;
+    const proof = [];
+    for (; ; ) {
+      l = line();
+      if (l === null) return null;
+      if (l === "") break;
+      const h = l.length === 44 ? b64canonical(l) : null;
+      if (!h || h.length !== 32 || proof.length === 64) return null;
+      proof.push(h);
+    }
+    if (!parseSignedCheckpoint(rest)) return null;
+    return { extra, index, proof, checkpoint: rest };
+  }
+  async function checkReceipt(receipt, logKey, witnessPolicy, leaf) {
     const key = await parseLogKey(logKey);
     if (!key) return { ok: false, message: M("BrBadLogKey", logKey) };
-    const cp = parseSignedCheckpoint(receipt.checkpoint);
-    if (!cp) return { ok: false, message: M("InWant", "checkpoint", M("WantCheckpoint"), String(receipt.checkpoint).slice(0, 40)) };
+    let r;
+    if (typeof receipt === "string" || receipt instanceof Uint8Array) {
+      let text = receipt;
+      if (typeof receipt !== "string") {
+        try {
+          text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(receipt);
+        } catch (e) {
+          text = null;
+        }
+      }
+      r = parseTlogProof2(text);
+      if (!r) return { ok: false, message: M("InTlogProof") };
+    } else {
+      if (!parseSignedCheckpoint(receipt.checkpoint)) return { ok: false, message: M("InWant", "checkpoint", M("WantCheckpoint"), String(receipt.checkpoint).slice(0, 40)) };
+      r = {
+        extra: receipt.leaf === void 0 ? null : te9.encode(receipt.leaf),
+        index: BigInt(receipt.index),
+        proof: (receipt.proof || []).map(function(p) {
+          return bytes32(p, "receipt.proof");
+        }),
+        checkpoint: receipt.checkpoint
+      };
+    }
+    let mine = r.extra;
+    if (leaf !== void 0 && leaf !== null) {
+      const given = typeof leaf === "string" ? te9.encode(leaf) : leaf;
+      if (mine && !eq(mine, given)) return { ok: false, message: M("InTlogLeafDiffers") };
+      mine = given;
+    }
+    if (!mine) return { ok: false, message: M("InTlogNoExtra") };
+    const cp = parseSignedCheckpoint(r.checkpoint);
     if (cp.origin !== key.name) return { ok: false, message: M("LsOrigin", cp.origin, key.name) };
     if (!await openNote(cp.note, key)) return { ok: false, message: M("LsBad", key.name) };
-    const index = BigInt(receipt.index);
-    if (index >= cp.size) return { ok: false, message: M("LiBeyond", "receipt", receipt.index, cp.size) };
-    const out = { ok: true, size: Number(cp.size), root: hex(cp.root), included: false, cosignatures: 0 };
+    const index = r.index;
+    if (index >= cp.size) return { ok: false, message: M("LiBeyond", "receipt", Number(index), cp.size) };
+    const want2 = proofLen(index, cp.size);
+    if (r.proof.length !== want2) return { ok: false, message: M("LiLength", "receipt", Number(index), r.proof.length, want2, cp.size) };
+    const h = await inclusionRoot(index, cp.size, mine, r.proof);
+    if (!eq(h, cp.root)) return { ok: false, message: M("LiFail", "receipt", Number(index), cp.size) };
+    const out = { ok: true, index: Number(index), size: Number(cp.size), root: hex(cp.root), leaf: new TextDecoder().decode(mine), included: true, cosignatures: 0 };
     if (witnessPolicy) {
       let p;
       try {
@@ -8015,15 +8082,6 @@ var ZarlogVerifier = (() => {
       if (!quorumMet(p, v.signed)) return { ok: false, message: M("LwQuorum", v.count, p.witnesses.length) };
       out.cosignatures = v.count;
     }
-    if (receipt.leaf === void 0) return out;
-    const proof = (receipt.proof || []).map(function(p) {
-      return bytes32(p, "receipt.proof");
-    });
-    const want2 = proofLen(index, cp.size);
-    if (proof.length !== want2) return { ok: false, message: M("LiLength", "receipt", receipt.index, proof.length, want2, cp.size) };
-    const h = await inclusionRoot(index, cp.size, new TextEncoder().encode(receipt.leaf), proof);
-    if (!eq(h, cp.root)) return { ok: false, message: M("LiFail", "receipt", receipt.index, cp.size) };
-    out.included = true;
     return out;
   }
 

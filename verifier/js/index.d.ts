@@ -93,12 +93,21 @@ export function checkRollReveal(
   | { ok: false; part: "roll-id" | "second" | "commitment" | "dice"; want: string; got: string }
 >;
 
-/** Checks a ledger's receipt: a checkpoint signed by the log covering the event (its inclusion, given leaf and proof; a quorum of witnesses, given a policy). */
+/**
+ * Checks a ledger's receipt: a C2SP tlog-proof@v1 of the event (the Go SDK's Receipt.Format, the log's
+ * /games/<id>/proofs/<seq>.tlog-proof). The event's bytes (the proof's extra line, or leaf) must be at the
+ * proof's index in the tree of a checkpoint signed by logKey; with a policy, a quorum of its witnesses must
+ * have cosigned it. The object form of earlier versions is still read, with its leaf.
+ */
 export function checkReceipt(
-  receipt: { index: number; checkpoint: string; leaf?: string; proof?: Hex32[] },
+  receipt: string | Uint8Array | { index: number; checkpoint: string; leaf: string; proof: Hex32[] },
   logKey: string,
   witnessPolicy?: string,
-): Promise<{ ok: true; size: number; root: string; included: boolean; cosignatures: number } | { ok: false; message: Message }>;
+  leaf?: string | Uint8Array,
+): Promise<
+  | { ok: true; index: number; size: number; root: string; leaf: string; included: true; cosignatures: number }
+  | { ok: false; message: Message }
+>;
 
 /** The verifier's messages: id → [English, Turkish, Arabic]. */
 export const catalog: Record<string, [string, string, string]>;

@@ -5,7 +5,7 @@
 // received before the first roll).
 
 import { parsePolicy, verifyCosignatures, quorumMet } from "./policy.js";
-import { hex, unhex, eq } from "./bytes.js";
+import { hex, unhex, eq, b64canonical } from "./bytes.js";
 import { sha256 } from "./sha256.js";
 import { M } from "./render.js";
 import { verifyQuicknet } from "./drand.js";
@@ -15,6 +15,7 @@ import { perRollDice } from "./dice.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const HEX32 = /^[0-9a-f]{64}$/;
+const te = new TextEncoder();
 
 function bytes32(x, what) {
   if (x instanceof Uint8Array && x.length === 32) return x;
@@ -70,34 +71,115 @@ export async function checkRollReveal(before, reveal, sent) {
   return { ok: true, dice: d };
 }
 
+const TLOG_PROOF = "c2sp.org/tlog-proof@v1\n";
+
+/**
+ * parseTlogProof reads a C2SP tlog-proof@v1 file (text) strictly, as package
+ * merkle's ParseTlogProof does: the header line, an optional "extra" line of
+ * non-empty canonical base64, "index" in decimal without leading zeros, at
+ * most 64 lines of canonical base64 hashes, an empty line, and a
+ * well-formed signed checkpoint note (not verified here). It returns
+ * {extra, index, proof, checkpoint} (extra a Uint8Array or null, index a
+ * BigInt, proof Uint8Arrays, checkpoint the note's text), or null.
+ */
+function parseTlogProof(text) {
+  if (typeof text !== "string" || !text.startsWith(TLOG_PROOF) || text.length > (64 << 10) + 4096) return null;
+  let rest = text.slice(TLOG_PROOF.length);
+  const line = function () {
+    const i = rest.indexOf("\n");
+    if (i < 0) return null;
+    const l = rest.slice(0, i);
+    rest = rest.slice(i + 1);
+    return l;
+  };
+  let l = line();
+  let extra = null;
+  if (l !== null && l.startsWith("extra ")) {
+    extra = b64canonical(l.slice(6));
+    if (!extra || extra.length === 0) return null;
+    l = line();
+  }
+  if (l === null || !l.startsWith("index ") || !/^(0|[1-9][0-9]*)$/.test(l.slice(6))) return null;
+  const index = BigInt(l.slice(6));
+  if (index > 18446744073709551615n) return null;
+  const proof = [];
+  for (;;) {
+    l = line();
+    if (l === null) return null;
+    if (l === "") break;
+    const h = l.length === 44 ? b64canonical(l) : null;
+    if (!h || h.length !== 32 || proof.length === 64) return null;
+    proof.push(h);
+  }
+  if (!parseSignedCheckpoint(rest)) return null;
+  return { extra: extra, index: index, proof: proof, checkpoint: rest };
+}
+
 /**
  * checkReceipt checks a ledger's receipt as a player's app does before it
- * trusts that an event was logged (the Go SDK's CheckReceipt): the
- * checkpoint is a checkpoint note signed by logKey (the log's verifier key,
- * whose name is the log's origin), of a tree with more than receipt.index
- * leaves. Given the event's leaf and its inclusion proof (receipt.leaf: the
- * event's canonical JSON, a string; receipt.proof: hex hashes, leaf to
- * root), it also checks that the leaf is at receipt.index in that tree. An
- * app that holds such a receipt for the commit before the first roll knows
- * the game was sealed in the public log before any die was cast.
+ * trusts that an event was logged (the Go SDK's CheckReceipt). A receipt is
+ * a C2SP tlog-proof@v1 of the event (the file the Go SDK's Receipt.Format
+ * writes, the log serves at /games/<id>/proofs/<seq>.tlog-proof and
+ * zarlog-verify checks): the event's leaf (its extra line), its index, its
+ * inclusion proof and the signed checkpoint. receipt is that file's text
+ * (or bytes); leaf, if given, is the event as the app knows it (its
+ * canonical JSON, a string or bytes) and must be the receipt's. It checks
+ * that the checkpoint is a checkpoint note signed by logKey (the log's
+ * verifier key, whose name is the log's origin) and that the leaf is at
+ * the receipt's index in its tree: the event, these very bytes, is in the
+ * log the key signs. A receipt for another event fails, whatever its
+ * checkpoint. An app that holds such a receipt for the commit before the
+ * first roll knows the game was sealed in the public log before any die
+ * was cast.
+ *
+ * (The form {index, checkpoint, leaf, proof}, proof as hex hashes, of
+ * earlier versions is still read; its leaf is then required too.)
  *
  * Given a witness policy (a C2SP tlog-policy file's text), the checkpoint
  * must also carry cosignatures of a quorum of its witnesses: a checkpoint
  * the witnesses have seen cannot be a view shown to this player alone.
  *
- * It resolves to {ok: true, size, root, included, cosignatures} or {ok:
- * false, message} (a verifier message: render it with render()).
+ * It resolves to {ok: true, index, size, root, leaf, included: true,
+ * cosignatures} or {ok: false, message} (a verifier message: render it
+ * with render()).
  */
-export async function checkReceipt(receipt, logKey, witnessPolicy) {
+export async function checkReceipt(receipt, logKey, witnessPolicy, leaf) {
   const key = await parseLogKey(logKey);
   if (!key) return { ok: false, message: M("BrBadLogKey", logKey) };
-  const cp = parseSignedCheckpoint(receipt.checkpoint);
-  if (!cp) return { ok: false, message: M("InWant", "checkpoint", M("WantCheckpoint"), String(receipt.checkpoint).slice(0, 40)) };
+  let r;
+  if (typeof receipt === "string" || receipt instanceof Uint8Array) {
+    let text = receipt;
+    if (typeof receipt !== "string") {
+      try {
+        text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(receipt);
+      } catch (e) {
+        text = null;
+      }
+    }
+    r = parseTlogProof(text);
+    if (!r) return { ok: false, message: M("InTlogProof") };
+  } else {
+    if (!parseSignedCheckpoint(receipt.checkpoint)) return { ok: false, message: M("InWant", "checkpoint", M("WantCheckpoint"), String(receipt.checkpoint).slice(0, 40)) };
+    r = { extra: receipt.leaf === undefined ? null : te.encode(receipt.leaf), index: BigInt(receipt.index),
+      proof: (receipt.proof || []).map(function (p) { return bytes32(p, "receipt.proof"); }), checkpoint: receipt.checkpoint };
+  }
+  let mine = r.extra;
+  if (leaf !== undefined && leaf !== null) {
+    const given = typeof leaf === "string" ? te.encode(leaf) : leaf;
+    if (mine && !eq(mine, given)) return { ok: false, message: M("InTlogLeafDiffers") };
+    mine = given;
+  }
+  if (!mine) return { ok: false, message: M("InTlogNoExtra") };
+  const cp = parseSignedCheckpoint(r.checkpoint);
   if (cp.origin !== key.name) return { ok: false, message: M("LsOrigin", cp.origin, key.name) };
   if (!(await openNote(cp.note, key))) return { ok: false, message: M("LsBad", key.name) };
-  const index = BigInt(receipt.index);
-  if (index >= cp.size) return { ok: false, message: M("LiBeyond", "receipt", receipt.index, cp.size) };
-  const out = { ok: true, size: Number(cp.size), root: hex(cp.root), included: false, cosignatures: 0 };
+  const index = r.index;
+  if (index >= cp.size) return { ok: false, message: M("LiBeyond", "receipt", Number(index), cp.size) };
+  const want = proofLen(index, cp.size);
+  if (r.proof.length !== want) return { ok: false, message: M("LiLength", "receipt", Number(index), r.proof.length, want, cp.size) };
+  const h = await inclusionRoot(index, cp.size, mine, r.proof);
+  if (!eq(h, cp.root)) return { ok: false, message: M("LiFail", "receipt", Number(index), cp.size) };
+  const out = { ok: true, index: Number(index), size: Number(cp.size), root: hex(cp.root), leaf: new TextDecoder().decode(mine), included: true, cosignatures: 0 };
   if (witnessPolicy) {
     let p;
     try {
@@ -110,12 +192,5 @@ export async function checkReceipt(receipt, logKey, witnessPolicy) {
     if (!quorumMet(p, v.signed)) return { ok: false, message: M("LwQuorum", v.count, p.witnesses.length) };
     out.cosignatures = v.count;
   }
-  if (receipt.leaf === undefined) return out;
-  const proof = (receipt.proof || []).map(function (p) { return bytes32(p, "receipt.proof"); });
-  const want = proofLen(index, cp.size);
-  if (proof.length !== want) return { ok: false, message: M("LiLength", "receipt", receipt.index, proof.length, want, cp.size) };
-  const h = await inclusionRoot(index, cp.size, new TextEncoder().encode(receipt.leaf), proof);
-  if (!eq(h, cp.root)) return { ok: false, message: M("LiFail", "receipt", receipt.index, cp.size) };
-  out.included = true;
   return out;
 }

@@ -35,24 +35,69 @@ test("checkRollReveal accepts every roll of a per-roll-v1 match and names what i
   assert.equal((await checkRollReveal(before, r, sent)).part, "second");
 });
 
-test("checkReceipt: a logged event's leaf, proof and checkpoint", async () => {
+// tlogProof formats a bundle entry as a C2SP tlog-proof@v1, the leaf in
+// the extra line (as the Go SDK's Receipt.Format and the publisher do).
+function tlogProof(b, e, withExtra = true) {
+  const b64 = (bytes) => Buffer.from(bytes).toString("base64");
+  let s = "c2sp.org/tlog-proof@v1\n";
+  if (withExtra) s += "extra " + b64(new TextEncoder().encode(e.leaf)) + "\n";
+  s += "index " + e.index + "\n";
+  for (const i of e.proof) s += b64(unhex(b.log.hashes[i])) + "\n";
+  return s + "\n" + b.log.checkpoint;
+}
+
+test("checkReceipt: a receipt is a tlog-proof of the event's bytes", async () => {
   const m = await read("manifest.json");
   const v = m.vectors.find((x) => x.name === "bundle-tavlarena-10-rolls");
   const b = await read(v.file);
-  const e = b.log.entries[0];
-  const receipt = { index: e.index, checkpoint: b.log.checkpoint, leaf: e.leaf, proof: e.proof.map((i) => b.log.hashes[i]) };
-  const ok = await checkReceipt(receipt, v.logKey);
+  const e = b.log.entries[0], other = b.log.entries[3];
+  const file = tlogProof(b, e);
+  const ok = await checkReceipt(file, v.logKey);
   assert.equal(ok.ok, true, JSON.stringify(ok));
   assert.equal(ok.included, true);
-  assert.equal((await checkReceipt({ index: e.index, checkpoint: b.log.checkpoint }, v.logKey)).included, false);
-  const bad = await checkReceipt({ ...receipt, leaf: e.leaf.replace('"seq":0', '"seq":1') }, v.logKey);
-  assert.equal(bad.ok, false);
-  assert.equal(bad.message.id, "LiFail");
-  const beyond = await checkReceipt({ index: 1e9, checkpoint: b.log.checkpoint }, v.logKey);
-  assert.equal(beyond.message.id, "LiBeyond");
-  const otherKey = await checkReceipt(receipt, "log.zarlog.example+00000000+Aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+  assert.equal(ok.index, e.index);
+  assert.equal(ok.leaf, e.leaf);
+  // The same as bytes, and with the app's own copy of the event.
+  assert.equal((await checkReceipt(new TextEncoder().encode(file), v.logKey, undefined, e.leaf)).ok, true);
+  // A receipt without the leaf is checked against the app's copy.
+  const bare = tlogProof(b, e, false);
+  assert.equal((await checkReceipt(bare, v.logKey, undefined, e.leaf)).ok, true);
+  assert.equal((await checkReceipt(bare, v.logKey)).message.id, "InTlogNoExtra");
+  // A receipt for another event's index proves nothing about this one.
+  assert.equal((await checkReceipt(file, v.logKey, undefined, other.leaf)).message.id, "InTlogLeafDiffers");
+  assert.equal((await checkReceipt(bare, v.logKey, undefined, other.leaf)).message.id, "LiFail");
+  assert.equal((await checkReceipt(tlogProof(b, other), v.logKey, undefined, e.leaf)).message.id, "InTlogLeafDiffers");
+  // Changed bytes, a changed index, another key, not a tlog-proof.
+  const tampered = await checkReceipt(tlogProof(b, { ...e, leaf: e.leaf.replace('"seq":0', '"seq":1') }), v.logKey);
+  assert.equal(tampered.message.id, "LiFail");
+  assert.equal((await checkReceipt(file.replace("index " + e.index + "\n", "index 1000000000\n"), v.logKey)).message.id, "LiBeyond");
+  const otherKey = await checkReceipt(file, "log.zarlog.example+00000000+Aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
   assert.equal(otherKey.ok, false);
   assert.ok(render(otherKey.message, catalog, 1).length > 0, "the message renders in Turkish");
+  for (const bad of ["", "c2sp.org/tlog-proof@v1\n", file.replace("index ", "index 0"), file.replace("\n\n", "\n"), file.replace(/^extra (.*)$/m, "extra $1=="), "x" + file]) {
+    assert.equal((await checkReceipt(bad, v.logKey)).message.id, "InTlogProof", JSON.stringify(bad.slice(0, 80)));
+  }
+  assert.equal((await checkReceipt(Uint8Array.of(0xff, 0xfe), v.logKey)).message.id, "InTlogProof");
+  // The object form of earlier versions: its leaf is required now.
+  const obj = { index: e.index, checkpoint: b.log.checkpoint, leaf: e.leaf, proof: e.proof.map((i) => b.log.hashes[i]) };
+  assert.equal((await checkReceipt(obj, v.logKey)).ok, true);
+  assert.equal((await checkReceipt({ index: e.index, checkpoint: b.log.checkpoint }, v.logKey)).message.id, "InTlogNoExtra");
+});
+
+test("checkReceipt agrees with zarlog-verify on the tlog-proof vectors", async () => {
+  const m = await read("manifest.json");
+  const vs = m.vectors.filter((x) => x.file.endsWith(".tlog-proof"));
+  assert.ok(vs.length >= 5);
+  for (const v of vs) {
+    const text = await readFile(new URL(v.file, vectors), "utf8");
+    const policy = v.witnessPolicy ? await readFile(new URL(v.witnessPolicy, vectors), "utf8") : undefined;
+    const r = await checkReceipt(text, v.logKey || "", policy);
+    // zarlog-verify's exit 0 is a receipt that checks; every other vector
+    // is refused.
+    const want = v.exit === 0;
+    assert.equal(r.ok, want, v.name + ": " + JSON.stringify(r, (k, x) => typeof x === "bigint" ? String(x) : x));
+    if (v.witnessPolicy && want) assert.ok(r.cosignatures >= 2, v.name);
+  }
 });
 
 test("checkReceipt with a witness policy: met, and not met", async () => {
@@ -63,7 +108,7 @@ test("checkReceipt with a witness policy: met, and not met", async () => {
     const policy = await readFile(new URL(v.witnessPolicy, vectors), "utf8");
     const e = b.log.entries[0];
     const key = v.logKey || "";
-    const r = await checkReceipt({ index: e.index, checkpoint: b.log.checkpoint }, key || (policy.match(/^log (\S+)/m) || [])[1], policy);
+    const r = await checkReceipt(tlogProof(b, e), key || (policy.match(/^log (\S+)/m) || [])[1], policy);
     assert.equal(r.ok, ok, name + ": " + JSON.stringify(r, (k, x) => typeof x === "bigint" ? String(x) : x));
     if (ok) assert.ok(r.cosignatures >= 2);
     else assert.equal(r.message.id, "LwQuorum");
