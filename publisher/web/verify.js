@@ -7994,53 +7994,12 @@ var ZarlogVerifier = (() => {
     if (!Array.isArray(got) || got[0] !== d[0] || got[1] !== d[1]) return bad("dice", d[0] + "-" + d[1], String(got && got.join("-")));
     return { ok: true, dice: d };
   }
-  var TLOG_PROOF = "c2sp.org/tlog-proof@v1\n";
-  function parseTlogProof2(text) {
-    if (typeof text !== "string" || !text.startsWith(TLOG_PROOF) || text.length > (64 << 10) + 4096) return null;
-    let rest = text.slice(TLOG_PROOF.length);
-    const line = function() {
-      const i = rest.indexOf("\n");
-      if (i < 0) return null;
-      const l2 = rest.slice(0, i);
-      rest = rest.slice(i + 1);
-      return l2;
-    };
-    let l = line();
-    let extra = null;
-    if (l !== null && l.startsWith("extra ")) {
-      extra = b64canonical(l.slice(6));
-      if (!extra || extra.length === 0) return null;
-      l = line();
-    }
-    if (l === null || !l.startsWith("index ") || !/^(0|[1-9][0-9]*)$/.test(l.slice(6))) return null;
-    const index = BigInt(l.slice(6));
-    if (index > 18446744073709551615n) return null;
-    const proof = [];
-    for (; ; ) {
-      l = line();
-      if (l === null) return null;
-      if (l === "") break;
-      const h = l.length === 44 ? b64canonical(l) : null;
-      if (!h || h.length !== 32 || proof.length === 64) return null;
-      proof.push(h);
-    }
-    if (!parseSignedCheckpoint(rest)) return null;
-    return { extra, index, proof, checkpoint: rest };
-  }
   async function checkReceipt(receipt, logKey, witnessPolicy, leaf) {
     const key = await parseLogKey(logKey);
     if (!key) return { ok: false, message: M("BrBadLogKey", logKey) };
     let r;
     if (typeof receipt === "string" || receipt instanceof Uint8Array) {
-      let text = receipt;
-      if (typeof receipt !== "string") {
-        try {
-          text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(receipt);
-        } catch (e) {
-          text = null;
-        }
-      }
-      r = parseTlogProof2(text);
+      r = parseTlogProof(typeof receipt === "string" ? te9.encode(receipt) : receipt);
       if (!r) return { ok: false, message: M("InTlogProof") };
     } else {
       if (!parseSignedCheckpoint(receipt.checkpoint)) return { ok: false, message: M("InWant", "checkpoint", M("WantCheckpoint"), String(receipt.checkpoint).slice(0, 40)) };
@@ -8053,7 +8012,7 @@ var ZarlogVerifier = (() => {
         checkpoint: receipt.checkpoint
       };
     }
-    let mine = r.extra;
+    let mine = r.extra && r.extra.length > 0 ? r.extra : null;
     if (leaf !== void 0 && leaf !== null) {
       const given = typeof leaf === "string" ? te9.encode(leaf) : leaf;
       if (mine && !eq(mine, given)) return { ok: false, message: M("InTlogLeafDiffers") };

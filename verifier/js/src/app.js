@@ -5,12 +5,13 @@
 // received before the first roll).
 
 import { parsePolicy, verifyCosignatures, quorumMet } from "./policy.js";
-import { hex, unhex, eq, b64canonical } from "./bytes.js";
+import { hex, unhex, eq } from "./bytes.js";
 import { sha256 } from "./sha256.js";
 import { M } from "./render.js";
 import { verifyQuicknet } from "./drand.js";
 import { parseLogKey, parseSignedCheckpoint, openNote } from "./note.js";
 import { proofLen, inclusionRoot } from "./merkle.js";
+import { parseTlogProof } from "./tlog.js";
 import { perRollDice } from "./dice.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -71,50 +72,6 @@ export async function checkRollReveal(before, reveal, sent) {
   return { ok: true, dice: d };
 }
 
-const TLOG_PROOF = "c2sp.org/tlog-proof@v1\n";
-
-/**
- * parseTlogProof reads a C2SP tlog-proof@v1 file (text) strictly, as package
- * merkle's ParseTlogProof does: the header line, an optional "extra" line of
- * non-empty canonical base64, "index" in decimal without leading zeros, at
- * most 64 lines of canonical base64 hashes, an empty line, and a
- * well-formed signed checkpoint note (not verified here). It returns
- * {extra, index, proof, checkpoint} (extra a Uint8Array or null, index a
- * BigInt, proof Uint8Arrays, checkpoint the note's text), or null.
- */
-function parseTlogProof(text) {
-  if (typeof text !== "string" || !text.startsWith(TLOG_PROOF) || text.length > (64 << 10) + 4096) return null;
-  let rest = text.slice(TLOG_PROOF.length);
-  const line = function () {
-    const i = rest.indexOf("\n");
-    if (i < 0) return null;
-    const l = rest.slice(0, i);
-    rest = rest.slice(i + 1);
-    return l;
-  };
-  let l = line();
-  let extra = null;
-  if (l !== null && l.startsWith("extra ")) {
-    extra = b64canonical(l.slice(6));
-    if (!extra || extra.length === 0) return null;
-    l = line();
-  }
-  if (l === null || !l.startsWith("index ") || !/^(0|[1-9][0-9]*)$/.test(l.slice(6))) return null;
-  const index = BigInt(l.slice(6));
-  if (index > 18446744073709551615n) return null;
-  const proof = [];
-  for (;;) {
-    l = line();
-    if (l === null) return null;
-    if (l === "") break;
-    const h = l.length === 44 ? b64canonical(l) : null;
-    if (!h || h.length !== 32 || proof.length === 64) return null;
-    proof.push(h);
-  }
-  if (!parseSignedCheckpoint(rest)) return null;
-  return { extra: extra, index: index, proof: proof, checkpoint: rest };
-}
-
 /**
  * checkReceipt checks a ledger's receipt as a player's app does before it
  * trusts that an event was logged (the Go SDK's CheckReceipt). A receipt is
@@ -148,22 +105,14 @@ export async function checkReceipt(receipt, logKey, witnessPolicy, leaf) {
   if (!key) return { ok: false, message: M("BrBadLogKey", logKey) };
   let r;
   if (typeof receipt === "string" || receipt instanceof Uint8Array) {
-    let text = receipt;
-    if (typeof receipt !== "string") {
-      try {
-        text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(receipt);
-      } catch (e) {
-        text = null;
-      }
-    }
-    r = parseTlogProof(text);
+    r = parseTlogProof(typeof receipt === "string" ? te.encode(receipt) : receipt);
     if (!r) return { ok: false, message: M("InTlogProof") };
   } else {
     if (!parseSignedCheckpoint(receipt.checkpoint)) return { ok: false, message: M("InWant", "checkpoint", M("WantCheckpoint"), String(receipt.checkpoint).slice(0, 40)) };
     r = { extra: receipt.leaf === undefined ? null : te.encode(receipt.leaf), index: BigInt(receipt.index),
       proof: (receipt.proof || []).map(function (p) { return bytes32(p, "receipt.proof"); }), checkpoint: receipt.checkpoint };
   }
-  let mine = r.extra;
+  let mine = r.extra && r.extra.length > 0 ? r.extra : null;
   if (leaf !== undefined && leaf !== null) {
     const given = typeof leaf === "string" ? te.encode(leaf) : leaf;
     if (mine && !eq(mine, given)) return { ok: false, message: M("InTlogLeafDiffers") };
