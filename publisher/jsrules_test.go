@@ -210,9 +210,13 @@ func rulesCases(t testing.TB, gamesPerVariant int) []rulesCase {
 // random texts.
 func TestJSRulesAgree(t *testing.T) {
 	node := nodeAvailable(t)
-	games := 6
-	if testing.Short() {
-		games = 2
+	// Games per variant: a few in make test, many with ZARLOG_SLOW=1.
+	games := 3
+	switch {
+	case os.Getenv("ZARLOG_SLOW") != "":
+		games = 20
+	case testing.Short():
+		games = 1
 	}
 	cases := rulesCases(t, games)
 	b, err := json.Marshal(cases)
@@ -220,9 +224,6 @@ func TestJSRulesAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "cases.json")
-	if f := os.Getenv("ZARLOG_RULES_CASES"); f != "" {
-		file = f
-	}
 	if err := os.WriteFile(file, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
