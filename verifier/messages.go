@@ -334,6 +334,9 @@ const (
 	mStMovesNotLogged
 
 	mListSep
+	mEndFinished
+	mEndResigned
+	mEndAbandoned
 	mVdUntiedHead
 	mVdFail
 	mVdWrongSeal
@@ -919,8 +922,10 @@ var catalog = [numMsgs]Text{
 	mMvTriple: {"MvTriple", "a triple game (backgammon)", "üçlü oyun (backgammon)", "بلعبة ثلاثية (باكغامون)"},
 	mMvEnd: {"MvEnd", "%[1]s, winner player %[2]d, points %[3]d",
 		"%[1]s, kazanan %[2]d. oyuncu, puan %[3]d",
-		"النتيجة %[1]s، الفائز اللاعب %[2]d، النقاط %[3]d"},
-	mMvEndDraw: {"MvEndDraw", "%[1]s, no winner", "%[1]s, kazanan yok", "النتيجة %[1]s، بلا فائز"},
+		"النتيجة «%[1]s»، الفائز اللاعب %[2]d، النقاط %[3]d"},
+	mMvEndDraw: {"MvEndDraw", "%[1]s, no winner",
+		"%[1]s, kazanan yok",
+		"النتيجة «%[1]s»، بلا فائز"},
 
 	mRuNotation:     {"RuNotation", "the play is not valid notation", "hamle geçerli bir gösterim değil", "النقلة ليست تدوينًا صحيحًا"},
 	mRuNonCanonical: {"RuNonCanonical", "the play is legal but not written in its canonical form", "hamle kurallara uygun ama standart (kanonik) biçimde yazılmamış", "النقلة مشروعة لكنها غير مكتوبة بصيغتها القانونية"},
@@ -956,14 +961,18 @@ var catalog = [numMsgs]Text{
 		"Katlama küpünün değerini: katlamalar kaydedilmiyor; bu yüzden bitişteki puan yalnızca sonucun ikinin bir kuvvetiyle çarpımı olarak kontrol edildi.",
 		"قيمة مكعب المضاعفة: لا تُسجَّل المضاعفات، فلم تُفحص نقاط النهاية إلا على أنها النتيجة مضروبة في قوة من قوى العدد اثنين."},
 	mStMovesEnd: {"StMovesEnd", "Why the game ended: it ended as %[1]s, which the rules of the board do not check.",
-		"Oyunun neden bittiğini: oyun %[1]s olarak bitti ve tahtanın kuralları bunu kontrol etmez.",
-		"سبب انتهاء اللعبة: انتهت بالحالة %[1]s، ولا تفحصها قواعد الرقعة."},
+		"Oyunun neden bittiğini: oyun «%[1]s» ile bitti ve tahtanın kuralları bunu kontrol etmez.",
+		"سبب انتهاء اللعبة: انتهت بحالة «%[1]s»، ولا تفحصها قواعد الرقعة."},
 	mStMovesNotLogged: {"StMovesNotLogged", "That the moves were legal: this game's settings do not declare its moves logged, so they were not checked against the rules.",
 		"Hamlelerin kurallara uygun olduğunu: bu oyunun ayarları hamlelerin kaydedildiğini bildirmiyor, dolayısıyla kurallara göre kontrol edilmediler.",
 		"أن النقلات كانت مشروعة: إعدادات هذه اللعبة لا تعلن أن نقلاتها مسجلة، فلم تُفحص وفق القواعد."},
 
 	// ListSep joins a list of clauses; the Arabic semicolon is U+061B.
 	mListSep: {"ListSep", "; ", "; ", "؛ "},
+	// The results of an end event, as a page says them.
+	mEndFinished:  {"EndFinished", "finished", "tamamlanma", "اكتمال"},
+	mEndResigned:  {"EndResigned", "resigned", "çekilme", "انسحاب"},
+	mEndAbandoned: {"EndAbandoned", "abandoned", "yarıda bırakma", "ترك"},
 	mVdUntiedHead: {"VdUntiedHead", "Every roll checked, but nothing ties this game to a log",
 		"Her atış kontrol edildi, ama bu oyunu bir kayıt defterine bağlayan bir şey yok",
 		"تم التحقق من كل رمية، لكن لا شيء يربط هذه اللعبة بسجل"},

@@ -62,12 +62,25 @@ func resultText(r rules.Result, cube bool) Message {
 
 var multMsg = map[int]msgID{1: mMvSingle, 2: mMvDouble, 3: mMvTriple}
 
+// endResult says the result of an end event in words.
+func endResult(r events.Result) Message {
+	switch r {
+	case events.Finished:
+		return msg(mEndFinished)
+	case events.Resigned:
+		return msg(mEndResigned)
+	case events.Abandoned:
+		return msg(mEndAbandoned)
+	}
+	panic("verifier: an end event with the result " + string(r) + ", which events.Parse refuses")
+}
+
 // endText describes what an end event says.
 func endText(e events.End) Message {
 	if e.Winner == events.NoWinner {
-		return msg(mMvEndDraw, string(e.Result))
+		return msg(mMvEndDraw, endResult(e.Result))
 	}
-	return msg(mMvEnd, string(e.Result), e.Winner+1, e.Points)
+	return msg(mMvEnd, endResult(e.Result), e.Winner+1, e.Points)
 }
 
 // movesCheck replays the events of a bundle's game through the rules
@@ -174,7 +187,7 @@ func movesStatements(r *Report, m movesResult, bundle bool) {
 			r.notProves = append(r.notProves, msg(mStMovesCube))
 		}
 		if m.end != nil && m.end.Result != events.Finished {
-			r.notProves = append(r.notProves, msg(mStMovesEnd, string(m.end.Result)))
+			r.notProves = append(r.notProves, msg(mStMovesEnd, endResult(m.end.Result)))
 		}
 	case bundle && !m.logged:
 		r.notProves = append(r.notProves, msg(mStMovesNotLogged))

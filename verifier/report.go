@@ -59,6 +59,17 @@ var checkTitles = map[string]msgID{
 	CheckMoves:        mTitleMoves,
 }
 
+// CheckTitles returns the title of each check by its name, in every
+// language (in English the title is the name). The map is new on every
+// call.
+func CheckTitles() map[string]Text {
+	out := make(map[string]Text, len(checkTitles))
+	for name, id := range checkTitles {
+		out[name] = catalog[id]
+	}
+	return out
+}
+
 // A Status is the outcome of one check.
 type Status string
 
