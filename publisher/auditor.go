@@ -33,7 +33,8 @@ func Auditor(logKey string) ([]byte, error) {
 	}
 	cat := wordsOf(scriptTexts())
 	var uiTexts []verifier.Text
-	for _, k := range []string{"LogKeyLabel", "ExpectedLabel", "BrowserNotWitness", "ColKindOrRoll", "ColDice"} {
+	for _, k := range []string{"LogKeyLabel", "ExpectedLabel", "BrowserNotWitness", "ColKindOrRoll", "ColDice",
+		"Kind-opening", "Kind-reroll", "Kind-turn", "Language"} {
 		uiTexts = append(uiTexts, pageWords[k])
 	}
 	ui := wordsOf(uiTexts)

@@ -43,12 +43,17 @@ type gameView struct {
 	ProvesHead        string
 	NotProvesHead     string
 	FailNote          string
-	StatementNote     string // text key: which keys the statement was made with
+	Failed            []failedCheck // the checks that failed, when one did
+	StatementNote     string        // text key: which keys the statement was made with
 	Python            string
 
 	LogKeyOrPlaceholder string
 	EmitterKeys         string // JSON array of the emitters' vkeys, for the browser
 }
+
+// A failedCheck is a check that failed, as the statement lists it: its
+// title in the page's language and its name, an identifier.
+type failedCheck struct{ Title, Name string }
 
 type rollRow struct {
 	Index   int
@@ -177,7 +182,13 @@ func (p *Pages) finishedView(v *gameView, bundle []byte, l verifier.Lang) error 
 	cat := verifier.MessageCatalog()
 	v.ProvesHead, v.NotProvesHead = cat["HProves"].In(l), cat["HNotProves"].In(l)
 	if rep.Exit() != 0 {
-		v.FailNote = cat["SuFailNote"].In(l) + " " + rep.Summary().In(l)
+		// The checks by their titles, their names as identifiers: the
+		// summary's list of names is zarlog-verify's words for a terminal.
+		v.FailNote = cat["SuFailNote"].In(l)
+		titles := verifier.CheckTitles()
+		for _, name := range rep.Failed() {
+			v.Failed = append(v.Failed, failedCheck{Title: titles[name].In(l), Name: name})
+		}
 	}
 	prog, err := PythonChecker(ev)
 	if err != nil {

@@ -234,6 +234,7 @@ var pageTexts = []verifier.Text{
 	{"ColCounter", "counter", "sayaç", "العدّاد"},
 	{"NoRolls", "No rolls.", "Atış yok.", "لا رميات."},
 	{"StatementHeading", "What this proof shows, and what it does not", "Bu kanıt neyi gösterir, neyi göstermez", "ما يبيّنه هذا الإثبات وما لا يبيّنه"},
+	{"FailedChecks", "The checks that failed:", "Başarısız olan kontroller:", "الفحوص التي فشلت:"},
 	{"StatementNote", "This statement is the verifier's own (zarlog-verify), for this proof file checked with the log's key.",
 		"Bu açıklama doğrulayıcının (zarlog-verify) kendi sözleridir: bu kanıt dosyası, kayıt defterinin anahtarıyla kontrol edildiğinde.",
 		"هذا البيان هو كلام أداة التحقق نفسها (zarlog-verify) عن ملف الإثبات هذا حين يُفحص بمفتاح السجل."},

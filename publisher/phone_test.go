@@ -98,6 +98,7 @@ func TestPagesForPlayers(t *testing.T) {
 		{"auditor", "/auditor.html", false},
 	}
 	shots := os.Getenv("ZARLOG_UPDATE_GOLDEN") != ""
+	guard := newPageGuard()
 	for _, pg := range pages {
 		for _, l := range verifier.Langs() {
 			for _, width := range []int64{390, 1280} {
@@ -146,6 +147,7 @@ func TestPagesForPlayers(t *testing.T) {
 					if l != English {
 						checkNoTokens(t, ctx)
 					}
+					guard.check(t, name, l, renderedText(t, ctx)) // the words, as TestEveryPage reads them
 					checkAxe(t, ctx, axe)
 					if shots && screenshotWanted(pg.name, l, width) {
 						b, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())

@@ -17,10 +17,9 @@
     li = Math.max(0, LANGS.indexOf(sel.value));
     document.documentElement.lang = LANGS[li];
     document.documentElement.dir = li === 2 ? "rtl" : "ltr";
-    for (const e of document.querySelectorAll("[data-t]")) {
-      const k = e.dataset.t;
-      e.textContent = ui[k] ? ui[k][li] : (cat[k] ? cat[k][li] : k);
-    }
+    const word = function (k) { return ui[k] ? ui[k][li] : (cat[k] ? cat[k][li] : k); };
+    for (const e of document.querySelectorAll("[data-t]")) e.textContent = word(e.dataset.t);
+    for (const e of document.querySelectorAll("[data-t-label]")) e.setAttribute("aria-label", word(e.dataset.tLabel));
     document.title = T("BrAuditorTitle");
     if (last) show(last);
   }
@@ -34,13 +33,21 @@
       const tr = document.createElement("tr");
       tr.dataset.index = String(i);
       // Rolls are counted from 1, as on the game page and in the verdict.
-      const cells = x.rollId ? [String(i + 1), x.rollId, x.dice[0] + "-" + x.dice[1]] : [String(x.n + 1), x.kind, x.dice[0] + "-" + x.dice[1]];
-      for (const c of cells) {
+      // The kind in the page's words; a roll id is an identifier.
+      const kind = ui["Kind-" + x.kind] ? ui["Kind-" + x.kind][li] : x.kind;
+      const cells = x.rollId ? [String(i + 1), x.rollId, x.dice[0] + "-" + x.dice[1]] : [String(x.n + 1), kind, x.dice[0] + "-" + x.dice[1]];
+      cells.forEach(function (c, k) {
         const td = document.createElement("td");
-        td.textContent = c;
-        td.dir = "ltr";
+        if (k === 1 && x.rollId) {
+          const code = document.createElement("code");
+          code.textContent = c;
+          td.appendChild(code);
+        } else {
+          td.textContent = c;
+        }
+        if (k !== 1 || x.rollId) td.dir = "ltr";
         tr.appendChild(td);
-      }
+      });
       body.appendChild(tr);
     });
     table.hidden = rolls.length === 0;
@@ -72,7 +79,10 @@
     show(last);
   }
 
-  const pref = (navigator.language || "en").slice(0, 2);
+  // The language: ?lang= (the game page links here in its own), else the
+  // browser's, else English.
+  const asked = new URLSearchParams(location.search).get("lang");
+  const pref = asked && LANGS.indexOf(asked) >= 0 ? asked : (navigator.language || "en").slice(0, 2);
   sel.value = LANGS.indexOf(pref) >= 0 ? pref : "en";
   sel.addEventListener("change", applyLang);
   applyLang();

@@ -72,7 +72,27 @@ var ZarlogUI = (function () {
       p.dataset.recomputed = got;
       container.appendChild(p);
     }
-    const s = el("p", "summary " + (r.exit === 0 ? "ok" : "bad"), T(r.summary));
+    const s = el("p", "summary " + (r.exit === 0 ? "ok" : "bad"));
+    if (r.summary && r.summary.id === "SuFail") {
+      // The failed checks by their titles, each with its name as an
+      // identifier, as the statement above lists them.
+      const parts = T({ id: "SuFail", args: ["\u0001"] }).split("\u0001");
+      s.appendChild(document.createTextNode(parts[0]));
+      r.failed.forEach(function (n, i) {
+        if (i > 0) s.appendChild(document.createTextNode(", "));
+        const title = T({ id: TITLES[n], args: [] });
+        s.appendChild(document.createTextNode(title));
+        if (title !== n) {
+          s.appendChild(document.createTextNode(" "));
+          const code = el("code", "check-id", n);
+          code.dir = "ltr";
+          s.appendChild(code);
+        }
+      });
+      s.appendChild(document.createTextNode(parts[1] || ""));
+    } else {
+      s.textContent = T(r.summary);
+    }
     s.id = "summary";
     s.dataset.exit = String(r.exit);
     container.appendChild(s);
