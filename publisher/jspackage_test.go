@@ -152,14 +152,15 @@ func vectors(t testing.TB) []vector {
 // through the JavaScript package in Node and through package verifier with
 // the same inputs (the file, --expected-commitment, --log-key,
 // --emitter-key, --witness-policy), and compares the whole --json report in
-// English: exit code, result, every check's status, detail, roll and move,
+// English, Turkish and Arabic: exit code, result, every check's status, detail, roll and move,
 // what it proves and does not, the event of a tlog-proof, and the summary.
 // The moves are replayed through the JavaScript port of the rules engine.
 func TestNodeVerifier(t *testing.T) {
 	node := nodeAvailable(t)
 	compared, tlog, moves := 0, 0, 0
-	for _, dir := range vectorManifests {
-		out, err := exec.Command(node, filepath.Join(jsPackage, "tools", "vectors.mjs"), filepath.Join(dir, "manifest.json"), dir).Output()
+	for _, dl := range langDirs() {
+		dir, l := dl.dir, dl.lang
+		out, err := exec.Command(node, filepath.Join(jsPackage, "tools", "vectors.mjs"), filepath.Join(dir, "manifest.json"), dir, string(l)).Output()
 		if err != nil {
 			t.Fatalf("node: %v", err)
 		}
@@ -190,7 +191,7 @@ func TestNodeVerifier(t *testing.T) {
 			}
 			opt := vectorOptions(t, v.ExpectedCommitment, v.LogKey, v.policyPath(), v.EmitterKeys)
 			var goRep verifier.JSONReport
-			if err := json.Unmarshal(verifier.Verify(data, opt).JSON(verifier.English), &goRep); err != nil {
+			if err := json.Unmarshal(verifier.Verify(data, opt).JSON(l), &goRep); err != nil {
 				t.Fatal(err)
 			}
 			for _, c := range goRep.Checks {
@@ -201,18 +202,38 @@ func TestNodeVerifier(t *testing.T) {
 			g, _ := json.MarshalIndent(goRep, "", "  ")
 			n, _ := json.MarshalIndent(js.Report, "", "  ")
 			if !bytes.Equal(g, n) {
-				t.Errorf("%s: the JavaScript package and zarlog-verify disagree:\nGo:   %s\nNode: %s", v.Name, g, n)
+				t.Errorf("%s (%s): the JavaScript package and zarlog-verify disagree:\nGo:   %s\nNode: %s", v.Name, l, g, n)
 			}
 			compared++
 		}
 	}
-	if moves < 14 {
+	if moves < 3*14 {
 		t.Errorf("only %d vectors had their moves replayed", moves)
 	}
 	if tlog == 0 {
 		t.Error("no tlog-proof among the vectors")
 	}
 	t.Logf("%d vectors compared (%d tlog-proofs), %d of them with their moves replayed", compared, tlog, moves)
+}
+
+// langDirs are the vector manifests, each in every language.
+func langDirs() []struct {
+	dir  string
+	lang verifier.Lang
+} {
+	var out []struct {
+		dir  string
+		lang verifier.Lang
+	}
+	for _, dir := range vectorManifests {
+		for _, l := range verifier.Langs() {
+			out = append(out, struct {
+				dir  string
+				lang verifier.Lang
+			}{dir, l})
+		}
+	}
+	return out
 }
 
 // ed25519Cases are Ed25519 inputs on which implementations are known to

@@ -7153,9 +7153,10 @@ var ZarlogVerifier = (() => {
     if (cube) return M("MvWinsCube", r.winner + 1, M(MULT_MSG[r.multiplier]), r.multiplier);
     return M("MvWins", r.winner + 1, M(MULT_MSG[r.multiplier]), r.multiplier);
   }
+  var END_RESULT = { finished: "EndFinished", resigned: "EndResigned", abandoned: "EndAbandoned" };
   function endText(e) {
-    if (e.winner === null) return M("MvEndDraw", e.result);
-    return M("MvEnd", e.result, e.winner + 1, e.points);
+    if (e.winner === null) return M("MvEndDraw", M(END_RESULT[e.result]));
+    return M("MvEnd", M(END_RESULT[e.result]), e.winner + 1, e.points);
   }
   async function movesCheck(evs, game) {
     const res = { logged: false, passed: false, variant: "", cube: false, end: null };
@@ -7222,7 +7223,7 @@ var ZarlogVerifier = (() => {
     if (m.passed) {
       r.proves.push(M("StMoves", m.variant));
       if (m.cube && m.end && m.end.result === "finished") r.notProves.push(M("StMovesCube"));
-      if (m.end && m.end.result !== "finished") r.notProves.push(M("StMovesEnd", m.end.result));
+      if (m.end && m.end.result !== "finished") r.notProves.push(M("StMovesEnd", M(END_RESULT[m.end.result])));
     } else if (bundle && !m.logged) {
       r.notProves.push(M("StMovesNotLogged"));
     }

@@ -36,10 +36,13 @@ function resultText(r, cube) {
   return M("MvWins", r.winner + 1, M(MULT_MSG[r.multiplier]), r.multiplier);
 }
 
+// END_RESULT says an end's result in words (package verifier's endResult).
+const END_RESULT = { finished: "EndFinished", resigned: "EndResigned", abandoned: "EndAbandoned" };
+
 // endText describes what an end event says.
 function endText(e) {
-  if (e.winner === null) return M("MvEndDraw", e.result);
-  return M("MvEnd", e.result, e.winner + 1, e.points);
+  if (e.winner === null) return M("MvEndDraw", M(END_RESULT[e.result]));
+  return M("MvEnd", M(END_RESULT[e.result]), e.winner + 1, e.points);
 }
 
 /**
@@ -119,7 +122,7 @@ export function movesStatements(r, m, bundle) {
   if (m.passed) {
     r.proves.push(M("StMoves", m.variant));
     if (m.cube && m.end && m.end.result === "finished") r.notProves.push(M("StMovesCube"));
-    if (m.end && m.end.result !== "finished") r.notProves.push(M("StMovesEnd", m.end.result));
+    if (m.end && m.end.result !== "finished") r.notProves.push(M("StMovesEnd", M(END_RESULT[m.end.result])));
   } else if (bundle && !m.logged) {
     r.notProves.push(M("StMovesNotLogged"));
   }
