@@ -405,22 +405,24 @@ func TestBrowser(t *testing.T) {
 		badCosig := serve(policy, 200)
 		games = saved
 		words := func(id string, args ...any) string { return pageWords[id].Format(verifier.English, args...) }
+		said := func(id string, args ...any) string { return cat[id].Format(verifier.English, args...) }
 		for _, c := range []struct {
 			name, url, game string
 			exit            int
-			state, line     string
+			state, line     string // line: the page's own witness line
+			verdict         string // a sentence of the verdict
 			witnesses       string
 		}{
-			{"witnessed", withPolicy, id, 0, "witnessed", words("VdWitnessed", "2", "2"), "pass"},
-			{"not yet witnessed", withPolicy, other, 0, "pending", words("VdNotWitnessed"), "skipped"},
-			{"no witnesses", serve("", 404), id, 0, "none", words("VdNoWitnesses"), "skipped"},
-			{"policy unavailable", serve("", 500), id, 0, "unavailable", words("VdPolicyUnavailable", "HTTP 500"), "skipped"},
-			{"another set of witnesses", serve(policyOf(t, 2, "other"), 200), id, 0, "pending", words("VdNotWitnessed"), "skipped"},
-			{"a bad countersignature", badCosig, id, 1, "", "", "fail"},
+			{"witnessed", withPolicy, id, 0, "witnessed", "", said("VdWitnessed", 2, 2), "pass"},
+			{"not yet witnessed", withPolicy, other, 0, "pending", "", said("VdNotWitnessed"), "skipped"},
+			{"no witnesses", serve("", 404), id, 0, "none", words("VdNoWitnesses"), "", "skipped"},
+			{"policy unavailable", serve("", 500), id, 0, "unavailable", words("VdPolicyUnavailable", "HTTP 500"), "", "skipped"},
+			{"another set of witnesses", serve(policyOf(t, 2, "other"), 200), id, 0, "pending", "", said("VdNotWitnessed"), "skipped"},
+			{"a bad countersignature", badCosig, id, 1, "", "", "", "fail"},
 		} {
 			ctx := tab(t, browser)
 			rep, _ := verifyOnPage(t, ctx, c.url+"/games/"+c.game)
-			var exit, state, line string
+			var exit, state, line, verdict string
 			err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tt *chromedp.Target) error {
 				var err error
 				exit, err = chromedp.Evaluate[string](`document.getElementById("verdict").dataset.exit`)(ctx, tt)
@@ -430,6 +432,9 @@ func TestBrowser(t *testing.T) {
 				if err == nil {
 					line, err = chromedp.Evaluate[string](`(e => e.hidden ? "" : e.textContent)(document.getElementById("verdict-witness"))`)(ctx, tt)
 				}
+				if err == nil {
+					verdict, err = chromedp.Evaluate[string](`document.getElementById("verdict-detail").textContent`)(ctx, tt)
+				}
 				return err
 			}))
 			if err != nil {
@@ -438,6 +443,9 @@ func TestBrowser(t *testing.T) {
 			if exit != fmt.Sprint(c.exit) || state != c.state || line != c.line || rep.status("log-witnesses") != c.witnesses {
 				t.Errorf("%s: verdict exit %s, witness state %q, line %q, log-witnesses %s; want %d, %q, %q, %s",
 					c.name, exit, state, line, rep.status("log-witnesses"), c.exit, c.state, c.line, c.witnesses)
+			}
+			if !strings.Contains(verdict, c.verdict) || strings.Contains(verdict, said("VdNC-log-witnesses")) && c.state != "none" && c.state != "unavailable" {
+				t.Errorf("%s: the verdict %q does not say %q, or says the witnesses were not checked", c.name, verdict, c.verdict)
 			}
 		}
 	})

@@ -50,9 +50,9 @@ type BundleSource interface {
 // use.
 type WitnessedSource interface {
 	// Latest returns the latest witnessed checkpoint note, verbatim (nil
-	// if none yet), its tree size, and a channel that is closed when a
-	// newer one is kept.
-	Latest() (note []byte, size uint64, next <-chan struct{})
+	// if none yet), its checkpoint, and a channel that is closed when a
+	// newer one is kept. *witness.Witnessed is one.
+	Latest() (note []byte, cp merkle.Checkpoint, next <-chan struct{})
 }
 
 // An Announcement is a proof bundle the Bundler has just stored.
@@ -188,7 +188,9 @@ func (b *Bundler) Run(ctx context.Context) error {
 		var wsize uint64
 		var wnext <-chan struct{}
 		if b.cfg.Witnessed != nil {
-			wnote, wsize, wnext = b.cfg.Witnessed.Latest()
+			var wcp merkle.Checkpoint
+			wnote, wcp, wnext = b.cfg.Witnessed.Latest()
+			wsize = wcp.Size
 			if wsize > size {
 				// The source's tiles do not reach the witnessed tree yet (a
 				// mirror catching up): wait for them.

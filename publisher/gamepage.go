@@ -11,6 +11,7 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
+	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/verifier"
 )
 
@@ -199,10 +200,19 @@ func (p *Pages) finishedView(v *gameView, bundle []byte, l verifier.Lang) error 
 }
 
 // statementOptions are the inputs of the statement on a game page: the
-// log's key and the platforms' keys, the ones the page hands to the browser.
-// A key that does not parse is left out, as the browser would refuse it.
+// log's key and the platforms' keys, the ones the page hands to the browser,
+// and the log's witness policy, which the browser fetches (a quorum not met
+// yet is not a failure: WitnessesPending). A key or a policy that does not
+// parse is left out, as the browser would refuse it.
 func (p *Pages) statementOptions() verifier.Options {
 	opt := verifier.Options{}
+	if p.cfg.Witness != nil {
+		if text := p.cfg.Witness.Policy(); text != nil {
+			if pol, err := merkle.ParsePolicy(text); err == nil {
+				opt.WitnessPolicy, opt.WitnessesPending = pol, true
+			}
+		}
+	}
 	if p.cfg.LogKey != "" {
 		if k, err := verifier.ParseLogKey(p.cfg.LogKey); err == nil {
 			opt.LogKey = k

@@ -84,6 +84,11 @@ type Config struct {
 	// every game's binding events too; nil: the verdict says the
 	// platform's signatures were not checked on the page.
 	EmitterKeys []string
+	// Witness, if not nil, is the log's witnessing: a game page's statement
+	// is made with its policy (Policy), as the browser's check is, which
+	// fetches it from /witness-policy. Nil: the statement is made without
+	// one.
+	Witness WitnessReader
 	// LogKey is the log's C2SP signed-note verifier key (vkey). The pages
 	// show it, the browser verifier checks the checkpoint's signature with
 	// it (the field is editable), and the offline auditor is built with it.

@@ -5,9 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"html"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,10 +34,10 @@ type memWitnessed struct {
 
 func newMemWitnessed() *memWitnessed { return &memWitnessed{next: make(chan struct{})} }
 
-func (w *memWitnessed) Latest() ([]byte, uint64, <-chan struct{}) {
+func (w *memWitnessed) Latest() ([]byte, merkle.Checkpoint, <-chan struct{}) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.note, w.size, w.next
+	return w.note, merkle.Checkpoint{Size: w.size}, w.next
 }
 
 // witness cosigns src's latest checkpoint with n test witnesses (set "w")
@@ -293,5 +298,59 @@ func TestExportWitnessed(t *testing.T) {
 	}
 	if res, err := exp2.Sync(ctx); err != nil || res.Games != 0 {
 		t.Errorf("a restarted exporter wrote %d games (%v)", res.Games, err)
+	}
+}
+
+// TestStatementWitnessed: a game page's statement is made with the log's
+// witness policy: a witnessed bundle's says how many witnesses cosigned, a
+// bundle not yet witnessed says so, and neither says that no policy was
+// given (which only a page of a log without witnesses says).
+func TestStatementWitnessed(t *testing.T) {
+	f := testFixture(t)
+	id, other := f.ids["tavlarena-v1"], f.ids["anchored-v1"]
+	policy, witnessed := witnessBundle(t, f.games[id].Bundle, 2)
+	games := memGames{id: {Status: GameFinished, Bundle: witnessed}, other: f.games[other]}
+	cat := verifier.MessageCatalog()
+	for _, c := range []struct {
+		name, game string
+		w          WitnessReader
+		says, not  []string
+	}{
+		{"witnessed", id, staticWitness{policy: []byte(policy)}, []string{cat["StBundleWitnessed"].Format(verifier.English, 2)},
+			[]string{cat["StBundleNoWitness"].In(verifier.English), cat["StBundleNotWitnessed"].In(verifier.English)}},
+		{"not yet witnessed", other, staticWitness{policy: []byte(policy)}, []string{cat["StBundleNotWitnessed"].In(verifier.English)},
+			[]string{cat["StBundleNoWitness"].In(verifier.English), cat["SuFailNote"].In(verifier.English)}},
+		{"a log without witnesses", other, nil, []string{cat["StBundleNoWitness"].In(verifier.English)}, nil},
+	} {
+		p, err := NewPages(Config{Games: games, LogKey: f.vkey, Witness: c.w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mux := http.NewServeMux()
+		p.Register(mux)
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest("GET", "/games/"+c.game, nil))
+		// The statement: from the proves list to the end of its section
+		// (the page also carries the whole catalog, for the browser).
+		page := rec.Body.String()
+		i := strings.Index(page, "<h3>"+pageWords["StatementHeading"].In(verifier.English)+"</h3>")
+		if i < 0 {
+			t.Fatalf("%s: the page has no statement", c.name)
+		}
+		page = page[i:]
+		if i := strings.Index(page, `<p class="hint">`); i >= 0 {
+			page = page[:i]
+		}
+		page = html.UnescapeString(regexp.MustCompile(`<[^>]*>`).ReplaceAllString(page, ""))
+		for _, s := range c.says {
+			if !strings.Contains(page, s) {
+				t.Errorf("%s: the page does not say %q", c.name, s)
+			}
+		}
+		for _, s := range c.not {
+			if strings.Contains(page, s) {
+				t.Errorf("%s: the page says %q", c.name, s)
+			}
+		}
 	}
 }

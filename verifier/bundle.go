@@ -115,7 +115,7 @@ type bundleResult struct {
 	noKey    bool         // log-signature was skipped: no key to check it with
 	signer   string       // the name of the log key that signed
 	cosigs   int          // witness cosignatures that count toward the policy (log-witnesses passed)
-	witness  Status       // the log-witnesses status (skipped: no policy)
+	policy   bool         // a witness policy was given
 	emitter  Status       // the log-emitter-signatures status
 	moves    Check        // the moves check
 	movesRes movesResult
@@ -151,7 +151,7 @@ func checkBundle(ev *Evidence, opt Options) bundleResult {
 	if wit.Status == Pass {
 		res.cosigs = cosigs
 	}
-	res.witness = wit.Status
+	res.policy = opt.WitnessPolicy != nil
 	emi := emitterCheck(evs, func(i int) string { return fmt.Sprintf("log.entries[%d]", i) }, opt)
 	res.emitter = emi.Status
 	res.checks = []Check{inclusionCheck(l), sig, order, agree, wit, emi}
@@ -236,10 +236,14 @@ func witnessCheck(note []byte, opt Options) (Check, int) {
 		return fail(CheckLogWitnesses, msg(mLwBadCosig)), 0
 	}
 	if _, err := p.CheckWitnesses(note); err != nil {
-		if len(cosigs) == 0 {
-			return fail(CheckLogWitnesses, msg(mLwNotYet, len(p.Witnesses()))), 0
+		notMet := fail
+		if opt.WitnessesPending {
+			notMet = skipped
 		}
-		return fail(CheckLogWitnesses, msg(mLwQuorum, len(cosigs), len(p.Witnesses()))), len(cosigs)
+		if len(cosigs) == 0 {
+			return notMet(CheckLogWitnesses, msg(mLwNotYet, len(p.Witnesses()))), 0
+		}
+		return notMet(CheckLogWitnesses, msg(mLwQuorum, len(cosigs), len(p.Witnesses()))), len(cosigs)
 	}
 	return pass(CheckLogWitnesses, msg(mLwPass, len(cosigs), len(p.Witnesses()))), len(cosigs)
 }

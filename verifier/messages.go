@@ -358,6 +358,8 @@ const (
 	mVdLimitPer
 	mVdLimitComputer
 	mVdNotChecked
+	mVdWitnessed
+	mVdNotWitnessed
 	mVdNCAnchor
 	mVdNCLogWitnesses
 	mVdNCLogEmitter
@@ -1033,6 +1035,12 @@ var catalog = [numMsgs]Text{
 	mVdLimitComputer: {"VdLimitComputer", "This proof does not show that the dice were hidden from whoever held the player's device: the seed was on it.",
 		"Bu kanıt, zarların oyuncunun cihazını elinde tutandan gizli kaldığını göstermez: tohum o cihazdaydı.",
 		"ولا يبيّن هذا الإثبات أن النرد كان مخفيًا عمّن يحمل جهاز اللاعب: كانت البذرة عليه."},
+	mVdWitnessed: {"VdWitnessed", "Witnessed by %[1]d of the %[2]d witnesses of the log's policy: they countersigned a checkpoint of the log that holds this game, each after checking that it extends, unchanged, the record it had seen before. To show you another history of this game, the log would need them to lie too.",
+		"Kayıt defterinin politikasındaki %[2]d tanıktan %[1]d tanesi tarafından tanıklandı: bu oyunu içeren bir kontrol noktasını, her biri daha önce gördüğü kaydı değiştirmeden sürdürdüğünü kontrol ettikten sonra karşı imzaladı. Kayıt defteri sana bu oyunun başka bir geçmişini gösterebilmek için onların da yalan söylemesine muhtaç olurdu.",
+		"شهد عليها %[1]d من أصل %[2]d من الشهود في سياسة السجل: وقّعوا توقيعًا مصادِقًا على نقطة تحقق من السجل تضم هذه اللعبة، كلٌّ منهم بعد أن تحقق من أنها تُكمل، دون تغيير، السجل الذي رآه من قبل. ولكي يريك السجل تاريخًا آخر لهذه اللعبة، لاحتاج إلى أن يكذبوا هم أيضًا."},
+	mVdNotWitnessed: {"VdNotWitnessed", "Not yet witnessed: the witnesses of the log's policy have not yet countersigned a checkpoint that holds this game. A log has its newest checkpoint countersigned at intervals (a minute by default), so a game is witnessed within a minute or two of its end: check again then. If it stays so, the log's witnesses are down or refuse the log.",
+		"Henüz tanıklanmadı: kayıt defterinin politikasındaki tanıklar bu oyunu içeren bir kontrol noktasını henüz karşı imzalamadı. Kayıt defteri en yeni kontrol noktasını aralıklarla (varsayılan olarak dakikada bir) karşı imzalatır, yani bir oyun bitişinden bir iki dakika içinde tanıklanır: o zaman yeniden kontrol et. Böyle kalırsa, kayıt defterinin tanıkları çalışmıyor ya da kayıt defterini reddediyor demektir.",
+		"لم يُشهد عليها بعد: لم يوقّع شهود سياسة السجل بعدُ توقيعًا مصادِقًا على نقطة تحقق تضم هذه اللعبة. يجعل السجل أحدث نقطة تحقق لديه تُوقَّع على فترات (دقيقة واحدة افتراضيًا)، فيُشهد على اللعبة في غضون دقيقة أو دقيقتين من نهايتها: أعد الفحص حينها. وإن بقي الأمر كذلك، فشهود السجل متوقفون أو يرفضون السجل."},
 	mVdNotChecked: {"VdNotChecked", "Not checked: %[1]s.",
 		"Kontrol edilmedi: %[1]s.",
 		"لم يُفحص: %[1]s."},

@@ -26,6 +26,14 @@ type Options struct {
 	// must satisfy (the log-witnesses check); nil when none was given. Its
 	// logs, if it lists any, check the log signature when LogKey is nil.
 	WitnessPolicy *merkle.Policy
+	// WitnessesPending makes a witness quorum not (yet) met, with no
+	// invalid cosignature, not a failure: the log-witnesses check is then
+	// skipped with what it found, and the statement says the checkpoint is
+	// not witnessed. It is how a log's own pages check a game with the log's
+	// policy: the game's first bundle is not witnessed yet, its witnessed
+	// bundle comes a minute or two after the game's end (docs/FORMATS.md
+	// §3). zarlog-verify --witness-policy never sets it.
+	WitnessesPending bool
 	// EmitterKeys are the keys of the game operators (emitters) whose
 	// signatures the binding events must carry (the log-emitter-signatures
 	// check); nil when none were given.

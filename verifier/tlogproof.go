@@ -72,7 +72,7 @@ func VerifyTlogProof(data []byte, opt Options) *Report {
 	switch {
 	case wit.Status == Pass && cosigs > 0:
 		r.proves = append(r.proves, msg(mStBundleWitnessed, cosigs))
-	case wit.Status == Fail:
+	case opt.WitnessPolicy != nil:
 		r.notProves = append(r.notProves, msg(mStBundleNotWitnessed))
 	default:
 		r.notProves = append(r.notProves, msg(mStBundleNoWitness))

@@ -174,10 +174,20 @@ func (r *Report) Verdict() Verdict {
 	case r.Scheme == dice.PerRoll:
 		v.Details = append(v.Details, msg(mVdLimitPer))
 	}
+	// The witnesses, when a policy was given: witnessed, or not yet (with
+	// Options.WitnessesPending; without it a quorum not met fails).
+	if c, ok := r.Check(CheckLogWitnesses); ok && r.facts.bundle {
+		switch {
+		case c.Status == Pass && c.Detail.id == mLwPass:
+			v.Details = append(v.Details, msg(mVdWitnessed, c.Detail.args...))
+		case pendingWitnesses(c):
+			v.Details = append(v.Details, msg(mVdNotWitnessed))
+		}
+	}
 	// What was not checked.
 	var nc []Message
 	for _, c := range r.Checks {
-		if id, ok := vdNotChecked[c.Name]; ok && c.Status == Skipped && (r.facts.bundle || c.Name == CheckAnchor) {
+		if id, ok := vdNotChecked[c.Name]; ok && c.Status == Skipped && (r.facts.bundle || c.Name == CheckAnchor) && !pendingWitnesses(c) {
 			nc = append(nc, msg(id))
 		}
 	}
@@ -185,6 +195,13 @@ func (r *Report) Verdict() Verdict {
 		v.Details = append(v.Details, msg(mVdNotChecked, nc))
 	}
 	return v
+}
+
+// pendingWitnesses reports whether c is a log-witnesses check skipped
+// because the policy's quorum has not cosigned yet
+// (Options.WitnessesPending): checked, and found not witnessed yet.
+func pendingWitnesses(c Check) bool {
+	return c.Name == CheckLogWitnesses && c.Status == Skipped && (c.Detail.id == mLwNotYet || c.Detail.id == mLwQuorum)
 }
 
 // failureWords says the first failure of the game in a player's words: a

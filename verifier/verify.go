@@ -147,7 +147,7 @@ func bundleStatements(r *Report, l *Log, b bundleResult) {
 	switch {
 	case b.cosigs > 0:
 		r.proves = append(r.proves, msg(mStBundleWitnessed, b.cosigs))
-	case b.witness == Fail:
+	case b.policy:
 		r.notProves = append(r.notProves, msg(mStBundleNotWitnessed))
 	case b.signed:
 		r.notProves = append(r.notProves, msg(mStBundleNoWitness))

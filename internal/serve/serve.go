@@ -538,7 +538,7 @@ func Run(ctx context.Context, cfg Config) error {
 // and ready /readyz.
 func Handler(l *ledger.Ledger, store *publisher.Store, wit publisher.WitnessReader, vkey string, emitterKeys []string, log *slog.Logger, reg *prometheus.Registry, health, ready func(context.Context) error) (http.Handler, error) {
 	src := NewSource(l, store)
-	pcfg := publisher.Config{Games: src, Stats: src, LogKey: vkey, EmitterKeys: emitterKeys, Origin: l.Origin(), Logger: log.With("component", "pages")}
+	pcfg := publisher.Config{Games: src, Stats: src, Witness: wit, LogKey: vkey, EmitterKeys: emitterKeys, Origin: l.Origin(), Logger: log.With("component", "pages")}
 	if store != nil {
 		pcfg.Index = store
 	}

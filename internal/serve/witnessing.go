@@ -145,16 +145,5 @@ func (w *witnessing) source() publisher.WitnessedSource {
 	if w == nil {
 		return nil
 	}
-	return WitnessedSource{w.store}
-}
-
-// A WitnessedSource is a witness.Witnessed as the Bundler reads it
-// (publisher.WitnessedSource).
-type WitnessedSource struct{ W *witness.Witnessed }
-
-// Latest returns the latest witnessed checkpoint, its size, and a channel
-// closed when a newer one is kept.
-func (s WitnessedSource) Latest() ([]byte, uint64, <-chan struct{}) {
-	n, cp, next := s.W.Latest()
-	return n, cp.Size, next
+	return w.store
 }

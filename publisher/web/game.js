@@ -20,33 +20,22 @@
   const wit = document.getElementById("verdict-witness");
   const T = function (id, args) { return ZarlogVerifier.render({ id: id, args: args || [] }, cat, 0); };
 
-  // The witnesses' check, as a player reads it: {state, text}. state is
-  // "witnessed" (the quorum of the log's policy countersigned the file's
-  // checkpoint), "pending" (no quorum yet: a game is witnessed a minute or
-  // two after its end), "none" (the log names no witnesses),
-  // "unavailable" (its policy could not be had), or "" when the check
-  // failed otherwise (an invalid countersignature: the verdict says it).
+  // The witnesses' check: {state, text}. state is "witnessed" (the quorum
+  // of the log's policy countersigned the file's checkpoint), "pending" (no
+  // quorum yet: a game is witnessed a minute or two after its end), both
+  // said by the verdict itself; "none" (the log names no witnesses) and
+  // "unavailable" (its policy could not be had), which the page says in
+  // its own line (text); or "" when the check failed otherwise (an invalid
+  // countersignature: the verdict says it).
   function witnessing(r, pol) {
     if (pol.text === null) {
       return pol.why === "" ? { state: "none", text: T("VdNoWitnesses") } : { state: "unavailable", text: T("VdPolicyUnavailable", [pol.why]) };
     }
     const c = r.checks.find(function (x) { return x.name === "log-witnesses"; });
     if (!c) return { state: "", text: "" };
-    if (c.status === "pass") return { state: "witnessed", text: T("VdWitnessed", [String(c.detail.args[0]), String(c.detail.args[1])]) };
-    if (c.status === "fail" && (c.detail.id === "LwNotYet" || c.detail.id === "LwQuorum")) return { state: "pending", text: T("VdNotWitnessed") };
+    if (c.status === "pass") return { state: "witnessed", text: "" };
+    if (c.detail.id === "LwNotYet" || c.detail.id === "LwQuorum") return { state: "pending", text: "" };
     return { state: "", text: "" };
-  }
-
-  // asPending is the report as the page shows it when the only failure is
-  // that no quorum of the log's witnesses has countersigned the checkpoint
-  // yet: the page requires no witness, it says what they did, so their
-  // check is still to come ("skipped", with its detail) and the rest is the
-  // verdict.
-  function asPending(r) {
-    const checks = r.checks.map(function (c) { return c.name === "log-witnesses" ? Object.assign({}, c, { status: "skipped" }) : c; });
-    const noSig = r.notChecked.indexOf("log-signature") >= 0;
-    return Object.assign({}, r, { exit: 0, checks: checks, failed: [], notChecked: r.notChecked.concat(["log-witnesses"]),
-      summary: { id: noSig ? "SuPassNoKey" : "SuPass", args: [] } });
   }
 
   // say shows the verdict (ZarlogUI.verdictBox) and the witnesses' line
@@ -95,7 +84,9 @@
         logKey: document.getElementById("log-key").value,
         emitterKeys: JSON.parse(sec.dataset.emitterKeys || "[]"),
       };
-      let r = await ZarlogVerifier.verify(bytes, Object.assign({ witnessPolicy: pol.text || undefined }, opt));
+      // The page requires no witness: it says what they did, so a quorum
+      // not met yet is not a failure (witnessesPending).
+      let r = await ZarlogVerifier.verify(bytes, Object.assign({ witnessPolicy: pol.text || undefined, witnessesPending: true }, opt));
       const bad = r.exit === 2 && r.checks[0] && r.checks[0].detail.id === "BrBadPolicy";
       if (bad) {
         // A policy that does not parse: the rest is checked without it.
@@ -104,7 +95,6 @@
         r = await ZarlogVerifier.verify(bytes, opt);
       }
       const w = witnessing(r, pol);
-      if (w.state === "pending" && r.failed.length === 1) r = asPending(r);
       window.zarlogReport = ZarlogUI.show(out, r, cat, 0);
       ZarlogUI.markRoll(document.getElementById("rolls"), r);
       say(r, w);

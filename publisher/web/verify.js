@@ -7466,8 +7466,9 @@ var ZarlogVerifier = (() => {
     const v = await verifyCosignatures(l.tree.note, p.witnesses);
     if (!v) return fail("log-witnesses", M("LwBadCosig"));
     if (!quorumMet(p, v.signed)) {
-      if (v.count === 0) return fail("log-witnesses", M("LwNotYet", p.witnesses.length));
-      return fail("log-witnesses", M("LwQuorum", v.count, p.witnesses.length));
+      const notMet = opt.witnessesPending ? skipped : fail;
+      if (v.count === 0) return notMet("log-witnesses", M("LwNotYet", p.witnesses.length));
+      return notMet("log-witnesses", M("LwQuorum", v.count, p.witnesses.length));
     }
     return pass("log-witnesses", M("LwPass", v.count, p.witnesses.length), { cosigs: v.count });
   }
@@ -7820,6 +7821,7 @@ var ZarlogVerifier = (() => {
     if (opt.witnessPolicy) {
       try {
         o.witnessPolicy = typeof opt.witnessPolicy === "string" ? await parsePolicy(opt.witnessPolicy) : opt.witnessPolicy;
+        o.witnessesPending = !!opt.witnessesPending;
       } catch (e) {
         return finish({ scheme: "", checks: [fail("format", M("BrBadPolicy", String(e.message)))], badOptions: true });
       }
@@ -7893,11 +7895,8 @@ var ZarlogVerifier = (() => {
     } else {
       r.notProves.push(M("StBundleNoKey"));
     }
-    const wit = b.checks.find(function(c) {
-      return c.name === "log-witnesses";
-    });
     if (b.cosigs > 0) r.proves.push(M("StBundleWitnessed", b.cosigs));
-    else if (wit.status === "fail") r.notProves.push(M("StBundleNotWitnessed"));
+    else if (opt.witnessPolicy) r.notProves.push(M("StBundleNotWitnessed"));
     else if (sig.status === "pass") r.notProves.push(M("StBundleNoWitness"));
     const emi = b.checks.find(function(c) {
       return c.name === "log-emitter-signatures";
@@ -8178,13 +8177,21 @@ var ZarlogVerifier = (() => {
     else if (r.scheme === "tavlarena-v1") v.details.push(M("VdLimitTav"));
     else if (r.scheme === "anchored-v1") v.details.push(M("VdLimitAnc"));
     else v.details.push(M("VdLimitPer"));
+    const wit = r.checks.find(function(c) {
+      return c.name === "log-witnesses";
+    });
+    if (r.bundle && wit && wit.status === "pass" && wit.detail.id === "LwPass") v.details.push(M("VdWitnessed", wit.detail.args[0], wit.detail.args[1]));
+    else if (r.bundle && wit && pendingWitnesses(wit)) v.details.push(M("VdNotWitnessed"));
     const nc = r.checks.filter(function(c) {
-      return c.status === "skipped" && VD_NOT_CHECKED.indexOf(c.name) >= 0 && (r.bundle || c.name === "anchor");
+      return c.status === "skipped" && VD_NOT_CHECKED.indexOf(c.name) >= 0 && (r.bundle || c.name === "anchor") && !pendingWitnesses(c);
     }).map(function(c) {
       return M("VdNC-" + c.name);
     });
     if (nc.length > 0) v.details.push(M("VdNotChecked", nc));
     return v;
+  }
+  function pendingWitnesses(c) {
+    return c.name === "log-witnesses" && c.status === "skipped" && (c.detail.id === "LwNotYet" || c.detail.id === "LwQuorum");
   }
   function failureWords(r) {
     const out = [];

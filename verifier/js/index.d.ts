@@ -52,6 +52,13 @@ export interface VerifyOptions {
   emitterKeys?: string[];
   /** A C2SP tlog-policy file's text: the witnesses whose quorum must have cosigned the checkpoint (and the logs accepted). */
   witnessPolicy?: string;
+  /**
+   * With witnessPolicy: a quorum not (yet) met, without an invalid cosignature, is not a failure;
+   * log-witnesses is then skipped with what was found (LwNotYet, LwQuorum). A log's own pages
+   * use it: a game's first bundle is not witnessed yet, its witnessed bundle comes a minute or two
+   * after the game's end. The command line never sets it.
+   */
+  witnessesPending?: boolean;
   /** The event's bytes, for a tlog-proof file without an extra line (zarlog-verify --leaf). */
   leaf?: Uint8Array;
 }

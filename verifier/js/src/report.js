@@ -103,11 +103,23 @@ export function verdict(r) {
   else if (r.scheme === "tavlarena-v1") v.details.push(M("VdLimitTav"));
   else if (r.scheme === "anchored-v1") v.details.push(M("VdLimitAnc"));
   else v.details.push(M("VdLimitPer"));
+  // The witnesses, when a policy was given: witnessed, or not yet (with
+  // witnessesPending; without it a quorum not met fails).
+  const wit = r.checks.find(function (c) { return c.name === "log-witnesses"; });
+  if (r.bundle && wit && wit.status === "pass" && wit.detail.id === "LwPass") v.details.push(M("VdWitnessed", wit.detail.args[0], wit.detail.args[1]));
+  else if (r.bundle && wit && pendingWitnesses(wit)) v.details.push(M("VdNotWitnessed"));
   const nc = r.checks.filter(function (c) {
-    return c.status === "skipped" && VD_NOT_CHECKED.indexOf(c.name) >= 0 && (r.bundle || c.name === "anchor");
+    return c.status === "skipped" && VD_NOT_CHECKED.indexOf(c.name) >= 0 && (r.bundle || c.name === "anchor") && !pendingWitnesses(c);
   }).map(function (c) { return M("VdNC-" + c.name); });
   if (nc.length > 0) v.details.push(M("VdNotChecked", nc));
   return v;
+}
+
+// pendingWitnesses: a log-witnesses check skipped because the policy's
+// quorum has not cosigned yet (witnessesPending): checked, and found not
+// witnessed yet.
+function pendingWitnesses(c) {
+  return c.name === "log-witnesses" && c.status === "skipped" && (c.detail.id === "LwNotYet" || c.detail.id === "LwQuorum");
 }
 
 // failureWords: the first failure of the game in a player's words (a wrong
