@@ -13,8 +13,9 @@ RACE_PKGS := ./ledger/... ./internal/serve ./internal/demo ./sdk/... ./publisher
 #   cmd/zarlog: its tests run the built binaries, which -race would not instrument
 #   events/drand: a sync.Once around the pinned chains, no goroutines
 #   internal/bench: the measurements, tested from one goroutine
-#   internal/testlog: test support, run under -race by the packages using them
-RACE_EXEMPT := ./cmd/zarlog ./events/drand ./internal/bench ./internal/testlog
+#   internal/testlog, internal/testonly: test support, run under -race by the
+#     packages using them
+RACE_EXEMPT := ./cmd/zarlog ./events/drand ./internal/bench ./internal/testlog ./internal/testonly
 
 .PHONY: demo test deps vet lint
 
