@@ -257,6 +257,7 @@ func (v *gameView) setRolls(o dice.Opening, rolls []dice.Roll, l verifier.Lang) 
 			// out of sequence: the verifier says so
 		case who[i] < 0:
 			row.Player = text(l, "OpeningPlayers", seatLabel(l, v.Names, 0), x.Dice[0], seatLabel(l, v.Names, 1), x.Dice[1])
+			row.DiceSVG = openingSVG(l, row.Player, int(x.Dice[0]), int(x.Dice[1]))
 		default:
 			row.Player = seatLabel(l, v.Names, who[i])
 		}

@@ -54,6 +54,7 @@ const (
 // gameItem is one game in a list.
 type gameItem struct {
 	ID, Href, Heading, When, Result, Seal string
+	SealWords                             string        // per-roll-v1: how many seal codes, in words
 	Players                               template.HTML // the seats, each a link to its player page where the game logs seat ids
 	Rolls                                 int
 }
@@ -63,11 +64,11 @@ func (p *Pages) item(l verifier.Lang, r GameRow) gameItem {
 		Heading: text(l, "GameHeading", variantName(l, r.Variant)), When: playedText(l, r.Started, r.Ended),
 		Players: playersHTML(l, r.GameSummary),
 		Result:  resultText(l, r.End, r.Names), Rolls: r.Rolls}
-	if len(r.Seals) > 0 {
+	switch {
+	case len(r.Seals) == 1:
 		it.Seal = r.Seals[0].String()
-		if len(r.Seals) > 1 {
-			it.Seal = text(l, "SealsOfRolls", len(r.Seals))
-		}
+	case len(r.Seals) > 1:
+		it.SealWords = text(l, "SealsOfRolls", len(r.Seals)) // words, in the page's direction
 	}
 	return it
 }

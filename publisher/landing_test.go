@@ -107,7 +107,7 @@ func TestPlayerPage(t *testing.T) {
 	f := testFixture(t)
 	srv := newTestPages(t, f, nil)
 	resp, body := get(t, srv.URL+"/players/"+testEmitter+"/"+f.players["Mehmet"].String())
-	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "<h1>Mehmet: the dice of every game</h1>") {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "<h1>\u2068Mehmet\u2069: the dice of every game</h1>") {
 		t.Fatalf("Mehmet's page: %d\n%.600s", resp.StatusCode, body)
 	}
 	var mehmet []string
@@ -200,7 +200,7 @@ func TestPlayerPagePerPlatform(t *testing.T) {
 		}
 		before[l] = body
 	}
-	if !strings.Contains(before[English], "<h1>Ayşe: the dice of every game</h1>") || !strings.Contains(before[English], "6 games logged by the platform \u2066tavla-east\u2069") {
+	if !strings.Contains(before[English], "<h1>\u2068Ayşe\u2069: the dice of every game</h1>") || !strings.Contains(before[English], "6 games logged by the platform \u2066tavla-east\u2069") {
 		t.Fatalf("Ayşe's page before the attack:\n%.1500s", before[English])
 	}
 
@@ -230,7 +230,7 @@ func TestPlayerPagePerPlatform(t *testing.T) {
 	// mallory's games are on mallory's page of the id, which says whose it is.
 	resp, body := get(t, srv.URL+"/players/mallory/"+ayse.String())
 	want := fmt.Sprintf("%d games logged by the platform \u2066mallory\u2069", min(n, MaxPlayerGames))
-	if resp.StatusCode != http.StatusOK || !strings.Contains(body, want) || !strings.Contains(body, "<h1>Ayşe cheats - ask support: the dice of every game</h1>") {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, want) || !strings.Contains(body, "<h1>\u2068Ayşe cheats - ask support\u2069: the dice of every game</h1>") {
 		t.Errorf("mallory's page of the id: %d, %q: %v", resp.StatusCode, want, strings.Contains(body, want))
 	}
 	// Without a platform, the id lists both.

@@ -379,19 +379,25 @@ var templateFuncs = template.FuncMap{
 
 // identRE matches what a sentence of the verifier names but does not say
 // in words: a flag (--log-key), a field path (log.entries[3], rolls[2]),
-// a scheme (tavlarena-v1) and a format (dice-proof-v1).
-var identRE = regexp.MustCompile(`--[a-z][a-z-]*|\blog\.entries\[\d+\]|\brolls\[\d+\]|\b[a-z]+(?:-[a-z]+)*-v1\b`)
+// a scheme (tavlarena-v1), a format (dice-proof-v1) and the verifier's
+// name (zarlog-verify, which as code never breaks at its hyphen).
+var identRE = regexp.MustCompile(`--[a-z][a-z-]*|\blog\.entries\[\d+\]|\brolls\[\d+\]|\b[a-z]+(?:-[a-z]+)*-v1\b|\bzarlog-verify\b`)
 
 // idents writes s as HTML with every identifier of identRE in a
 // left-to-right code element, so that in an Arabic sentence
 // "--expected-commitment" stays as it is typed instead of turning into
 // "expected-commitment--".
+//
+// Every dice pair, score and percentage is put in a left-to-right isolate
+// too, a pair kept on one line (keepNumbers): the verifier's sentences name
+// rolls ("the record says 3-4").
 func idents(s string) template.HTML {
+	s = keepNumbers(s, true)
 	var b strings.Builder
 	last := 0
 	for _, m := range identRE.FindAllStringIndex(s, -1) {
 		b.WriteString(template.HTMLEscapeString(s[last:m[0]]))
-		b.WriteString(`<code dir="ltr">` + template.HTMLEscapeString(s[m[0]:m[1]]) + `</code>`)
+		b.WriteString(`<code class="ident" dir="ltr">` + template.HTMLEscapeString(s[m[0]:m[1]]) + `</code>`)
 		last = m[1]
 	}
 	b.WriteString(template.HTMLEscapeString(s[last:]))

@@ -7,12 +7,16 @@ import (
 // text returns the page text key in language l, formatted with args. An
 // unknown key is a bug: it renders as ⟦key⟧, which TestEveryPage fails on
 // and a reader of the page would report.
+//
+// Every dice pair and score of the text is kept on one line, and in Arabic
+// put in a left-to-right isolate with every percentage (keepNumbers), so
+// that "6-2" is not drawn "2-6".
 func text(l verifier.Lang, key string, args ...any) string {
 	t, ok := pageWords[key]
 	if !ok {
 		return missingText(key)
 	}
-	return t.Format(l, args...)
+	return keepNumbers(t.Format(l, args...), l == Arabic)
 }
 
 // missingText is what text renders for a key that has no text.

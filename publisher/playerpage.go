@@ -175,7 +175,7 @@ func (p *Pages) playerPage(w http.ResponseWriter, r *http.Request) {
 	if v.Name == "" {
 		v.Name = text(l, "PlayerAnon")
 	}
-	v.base = p.base(r, l, "PlayerTitle", v.Name)
+	v.base = p.base(r, l, "PlayerTitle", isolate(v.Name))
 	v.fill(l)
 	p.render(w, http.StatusOK, "player.tmpl", v)
 }

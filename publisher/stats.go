@@ -324,7 +324,12 @@ func rollGridSVG(d int, l verifier.Lang) string {
 
 // facesSVG draws the face counts as bars, each with its count above it,
 // over a y axis with its scale, and the count fair dice give on average as
-// a dashed line.
+// a dashed line. In Arabic the plot is placed for a right-to-left reader:
+// the y axis and its numbers on the right, the faces from 1 on the right
+// to 6 on the left. The numbers of the axis sit outside the plot, each
+// whole (the axis moves in to make room for the widest), anchored as drawn
+// (the plots are laid out left to right: style.css), which
+// TestArabicRendering checks on screen.
 func facesSVG(c events.RollCounts, l verifier.Lang) string {
 	f := c.Faces()
 	n := c.Total()
@@ -334,27 +339,46 @@ func facesSVG(c events.RollCounts, l verifier.Lang) string {
 		top = math.Max(top, float64(x))
 	}
 	top = niceCeil(top)
+	const width = 330
+	rtl := l == Arabic
+	// at places x of a left-to-right plot: mirrored in right to left.
+	at := func(x float64) float64 {
+		if rtl {
+			return width - x
+		}
+		return x
+	}
+	outward := "end" // the anchor of a number that runs away from the plot
+	if rtl {
+		outward = "start"
+	}
 	var b strings.Builder
-	b.WriteString(`<svg xmlns="http://www.w3.org/2000/svg" class="bars" viewBox="0 0 330 200" width="330" height="200" role="img">`)
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="bars" viewBox="0 0 %d 200" width="%d" height="200" role="img">`, width, width)
 	fmt.Fprintf(&b, `<title>%s</title>`, template.HTMLEscapeString(text(l, "FacesPlotTitle")))
-	const x0, y0, h = 44, 170, 140 // the axes' origin and the plot's height
+	// The axis' origin: room for the widest number of the scale (11 px
+	// digits are under 7 px wide) and a gap.
+	x0 := math.Max(44, float64(10+7*len(number(l, top, 0))))
+	const y0, h, x1 = 170.0, 140.0, 324.0 // the axis' origin height, the plot's height, its far end
 	for _, t := range []float64{0, top / 2, top} {
 		y := y0 - h*t/top
-		fmt.Fprintf(&b, `<line class="grid" x1="%d" x2="324" y1="%.1f" y2="%.1f"/><text x="%d" y="%.1f" text-anchor="end">%s</text>`, x0, y, y, x0-4, y+4, number(l, t, 0))
+		fmt.Fprintf(&b, `<line class="grid" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/><text class="tick" x="%.1f" y="%.1f" text-anchor="%s">%s</text>`,
+			at(x0), at(x1), y, y, at(x0-4), y+4, outward, number(l, t, 0))
 	}
-	fmt.Fprintf(&b, `<line class="axis" x1="%d" x2="%d" y1="%d" y2="%d"/><line class="axis" x1="%d" x2="324" y1="%d" y2="%d"/>`, x0, x0, y0-h, y0, x0, y0, y0)
+	fmt.Fprintf(&b, `<line class="axis y-axis" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/><line class="axis x-axis" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`,
+		at(x0), at(x0), y0-h, y0, at(x0), at(x1), y0, y0)
+	step := (x1 - x0 - 8) / 6
 	for i, x := range f {
 		bh := h * float64(x) / top
-		bx := x0 + 8 + 46*i
-		fmt.Fprintf(&b, `<rect class="bar" x="%d" y="%.1f" width="34" height="%.1f"><title>%d: %d</title></rect>`, bx, y0-bh, bh, i+1, x)
-		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="middle" class="count">%d</text>`, bx+17, y0-bh-3, x)
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">%d</text>`, bx+17, y0+15, i+1)
+		mid := at(x0 + 8 + step*float64(i) + 17)
+		fmt.Fprintf(&b, `<rect class="bar" x="%.1f" y="%.1f" width="34" height="%.1f"><title>%d: %d</title></rect>`, mid-17, y0-bh, bh, i+1, x)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle" class="count">%d</text>`, mid, y0-bh-3, x)
+		fmt.Fprintf(&b, `<text class="face" x="%.1f" y="%.1f" text-anchor="middle">%d</text>`, mid, y0+15, i+1)
 	}
 	if n > 0 {
 		y := y0 - h*expected/top
-		fmt.Fprintf(&b, `<line class="expected" x1="%d" x2="324" y1="%.1f" y2="%.1f"/>`, x0, y, y)
+		fmt.Fprintf(&b, `<line class="expected" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, at(x0), at(x1), y, y)
 	}
-	fmt.Fprintf(&b, `<text x="184" y="199" text-anchor="middle">%s</text>`, template.HTMLEscapeString(text(l, "FaceAxis")))
+	fmt.Fprintf(&b, `<text x="%.1f" y="199" text-anchor="middle">%s</text>`, at((x0+x1)/2), template.HTMLEscapeString(text(l, "FaceAxis")))
 	b.WriteString(`</svg>`)
 	return b.String()
 }
@@ -375,15 +399,24 @@ func niceCeil(x float64) float64 {
 }
 
 // matrixSVG draws the 36 ordered pairs as a heat map: each cell's shade is
-// its count against the expected count N/36 (darker: more).
+// its count against the expected count N/36 (darker: more). Rows are the
+// first die, columns the second; in Arabic the first column is on the
+// right and the rows' numbers too, as a right-to-left table has them.
 func matrixSVG(c events.RollCounts, l verifier.Lang) string {
 	n := c.Total()
 	expected := float64(n) / 36
+	const width = 270
+	at := func(x int) int {
+		if l == Arabic {
+			return width - x
+		}
+		return x
+	}
 	var b strings.Builder
-	b.WriteString(`<svg xmlns="http://www.w3.org/2000/svg" class="matrix" viewBox="0 0 270 270" width="270" height="270" role="img">`)
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="matrix" viewBox="0 0 %d 270" width="%d" height="270" role="img">`, width, width)
 	fmt.Fprintf(&b, `<title>%s</title>`, template.HTMLEscapeString(text(l, "MatrixPlotTitle")))
 	for a := range 6 {
-		fmt.Fprintf(&b, `<text x="%d" y="14" text-anchor="middle">%d</text><text x="10" y="%d" text-anchor="middle">%d</text>`, 40+40*a, a+1, 45+40*a, a+1)
+		fmt.Fprintf(&b, `<text x="%d" y="14" text-anchor="middle">%d</text><text x="%d" y="%d" text-anchor="middle">%d</text>`, at(40+40*a), a+1, at(10), 45+40*a, a+1)
 		for d := range 6 {
 			x := c.Pairs[a][d]
 			shade := 0.0
@@ -395,7 +428,7 @@ func matrixSVG(c events.RollCounts, l verifier.Lang) string {
 				cls = "count on-dark"
 			}
 			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="38" height="38" fill="#1d4e89" fill-opacity="%.2f" stroke="#999"><title>%d-%d: %d</title></rect><text x="%d" y="%d" text-anchor="middle" class="%s">%d</text>`,
-				21+40*d, 21+40*a, 0.08+0.8*shade, a+1, d+1, x, 40+40*d, 45+40*a, cls, x)
+				at(40+40*d)-19, 21+40*a, 0.08+0.8*shade, a+1, d+1, x, at(40+40*d), 45+40*a, cls, x)
 		}
 	}
 	b.WriteString(`</svg>`)

@@ -7,9 +7,12 @@ package publisher
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/verifier"
@@ -23,9 +26,74 @@ func seatLabel(l verifier.Lang, names [2]string, seat int) string {
 		return ""
 	}
 	if names[seat] != "" {
-		return names[seat]
+		return isolate(names[seat])
 	}
-	return text(l, "PlayerN", seat+1)
+	return isolate(text(l, "PlayerN", seat+1))
+}
+
+// isolate puts s in a first-strong isolate (FSI … PDI): a name of the
+// platform's, in any script, inside a sentence of any direction, takes its
+// own direction without moving the sentence's words and numbers around it
+// ("ليلى 3, Mehmet 5" keeps Layla's die beside her name).
+func isolate(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "\u2068" + s + "\u2069"
+}
+
+// numberRE matches what reads left to right inside a sentence of any
+// direction: a dice pair, a score or a run of numbers joined by hyphens or
+// dashes ("6-2", "3-1"), and a percentage ("16.7%").
+var numberRE = regexp.MustCompile(`\d+(?:\.\d+)?%|\d+(?:[-–]\d+)+`)
+
+// wordJoiner (U+2060) keeps a dice pair on one line: no line breaks at the
+// hyphen of "3-1".
+const wordJoiner = "\u2060"
+
+// keepNumbers keeps each match of numberRE in s that stands alone (not
+// part of a code or a time; a date is kept whole) in one piece: a dice pair or a
+// score never breaks at its hyphen (a word joiner after it), and in a
+// right-to-left language (rtl) it is put in a left-to-right isolate with a
+// percentage. In an Arabic sentence the bidirectional algorithm reads
+// "6-2" after an Arabic word as two Arabic numbers and draws them "2-6",
+// and puts the percent sign of "16.7%" on the number's left: isolated,
+// they are drawn as written (TestArabicRendering).
+func keepNumbers(s string, rtl bool) string {
+	ms := numberRE.FindAllStringIndex(s, -1)
+	if ms == nil {
+		return s
+	}
+	// A Latin letter or a digit beside it makes it part of a code ("J3-5"
+	// of a seal code); an Arabic letter does not ("و1-3", "and 1-3").
+	joins := func(r rune) bool {
+		return r < 0x80 && unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("-–.:/_+\u2066\u2060", r)
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range ms {
+		x := s[m[0]:m[1]]
+		before, _ := utf8.DecodeLastRuneInString(s[:m[0]])
+		after, _ := utf8.DecodeRuneInString(s[m[1]:])
+		pct := strings.HasSuffix(x, "%")
+		if m[0] > 0 && joins(before) || !pct && m[1] < len(s) && joins(after) && after != '.' && after != ':' {
+			continue
+		}
+		if pct && !rtl {
+			continue
+		}
+		if !pct {
+			x = strings.NewReplacer("-", "-"+wordJoiner, "–", "–"+wordJoiner).Replace(x)
+		}
+		if rtl {
+			x = ltr(x)
+		}
+		b.WriteString(s[last:m[0]])
+		b.WriteString(x)
+		last = m[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // variantName names a variant in language l ("" for a game that names
@@ -91,30 +159,29 @@ func playedText(l verifier.Lang, start, end time.Time) string {
 }
 
 // number writes x with the given decimals in language l's style: a
-// decimal point in English, a comma in Turkish, the Arabic decimal
-// separator (U+066B) in Arabic. Digits stay 0-9 in every language, as the
-// seal codes and the log's key do, so that a number reads the same as the
-// one a player compares it with.
+// decimal point in English and in Arabic, a comma in Turkish. One number
+// format per language, on every page and in the scripts: digits stay 0-9
+// in every language, as the seal codes, the dice and the log's key do, so
+// that a number reads the same as the one a player compares it with, and
+// Arabic takes the symbols that go with those digits (CLDR's Arabic with
+// Latin digits: "16.7%"), the same as the numbers written in its texts;
+// Arabic-Indic digits and the Arabic separators (٫ ٪) appear nowhere
+// (TestArabicRendering).
 func number(l verifier.Lang, x float64, decimals int) string {
 	s := strconv.FormatFloat(x, 'f', decimals, 64)
-	switch l {
-	case Turkish:
+	if l == Turkish {
 		s = strings.Replace(s, ".", ",", 1)
-	case Arabic:
-		s = strings.Replace(s, ".", "٫", 1)
 	}
 	return s
 }
 
 // percent writes the rate x (0 to 1) as a percentage in language l: "16.7%",
-// "%16,7" (Turkish puts the sign first), "16٫7٪".
+// "%16,7" (Turkish puts the sign first), "16.7%" in Arabic too (drawn left
+// to right: text isolates it, keepNumbers).
 func percent(l verifier.Lang, x float64, decimals int) string {
 	n := number(l, 100*x, decimals)
-	switch l {
-	case Turkish:
+	if l == Turkish {
 		return "%" + n
-	case Arabic:
-		return n + "٪"
 	}
 	return n + "%"
 }

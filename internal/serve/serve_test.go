@@ -702,7 +702,7 @@ func TestPlayerPagesPerPlatform(t *testing.T) {
 		}
 		before[l] = body
 	}
-	if !bytes.Contains(before[verifier.English], []byte("<h1>Ayşe: the dice of every game</h1>")) {
+	if !bytes.Contains(before[verifier.English], []byte("<h1>\u2068Ayşe\u2069: the dice of every game</h1>")) {
 		t.Fatalf("Ayşe's page:\n%.1500s", before[verifier.English])
 	}
 

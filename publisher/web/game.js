@@ -47,7 +47,7 @@
       box.classList.remove("ok");
       box.classList.add("partial");
     }
-    wit.textContent = w.text;
+    wit.textContent = ZarlogUI.isolateNumbers(w.text);
     wit.hidden = w.text === "" || r.exit !== 0;
     box.dataset.witness = w.state;
   }

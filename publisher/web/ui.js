@@ -14,8 +14,9 @@ var ZarlogUI = (function () {
   }
 
   // IDENTS matches what a message names but does not say in words: a
-  // flag, a field path, a scheme or format (publisher's identRE).
-  const IDENTS = /--[a-z][a-z-]*|\blog\.entries\[\d+\]|\brolls\[\d+\]|\b[a-z]+(?:-[a-z]+)*-v1\b/g;
+  // flag, a field path, a scheme or format, the verifier's name
+  // (publisher's identRE).
+  const IDENTS = /--[a-z][a-z-]*|\blog\.entries\[\d+\]|\brolls\[\d+\]|\b[a-z]+(?:-[a-z]+)*-v1\b|\bzarlog-verify\b/g;
 
   // withIdents fills e with text, each identifier in a left-to-right code
   // element, so that a right-to-left sentence does not reorder it.
@@ -23,13 +24,37 @@ var ZarlogUI = (function () {
     let last = 0;
     for (const m of text.matchAll(IDENTS)) {
       e.appendChild(document.createTextNode(text.slice(last, m.index)));
-      const c = el("code", "", m[0]);
+      const c = el("code", "ident", m[0]);
       c.dir = "ltr";
       e.appendChild(c);
       last = m.index + m[0].length;
     }
     e.appendChild(document.createTextNode(text.slice(last)));
     return e;
+  }
+
+  // NUMBERS matches what reads left to right inside a sentence of any
+  // direction: a dice pair, a score or a run of numbers joined by hyphens
+  // or dashes ("6-2"), and a percentage ("16.7%") (publisher's numberRE).
+  const NUMBERS = /\d+(?:\.\d+)?%|\d+(?:[-\u2013]\d+)+/g;
+  // A Latin letter or a digit beside one makes it part of a code ("J3-5"
+  // of a seal code); an Arabic letter does not ("و1-3", "and 1-3").
+  const JOINS = /[A-Za-z\p{N}\-\u2013.:/_+\u2066\u2060]/u;
+
+  // isolateNumbers keeps each match of NUMBERS that stands alone (not part
+  // of a word, a code, a date or a time) in one piece, as the Go pages do
+  // (publisher's keepNumbers): in a left-to-right isolate (LRI … PDI), and
+  // a pair with a word joiner after its hyphen, so that in an Arabic
+  // sentence "6-2" is not drawn "2-6" and no pair breaks across lines.
+  function isolateNumbers(text) {
+    return text.replace(NUMBERS, function (m, off, str) {
+      const before = Array.from(str.slice(Math.max(0, off - 2), off)).pop();
+      const after = Array.from(str.slice(off + m.length, off + m.length + 2))[0];
+      const pct = m.endsWith("%");
+      if (before !== undefined && JOINS.test(before)) return m;
+      if (!pct && after !== undefined && after !== "." && after !== ":" && JOINS.test(after)) return m;
+      return "\u2066" + (pct ? m : m.replace(/[-\u2013]/g, "$&\u2060")) + "\u2069";
+    });
   }
 
   // show renders report r into container, in the language of catalog cat
@@ -53,7 +78,7 @@ var ZarlogUI = (function () {
         name.appendChild(code);
       }
       item.appendChild(name);
-      item.appendChild(withIdents(el("span", "detail"), T(c.detail)));
+      item.appendChild(withIdents(el("span", "detail"), isolateNumbers(T(c.detail))));
       list.appendChild(item);
     }
     container.appendChild(list);
@@ -62,9 +87,9 @@ var ZarlogUI = (function () {
       // Rolls are counted from 1, as the verdict and the roll tables count
       // them; data-n and data-index keep the file's own numbers.
       const claimed = w.claimed[0] + "-" + w.claimed[1], got = w.recomputed[0] + "-" + w.recomputed[1];
-      const p = el("p", "first-wrong", w.rollId
+      const p = el("p", "first-wrong", isolateNumbers(w.rollId
         ? T({ id: "BrFirstWrongPer", args: [w.index + 1, w.rollId, claimed, got] })
-        : T({ id: "BrFirstWrong", args: [w.n + 1, claimed, got] }));
+        : T({ id: "BrFirstWrong", args: [w.n + 1, claimed, got] })));
       p.id = "first-wrong";
       p.dataset.index = String(w.index);
       if (w.n !== undefined) p.dataset.n = String(w.n);
@@ -91,7 +116,7 @@ var ZarlogUI = (function () {
       });
       s.appendChild(document.createTextNode(parts[1] || ""));
     } else {
-      s.textContent = T(r.summary);
+      s.textContent = isolateNumbers(T(r.summary));
     }
     s.id = "summary";
     s.dataset.exit = String(r.exit);
@@ -117,18 +142,18 @@ var ZarlogUI = (function () {
     box.classList.remove("checking", "ok", "bad", "partial");
     box.classList.add(BOX[v.kind]);
     box.hidden = false;
-    box.querySelector(".verdict-main").textContent = T(v.headline);
+    box.querySelector(".verdict-main").textContent = isolateNumbers(T(v.headline));
     const detail = box.querySelector(".verdict-detail");
     detail.textContent = "";
     // The first sentence is always shown; the others, when there are more
     // than two, fold under "What else it shows, and what it does not", so
     // that the verdict stays within a phone's first screen.
     const shown = v.details.length > 2 ? 1 : v.details.length;
-    for (const m of v.details.slice(0, shown)) detail.appendChild(el("p", "", T(m)));
+    for (const m of v.details.slice(0, shown)) detail.appendChild(withIdents(el("p", ""), isolateNumbers(T(m))));
     if (shown < v.details.length) {
       const more = el("details", "verdict-more");
       more.appendChild(el("summary", "", T({ id: "VdMore", args: [] })));
-      for (const m of v.details.slice(shown)) more.appendChild(el("p", "", T(m)));
+      for (const m of v.details.slice(shown)) more.appendChild(withIdents(el("p", ""), isolateNumbers(T(m))));
       detail.appendChild(more);
     }
     box.dataset.kind = v.kind;
@@ -144,5 +169,5 @@ var ZarlogUI = (function () {
     if (tr) tr.classList.add("wrong");
   }
 
-  return { show: show, markRoll: markRoll, verdictBox: verdictBox };
+  return { show: show, markRoll: markRoll, verdictBox: verdictBox, isolateNumbers: isolateNumbers };
 })();
