@@ -587,12 +587,28 @@ func TestNodeCLI(t *testing.T) {
 		t.Errorf("invalid %s: exit %d\n%s", invalid, code, out)
 	}
 	// Bad input, word for word the Go command's: both say the words of
-	// verifier/cli's table.
+	// verifier/cli's table, on stderr, with exit 2 (a file that cannot be
+	// read is a report on stdout, exit 2, in both).
+	badPolicies := t.TempDir()
+	unknownKeyword, noQuorum, undefined := filepath.Join(badPolicies, "unknown"), filepath.Join(badPolicies, "no-quorum"), filepath.Join(badPolicies, "undefined")
+	for f, text := range map[string]string{unknownKeyword: "# a policy\nwitnesses 2\nquorum none\n", noQuorum: "# nothing\n", undefined: "group g any w1 w2\nquorum g\n"} {
+		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	emitterKey := "tavla-east+37db81b0+ASA6TprPQAw7Q3e2/a7k5DovKQFV53DHlDYeArRkdFW9"
+	logKey := "log.zarlog.example+58a735df+AabtJ4sEH6aKjQjFidVXKTVU3pwEtYb2uS3y5DAd+GNI" // the log of testdata/dice's tlog-proofs
 	for _, l := range []string{"en", "tr"} {
 		t.Setenv("LC_ALL", "")
 		t.Setenv("LC_MESSAGES", "")
 		t.Setenv("LANG", l)
-		for _, args := range [][]string{{"--no-such-flag", valid}, {"--lang"}, {"--lang", "xx", valid}, {}, {valid, valid}, {"--json=maybe", valid}, {"nope.json"}, {".."}} {
+		for _, args := range [][]string{{"--no-such-flag", valid}, {"--lang"}, {"--lang", "xx", valid}, {}, {valid, valid}, {"--json=maybe", valid}, {"nope.json"}, {".."},
+			{"--log-key", "not-a-key", valid}, {"--log-key", "log.zarlog.example+58a735df+AAAA", valid}, {"--log-key", "log.zarlog.example+00000000" + logKey[len("log.zarlog.example+58a735df"):], valid},
+			{"--log-key"}, {"--emitter-key", "tavla-east+37db81b0", valid}, {"--emitter-key", logKey, valid}, {"--emitter-key", emitterKey, "--emitter-key", " " + emitterKey, valid},
+			{"--expected-commitment", "5CJ3-5ZC", valid}, {"--expected-commitment", "", valid}, {"--witness-policy", "", valid},
+			{"--witness-policy", "nope.policy", valid}, {"--witness-policy", "..", valid}, {"--witness-policy", unknownKeyword, valid},
+			{"--witness-policy", noQuorum, valid}, {"--witness-policy", undefined, valid}, {"--leaf", "nope.json", valid},
+			{"--log-key", "not-a-key", "--witness-policy", "nope.policy", valid, valid}} {
 			code, out, errs := run([]string{"LANG=" + l}, args...)
 			var goOut, goErr bytes.Buffer
 			goCode := cli.Run(context.Background(), args, strings.NewReader(""), &goOut, &goErr)
@@ -626,7 +642,6 @@ func TestNodeCLI(t *testing.T) {
 	if err := os.WriteFile(leafFile, append(leaf, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	logKey := "log.zarlog.example+58a735df+AabtJ4sEH6aKjQjFidVXKTVU3pwEtYb2uS3y5DAd+GNI" // the log of testdata/dice's tlog-proofs
 	for _, args := range [][]string{
 		{"--json", "--lang", "en", "--log-key", logKey, "--leaf", leafFile, proofFile},
 		{"--json", "--lang", "en", "--log-key", logKey, proofFile},

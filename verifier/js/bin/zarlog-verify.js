@@ -7,9 +7,19 @@
 //   npx zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment HEX|SEAL]
 //       [--log-key VKEY] [--witness-policy FILE] [--emitter-key VKEY]... [--leaf FILE] FILE|-
 
-import { readFile } from "node:fs/promises";
 import process from "node:process";
-import { run } from "../src/cli.js";
+
+// The package needs Node.js 20 (package.json's engines): an older one gets
+// one line saying so, and exit 2 (bad input: no verdict), before anything
+// that could fail on it in other words is loaded.
+const major = Number(process.versions.node.split(".")[0]);
+if (!(major >= 20)) {
+  process.stderr.write("zarlog-verify: Node.js 20 or later is needed; this is Node.js " + process.version + "\n");
+  process.exit(2);
+}
+
+const { readFile } = await import("node:fs/promises");
+const { run } = await import("../src/cli.js");
 
 async function readStdin() {
   const chunks = [];

@@ -25,12 +25,21 @@ async function parseVKey(vkey) {
   return { name: name, id: id, type: key[0], key: key.subarray(1) };
 }
 
+// goQuote and truncate write a name in an error as package merkle does
+// (%q; the first 64 bytes and "…"), so that the command line's words for a
+// bad --witness-policy are the Go command's.
+function goQuote(x) { return JSON.stringify(x); }
+function truncate(x) {
+  const b = new TextEncoder().encode(x);
+  return b.length > 64 ? new TextDecoder().decode(b.subarray(0, 64)) + "…" : x;
+}
+
 /**
  * parsePolicy parses a tlog-policy file as package merkle does. It resolves
  * to {logs, witnesses, quorum} or throws an Error naming the line.
  */
 export async function parsePolicy(text) {
-  if (text.length > 1 << 20) throw new Error("policy larger than 1 MiB");
+  if (text.length > 1 << 20) throw new Error("policy of " + text.length + " bytes is larger than " + (1 << 20) + ": malformed");
   const p = { logs: [], witnesses: [], quorum: null };
   const names = new Map();
   const keys = new Set();
@@ -38,16 +47,16 @@ export async function parsePolicy(text) {
   const lines = text.split("\n");
   for (let n = 0; n < lines.length; n++) {
     const line = lines[n];
-    const fail = function (why) { throw new Error("policy line " + (n + 1) + ": " + why); };
+    const fail = function (why) { throw new Error("policy line " + (n + 1) + ": " + why + ": malformed"); };
     for (let i = 0; i < line.length; i++) {
       const c = line.charCodeAt(i);
-      if ((c < 0x20 && c !== 9) || c === 0x7f) fail("control character");
+      if ((c < 0x20 && c !== 9) || c === 0x7f) fail("control character 0x" + c.toString(16).padStart(2, "0"));
     }
     const f = line.split(/[ \t]+/).filter(function (x) { return x !== ""; });
     if (f.length === 0 || f[0].startsWith("#")) continue;
     const newName = function (name) {
       if (name === "none") fail("the name none is reserved");
-      if (names.has(name)) fail("name " + JSON.stringify(name) + " is defined twice");
+      if (names.has(name)) fail("name " + goQuote(truncate(name)) + " is defined twice");
     };
     switch (f[0]) {
       case "log": {
@@ -57,7 +66,7 @@ export async function parsePolicy(text) {
         const id = "log" + Array.from(k.key).join(",");
         if (keys.has(id)) fail("duplicate log key");
         keys.add(id);
-        if (p.logs.length === MAX_ITEMS) fail("too many logs");
+        if (p.logs.length === MAX_ITEMS) fail("more than " + MAX_ITEMS + " logs");
         p.logs.push({ name: k.name, hash: k.id, key: k.key, str: k.name });
         break;
       }
@@ -65,11 +74,11 @@ export async function parsePolicy(text) {
         if (f.length < 3 || f.length > 4) fail("want witness <name> <vkey> [<url>]");
         newName(f[1]);
         const k = await parseVKey(f[2]);
-        if (!k || k.type !== 0x04 || k.key.length !== 32) fail("witness key is not a cosignature/v1 key");
+        if (!k || k.type !== 0x04 || k.key.length !== 32) fail("witness " + goQuote(f[1]) + " key: not a cosignature/v1 key");
         const id = "witness" + Array.from(k.key).join(",");
         if (keys.has(id)) fail("duplicate witness key");
         keys.add(id);
-        if (p.witnesses.length === MAX_ITEMS) fail("too many witnesses");
+        if (p.witnesses.length === MAX_ITEMS) fail("more than " + MAX_ITEMS + " witnesses");
         const w = { name: k.name, id: k.id, key: k.key };
         p.witnesses.push(w);
         names.set(f[1], { witness: w });
@@ -81,8 +90,8 @@ export async function parsePolicy(text) {
         const g = { k: 0, members: [] };
         const seen = new Set();
         for (const m of f.slice(3)) {
-          if (!names.has(m)) fail("group member " + JSON.stringify(m) + " is not defined above");
-          if (seen.has(m)) fail("group lists " + JSON.stringify(m) + " twice");
+          if (!names.has(m)) fail("group " + goQuote(f[1]) + " member " + goQuote(m) + " is not defined above");
+          if (seen.has(m)) fail("group " + goQuote(f[1]) + " lists " + goQuote(m) + " twice");
           seen.add(m);
           g.members.push(names.get(m));
         }
@@ -90,8 +99,8 @@ export async function parsePolicy(text) {
         if (f[2] === "all") g.k = n;
         else if (f[2] === "any") g.k = 1;
         else if (/^[0-9]+$/.test(f[2]) && Number(f[2]) >= 1 && Number(f[2]) <= n && !/^0[0-9]/.test(f[2])) g.k = Number(f[2]);
-        else fail("group threshold is not all, any or a decimal from 1 to " + n);
-        if (++groups > MAX_ITEMS) fail("too many groups");
+        else fail("group " + goQuote(f[1]) + " threshold " + goQuote(f[2]) + " is not all, any or a decimal from 1 to " + n);
+        if (++groups > MAX_ITEMS) fail("more than " + MAX_ITEMS + " groups");
         names.set(f[1], g);
         break;
       }
@@ -100,15 +109,15 @@ export async function parsePolicy(text) {
         if (haveQuorum) fail("second quorum line");
         haveQuorum = true;
         if (f[1] !== "none") {
-          if (!names.has(f[1])) fail("quorum " + JSON.stringify(f[1]) + " is not defined above");
+          if (!names.has(f[1])) fail("quorum " + goQuote(f[1]) + " is not defined above");
           p.quorum = names.get(f[1]);
         }
         break;
       default:
-        fail("unknown keyword");
+        fail("unknown keyword " + goQuote(truncate(f[0])));
     }
   }
-  if (!haveQuorum) throw new Error("policy has no quorum line");
+  if (!haveQuorum) throw new Error("policy has no quorum line: malformed");
   return p;
 }
 
