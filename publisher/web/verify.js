@@ -5221,8 +5221,15 @@ var ZarlogVerifier = (() => {
     }).join("") !== hash) return null;
     return { name, id, type: key[0], key: key.subarray(1) };
   }
+  function goQuote2(x) {
+    return JSON.stringify(x);
+  }
+  function truncate(x) {
+    const b = new TextEncoder().encode(x);
+    return b.length > 64 ? new TextDecoder().decode(b.subarray(0, 64)) + "…" : x;
+  }
   async function parsePolicy(text) {
-    if (text.length > 1 << 20) throw new Error("policy larger than 1 MiB");
+    if (text.length > 1 << 20) throw new Error("policy of " + text.length + " bytes is larger than " + (1 << 20) + ": malformed");
     const p = { logs: [], witnesses: [], quorum: null };
     const names = /* @__PURE__ */ new Map();
     const keys = /* @__PURE__ */ new Set();
@@ -5231,11 +5238,11 @@ var ZarlogVerifier = (() => {
     for (let n = 0; n < lines.length; n++) {
       const line = lines[n];
       const fail2 = function(why) {
-        throw new Error("policy line " + (n + 1) + ": " + why);
+        throw new Error("policy line " + (n + 1) + ": " + why + ": malformed");
       };
       for (let i = 0; i < line.length; i++) {
         const c = line.charCodeAt(i);
-        if (c < 32 && c !== 9 || c === 127) fail2("control character");
+        if (c < 32 && c !== 9 || c === 127) fail2("control character 0x" + c.toString(16).padStart(2, "0"));
       }
       const f = line.split(/[ \t]+/).filter(function(x) {
         return x !== "";
@@ -5243,7 +5250,7 @@ var ZarlogVerifier = (() => {
       if (f.length === 0 || f[0].startsWith("#")) continue;
       const newName = function(name) {
         if (name === "none") fail2("the name none is reserved");
-        if (names.has(name)) fail2("name " + JSON.stringify(name) + " is defined twice");
+        if (names.has(name)) fail2("name " + goQuote2(truncate(name)) + " is defined twice");
       };
       switch (f[0]) {
         case "log": {
@@ -5253,7 +5260,7 @@ var ZarlogVerifier = (() => {
           const id = "log" + Array.from(k.key).join(",");
           if (keys.has(id)) fail2("duplicate log key");
           keys.add(id);
-          if (p.logs.length === MAX_ITEMS) fail2("too many logs");
+          if (p.logs.length === MAX_ITEMS) fail2("more than " + MAX_ITEMS + " logs");
           p.logs.push({ name: k.name, hash: k.id, key: k.key, str: k.name });
           break;
         }
@@ -5261,11 +5268,11 @@ var ZarlogVerifier = (() => {
           if (f.length < 3 || f.length > 4) fail2("want witness <name> <vkey> [<url>]");
           newName(f[1]);
           const k = await parseVKey(f[2]);
-          if (!k || k.type !== 4 || k.key.length !== 32) fail2("witness key is not a cosignature/v1 key");
+          if (!k || k.type !== 4 || k.key.length !== 32) fail2("witness " + goQuote2(f[1]) + " key: not a cosignature/v1 key");
           const id = "witness" + Array.from(k.key).join(",");
           if (keys.has(id)) fail2("duplicate witness key");
           keys.add(id);
-          if (p.witnesses.length === MAX_ITEMS) fail2("too many witnesses");
+          if (p.witnesses.length === MAX_ITEMS) fail2("more than " + MAX_ITEMS + " witnesses");
           const w = { name: k.name, id: k.id, key: k.key };
           p.witnesses.push(w);
           names.set(f[1], { witness: w });
@@ -5277,8 +5284,8 @@ var ZarlogVerifier = (() => {
           const g = { k: 0, members: [] };
           const seen = /* @__PURE__ */ new Set();
           for (const m of f.slice(3)) {
-            if (!names.has(m)) fail2("group member " + JSON.stringify(m) + " is not defined above");
-            if (seen.has(m)) fail2("group lists " + JSON.stringify(m) + " twice");
+            if (!names.has(m)) fail2("group " + goQuote2(f[1]) + " member " + goQuote2(m) + " is not defined above");
+            if (seen.has(m)) fail2("group " + goQuote2(f[1]) + " lists " + goQuote2(m) + " twice");
             seen.add(m);
             g.members.push(names.get(m));
           }
@@ -5286,8 +5293,8 @@ var ZarlogVerifier = (() => {
           if (f[2] === "all") g.k = n2;
           else if (f[2] === "any") g.k = 1;
           else if (/^[0-9]+$/.test(f[2]) && Number(f[2]) >= 1 && Number(f[2]) <= n2 && !/^0[0-9]/.test(f[2])) g.k = Number(f[2]);
-          else fail2("group threshold is not all, any or a decimal from 1 to " + n2);
-          if (++groups > MAX_ITEMS) fail2("too many groups");
+          else fail2("group " + goQuote2(f[1]) + " threshold " + goQuote2(f[2]) + " is not all, any or a decimal from 1 to " + n2);
+          if (++groups > MAX_ITEMS) fail2("more than " + MAX_ITEMS + " groups");
           names.set(f[1], g);
           break;
         }
@@ -5296,15 +5303,15 @@ var ZarlogVerifier = (() => {
           if (haveQuorum) fail2("second quorum line");
           haveQuorum = true;
           if (f[1] !== "none") {
-            if (!names.has(f[1])) fail2("quorum " + JSON.stringify(f[1]) + " is not defined above");
+            if (!names.has(f[1])) fail2("quorum " + goQuote2(f[1]) + " is not defined above");
             p.quorum = names.get(f[1]);
           }
           break;
         default:
-          fail2("unknown keyword");
+          fail2("unknown keyword " + goQuote2(truncate(f[0])));
       }
     }
-    if (!haveQuorum) throw new Error("policy has no quorum line");
+    if (!haveQuorum) throw new Error("policy has no quorum line: malformed");
     return p;
   }
   function cosignedMessage(t, text) {
