@@ -151,7 +151,8 @@ func TestBundleSummaries(t *testing.T) {
 		{"bundle-tavlarena-no-keys", mSuPassNoKey, []msgID{mStBundle}, []msgID{mStBundleNoKey, mStEmitterUnchecked, mStNoExpected}},
 		{"bundle-witness-policy-met", mSuPass, []msgID{mStBundleWitnessed}, []msgID{mStEmitterUnchecked}},
 		{"bundle-log-key-from-policy", mSuPass, []msgID{mStBundleSigned, mStBundleWitnessed}, nil},
-		{"bundle-anchored-8-rolls", mSuPass, []msgID{mStBundleSigned}, []msgID{mStNoExpectedAncLog}},
+		{"bundle-anchored-8-rolls", mSuPass, []msgID{mStBundleSignedAnc}, []msgID{mStNoExpectedAncLog}},
+		{"bundle-per-roll-4-rolls", mSuPass, []msgID{mStBundleSignedPer}, []msgID{mStPerBefore}},
 		{"tlog-proof-commit", mSuTlogPass, []msgID{mStTlogIn, mStTlogSigned}, []msgID{mStTlogOnly}},
 	} {
 		r := verifyVector(t, vectorNamed(t, tt.vector))

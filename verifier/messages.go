@@ -334,6 +334,8 @@ const (
 	mStMovesNotLogged
 
 	mListSep
+	mStBundleSignedAnc
+	mStBundleSignedPer
 	mEndFinished
 	mEndResigned
 	mEndAbandoned
@@ -971,6 +973,12 @@ var catalog = [numMsgs]Text{
 
 	// ListSep joins a list of clauses; the Arabic semicolon is U+061B.
 	mListSep: {"ListSep", "; ", "; ", "؛ "},
+	mStBundleSignedAnc: {"StBundleSignedAnc", "The checkpoint is signed by the log key %[1]s: the log vouches for these events and their order, in which the fingerprint was logged before the players' tokens, the drand beacon and the rolls.",
+		"Kontrol noktası %[1]s kayıt defteri anahtarıyla imzalı: kayıt defteri bu olaylara ve sıralarına kefil; bu sırada parmak izi, oyuncuların tanıtıcılarından, drand işaretinden ve atışlardan önce kaydedilmiş.",
+		"نقطة التحقق موقّعة بمفتاح السجل %[1]s: يشهد السجل بهذه الأحداث وبترتيبها، وفيه سُجّلت البصمة قبل رمزي اللاعبين وإشارة drand والرميات."},
+	mStBundleSignedPer: {"StBundleSignedPer", "The checkpoint is signed by the log key %[1]s: the log vouches for these events and their order, in which each roll's commitment was logged before its second number and its dice.",
+		"Kontrol noktası %[1]s kayıt defteri anahtarıyla imzalı: kayıt defteri bu olaylara ve sıralarına kefil; bu sırada her atışın taahhüdü, o atışın ikinci sayısından ve zarlarından önce kaydedilmiş.",
+		"نقطة التحقق موقّعة بمفتاح السجل %[1]s: يشهد السجل بهذه الأحداث وبترتيبها، وفيه سُجّل التزام كل رمية قبل رقمها الثاني ونردها."},
 	// The results of an end event, as a page says them.
 	mEndFinished:  {"EndFinished", "finished", "tamamlanma", "اكتمال"},
 	mEndResigned:  {"EndResigned", "resigned", "çekilme", "انسحاب"},

@@ -74,6 +74,18 @@ func TestVerdictPerScheme(t *testing.T) {
 				}
 			}
 		}
+		// The statements too: each scheme's own words of what the log's
+		// order shows; per-roll-v1's never a seal fixed before the first roll.
+		notOf := map[string][]msgID{
+			dice.Tavlarena: {mStBundleSignedAnc, mStBundleSignedPer},
+			dice.Anchored:  {mStBundleSigned, mStBundleSignedPer, mStSealSeen, mStSealIf},
+			dice.PerRoll:   {mStBundleSigned, mStBundleSignedAnc, mStSealSeen, mStSealIf, mStFpSeen},
+		}
+		for _, m := range r.Proves() {
+			if slices.Contains(notOf[r.Scheme], m.id) {
+				t.Errorf("%s (%s): the statement says %q", v.Name, r.Scheme, catalog[m.id].In(English))
+			}
+		}
 		switch r.Exit() {
 		case 0:
 			perScheme[r.Scheme]++

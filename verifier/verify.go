@@ -130,7 +130,15 @@ func bundleStatements(r *Report, l *Log, b bundleResult) {
 	last := b.game.NextSeq() - 1
 	r.proves = append(r.proves, msg(mStBundle, len(l.Entries), last, l.Tree.Size))
 	if b.signed {
-		r.proves = append(r.proves, msg(mStBundleSigned, b.signer))
+		// What the log's order shows, in the scheme's words.
+		signed := mStBundleSigned
+		switch r.Scheme {
+		case dice.Anchored:
+			signed = mStBundleSignedAnc
+		case dice.PerRoll:
+			signed = mStBundleSignedPer
+		}
+		r.proves = append(r.proves, msg(signed, b.signer))
 		// The log's order shows when the commitment was logged, relative
 		// to the game: say so instead of "the file alone cannot show".
 		for i, m := range r.notProves {

@@ -7929,7 +7929,8 @@ var ZarlogVerifier = (() => {
       return c.name === "log-signature";
     });
     if (sig.status === "pass") {
-      r.proves.push(M("StBundleSigned", opt.logKey ? opt.logKey.str : opt.signer));
+      const signed = { "anchored-v1": "StBundleSignedAnc", "per-roll-v1": "StBundleSignedPer" }[r.scheme] || "StBundleSigned";
+      r.proves.push(M(signed, opt.logKey ? opt.logKey.str : opt.signer));
       r.notProves = r.notProves.map(function(m) {
         if (m.id === "StNoExpected") return M("StNoExpectedLog");
         if (m.id === "StNoExpectedAnc") return M("StNoExpectedAncLog");
