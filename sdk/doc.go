@@ -30,10 +30,15 @@
 // # Receipts: the commitment before the first roll
 //
 // A JetStream ack is not the ledger's promise; the receipt is (docs/NATS.md
-// §3): the event's leaf index and a signed checkpoint of a tree that
-// contains it. The pattern is: create the game, wait for the commit's
-// receipt (CommitReceipt), hand it to the players' apps (which check it with
-// CheckReceipt against the log's key), and only then roll. The first Roll
+// §3, §5): a C2SP tlog-proof of the event — its bytes, its leaf index, its
+// inclusion proof and a signed checkpoint of a tree that contains it
+// (docs/FORMATS.md §4). The Client checks every receipt against the bytes it
+// published, and with Config.LogKey against the log's key, before returning
+// it, so a backend never holds one that does not prove its own event. The
+// pattern is: create the game, wait for the commit's receipt
+// (CommitReceipt), hand it to the players' apps (Receipt.Format is the file;
+// they check it with CheckReceipt, or the JavaScript package's checkReceipt,
+// against the log's key), and only then roll. The first Roll
 // (per-roll-v1: the first CommitRoll) waits for that receipt by default
 // (GameConfig.SkipCommitReceipt turns it off), so no die is known before the
 // commitment is provably in the log.

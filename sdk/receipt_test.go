@@ -386,3 +386,72 @@ for (let i = 0; i < files.length; i += 2) {
 		t.Errorf("checkReceipt on the SDK's receipts:\n%s\nwant\n%s", out, strings.Join(want, "\n"))
 	}
 }
+
+// TestReceiptSize measures a receipt's bytes as a tlog-proof file in logs
+// of a thousand, a million and a billion leaves (the inclusion proof of the
+// first leaf, the longest: ⌈log2 size⌉ hashes), for a game's commit (the
+// receipt a backend waits for) and a roll, under a checkpoint signed by the
+// log alone with an origin of the usual length: the figures of
+// docs/FORMATS.md §4. Each witness's cosignature on the checkpoint adds a
+// line of about 140 bytes.
+func TestReceiptSize(t *testing.T) {
+	signer, _, err := testonly.Key("log.example.com/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	emitterKey, _, err := testonly.Key("tavla-east")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := testonly.Config{Scheme: events.Tavlarena, Variant: rules.Portes, Label: "size", MaxRolls: 4}
+	p, err := testonly.Play(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := testonly.Events(c, p.Bodies, emitterKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := func(ev *events.Event) []byte {
+		b, err := events.Format(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	var roll []byte
+	for _, ev := range evs {
+		if ev.Type == events.TypeRoll {
+			roll = leaf(ev)
+			break
+		}
+	}
+	commit := leaf(evs[0])
+	for _, tc := range []struct {
+		size uint64
+		max  int // bytes, for the commit
+	}{{1_000, 1500}, {1_000_000, 2000}, {1_000_000_000, 2500}} {
+		note, err := merkle.Sign(merkle.Checkpoint{Origin: signer.Name(), Size: tc.size, Hash: merkle.Hash{1}}, signer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes := 0
+		for n := tc.size - 1; n > 0; n >>= 1 {
+			hashes++
+		}
+		for _, l := range []struct {
+			name string
+			leaf []byte
+		}{{"commit", commit}, {"roll", roll}} {
+			r := sdk.Receipt{TlogProof: merkle.TlogProof{Extra: l.leaf, Index: tc.size / 2, Proof: make([]merkle.Hash, hashes), Checkpoint: note}}
+			b, err := r.Format()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d leaves, %s: %d bytes (the event %d, %d proof hashes %d, the checkpoint %d)", tc.size, l.name, len(b), len(l.leaf), hashes, 45*hashes, len(note))
+			if len(b) > tc.max {
+				t.Errorf("a receipt of a %s in a log of %d leaves is %d bytes, more than %d", l.name, tc.size, len(b), tc.max)
+			}
+		}
+	}
+}
