@@ -156,8 +156,30 @@ func (f *Follower) Update(ctx context.Context) (Result, error) {
 		_, cp, _ := f.cfg.Store.Checkpoint()
 		return Result{Checkpoint: cp}, fmt.Errorf("follow: fetching the checkpoint: %w", err)
 	}
+	if f.cfg.Policy != nil && !f.meetsPolicy(n) {
+		// A log that has its checkpoints witnessed apart from signing them
+		// (zarlog's) serves the witnessed one at checkpoint.witnessed: a
+		// follower with a policy advances to it. The log's /checkpoint is
+		// still checked against the copy (Advance: a larger one is refused
+		// for the quorum, a smaller or equal one is compared).
+		if w, werr := f.cfg.Source.Get(ctx, WitnessedPath, merkle.MaxNoteSize); werr == nil && f.meetsPolicy(w) {
+			res, err := f.Advance(ctx, w, f.cfg.Source.URL(WitnessedPath))
+			if err != nil {
+				return res, err
+			}
+			if _, cerr := f.Advance(ctx, n, f.cfg.Source.URL("checkpoint")); cerr != nil && !errors.Is(cerr, ErrQuorum) {
+				return res, cerr
+			}
+			return res, nil
+		}
+	}
 	return f.Advance(ctx, n, f.cfg.Source.URL("checkpoint"))
 }
+
+// WitnessedPath is where a zarlog log serves its latest witnessed
+// checkpoint (docs/HTTP.md): the one a follower with a policy advances to
+// when the log's /checkpoint carries the log's signature alone.
+const WitnessedPath = "checkpoint.witnessed"
 
 // Open verifies that signed is a checkpoint note of the log: signed by the
 // log key, its origin the key's name. Errors wrap merkle.ErrSignature or

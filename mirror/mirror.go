@@ -9,11 +9,21 @@
 // checkpoint; leaves that are not zarlog events are mirrored but make no
 // games.
 //
+// It re-serves what the origin's pages check a game against, so that its
+// pages give the same verdict: the origin's witness policy
+// (/witness-policy), its latest witnessed checkpoint (/checkpoint.witnessed,
+// checked against the policy and the verified copy) and the emitters' keys
+// (/emitter-keys), each read at every poll and kept; the bundles of the
+// games a witnessed checkpoint covers are built again at it, as the
+// origin's are (publisher.Bundler), so they are the origin's bytes.
+//
 // The data directory holds:
 //
-//	DIR/log/       the verified copy (package follow's Pebble store)
-//	DIR/bundles/   the proof bundles built from it (publisher.Store; derived, may be deleted)
-//	DIR/evidence/  the evidence of every checkpoint refused as a split view or bad entries
+//	DIR/log/         the verified copy (package follow's Pebble store)
+//	DIR/bundles/     the proof bundles built from it (publisher.Store; derived, may be deleted)
+//	DIR/evidence/    the evidence of every checkpoint refused as a split view or bad entries
+//	DIR/witnessed/   the origin's witness policy and latest witnessed checkpoint (witness.Witnessed)
+//	DIR/emitter-keys the origin's emitter keys, as it serves them
 package mirror
 
 import (
@@ -87,6 +97,10 @@ type Config struct {
 	// Bundled, if not nil, is called after each proof bundle the mirror
 	// builds is stored.
 	Bundled func(publisher.Announcement)
+	// Witnessed, if not nil, is called after each poll of the origin's
+	// witnessing (its policy, witnessed checkpoint and emitter keys) with
+	// what went wrong, nil if nothing.
+	Witnessed func(error)
 }
 
 // Info is what a running mirror tells its operator.
@@ -115,6 +129,9 @@ func (i Info) Lines() []string {
 		"tlog-proof " + i.HTTP + "/games/{id}/proofs/{seq}.tlog-proof",
 		"auditor " + i.HTTP + "/auditor.html",
 		"stats " + i.HTTP + "/stats",
+		"witnessed " + i.HTTP + "/" + publisher.WitnessedPath,
+		"witness-policy " + i.HTTP + "/" + publisher.WitnessPolicyPath,
+		"emitter-keys " + i.HTTP + "/" + publisher.EmitterKeysPath,
 		"metrics " + i.HTTP + "/metrics",
 		"healthz " + i.HTTP + "/healthz",
 	}
@@ -174,11 +191,15 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("mirror: %w", err)
 	}
+	wit, err := newWitnessing(cfg.Dir, key, src, f, log.With("component", "witnessing"))
+	if err != nil {
+		return err
+	}
 	var announce func(context.Context, publisher.Announcement) error
 	if cfg.Bundled != nil {
 		announce = func(_ context.Context, a publisher.Announcement) error { cfg.Bundled(a); return nil }
 	}
-	bundler, err := publisher.NewBundler(publisher.BundlerConfig{Source: NewSource(st, nil), Store: bundles, Announce: announce,
+	bundler, err := publisher.NewBundler(publisher.BundlerConfig{Source: NewSource(st, nil), Store: bundles, Witnessed: wit.store, Announce: announce,
 		Logger: log.With("component", "bundler"), Registerer: reg})
 	if err != nil {
 		return fmt.Errorf("mirror: %w", err)
@@ -186,7 +207,7 @@ func Run(ctx context.Context, cfg Config) error {
 	h := &health{}
 	refusals := prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_mirror_evidence_files_total", Help: "Evidence files written for refused checkpoints."})
 	reg.MustRegister(refusals)
-	mux, err := Handler(st, bundles, cfg.LogKey, log, reg, h.check)
+	mux, err := Handler(st, bundles, wit, cfg.LogKey, log, reg, h.check)
 	if err != nil {
 		return err
 	}
@@ -244,6 +265,23 @@ func Run(ctx context.Context, cfg Config) error {
 			if cfg.Updated != nil {
 				cfg.Updated(res, err)
 			}
+			werr := wit.poll(runCtx)
+			var wref *follow.Refusal
+			if errors.As(werr, &wref) {
+				path, wrote, err := follow.WriteEvidence(filepath.Join(cfg.Dir, "evidence"), &wref.Evidence)
+				h.set(fmt.Errorf("refused the origin's witnessed checkpoint of size %d (%s): evidence %s", wref.Evidence.Conflicting.Size, wref.Evidence.Kind, path))
+				if err != nil {
+					log.Error("mirror: writing the evidence", "err", err)
+				} else if wrote {
+					refusals.Inc()
+					log.Error("mirror: evidence kept", "file", path)
+				}
+			} else if werr != nil && runCtx.Err() == nil {
+				log.Warn("mirror: following the origin's witnessing", "err", werr)
+			}
+			if cfg.Witnessed != nil {
+				cfg.Witnessed(werr)
+			}
 			t := time.NewTimer(poll)
 			select {
 			case <-runCtx.Done():
@@ -274,12 +312,18 @@ func Run(ctx context.Context, cfg Config) error {
 }
 
 // Handler returns the mirror's HTTP handler: the read API and the pages of
-// the verified copy st and the bundle store, with CORS. vkey is the log's
-// verifier key (shown on the pages); reg is served at /metrics and gets the
-// API's metrics; health is /healthz.
-func Handler(st *follow.Store, bundles *publisher.Store, vkey string, log *slog.Logger, reg *prometheus.Registry, health func(context.Context) error) (http.Handler, error) {
+// the verified copy st and the bundle store, with CORS, and the origin's
+// witnessing and emitter keys as wit keeps them (nil: none). vkey is the
+// log's verifier key (shown on the pages); reg is served at /metrics and
+// gets the API's metrics; health is /healthz.
+func Handler(st *follow.Store, bundles *publisher.Store, wit *Witnessing, vkey string, log *slog.Logger, reg *prometheus.Registry, health func(context.Context) error) (http.Handler, error) {
 	src := NewSource(st, bundles)
 	pcfg := publisher.Config{Games: src, Stats: src, LogKey: vkey, Origin: st.Origin(), Logger: log.With("component", "pages")}
+	acfg := publisher.APIConfig{Log: src, Games: src, Metrics: reg, Registerer: reg, Health: health, Logger: log.With("component", "api")}
+	if wit != nil {
+		pcfg.Witness, pcfg.EmitterKeysFunc = wit, wit.EmitterKeys
+		acfg.Witness, acfg.EmitterKeys = wit, wit.EmitterKeys
+	}
 	if bundles != nil {
 		pcfg.Index = bundles
 	}
@@ -287,8 +331,7 @@ func Handler(st *follow.Store, bundles *publisher.Store, vkey string, log *slog.
 	if err != nil {
 		return nil, fmt.Errorf("mirror: %w", err)
 	}
-	api, err := publisher.NewAPI(publisher.APIConfig{Log: src, Games: src, Metrics: reg, Registerer: reg, Health: health,
-		Logger: log.With("component", "api")})
+	api, err := publisher.NewAPI(acfg)
 	if err != nil {
 		return nil, fmt.Errorf("mirror: %w", err)
 	}

@@ -26,22 +26,29 @@ type running struct {
 	dir  string
 	stop func() error
 
-	mu      sync.Mutex
-	cond    *sync.Cond
-	last    follow.Result
-	lastErr error
-	bundled map[string]bool
+	mu        sync.Mutex
+	cond      *sync.Cond
+	last      follow.Result
+	lastErr   error
+	bundled   map[string]bool
+	witnessed map[string]bool // games whose bundle is at a witnessed checkpoint
 }
 
 // start runs a mirror of the origin at from in dir until the test ends.
 func start(t *testing.T, from, vkey, dir string) *running {
 	t.Helper()
-	r := &running{dir: dir, bundled: map[string]bool{}}
+	return startWith(t, from, vkey, dir, nil)
+}
+
+// startWith is start with a witness policy (nil: none).
+func startWith(t *testing.T, from, vkey, dir string, policy []byte) *running {
+	t.Helper()
+	r := &running{dir: dir, bundled: map[string]bool{}, witnessed: map[string]bool{}}
 	r.cond = sync.NewCond(&r.mu)
 	ready := make(chan Info, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	cfg := Config{From: from, LogKey: vkey, Dir: dir, HTTPAddr: "127.0.0.1:0", Poll: 5 * time.Millisecond, Concurrency: 4, Chunk: 4,
+	cfg := Config{From: from, LogKey: vkey, Dir: dir, HTTPAddr: "127.0.0.1:0", Poll: 5 * time.Millisecond, Concurrency: 4, Chunk: 4, WitnessPolicy: policy,
 		Ready: func(i Info) { ready <- i },
 		Updated: func(res follow.Result, err error) {
 			r.mu.Lock()
@@ -52,6 +59,7 @@ func start(t *testing.T, from, vkey, dir string) *running {
 		Bundled: func(a publisher.Announcement) {
 			r.mu.Lock()
 			r.bundled[a.Game] = true
+			r.witnessed[a.Game] = a.Witnessed
 			r.cond.Broadcast()
 			r.mu.Unlock()
 		}}
@@ -235,5 +243,101 @@ func TestMirrorRefusesFork(t *testing.T) {
 	}
 	if e.Verified.Checkpoint != string(verified) || e.ProofFrom != follow.ProofFromLog {
 		t.Fatalf("evidence: %+v", e)
+	}
+}
+
+// TestMirrorWitnessed: the mirror of an origin whose checkpoints two
+// witnesses cosign re-serves the origin's witness policy, its latest
+// witnessed checkpoint and its emitter keys, and builds each game's bundle
+// again at the witnessed checkpoint. So every input of a game page's
+// verdict (the bundle, the policy, the emitter keys, the log key) is the
+// origin's, byte for byte, and so is the page itself: the mirror's pages
+// say what the origin's say. Restarted while the origin is down, it still
+// serves them, kept in its directory.
+func TestMirrorWitnessed(t *testing.T) {
+	if follow.WitnessedPath != publisher.WitnessedPath {
+		t.Fatalf("follow reads %s, the publisher serves %s", follow.WitnessedPath, publisher.WitnessedPath)
+	}
+	o := testlog.StartOrigin(t, testlog.OriginConfig{Dir: t.TempDir(), Witnesses: 2})
+	ids := o.Play(t, "mirror-witnessed", 4, 12)
+	o.WaitWitnessed(t, ids...)
+	dir := t.TempDir()
+	m := start(t, o.URL, o.VKey, dir)
+	m.wait(t, "the witnessed bundles", func(_ follow.Result, _ error, _ map[string]bool) bool {
+		for _, id := range ids {
+			if !m.witnessed[id] {
+				return false
+			}
+		}
+		return true
+	})
+	served := map[string][]byte{}
+	for _, path := range []string{publisher.WitnessPolicyPath, publisher.EmitterKeysPath, publisher.WitnessedPath} {
+		want := get(t, o.URL+"/"+path)
+		if got := get(t, m.URL+"/"+path); !bytes.Equal(got, want) {
+			t.Errorf("the mirror's /%s:\n%s\nthe origin's:\n%s", path, got, want)
+		}
+		served[path] = want
+	}
+	policy, err := merkle.ParsePolicy(served[publisher.WitnessPolicyPath])
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := verifier.ParseLogKey(o.VKey)
+	emitters, err := verifier.ParseEmitterKeys(string(bytes.TrimSpace(served[publisher.EmitterKeysPath])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		b := get(t, m.URL+"/games/"+id+"/proof.json")
+		if !bytes.Equal(b, get(t, o.URL+"/games/"+id+"/proof.json")) {
+			t.Errorf("the mirror's bundle of %s is not the origin's", id)
+		}
+		if rep := verifier.Verify(b, verifier.Options{LogKey: key, WitnessPolicy: policy, EmitterKeys: emitters}); rep.Exit() != 0 {
+			t.Errorf("the mirror's bundle of %s with the policy and the keys: failed %v", id, rep.Failed())
+		}
+		if page, opage := get(t, m.URL+"/games/"+id), get(t, o.URL+"/games/"+id); !bytes.Equal(page, opage) {
+			t.Errorf("the mirror's page of %s is not the origin's", id)
+		}
+	}
+
+	// Restarted with the origin down: what it kept.
+	if err := m.stop(); err != nil {
+		t.Fatal(err)
+	}
+	o.SetHook(func(w http.ResponseWriter, r *http.Request) bool {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+		return true
+	})
+	m2 := start(t, o.URL, o.VKey, dir)
+	for path, want := range served {
+		if got := get(t, m2.URL+"/"+path); !bytes.Equal(got, want) {
+			t.Errorf("restarted with the origin down, the mirror's /%s is not the origin's", path)
+		}
+	}
+	if page, err := os.ReadFile(filepath.Join(dir, publisher.EmitterKeysPath)); err != nil || !bytes.Equal(page, served[publisher.EmitterKeysPath]) {
+		t.Errorf("DIR/emitter-keys: %v", err)
+	}
+}
+
+// TestMirrorWithPolicy: a mirror given the origin's witness policy accepts
+// only witnessed checkpoints; the origin's /checkpoint carries the log's
+// signature alone, so the mirror follows /checkpoint.witnessed.
+func TestMirrorWithPolicy(t *testing.T) {
+	o := testlog.StartOrigin(t, testlog.OriginConfig{Dir: t.TempDir(), Witnesses: 2})
+	ids := o.Play(t, "mirror-policy", 3, 8)
+	o.WaitWitnessed(t, ids...)
+	_, wcp, _ := o.Witnessed.Latest()
+	m := startWith(t, o.URL, o.VKey, t.TempDir(), o.Policy)
+	m.wait(t, "the witnessed checkpoint", func(res follow.Result, err error, _ map[string]bool) bool {
+		return err == nil && res.Checkpoint.Size == wcp.Size
+	})
+	got := get(t, m.URL+"/checkpoint")
+	p, err := merkle.ParsePolicy(o.Policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.Open(got); err != nil {
+		t.Errorf("the mirror's checkpoint does not meet the policy: %v\n%s", err, got)
 	}
 }

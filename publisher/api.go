@@ -92,6 +92,9 @@ type APIConfig struct {
 	// Witness gives the log's witnessing, served at /checkpoint.witnessed
 	// and /witness-policy (witnessed.go). Nil: those paths answer 404.
 	Witness WitnessReader
+	// EmitterKeys gives the emitters' verifier keys, served at
+	// /emitter-keys. Nil (or a nil result): 404.
+	EmitterKeys func() []string
 	// Metrics is the registry /metrics serves. Nil: /metrics is not
 	// registered.
 	Metrics prometheus.Gatherer
@@ -157,6 +160,7 @@ func NewAPI(cfg APIConfig) (*API, error) {
 //	GET /checkpoint                           the latest signed checkpoint
 //	GET /checkpoint.witnessed                 the latest witnessed checkpoint (with Witness)
 //	GET /witness-policy                       the witness policy (with Witness)
+//	GET /emitter-keys                         the emitters' verifier keys (with EmitterKeys)
 //	GET /tile/{L}/{N}[.p/{W}]                 hash tiles (C2SP tlog-tiles)
 //	GET /tile/entries/{N}[.p/{W}]             entry bundles (gzip when accepted)
 //	GET /games/{id}/proofs/{seq}.tlog-proof   an event's C2SP tlog-proof (with Games)
@@ -172,6 +176,9 @@ func (a *API) Register(mux *http.ServeMux) {
 	if a.cfg.Witness != nil {
 		mux.HandleFunc("GET /"+WitnessedPath, a.witnessed)
 		mux.HandleFunc("GET /"+WitnessPolicyPath, a.witnessPolicy)
+	}
+	if a.cfg.EmitterKeys != nil {
+		mux.HandleFunc("GET /"+EmitterKeysPath, a.emitterKeys)
 	}
 	if a.cfg.Games != nil {
 		mux.HandleFunc("GET /games/{id}/proofs/{file}", a.tlogProof)

@@ -41,6 +41,9 @@ type ExportConfig struct {
 	// Witness, if not nil, is the log's witnessing: checkpoint.witnessed
 	// and witness-policy are written as the read API serves them.
 	Witness WitnessReader
+	// EmitterKeys, if not nil, are written to emitter-keys, one per line,
+	// as the read API serves them.
+	EmitterKeys []string
 	// Pages, if not nil, is the handler whose pages are exported
 	// (rendered with GET, in English): /auditor.html, /static/…, /stats as
 	// stats/index.html, and with Bundles each game's page as
@@ -149,6 +152,15 @@ func (e *Exporter) Sync(ctx context.Context) (ExportResult, error) {
 	if e.cfg.Pages != nil {
 		if err := e.writePages(ctx); err != nil {
 			return res, err
+		}
+	}
+	if e.cfg.EmitterKeys != nil {
+		var b []byte
+		for _, k := range e.cfg.EmitterKeys {
+			b = append(append(b, k...), '\n')
+		}
+		if err := writeIfChanged(filepath.Join(e.cfg.Dir, EmitterKeysPath), b); err != nil {
+			return res, fmt.Errorf("export: %w", err)
 		}
 	}
 	if e.cfg.Witness != nil {

@@ -82,8 +82,8 @@ func (p *Pages) gamePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := &gameView{base: p.base(r, l, "GameTitle"), ID: id, Status: g.Status, LogKeyOrPlaceholder: p.cfg.LogKey, EmitterKeys: "[]"}
-	if len(p.cfg.EmitterKeys) > 0 {
-		b, _ := json.Marshal(p.cfg.EmitterKeys) // strings: cannot fail
+	if keys := p.emitterKeys(); len(keys) > 0 {
+		b, _ := json.Marshal(keys) // strings: cannot fail
 		v.EmitterKeys = string(b)
 	}
 	if v.LogKeyOrPlaceholder == "" {
@@ -218,12 +218,20 @@ func (p *Pages) statementOptions() verifier.Options {
 			opt.LogKey = k
 		}
 	}
-	if len(p.cfg.EmitterKeys) > 0 {
-		if k, err := verifier.ParseEmitterKeys(p.cfg.EmitterKeys...); err == nil {
+	if keys := p.emitterKeys(); len(keys) > 0 {
+		if k, err := verifier.ParseEmitterKeys(keys...); err == nil {
 			opt.EmitterKeys = k
 		}
 	}
 	return opt
+}
+
+// emitterKeys returns the emitters' keys the pages hand to the browser.
+func (p *Pages) emitterKeys() []string {
+	if p.cfg.EmitterKeysFunc != nil {
+		return p.cfg.EmitterKeysFunc()
+	}
+	return p.cfg.EmitterKeys
 }
 
 // counters lists the block counters a roll used: "0" almost always.

@@ -84,6 +84,9 @@ type Config struct {
 	// every game's binding events too; nil: the verdict says the
 	// platform's signatures were not checked on the page.
 	EmitterKeys []string
+	// EmitterKeysFunc, if not nil, gives the emitters' keys instead of
+	// EmitterKeys, page by page (a mirror's, which follow its log's).
+	EmitterKeysFunc func() []string
 	// Witness, if not nil, is the log's witnessing: a game page's statement
 	// is made with its policy (Policy), as the browser's check is, which
 	// fetches it from /witness-policy. Nil: the statement is made without

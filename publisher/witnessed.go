@@ -6,8 +6,12 @@ package publisher
 // the policy the log publishes.
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
+
+	"golang.org/x/mod/sumdb/note"
 )
 
 // Paths of a log's witnessing, under its tlog-tiles prefix.
@@ -20,6 +24,11 @@ const (
 	// WitnessPolicyPath is the witness policy: a C2SP tlog-policy with the
 	// log's own "log" line, its witnesses and its quorum.
 	WitnessPolicyPath = "witness-policy"
+	// EmitterKeysPath is the emitters' event-signing verifier keys the log
+	// accepts (C2SP signed-note vkeys named by emitter id), one per line:
+	// what the game pages check the platforms' signatures with, and what a
+	// mirror re-serves.
+	EmitterKeysPath = "emitter-keys"
 )
 
 // ContentTypePolicy is the content type of /witness-policy.
@@ -57,6 +66,37 @@ func (a *API) witnessPolicy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.text(w, "witness-policy", ContentTypePolicy, CachePolicy, p)
+}
+
+func (a *API) emitterKeys(w http.ResponseWriter, r *http.Request) {
+	keys := a.cfg.EmitterKeys()
+	if keys == nil {
+		a.fail(w, "emitter-keys", http.StatusNotFound, "the log publishes no emitter keys")
+		return
+	}
+	var b []byte
+	for _, k := range keys {
+		b = append(append(b, k...), '\n')
+	}
+	a.text(w, "emitter-keys", ContentTypePolicy, CachePolicy, b)
+}
+
+// ParseEmitterKeys reads the body of /emitter-keys: one verifier key per
+// line (empty lines and "#" comments ignored). Each must be an Ed25519
+// signed-note verifier key; it returns them in order.
+func ParseEmitterKeys(b []byte) ([]string, error) {
+	var out []string
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if _, err := note.NewVerifier(line); err != nil {
+			return nil, fmt.Errorf("emitter keys line %d: %w", i+1, err)
+		}
+		out = append(out, line)
+	}
+	return out, nil
 }
 
 func (a *API) text(w http.ResponseWriter, resource, contentType, cache string, b []byte) {

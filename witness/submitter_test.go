@@ -1,6 +1,7 @@
 package witness
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -126,7 +127,7 @@ func newTestWitnesses(t testing.TB, g *liveLog, n int) (witnessNet, []*testWitne
 
 // policyOf is a policy of the live log and the witnesses, with quorum q
 // (a witness name W0…, or "all"/"any"/k for a group of them all).
-func policyOf(t testing.TB, g *liveLog, ws []*testWitness, q string) *merkle.Policy {
+func policyOf(t testing.TB, g *liveLog, ws []*testWitness, q string) []byte {
 	t.Helper()
 	text := "log " + g.l.vkey + "\n"
 	var names []string
@@ -139,7 +140,14 @@ func policyOf(t testing.TB, g *liveLog, ws []*testWitness, q string) *merkle.Pol
 	} else {
 		text += "group G " + q + " " + strings.Join(names, " ") + "\nquorum G\n"
 	}
-	p, err := merkle.ParsePolicy([]byte(text))
+	parsed(t, []byte(text))
+	return []byte(text)
+}
+
+// parsed parses a policy text.
+func parsed(t testing.TB, text []byte) *merkle.Policy {
+	t.Helper()
+	p, err := merkle.ParsePolicy(text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,9 +156,9 @@ func policyOf(t testing.TB, g *liveLog, ws []*testWitness, q string) *merkle.Pol
 
 // newTestSubmitter returns a Submitter of the live log to the witnesses,
 // keeping its witnessed checkpoints in wd (a new store on fs if nil).
-func newTestSubmitter(t testing.TB, g *liveLog, net witnessNet, p *merkle.Policy, fs vfs.FS, reg prometheus.Registerer) *Submitter {
+func newTestSubmitter(t testing.TB, g *liveLog, net witnessNet, p []byte, fs vfs.FS, reg prometheus.Registerer) *Submitter {
 	t.Helper()
-	grp, err := NewGroup(p, &http.Client{Transport: net})
+	grp, err := NewGroup(parsed(t, p), &http.Client{Transport: net})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +204,7 @@ func TestSubmitterCadence(t *testing.T) {
 			g.grow(3)
 			time.Sleep(100 * time.Millisecond)
 			if n, cp, _ := seen.Latest(); n != nil && (len(kept) == 0 || kept[len(kept)-1] != cp.Size) {
-				if _, err := p.CheckWitnesses(n); err != nil {
+				if _, err := parsed(t, p).CheckWitnesses(n); err != nil {
 					t.Fatalf("a kept checkpoint does not meet the quorum: %v", err)
 				}
 				kept = append(kept, cp.Size)
@@ -404,6 +412,57 @@ func TestWitnessedPut(t *testing.T) {
 	other := newTestLog(t, "zarlog.example/other", 8, "a")
 	if err := wd.Put(other.grow(8)); !errors.Is(err, ErrNotWitnessed) {
 		t.Errorf("another log's checkpoint: %v", err)
+	}
+
+	// A policy the kept checkpoint does not meet (another witness): nothing
+	// is witnessed, and Latest's channel says so; back to the first policy,
+	// the kept checkpoint is witnessed again.
+	kept, _, next := wd.Latest()
+	_, ws2 := newTestWitnesses(t, g, 3)
+	if err := wd.SetPolicy(policyOf(t, g, ws2[2:], "W0")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-next:
+	default:
+		t.Error("Latest's channel is open after a policy change")
+	}
+	if n, _, _ := wd.Latest(); n != nil {
+		t.Errorf("a checkpoint is witnessed under a policy its cosignatures do not meet:\n%s", n)
+	}
+	if err := wd.SetPolicy(p); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, _ := wd.Latest(); !bytes.Equal(n, kept) {
+		t.Errorf("back to the first policy, Latest is %q", n)
+	}
+	// A store opened without a policy witnesses nothing until it gets one.
+	none, err := OpenWitnessed(vfs.NewMem(), "/none", g.l.verifier(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := none.Put(kept); !errors.Is(err, ErrNotWitnessed) {
+		t.Errorf("Put without a policy: %v", err)
+	}
+	if err := none.SetPolicy(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := none.Put(kept); err != nil {
+		t.Errorf("Put after SetPolicy: %v", err)
+	}
+	// Reopened without a policy, it has the one it kept, and the checkpoint.
+	again, err := OpenWitnessed(none.fs, "/none", g.l.verifier(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _, _ := again.Latest(); !bytes.Equal(again.PolicyText(), p) || !bytes.Equal(n, kept) {
+		t.Errorf("reopened: policy %q, checkpoint %q", again.PolicyText(), n)
+	}
+	// A policy that does not list the log is refused.
+	noLog := p[bytes.IndexByte(p, '\n')+1:]
+	parsed(t, noLog)
+	if err := none.SetPolicy(noLog); err == nil {
+		t.Error("a policy without the log's line was accepted")
 	}
 }
 

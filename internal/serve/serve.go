@@ -196,6 +196,7 @@ func (i Info) Lines() []string {
 		"tlog-proof "+i.HTTP+"/games/{id}/proofs/{seq}.tlog-proof",
 		"auditor "+i.HTTP+"/auditor.html",
 		"stats "+i.HTTP+"/stats",
+		"emitter-keys "+i.HTTP+"/"+publisher.EmitterKeysPath,
 	)
 	if i.WitnessPolicy != nil {
 		out = append(out,
@@ -402,7 +403,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	var exp *publisher.Exporter
 	if cfg.ExportDir != "" {
-		exp, err = publisher.NewExporter(publisher.ExportConfig{Dir: cfg.ExportDir, Log: NewSource(l, store), Bundles: store, Witness: wit.reader(), Pages: mux,
+		exp, err = publisher.NewExporter(publisher.ExportConfig{Dir: cfg.ExportDir, Log: NewSource(l, store), Bundles: store, Witness: wit.reader(), EmitterKeys: append([]string{}, cfg.EmitterKeys...), Pages: mux,
 			Logger: log.With("component", "export")})
 		if err != nil {
 			return fail(fmt.Errorf("serve: %w", err))
@@ -489,7 +490,7 @@ func Run(ctx context.Context, cfg Config) error {
 		info := Info{KeyFile: key.file, KeyCreated: key.created, VerifierKey: key.vkey, Origin: l.Origin(),
 			HTTP: baseURL(ln.Addr()), NATS: natsURL, ExportDir: cfg.ExportDir, Admin: adminURL, AdminToken: tokenF}
 		if wit != nil {
-			info.WitnessPolicy, info.WitnessInterval = wit.policy, orDefaultDuration(cfg.WitnessInterval, witness.DefaultInterval)
+			info.WitnessPolicy, info.WitnessInterval = wit.store.PolicyText(), orDefaultDuration(cfg.WitnessInterval, witness.DefaultInterval)
 		}
 		cfg.Ready(info)
 	}
@@ -546,7 +547,9 @@ func Handler(l *ledger.Ledger, store *publisher.Store, wit publisher.WitnessRead
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	api, err := publisher.NewAPI(publisher.APIConfig{Log: src, Games: src, Witness: wit, Metrics: reg, Registerer: reg,
+	keys := append([]string{}, emitterKeys...)
+	api, err := publisher.NewAPI(publisher.APIConfig{Log: src, Games: src, Witness: wit, EmitterKeys: func() []string { return keys },
+		Metrics: reg, Registerer: reg,
 		Health: health, Ready: ready, Logger: log.With("component", "api")})
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
@@ -655,21 +658,21 @@ func Export(ctx context.Context, cfg Config, dir string) (Info, publisher.Export
 	defer store.Close()
 	var wit *witnessing
 	if len(cfg.WitnessPolicy) > 0 {
-		text, p, err := PolicyFor(cfg.WitnessPolicy, key.vkey)
+		text, _, err := PolicyFor(cfg.WitnessPolicy, key.vkey)
 		if err != nil {
 			return Info{}, publisher.ExportResult{}, err
 		}
-		ws, err := witness.OpenWitnessed(nil, cfg.witnessedDir(), key.verifier, p)
+		ws, err := witness.OpenWitnessed(nil, cfg.witnessedDir(), key.verifier, text)
 		if err != nil {
 			return Info{}, publisher.ExportResult{}, fmt.Errorf("serve: export: %w", err)
 		}
-		wit = &witnessing{store: ws, policy: text, p: p}
+		wit = &witnessing{store: ws}
 	}
 	mux, err := Handler(l, store, wit.reader(), key.vkey, cfg.EmitterKeys, log, prometheus.NewRegistry(), nil, nil)
 	if err != nil {
 		return Info{}, publisher.ExportResult{}, err
 	}
-	exp, err := publisher.NewExporter(publisher.ExportConfig{Dir: dir, Log: NewSource(l, store), Bundles: store, Witness: wit.reader(), Pages: mux, Logger: log})
+	exp, err := publisher.NewExporter(publisher.ExportConfig{Dir: dir, Log: NewSource(l, store), Bundles: store, Witness: wit.reader(), EmitterKeys: append([]string{}, cfg.EmitterKeys...), Pages: mux, Logger: log})
 	if err != nil {
 		return Info{}, publisher.ExportResult{}, err
 	}

@@ -350,6 +350,9 @@ func TestWitnessed(t *testing.T) {
 	if !slices.Contains(r.info.Lines(), "witness-policy "+r.info.HTTP+"/witness-policy") {
 		t.Errorf("the start lines do not name /witness-policy: %q", r.info.Lines())
 	}
+	if code, keys := r.get("/emitter-keys"); code != 200 || string(keys) != vkey+"\n" {
+		t.Errorf("/emitter-keys: %d %q", code, keys)
+	}
 	code, served := r.get("/witness-policy")
 	if code != 200 || !strings.HasPrefix(string(served), "log "+logVkey+"\n") {
 		t.Fatalf("/witness-policy: %d\n%s", code, served)
@@ -439,6 +442,9 @@ func TestWitnessed(t *testing.T) {
 	}
 	if err := r.stop(); err != nil {
 		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "emitter-keys")); err != nil || string(b) != vkey+"\n" {
+		t.Errorf("the exported emitter-keys: %q, %v", b, err)
 	}
 	if b, err := os.ReadFile(filepath.Join(out, "witness-policy")); err != nil || !bytes.Equal(b, served) {
 		t.Errorf("the exported witness-policy: %v", err)

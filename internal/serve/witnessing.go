@@ -23,22 +23,26 @@ import (
 	"github.com/zarlog/zarlog/witness"
 )
 
-// witnessing is the service's witnessing: the Submitter, the store of what
-// it witnessed and the policy as served. It is the read API's
-// publisher.WitnessReader.
+// witnessing is the service's witnessing: the Submitter and the store of
+// what it witnessed, with the policy as served.
 type witnessing struct {
-	sub    *witness.Submitter // nil: no witness has a URL, nobody is asked
-	store  *witness.Witnessed
-	policy []byte
-	p      *merkle.Policy
+	sub   *witness.Submitter // nil: no witness has a URL, nobody is asked
+	store *witness.Witnessed
 }
 
-func (w *witnessing) Witnessed() []byte {
-	n, _, _ := w.store.Latest()
+// WitnessReader returns a witness.Witnessed as the read API serves it
+// (publisher.WitnessReader): its latest witnessed checkpoint and its
+// policy's text.
+func WitnessReader(w *witness.Witnessed) publisher.WitnessReader { return witnessReader{w} }
+
+type witnessReader struct{ w *witness.Witnessed }
+
+func (r witnessReader) Witnessed() []byte {
+	n, _, _ := r.w.Latest()
 	return n
 }
 
-func (w *witnessing) Policy() []byte { return w.policy }
+func (r witnessReader) Policy() []byte { return r.w.PolicyText() }
 
 // witnessedDir is where the witnessed checkpoints are kept.
 func (c *Config) witnessedDir() string { return filepath.Join(c.Dir, "witnessed") }
@@ -98,11 +102,11 @@ func newWitnessing(cfg *Config, key *loadedKey, l *ledger.Ledger, log *slog.Logg
 	if err != nil {
 		return nil, err
 	}
-	store, err := witness.OpenWitnessed(nil, cfg.witnessedDir(), key.verifier, p)
+	store, err := witness.OpenWitnessed(nil, cfg.witnessedDir(), key.verifier, text)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	w := &witnessing{store: store, policy: text, p: p}
+	w := &witnessing{store: store}
 	to := cfg.WitnessTimeout
 	if to <= 0 {
 		to = witness.DefaultRoundTimeout
@@ -129,7 +133,7 @@ func (w *witnessing) reader() publisher.WitnessReader {
 	if w == nil {
 		return nil
 	}
-	return w
+	return WitnessReader(w.store)
 }
 
 func orDefaultDuration(d, def time.Duration) time.Duration {

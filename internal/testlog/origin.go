@@ -1,16 +1,19 @@
 package testlog
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	sumnote "golang.org/x/mod/sumdb/note"
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/internal/serve"
@@ -20,6 +23,7 @@ import (
 	"github.com/zarlog/zarlog/publisher"
 	"github.com/zarlog/zarlog/rules"
 	"github.com/zarlog/zarlog/rules/movecheck"
+	"github.com/zarlog/zarlog/witness"
 )
 
 // Names of the test log and emitter.
@@ -40,12 +44,19 @@ type Origin struct {
 	URL     string // the tlog-tiles prefix, without a trailing slash
 	Server  *httptest.Server
 
-	emitter events.Signer
-	mu      sync.Mutex
-	handler http.Handler
-	hook    func(w http.ResponseWriter, r *http.Request) bool
-	stored  map[string]bool // games whose bundle is stored
-	cond    *sync.Cond
+	// With OriginConfig.Witnesses: the witnesses, the witnessed
+	// checkpoints and the policy the origin publishes.
+	Witnesses []*witness.Witness
+	Witnessed *witness.Witnessed
+	Policy    []byte
+
+	emitter   events.Signer
+	mu        sync.Mutex
+	handler   http.Handler
+	hook      func(w http.ResponseWriter, r *http.Request) bool
+	stored    map[string]bool // games whose bundle is stored
+	witnessed map[string]bool // games whose bundle is stored at a witnessed checkpoint
+	cond      *sync.Cond
 }
 
 // OriginConfig configures an Origin.
@@ -54,6 +65,14 @@ type OriginConfig struct {
 	Dir string
 	// CheckpointInterval is the ledger's; zero means none: Sign signs.
 	CheckpointInterval time.Duration
+	// Witnesses, if not zero, is how many witnesses (package witness, in
+	// this process, over HTTP) the origin has its checkpoints witnessed by,
+	// all of them needed, at most once per WitnessInterval (zero: 20 ms);
+	// it then serves /checkpoint.witnessed, /witness-policy and
+	// /emitter-keys as zarlog serve does, and builds the games' bundles
+	// again at the witnessed checkpoints.
+	Witnesses       int
+	WitnessInterval time.Duration
 }
 
 // StartOrigin starts an origin in cfg.Dir and stops it in t.Cleanup. Another
@@ -91,12 +110,22 @@ func StartOrigin(t testing.TB, cfg OriginConfig) *Origin {
 		l.Close()
 		t.Fatal(err)
 	}
-	o := &Origin{L: l, Bundles: store, VKey: vkey, emitter: es.(events.Signer), stored: map[string]bool{}}
+	o := &Origin{L: l, Bundles: store, VKey: vkey, emitter: es.(events.Signer), stored: map[string]bool{}, witnessed: map[string]bool{}}
 	o.cond = sync.NewCond(&o.mu)
-	bundler, err := publisher.NewBundler(publisher.BundlerConfig{Source: serve.NewBundleSource(l), Store: store, Workers: 2,
+	ctx, stopAll := context.WithCancel(ctx)
+	var done sync.WaitGroup
+	var wit publisher.WitnessReader
+	var wsrc publisher.WitnessedSource
+	if cfg.Witnesses > 0 {
+		sub := o.startWitnesses(t, cfg, verifier)
+		done.Go(func() { sub.Run(ctx) })
+		wit, wsrc = serve.WitnessReader(o.Witnessed), o.Witnessed
+	}
+	bundler, err := publisher.NewBundler(publisher.BundlerConfig{Source: serve.NewBundleSource(l), Store: store, Witnessed: wsrc, Workers: 2,
 		Announce: func(ctx context.Context, a publisher.Announcement) error {
 			o.mu.Lock()
 			o.stored[a.Game] = true
+			o.witnessed[a.Game] = a.Witnessed
 			o.cond.Broadcast()
 			o.mu.Unlock()
 			return nil
@@ -104,7 +133,7 @@ func StartOrigin(t testing.TB, cfg OriginConfig) *Origin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := serve.Handler(l, store, nil, vkey, nil, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), nil, nil)
+	h, err := serve.Handler(l, store, wit, vkey, []string{evkey}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,13 +148,11 @@ func StartOrigin(t testing.TB, cfg OriginConfig) *Origin {
 		h.ServeHTTP(w, r)
 	}))
 	o.URL = o.Server.URL
-	bctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { bundler.Run(bctx); close(done) }()
+	done.Go(func() { bundler.Run(ctx) })
 	t.Cleanup(func() {
 		o.Server.Close()
-		stop()
-		<-done
+		stopAll()
+		done.Wait()
 		o.mu.Lock()
 		o.cond.Broadcast()
 		o.mu.Unlock()
@@ -133,6 +160,68 @@ func StartOrigin(t testing.TB, cfg OriginConfig) *Origin {
 		l.Close()
 	})
 	return o
+}
+
+// startWitnesses starts cfg.Witnesses witnesses of the log with key v, each
+// an HTTP server, and returns the Submitter that has the log's checkpoints
+// witnessed by them.
+func (o *Origin) startWitnesses(t testing.TB, cfg OriginConfig, v sumnote.Verifier) *witness.Submitter {
+	t.Helper()
+	text := ""
+	var names []string
+	for i := range cfg.Witnesses {
+		name := fmt.Sprintf("w%d.witness.example", i)
+		seed := testonly.Label32(fmt.Sprintf("%s witness %d", LogName, i))
+		skey, wvkey, err := merkle.GenerateCosignerKey(bytes.NewReader(append(seed[:], seed[:]...)), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := witness.New(context.Background(), witness.Config{Dir: fmt.Sprintf("%s/witness%d", cfg.Dir, i), Logs: []sumnote.Verifier{v}, Key: skey})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(w.Handler())
+		t.Cleanup(func() { srv.Close(); w.Close() })
+		o.Witnesses = append(o.Witnesses, w)
+		text += fmt.Sprintf("witness W%d %s %s\n", i, wvkey, srv.URL)
+		names = append(names, fmt.Sprintf("W%d", i))
+	}
+	text += "group all all " + strings.Join(names, " ") + "\nquorum all\n"
+	policy, p, err := serve.PolicyFor([]byte(text), o.VKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Policy = policy
+	if o.Witnessed, err = witness.OpenWitnessed(nil, cfg.Dir+"/witnessed", v, policy); err != nil {
+		t.Fatal(err)
+	}
+	g, err := witness.NewGroup(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	interval := cfg.WitnessInterval
+	if interval == 0 {
+		interval = 20 * time.Millisecond
+	}
+	sub, err := witness.NewSubmitter(witness.SubmitterConfig{Group: g, Log: o.L, Proofs: o.L, LogKey: v, Witnessed: o.Witnessed, Interval: interval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sub
+}
+
+// WaitWitnessed waits until the games' bundles are stored at a witnessed
+// checkpoint.
+func (o *Origin) WaitWitnessed(t testing.TB, ids ...string) {
+	t.Helper()
+	o.wait(t, "witnessed", func() bool {
+		for _, id := range ids {
+			if !o.witnessed[id] {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // Handler returns the origin's own HTTP handler (without the hook).
@@ -248,6 +337,19 @@ func (o *Origin) Sign(t testing.TB) []byte {
 // WaitBundles waits until the games' bundles are stored.
 func (o *Origin) WaitBundles(t testing.TB, ids ...string) {
 	t.Helper()
+	o.wait(t, "stored", func() bool {
+		for _, id := range ids {
+			if !o.stored[id] {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// wait waits until cond holds (under o.mu), or fails after a minute.
+func (o *Origin) wait(t testing.TB, what string, cond func() bool) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() {
@@ -258,12 +360,10 @@ func (o *Origin) WaitBundles(t testing.TB, ids ...string) {
 	defer stop()
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for _, id := range ids {
-		for !o.stored[id] {
-			if ctx.Err() != nil {
-				t.Fatalf("the bundle of game %s was not stored: %v", id, ctx.Err())
-			}
-			o.cond.Wait()
+	for !cond() {
+		if ctx.Err() != nil {
+			t.Fatalf("the games' bundles were not %s: %v", what, ctx.Err())
 		}
+		o.cond.Wait()
 	}
 }
