@@ -10,6 +10,14 @@
 // mirrors and witnesses — is checked against the view; two that cannot both
 // be true are a split view, kept as an evidence file (follow.Evidence).
 //
+// It reads the log's witnessing too (witnessing.go): the witness policy the
+// log publishes and its latest witnessed checkpoint, which must be signed
+// by the log, meet that policy (and the auditor's own, if given) and be
+// consistent with the view; a witnessed checkpoint that stays behind a
+// growing log for longer than WitnessGrace is a problem (its witnesses have
+// stopped cosigning: one refusing the log's checkpoint as inconsistent, or
+// down), and so is a game whose bundle is still not witnessed then.
+//
 // Everything wrong it finds is a Problem: kept in its state (so a restart
 // still reports it), logged at error level, counted in the metrics, and it
 // turns /healthz red.
@@ -45,8 +53,9 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultPoll        = 10 * time.Second
-	DefaultBundleGrace = 30 * time.Second
+	DefaultPoll         = 10 * time.Second
+	DefaultBundleGrace  = 30 * time.Second
+	DefaultWitnessGrace = 10 * time.Minute
 	// maxBundle bounds a fetched proof bundle.
 	maxBundle = 64 << 20
 )
@@ -79,6 +88,13 @@ type Config struct {
 	// (404, or an error) before that is a problem; a pass with final set
 	// decides at once. Zero means DefaultBundleGrace.
 	BundleGrace time.Duration
+	// WitnessGrace is how long, with a witness policy (the auditor's or
+	// the log's published one), a finished game's bundle may stay not
+	// witnessed, and the log's witnessed checkpoint stay behind a log that
+	// grew, before that is a problem; a pass with final set decides a game
+	// at once. Zero means DefaultWitnessGrace (10 minutes: ten rounds of a
+	// log's default witnessing).
+	WitnessGrace time.Duration
 	// Client is the HTTP client. Nil means one with a 60 s timeout.
 	Client *http.Client
 	// Workers is how many bundles are verified at once. Zero means 4.
@@ -118,6 +134,9 @@ type Auditor struct {
 
 	mu       sync.Mutex
 	missing  map[string]time.Time // game → when its bundle was first missing
+	pendingW map[string]time.Time // game → when its bundle was first seen not witnessed
+	waiting  int                  // games of the last sweep whose bundles are not witnessed yet
+	wit      witnessState
 	inFlight map[string]bool
 	pending  []observed // checkpoints of extra sources to check once the view reaches them
 	last     *Problem
@@ -133,7 +152,7 @@ func New(ctx context.Context, cfg Config) (*Auditor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: log key: %w", err)
 	}
-	a := &Auditor{key: key, missing: map[string]time.Time{}, inFlight: map[string]bool{}, m: newMetrics()}
+	a := &Auditor{key: key, missing: map[string]time.Time{}, pendingW: map[string]time.Time{}, inFlight: map[string]bool{}, m: newMetrics()}
 	if len(cfg.WitnessPolicy) > 0 {
 		if a.policy, err = merkle.ParsePolicy(cfg.WitnessPolicy); err != nil {
 			return nil, fmt.Errorf("audit: witness policy: %w", err)
@@ -141,6 +160,9 @@ func New(ctx context.Context, cfg Config) (*Auditor, error) {
 	}
 	if cfg.BundleGrace <= 0 {
 		cfg.BundleGrace = DefaultBundleGrace
+	}
+	if cfg.WitnessGrace <= 0 {
+		cfg.WitnessGrace = DefaultWitnessGrace
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = 4
@@ -437,6 +459,7 @@ func (a *Auditor) Pass(ctx context.Context, final bool) (undecided int, err erro
 		}
 	}
 	ps = append(ps, a.recheck(ctx)...)
+	ps = append(ps, a.witnessing(ctx)...)
 	if len(ps) > 0 {
 		if err := a.store(nil, ps, nil, nil); err != nil {
 			return 0, err
@@ -486,8 +509,13 @@ func (a *Auditor) sweep(ctx context.Context, final bool) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	undecided := 0
+	undecided, waiting := 0, 0
 	contiguous := true
+	defer func() {
+		a.mu.Lock()
+		a.waiting = waiting
+		a.mu.Unlock()
+	}()
 	for pos := cursor; ; {
 		games, err := a.copy.Finished(ctx, pos, 256)
 		if err != nil {
@@ -528,6 +556,11 @@ func (a *Auditor) sweep(ctx context.Context, final bool) (int, error) {
 		var ps []Problem
 		for i, g := range games {
 			r := results[i]
+			if errors.Is(r.err, errWaitingWitnesses) {
+				waiting++
+				contiguous = false
+				continue
+			}
 			if r.err != nil {
 				return undecided, r.err
 			}
@@ -625,7 +658,8 @@ func (a *Auditor) verifyGame(ctx context.Context, game string, bundle []byte, so
 		}
 		return problem(ProblemGame, "view-consistency", fmt.Sprintf("the bundle's checkpoint could not be checked against the verified view: %s", cerr)), nil, nil
 	}
-	rep := verifier.Verify(bundle, verifier.Options{LogKey: a.key, WitnessPolicy: a.policy})
+	policy := a.witnessPolicy()
+	rep := verifier.Verify(bundle, verifier.Options{LogKey: a.key, WitnessPolicy: policy, WitnessesPending: true})
 	if failed := rep.Failed(); len(failed) > 0 {
 		c, _ := rep.Check(failed[0])
 		detail := c.Detail.String()
@@ -655,5 +689,26 @@ func (a *Auditor) verifyGame(ctx context.Context, game string, bundle []byte, so
 			return problem(ProblemGame, "view-leaves", fmt.Sprintf("entry %d (leaf %d) differs from the verified copy's leaf", i, idx[i])), nil, nil
 		}
 	}
+	// With a policy, a game is decided once its bundle is witnessed: the
+	// log builds it again at a witnessed checkpoint a minute or two after
+	// the game's end (docs/FORMATS.md §3).
+	if c, _ := rep.Check(verifier.CheckLogWitnesses); policy != nil && c.Status == verifier.Skipped {
+		a.mu.Lock()
+		since, ok := a.pendingW[game]
+		if !ok {
+			a.pendingW[game], since = now, now
+		}
+		a.mu.Unlock()
+		// Not a problem while the log's witnessing moves, even in a final
+		// pass: a later pass or run decides it.
+		if !a.witnessStale() && now.Sub(since) < a.cfg.WitnessGrace {
+			return nil, nil, errWaitingWitnesses
+		}
+		return problem(ProblemGame, verifier.CheckLogWitnesses, fmt.Sprintf("the game's bundle is not witnessed (first seen so %s ago, and the log's witnessing has stopped or the grace is over): %s",
+			now.Sub(since).Round(time.Second), c.Detail)), nil, nil
+	}
+	a.mu.Lock()
+	delete(a.pendingW, game)
+	a.mu.Unlock()
 	return &decision{game: game, ok: true, checkpointSize: ev.Log.Tree.Size}, ps, nil
 }

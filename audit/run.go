@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -78,7 +79,11 @@ func (i Info) Lines() []string {
 type Summary struct {
 	Checkpoint merkle.Checkpoint // the verified view at the end
 	Finished   uint64            // finished games in the view
-	Problems   []Problem         // every problem found, earlier runs included
+	// NotWitnessed counts the finished games whose bundles are not
+	// witnessed yet, while the log's witnessing moves: not decided, not a
+	// problem (a later run decides them).
+	NotWitnessed int
+	Problems     []Problem // every problem found, earlier runs included
 }
 
 // Run runs an auditor until ctx ends (or, with Once, for one pass) and
@@ -220,7 +225,10 @@ func (a *Auditor) once(ctx context.Context) error {
 }
 
 func (a *Auditor) summary(ctx context.Context) Summary {
-	s := Summary{Checkpoint: a.Checkpoint(), Finished: a.copy.Stats().Finished}
+	a.mu.Lock()
+	waiting := a.waiting
+	a.mu.Unlock()
+	s := Summary{Checkpoint: a.Checkpoint(), Finished: a.copy.Stats().Finished, NotWitnessed: waiting}
 	ps, err := a.Problems()
 	if err != nil {
 		a.log.Error("audit: reading the problems", "err", err)
@@ -251,6 +259,9 @@ func (a *Auditor) announcements(ctx context.Context, ch <-chan *nats.Msg) {
 			bundle = m.Data
 		}
 		d, ps, err := a.verifyGame(ctx, game, bundle, "nats "+m.Subject, false)
+		if errors.Is(err, errWaitingWitnesses) {
+			continue // a later announcement, or pass, brings the witnessed bundle
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				a.log.Warn("audit: verifying an announced bundle", "game", game, "err", err)

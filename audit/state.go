@@ -202,6 +202,12 @@ const (
 	// ProblemLeaf: a leaf of the log is not a zarlog event, or an event the
 	// state machine refuses.
 	ProblemLeaf = "leaf"
+	// ProblemWitnessing: the log's witnessing is wrong: its published
+	// policy does not list its key or does not parse, its witnessed
+	// checkpoint does not meet the policy, or it has stayed behind a log
+	// that grew for longer than the witness grace (its witnesses stopped
+	// cosigning: refusing the log's checkpoint as inconsistent, or down).
+	ProblemWitnessing = "witnessing"
 )
 
 // A Problem is something wrong the auditor found. It is kept in its state,
@@ -252,7 +258,7 @@ func ParseProblem(b []byte) (Problem, error) {
 		return Problem{}, fmt.Errorf("audit: problem record: data after the object: %w", ErrCorrupt)
 	}
 	switch p.Kind {
-	case ProblemGame, ProblemMissingBundle, ProblemSplitView, ProblemEntries, ProblemLeaf:
+	case ProblemGame, ProblemMissingBundle, ProblemSplitView, ProblemEntries, ProblemLeaf, ProblemWitnessing:
 	default:
 		return Problem{}, fmt.Errorf("audit: problem record of kind %q: %w", p.Kind, ErrCorrupt)
 	}

@@ -49,6 +49,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&cfg.HTTPAddr, "http", "", "serve /metrics and /healthz at `address` (port 0: any free port)")
 	fs.DurationVar(&cfg.Poll, "poll", audit.DefaultPoll, "time between passes (follow mode)")
 	fs.DurationVar(&cfg.BundleGrace, "bundle-grace", audit.DefaultBundleGrace, "how long a finished game may go without its proof bundle before that is a problem")
+	fs.DurationVar(&cfg.WitnessGrace, "witness-grace", audit.DefaultWitnessGrace, "how long the log's witnessed checkpoint may stay behind a log that grew, and a game's bundle not witnessed, before that is a problem")
 	fs.IntVar(&cfg.Concurrency, "concurrency", 8, "entry bundles fetched at once")
 	fs.IntVar(&cfg.Chunk, "batch", 16, "entry bundles stored per durable write while catching up (a killed process fetches at most this many again, and those in flight)")
 	logs.register(fs)
@@ -105,6 +106,9 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if cfg.Once {
 		fmt.Fprintf(stdout, "checkpoint %d verified\n", sum.Checkpoint.Size)
 		fmt.Fprintf(stdout, "games %d finished\n", sum.Finished)
+		if sum.NotWitnessed > 0 {
+			fmt.Fprintf(stdout, "games %d not witnessed yet (the log's witnessing moves: a later run decides them)\n", sum.NotWitnessed)
+		}
 		for _, p := range sum.Problems {
 			fmt.Fprintln(stdout, "PROBLEM", p)
 		}

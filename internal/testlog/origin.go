@@ -48,6 +48,7 @@ type Origin struct {
 	// checkpoints and the policy the origin publishes.
 	Witnesses []*witness.Witness
 	Witnessed *witness.Witnessed
+	Submitter *witness.Submitter
 	Policy    []byte
 
 	emitter   events.Signer
@@ -117,8 +118,8 @@ func StartOrigin(t testing.TB, cfg OriginConfig) *Origin {
 	var wit publisher.WitnessReader
 	var wsrc publisher.WitnessedSource
 	if cfg.Witnesses > 0 {
-		sub := o.startWitnesses(t, cfg, verifier)
-		done.Go(func() { sub.Run(ctx) })
+		o.Submitter = o.startWitnesses(t, cfg, verifier)
+		done.Go(func() { o.Submitter.Run(ctx) })
 		wit, wsrc = serve.WitnessReader(o.Witnessed), o.Witnessed
 	}
 	bundler, err := publisher.NewBundler(publisher.BundlerConfig{Source: serve.NewBundleSource(l), Store: store, Witnessed: wsrc, Workers: 2,
