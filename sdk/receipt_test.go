@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -218,6 +219,28 @@ func TestChosenIDs(t *testing.T) {
 			t.Errorf("mallory's bare receipt of %s checked against alice's bytes: %v, want ErrProof", attack[k].ID, err)
 		}
 	}
+	// Another log's key (even of the same origin), a changed checkpoint, no
+	// key at all: the signature does not check.
+	_, otherVkey, err := merkle.GenerateKey(mrand.NewChaCha8(testonly.Label32("another log key")), te.logKey.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := merkle.NewVerifier(otherVkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sdk.CheckReceipt(theirs[0], victim[0].Data, other); !errors.Is(err, merkle.ErrSignature) {
+		t.Errorf("a receipt checked with another key of the same origin: %v, want ErrSignature", err)
+	}
+	changed := theirs[0]
+	changed.Checkpoint = bytes.Replace(bytes.Clone(changed.Checkpoint), []byte("\n"), []byte("\nx"), 1)
+	if _, err := sdk.CheckReceipt(changed, victim[0].Data, te.logKey); !errors.Is(err, sdk.ErrBadReceipt) {
+		t.Errorf("a receipt with a changed checkpoint: %v, want ErrBadReceipt", err)
+	}
+	if _, err := sdk.CheckReceipt(theirs[0], victim[0].Data, nil); !errors.Is(err, sdk.ErrBadReceipt) {
+		t.Errorf("a receipt checked without a key: %v, want ErrBadReceipt", err)
+	}
+
 	// Mallory asking for a receipt of alice's bytes under the shared id
 	// gets her own event's, which the SDK refuses to hand out.
 	if _, err := te.clients["mallory"].Receipt(ctx, victim[2]); !errors.Is(err, sdk.ErrBadReceipt) {
