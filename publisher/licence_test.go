@@ -55,7 +55,7 @@ func TestLicence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(manifests) < 2 { // verifier/js, publisher/testdata/axe
+	if len(manifests) < 3 { // verifier/js, sdk/js, publisher/testdata/axe
 		t.Fatalf("found %d package.json files: %v", len(manifests), manifests)
 	}
 	for _, p := range manifests {

@@ -5392,6 +5392,10 @@ var ZarlogVerifier = (() => {
   }
   var CTX_COMMIT = te5.encode("tavlarena-dice-commit-v1");
   var CTX_ROLL = te5.encode("tavlarena-dice-roll-v1");
+  async function tavlarenaCommitment(gameId, settingsCanonical, seats, seed) {
+    const sh = await sha256(te5.encode(settingsCanonical));
+    return sha256(concat(CTX_COMMIT, uuidBytes(gameId), sh, uuidBytes(seats[0]), uuidBytes(seats[1]), seed));
+  }
   async function tavlarenaRoller(t) {
     const key = await hmacKey(t.seed);
     const prefix = concat(CTX_ROLL, uuidBytes(t.gameId), t.contributions[0], t.contributions[1]);
@@ -5941,10 +5945,15 @@ var ZarlogVerifier = (() => {
     return verified.get(k);
   }
   async function replay(evs, env) {
-    const moves = env && env.moves || null;
     let g = null;
-    for (let i = 0; i < evs.length; i++) {
-      const ev = evs[i], b = ev.body;
+    for (let i = 0; i < evs.length; i++) g = await apply(g, evs[i], i, env);
+    return g;
+  }
+  async function apply(g, ev, i, env) {
+    const moves = env && env.moves || null;
+    const now = env && typeof env.now === "bigint" ? env.now : null;
+    const b = ev.body;
+    {
       const refuse = function(code, field, err) {
         throw new Refusal(i, ev, code, field, err, g ? g.position : null);
       };
@@ -5979,8 +5988,10 @@ var ZarlogVerifier = (() => {
         if (ev.scheme === "anchored-v1") {
           if (b.anchor.chain !== QUICKNET) refuse("unknown-chain", "body.anchor.chain");
           if (b.sealedAt >= roundTimeNs(b.anchor.round)) refuse("round-already-existed", "body.anchor.round");
+          if (now !== null && b.sealedAt > now) refuse("sealed-in-future", "body.sealedAt");
+          if (now !== null && roundTimeNs(b.anchor.round) <= now) refuse("round-already-existed", "body.anchor.round");
         }
-        continue;
+        return g;
       }
       if (!g) refuse("unknown-game", "game");
       if (g.emitter !== ev.emitter) refuse("foreign-game", "emitter");
@@ -6007,6 +6018,7 @@ var ZarlogVerifier = (() => {
       };
       switch (ev.type) {
         case "contribution":
+          if (now !== null && g.scheme === "anchored-v1" && roundTimeNs(g.commit.anchor.round) <= now) refuse("round-already-existed", "body.token");
           if (g.contributed[b.seat]) refuse("not-allowed-now", "body.seat");
           g.contributed[b.seat] = true;
           if (g.scheme === "tavlarena-v1") g.contributions[b.seat] = b.contribution;
@@ -7651,7 +7663,6 @@ var ZarlogVerifier = (() => {
   }
 
   // src/verify.js
-  var te8 = new TextEncoder();
   function formatMsg(ev) {
     if (ev.tavlarena) return M("FmtTavlarena", ev.tavlarena.gameId, ev.tavlarena.rolls.length);
     if (ev.anchored) return M("FmtAnchored", ev.anchored.matchId, ev.anchored.gameNo, ev.anchored.rolls.length);
@@ -7702,8 +7713,7 @@ var ZarlogVerifier = (() => {
   async function verifyTavlarena(r, ev, opt) {
     const t = ev.tavlarena;
     r.checks.push(pass("format", formatMsg(ev)));
-    const sh = await sha256(te8.encode(canon(ev.settings)));
-    const got = await sha256(concat(CTX_COMMIT, uuidBytes(t.gameId), sh, uuidBytes(t.seats[0]), uuidBytes(t.seats[1]), t.seed));
+    const got = await tavlarenaCommitment(t.gameId, canon(ev.settings), t.seats, t.seed);
     r.commitment = hex(t.commitment);
     r.seal = sealCode(t.commitment);
     if (eq(got, t.commitment)) r.checks.push(pass("commitment", M("CmTavPass", hex(got), sealCode(got))));
@@ -8004,7 +8014,7 @@ var ZarlogVerifier = (() => {
   // src/app.js
   var UUID2 = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
   var HEX322 = /^[0-9a-f]{64}$/;
-  var te9 = new TextEncoder();
+  var te8 = new TextEncoder();
   function bytes32(x, what) {
     if (x instanceof Uint8Array && x.length === 32) return x;
     if (typeof x === "string" && HEX322.test(x)) return unhex(x);
@@ -8043,12 +8053,12 @@ var ZarlogVerifier = (() => {
     if (!key) return { ok: false, message: M("BrBadLogKey", logKey) };
     let r;
     if (typeof receipt === "string" || receipt instanceof Uint8Array) {
-      r = parseTlogProof(typeof receipt === "string" ? te9.encode(receipt) : receipt);
+      r = parseTlogProof(typeof receipt === "string" ? te8.encode(receipt) : receipt);
       if (!r) return { ok: false, message: M("InTlogProof") };
     } else {
       if (!parseSignedCheckpoint(receipt.checkpoint)) return { ok: false, message: M("InWant", "checkpoint", M("WantCheckpoint"), String(receipt.checkpoint).slice(0, 40)) };
       r = {
-        extra: receipt.leaf === void 0 ? null : te9.encode(receipt.leaf),
+        extra: receipt.leaf === void 0 ? null : te8.encode(receipt.leaf),
         index: BigInt(receipt.index),
         proof: (receipt.proof || []).map(function(p) {
           return bytes32(p, "receipt.proof");
@@ -8058,7 +8068,7 @@ var ZarlogVerifier = (() => {
     }
     let mine = r.extra && r.extra.length > 0 ? r.extra : null;
     if (leaf !== void 0 && leaf !== null) {
-      const given = typeof leaf === "string" ? te9.encode(leaf) : leaf;
+      const given = typeof leaf === "string" ? te8.encode(leaf) : leaf;
       if (mine && !eq(mine, given)) return { ok: false, message: M("InTlogLeafDiffers") };
       mine = given;
     }

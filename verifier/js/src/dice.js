@@ -4,7 +4,7 @@
 // scheme's roller, and the roll-sequence rules.
 
 import { concat, eq, unhex, u32, u64, uuidBytes, MAX_U32 } from "./bytes.js";
-import { hmacKey, hmac } from "./sha256.js";
+import { sha256, hmacKey, hmac } from "./sha256.js";
 
 const te = new TextEncoder();
 
@@ -58,6 +58,14 @@ async function diceFrom(block) {
 const CTX_COMMIT = te.encode("tavlarena-dice-commit-v1");
 const CTX_ROLL = te.encode("tavlarena-dice-roll-v1");
 
+// tavlarenaCommitment is a tavlarena-v1 game's commitment (SCHEMES.md §2):
+// SHA-256 of the context, the game id, SHA-256 of the canonical settings,
+// both seats and the seed.
+async function tavlarenaCommitment(gameId, settingsCanonical, seats, seed) {
+  const sh = await sha256(te.encode(settingsCanonical));
+  return sha256(concat(CTX_COMMIT, uuidBytes(gameId), sh, uuidBytes(seats[0]), uuidBytes(seats[1]), seed));
+}
+
 async function tavlarenaRoller(t) {
   const key = await hmacKey(t.seed);
   const prefix = concat(CTX_ROLL, uuidBytes(t.gameId), t.contributions[0], t.contributions[1]);
@@ -95,4 +103,4 @@ Sequence.prototype.accept = function (r) {
   return true;
 };
 
-export { CROCKFORD, sealCode, parseExpected, expectedMatches, diceFrom, CTX_COMMIT, tavlarenaRoller, anchoredRoller, perRollDice, Sequence };
+export { CROCKFORD, sealCode, parseExpected, expectedMatches, diceFrom, CTX_COMMIT, tavlarenaCommitment, tavlarenaRoller, anchoredRoller, perRollDice, Sequence };

@@ -49,10 +49,28 @@ async function beaconVerifies(round, sigHex) {
  * position (FORMATS.md §1.4).
  */
 async function replay(evs, env) {
-  const moves = (env && env.moves) || null;
   let g = null;
-  for (let i = 0; i < evs.length; i++) {
-    const ev = evs[i], b = ev.body;
+  for (let i = 0; i < evs.length; i++) g = await apply(g, evs[i], i, env);
+  return g;
+}
+
+/**
+ * apply applies one event, the game's entry i, to g (null before the
+ * commit), as package events' Apply does, and returns the game: g itself,
+ * changed in place, or for a commit a new one. It throws a Refusal if the
+ * game's rules refuse the event; g may then be partly changed (replay the
+ * events before it to get it back). env is replay's, and env.now (the
+ * time, in nanoseconds since the Unix epoch, a BigInt), if given, adds the
+ * ledger's clock checks (the emitter SDK applies its events with its own
+ * clock, as the Go SDK does): an anchored-v1 commit sealed after now
+ * (sealed-in-future), or whose round existed at now, and a token logged
+ * when the round existed (round-already-existed).
+ */
+async function apply(g, ev, i, env) {
+  const moves = (env && env.moves) || null;
+  const now = env && typeof env.now === "bigint" ? env.now : null;
+  const b = ev.body;
+  {
     const refuse = function (code, field, err) { throw new Refusal(i, ev, code, field, err, g ? g.position : null); };
     if (ev.type === "commit") {
       if (g) refuse("game-exists", "game");
@@ -66,8 +84,10 @@ async function replay(evs, env) {
       if (ev.scheme === "anchored-v1") {
         if (b.anchor.chain !== QUICKNET) refuse("unknown-chain", "body.anchor.chain");
         if (b.sealedAt >= roundTimeNs(b.anchor.round)) refuse("round-already-existed", "body.anchor.round");
+        if (now !== null && b.sealedAt > now) refuse("sealed-in-future", "body.sealedAt");
+        if (now !== null && roundTimeNs(b.anchor.round) <= now) refuse("round-already-existed", "body.anchor.round");
       }
-      continue;
+      return g;
     }
     if (!g) refuse("unknown-game", "game");
     if (g.emitter !== ev.emitter) refuse("foreign-game", "emitter");
@@ -96,6 +116,7 @@ async function replay(evs, env) {
     };
     switch (ev.type) {
       case "contribution":
+        if (now !== null && g.scheme === "anchored-v1" && roundTimeNs(g.commit.anchor.round) <= now) refuse("round-already-existed", "body.token");
         if (g.contributed[b.seat]) refuse("not-allowed-now", "body.seat");
         g.contributed[b.seat] = true;
         if (g.scheme === "tavlarena-v1") g.contributions[b.seat] = b.contribution; else g.tokens[b.seat] = b.token;
@@ -189,4 +210,4 @@ async function replay(evs, env) {
   return g;
 }
 
-export { replay };
+export { replay, apply };

@@ -18,7 +18,7 @@
 // Messages are ids of the Go verifier's catalog (package verifier), which
 // render() formats in English, Turkish or Arabic.
 
-import { hex, concat, eq, uuidBytes } from "./bytes.js";
+import { hex, eq } from "./bytes.js";
 import { sha256, hasWebCrypto } from "./sha256.js";
 import { canon } from "./cjson.js";
 import { formatTime } from "./time.js";
@@ -26,7 +26,7 @@ import { M } from "./render.js";
 import { QUICKNET, roundTimeNs, verifyQuicknet } from "./drand.js";
 import { parseLogKey } from "./note.js";
 import { parsePolicy } from "./policy.js";
-import { sealCode, parseExpected, expectedMatches, tavlarenaRoller, anchoredRoller, perRollDice, Sequence, CTX_COMMIT } from "./dice.js";
+import { sealCode, parseExpected, expectedMatches, tavlarenaCommitment, tavlarenaRoller, anchoredRoller, perRollDice, Sequence } from "./dice.js";
 import { parseEvidence, InputError } from "./evidence.js";
 import { checkBundle } from "./bundle.js";
 import { movesStatements } from "./moves.js";
@@ -34,7 +34,6 @@ import { isTlogProof } from "./tlog.js";
 import { verifyTlogProof } from "./tlogproof.js";
 import { pass, fail, skipped, diceStr } from "./check.js";
 
-const te = new TextEncoder();
 
 function formatMsg(ev) {
   if (ev.tavlarena) return M("FmtTavlarena", ev.tavlarena.gameId, ev.tavlarena.rolls.length);
@@ -90,8 +89,7 @@ function sequenceCheck(opening, rolls) {
 async function verifyTavlarena(r, ev, opt) {
   const t = ev.tavlarena;
   r.checks.push(pass("format", formatMsg(ev)));
-  const sh = await sha256(te.encode(canon(ev.settings)));
-  const got = await sha256(concat(CTX_COMMIT, uuidBytes(t.gameId), sh, uuidBytes(t.seats[0]), uuidBytes(t.seats[1]), t.seed));
+  const got = await tavlarenaCommitment(t.gameId, canon(ev.settings), t.seats, t.seed);
   r.commitment = hex(t.commitment);
   r.seal = sealCode(t.commitment);
   if (eq(got, t.commitment)) r.checks.push(pass("commitment", M("CmTavPass", hex(got), sealCode(got))));

@@ -1,0 +1,421 @@
+// The transport, as the Go SDK's Client (sdk/client.go, sdk/receipt.go):
+// it publishes event bytes on its emitter's subject without a Nats-Msg-Id
+// (docs/NATS.md §2: JetStream deduplicates that header across emitters),
+// retries until JetStream acknowledges, keeps a bounded window of messages
+// in flight, orders events with the same order key (an event goes only once
+// its predecessor is acknowledged, or in the same message), packs events
+// that queue up into multi-event messages, waits for receipts and checks
+// each one against the event's bytes, and reports rejections and backlog
+// with their codes.
+
+import { connect, headers as natsHeaders, nkeyAuthenticator } from "@nats-io/transport-node";
+import { jetstream } from "@nats-io/jetstream";
+import {
+  Subjects, checkEmitter, checkEventID, checkBatchable, joinBatch, inboxPrefix, formatReceiptRequest,
+  parseReceiptReply, parseRejection, HEADER_EVENTS, MAX_BATCH_EVENTS, MAX_EVENT_SIZE,
+} from "./wire.js";
+import { Receipt, BadReceiptError } from "./receipt.js";
+
+/** A ClosedError: the Client was closed before the event was acknowledged (publishing it again is safe). */
+export class ClosedError extends Error {
+  constructor(message) { super(message || "zarlog-emitter: the client is closed"); this.name = "ClosedError"; this.code = "closed"; }
+}
+
+/** A PredecessorError: an earlier event with the same order key failed, so this one was not sent. */
+export class PredecessorError extends Error {
+  constructor(message, cause) { super(message, { cause: cause }); this.name = "PredecessorError"; this.code = "predecessor"; }
+}
+
+/**
+ * A PublishError is a permanent refusal by NATS or JetStream (the message
+ * is too large, the subject is not allowed, the connection is closed).
+ * Transient failures are retried, never returned.
+ */
+export class PublishError extends Error {
+  constructor(message, cause) { super("publishing: " + message, { cause: cause }); this.name = "PublishError"; this.code = "publish"; }
+}
+
+/**
+ * A BacklogError: the log's stream refused the message because its backlog
+ * is at its bound (docs/NATS.md §6 "Backpressure"): the ledger is behind
+ * the publishers. The event is not in the stream; publish it again later
+ * (a game's next call, or flush, does), or shed load. Its message names the
+ * limit ("maximum messages exceeded").
+ */
+export class BacklogError extends PublishError {
+  constructor(message, cause) { super("the log's backlog is full (the stream refused the message: " + message + ")", cause); this.name = "BacklogError"; this.code = "backlog"; }
+}
+
+/** A RejectedError says the ledger refused the event: its code (FORMATS.md §1.5) and reason. */
+export class RejectedError extends Error {
+  constructor(eventId, code, reason) {
+    super("event " + eventId + " rejected by the ledger: " + code + ": " + reason);
+    this.name = "RejectedError";
+    this.eventId = eventId;
+    this.code = code;
+    this.reason = reason;
+  }
+}
+
+/** A ReceiptRefusedError: the ledger refused to serve a receipt request (a bad request). */
+export class ReceiptRefusedError extends Error {
+  constructor(message) { super(message); this.name = "ReceiptRefusedError"; this.code = "bad-request"; }
+}
+
+const RECEIPT_WAIT = 20000;
+
+const defaults = {
+  window: 32, maxBatchEvents: 256, maxBatchBytes: 256 << 10, maxQueued: 65536,
+  ackTimeout: 5000, retryMin: 25, retryMax: 2000,
+};
+
+function sleep(ms, signal) {
+  return new Promise(function (resolve, reject) {
+    if (signal && signal.aborted) { reject(signal.reason); return; }
+    const t = setTimeout(function () { if (signal) signal.removeEventListener("abort", onAbort); resolve(); }, ms);
+    const onAbort = function () { clearTimeout(t); reject(signal.reason); };
+    if (signal) signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/**
+ * dial connects to NATS for emitter as the permissions of docs/NATS.md §7
+ * want it: it reconnects forever, and its replies come under the inbox
+ * prefix "_INBOX.<emitter>". opts: nkeySeed (the NATS user seed `zarlog
+ * keygen --emitter` wrote, text or bytes), user and pass, tls, and any
+ * other option of @nats-io/transport-node's connect, applied last.
+ */
+export async function dial(url, emitter, opts) {
+  checkEmitter(emitter);
+  const o = Object.assign({}, opts || {});
+  const seed = o.nkeySeed;
+  delete o.nkeySeed;
+  const options = Object.assign({
+    servers: url, name: "zarlog-emitter-" + emitter, inboxPrefix: inboxPrefix(emitter),
+    maxReconnectAttempts: -1, reconnectTimeWait: 100,
+  }, o);
+  if (seed) {
+    const s = typeof seed === "string" ? new TextEncoder().encode(seed.trim()) : seed;
+    options.authenticator = nkeyAuthenticator(s);
+  }
+  return connect(options);
+}
+
+/**
+ * A Client publishes one emitter's events on a NATS connection (from dial;
+ * close the Client before the connection). cfg: emitter (required), root
+ * (subject root, "zarlog"), window (messages awaiting their ack, 32),
+ * maxBatchEvents (256), maxBatchBytes (256 KiB), maxQueued (65536),
+ * ackTimeout (ms, 5000), retryMin and retryMax (ms, 25 and 2000),
+ * onRetry(err) (each failed attempt, for logs), and logKey (the log's
+ * verifier key, which `zarlog serve` prints: every receipt's signature is
+ * checked against it; without it the Client checks each receipt's
+ * inclusion proof of the event but not the log's signature).
+ */
+export class Client {
+  constructor(nc, cfg) {
+    checkEmitter(cfg.emitter);
+    this.cfg = Object.assign({}, defaults, cfg);
+    const c = this.cfg;
+    if (!(c.window >= 1 && c.maxBatchEvents >= 1 && c.maxBatchEvents <= MAX_BATCH_EVENTS && c.maxQueued >= 1 && c.maxBatchBytes >= MAX_EVENT_SIZE)) {
+      throw new RangeError("zarlog-emitter: window " + c.window + ", maxBatchEvents " + c.maxBatchEvents + " (≤ " + MAX_BATCH_EVENTS + "), maxQueued " +
+        c.maxQueued + " must be positive and maxBatchBytes " + c.maxBatchBytes + " ≥ " + MAX_EVENT_SIZE);
+    }
+    this.emitter = c.emitter;
+    this.subjects = new Subjects(c.root);
+    this.nc = nc;
+    this.js = jetstream(nc, { timeout: c.ackTimeout });
+    this.closed = false;
+    this.tails = new Map(); // order key → last unsettled entry
+    this.queue = []; // runs ready to send
+    this.inflight = 0;
+    this.unsettled = 0;
+    this.idle = [];
+    this.room = []; // publishAsync callers waiting for maxQueued
+    this.flights = new Set();
+    this.stop = new AbortController();
+  }
+
+  /**
+   * publish publishes ev ({id, data: Uint8Array, orderKey}) and resolves to
+   * JetStream's ack {stream, seq, duplicate, events} once it is stored, or
+   * rejects: a BacklogError or PublishError (permanent), a ClosedError, a
+   * PredecessorError, or the signal's reason (options.signal: an
+   * AbortSignal; the outcome is then unknown, and publishing the same
+   * event again is safe: the ledger deduplicates it by id).
+   */
+  async publish(ev, options) {
+    return this.publishAsync(ev, options);
+  }
+
+  /**
+   * publishAsync accepts ev and returns a promise of its ack at once,
+   * unless maxQueued events are unsettled: then it waits for room.
+   */
+  async publishAsync(ev, options) {
+    const signal = options && options.signal;
+    checkEventID(ev.id);
+    checkBatchable(ev.data);
+    while (this.unsettled >= this.cfg.maxQueued && !this.closed) {
+      await new Promise((resolve) => this.room.push(resolve));
+    }
+    if (this.closed) throw new ClosedError();
+    let resolve, reject;
+    const p = new Promise(function (a, b) { resolve = a; reject = b; });
+    p.catch(function () {}); // the caller may not wait for it
+    const e = { ev: ev, signal: signal, resolve: resolve, reject: reject, settled: false, next: null, run: null };
+    this.unsettled++;
+    const k = ev.orderKey || "";
+    if (k !== "") {
+      const t = this.tails.get(k);
+      this.tails.set(k, e);
+      if (t) {
+        t.next = e; // parked until t is acknowledged
+        return p;
+      }
+    }
+    this.queue.push(e);
+    this.pump();
+    return p;
+  }
+
+  settle(e, ack, err) {
+    if (e.settled) return;
+    e.settled = true;
+    if (err) e.reject(err); else e.resolve(ack);
+    const k = e.ev.orderKey || "";
+    if (k !== "" && this.tails.get(k) === e) this.tails.delete(k);
+    this.unsettled--;
+    const r = this.room.shift();
+    if (r) r();
+    if (this.unsettled === 0) {
+      for (const f of this.idle) f();
+      this.idle = [];
+    }
+    const next = e.next;
+    e.next = null;
+    if (!next) return;
+    if (!err && !this.closed) {
+      this.queue.push(this.release(next));
+      this.pump();
+    } else {
+      this.failSuccessor(next, e, err || new ClosedError());
+    }
+  }
+
+  failSuccessor(next, e, err) {
+    this.settle(next, null, new PredecessorError("zarlog-emitter: event " + next.ev.id + ": an earlier event with the same order key failed (" + e.ev.id + ": " + err.message + ")", err));
+  }
+
+  // release makes a run of head and the events parked behind it, as many as
+  // one message takes; the run goes in one message, in order.
+  release(head) {
+    let n = 1, size = head.ev.data.length;
+    for (let e = head; e.next && n < this.cfg.maxBatchEvents && size + 1 + e.next.ev.data.length <= this.cfg.maxBatchBytes; n++) {
+      size += 1 + e.next.ev.data.length;
+      e.run = e.next;
+      e.next = null;
+      e = e.run;
+    }
+    return head;
+  }
+
+  // take appends a run's members to items, up to the first whose signal
+  // has aborted: that one fails, and those after it with PredecessorError.
+  take(items, e) {
+    for (; e; e = e.run) {
+      if (e.signal && e.signal.aborted) {
+        this.settle(e, null, e.signal.reason);
+        for (let f = e.run; f; f = f.run) this.failSuccessor(f, e, e.signal.reason);
+        return items;
+      }
+      items.push(e);
+    }
+    return items;
+  }
+
+  // pump packs queued runs into messages and starts a flight per message,
+  // at most window at once. A run is never split.
+  pump() {
+    while (!this.closed && this.inflight < this.cfg.window && this.queue.length > 0) {
+      let items = [];
+      while (items.length === 0 && this.queue.length > 0) items = this.take(items, this.queue.shift());
+      if (items.length === 0) return;
+      let size = items.length - 1;
+      for (const e of items) size += e.ev.data.length;
+      while (this.queue.length > 0 && items.length < this.cfg.maxBatchEvents) {
+        const e = this.queue[0];
+        let n = 0, rs = -1;
+        for (let f = e; f; f = f.run) { n++; rs += 1 + f.ev.data.length; }
+        if (items.length + n > this.cfg.maxBatchEvents || size + 1 + rs > this.cfg.maxBatchBytes) break;
+        this.queue.shift();
+        const k = items.length;
+        items = this.take(items, e);
+        for (const f of items.slice(k)) size += 1 + f.ev.data.length;
+      }
+      this.inflight++;
+      const flight = this.fly(items).finally(() => {
+        this.inflight--;
+        this.flights.delete(flight);
+        this.pump();
+      });
+      this.flights.add(flight);
+    }
+  }
+
+  async fly(items) {
+    const subject = this.subjects.events(this.emitter);
+    let payload, h;
+    if (items.length === 1) {
+      payload = items[0].ev.data;
+    } else {
+      payload = joinBatch(items.map(function (e) { return e.ev.data; }));
+      h = natsHeaders();
+      h.set(HEADER_EVENTS, String(items.length));
+    }
+    let backoff = this.cfg.retryMin;
+    for (;;) {
+      const live = items.filter((e) => {
+        if (e.signal && e.signal.aborted) { this.settle(e, null, e.signal.reason); return false; }
+        return true;
+      });
+      if (live.length === 0) return;
+      if (this.closed) {
+        for (const e of items) this.settle(e, null, new ClosedError());
+        return;
+      }
+      let err;
+      try {
+        const pa = await this.js.publish(subject, payload, h ? { headers: h, timeout: this.cfg.ackTimeout } : { timeout: this.cfg.ackTimeout });
+        const ack = { stream: pa.stream, seq: pa.seq, duplicate: !!pa.duplicate, events: items.length };
+        for (const e of items) this.settle(e, ack, null);
+        return;
+      } catch (e) {
+        err = e;
+      }
+      const perm = permanent(err);
+      if (perm) {
+        for (const e of items) this.settle(e, null, perm);
+        return;
+      }
+      if (this.cfg.onRetry) this.cfg.onRetry(err);
+      try {
+        await sleep(backoff, this.stop.signal);
+      } catch (e) {
+        for (const e2 of items) this.settle(e2, null, new ClosedError());
+        return;
+      }
+      backoff = Math.min(2 * backoff, this.cfg.retryMax);
+    }
+  }
+
+  /** flush resolves once every event accepted so far is settled (acknowledged or failed). */
+  async flush() {
+    if (this.unsettled === 0) return;
+    await new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  /**
+   * receipt waits until the event ev ({id, data}) is durable and covered
+   * by a signed checkpoint, and resolves to its Receipt: a C2SP tlog-proof
+   * of ev.data, checked (with cfg.logKey, its signature too). ack, if
+   * given (the event's publish ack), makes the ledger answer from its
+   * decision of that message (seq). It asks again while the answer is
+   * "pending" or nobody answers, until options.signal aborts. It rejects
+   * with a RejectedError (the ledger's code and reason) if the ledger
+   * refused the event, and a BadReceiptError if the ledger's receipt does
+   * not prove ev.data.
+   */
+  async receipt(ev, ack, options) {
+    const signal = options && options.signal;
+    checkEventID(ev.id);
+    if (!ev.data || ev.data.length === 0) throw new TypeError("zarlog-emitter: the event's bytes are needed to check its receipt");
+    let backoff = this.cfg.retryMin;
+    for (;;) {
+      if (signal && signal.aborted) throw signal.reason;
+      if (this.closed) throw new ClosedError();
+      const req = formatReceiptRequest({ id: ev.id, waitMs: RECEIPT_WAIT, seq: ack && ack.seq ? ack.seq : 0 });
+      const start = Date.now();
+      let rep, err;
+      try {
+        const m = await this.nc.request(this.subjects.receipts(this.emitter), req, { timeout: RECEIPT_WAIT + 5000 });
+        rep = parseReceiptReply(m.data);
+      } catch (e) {
+        err = e;
+      }
+      if (signal && signal.aborted) throw signal.reason;
+      if (!err) {
+        if (rep.status === "ok") {
+          const r = new Receipt(ev.id, ev.data, rep.index, rep.proof, rep.checkpoint);
+          await r.check(ev.data, this.cfg.logKey || null);
+          return r;
+        }
+        if (rep.status === "rejected") throw new RejectedError(ev.id, rep.code, rep.reason);
+        if (rep.status === "error" && rep.code === "bad-request") throw new ReceiptRefusedError("zarlog-emitter: receipt for " + ev.id + ": receipt request refused: " + rep.reason);
+        if (rep.status === "pending" && Date.now() - start >= RECEIPT_WAIT / 2) {
+          backoff = this.cfg.retryMin; // the ledger held the request: ask again at once
+          continue;
+        }
+        err = new Error("status " + JSON.stringify(rep.status) + ", code " + JSON.stringify(rep.code) + ": " + rep.reason);
+      } else if (this.nc.isClosed()) {
+        throw new ClosedError("zarlog-emitter: receipt for " + ev.id + ": the connection is closed");
+      }
+      if (this.cfg.onRetry) this.cfg.onRetry(new Error("receipt for " + ev.id + ": " + err.message, { cause: err }));
+      await sleep(backoff, signal);
+      backoff = Math.min(2 * backoff, this.cfg.retryMax);
+    }
+  }
+
+  /**
+   * rejections calls handle({code, id, reason, seq, sha256, part, msgId})
+   * with every rejection the ledger announces for this emitter's events
+   * (best effort: a receipt request reports a rejection durably). It
+   * returns the subscription (unsubscribe() ends it).
+   */
+  rejections(handle) {
+    const sub = this.nc.subscribe(this.subjects.rejected(this.emitter), {
+      callback: function (err, m) {
+        if (err) return;
+        try {
+          handle(parseRejection(m.data));
+        } catch (e) {
+          if (!(e instanceof Error) || e.name !== "WireError") throw e;
+        }
+      },
+    });
+    return sub;
+  }
+
+  /** close stops the Client: events not yet acknowledged fail with a ClosedError. It does not close the connection. */
+  async close() {
+    if (this.closed) return;
+    this.closed = true;
+    this.stop.abort(new ClosedError());
+    for (const r of this.room) r();
+    this.room = [];
+    const queued = this.queue;
+    this.queue = [];
+    for (const e of queued) for (let f = e; f; f = f.run) this.settle(f, null, new ClosedError());
+    await Promise.allSettled(Array.from(this.flights));
+  }
+}
+
+// permanent returns the error to fail a message with if err will not go
+// away by sending again (soon), or null.
+function permanent(err) {
+  const api = err && typeof err.apiError === "function" ? err.apiError() : null;
+  if (api) {
+    const d = api.description || "";
+    if (api.err_code === 10077 && (d.indexOf("maximum messages") >= 0 || d.indexOf("maximum bytes") >= 0)) return new BacklogError(d, err);
+    if (api.err_code === 10054) return new PublishError(d, err);
+    return null;
+  }
+  const name = err && err.name;
+  const msg = String(err && err.message || "");
+  if (name === "ClosedConnectionError" || /connection closed/i.test(msg)) return new PublishError(msg, err);
+  if (name === "InvalidSubjectError" || /maximum payload|max_payload|MAX_PAYLOAD/i.test(msg)) return new PublishError(msg, err);
+  if (name === "PermissionViolationError" || /permissions violation/i.test(msg)) return new PublishError(msg, err);
+  return null;
+}
+
+export { BadReceiptError };

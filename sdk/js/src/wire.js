@@ -1,0 +1,161 @@
+// How zarlog talks over NATS (docs/NATS.md; the Go package wire): the
+// subjects, the headers, the framing of several events in one message, and
+// the small JSON messages of the receipt and rejection protocols. It is
+// pure: no NATS client, no I/O.
+
+import { b64canonical } from "zarlog-verify/src/bytes.js";
+
+/** The first subject token of every zarlog subject unless configured otherwise. */
+export const DEFAULT_ROOT = "zarlog";
+/** The header of a multi-event message: its number of events (NATS.md §2). */
+export const HEADER_EVENTS = "Zarlog-Events";
+/** The largest event, in bytes (the tlog-tiles entry bundle limit). */
+export const MAX_EVENT_SIZE = 65535;
+/** The most events one NATS message may carry. */
+export const MAX_BATCH_EVENTS = 4096;
+/** The receipt protocol version whose ok replies carry the inclusion proof. */
+export const RECEIPT_PROOF_VERSION = 2;
+
+const EMITTER = /^[a-z0-9][a-z0-9-]{0,62}$/;
+const EVENT_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+const CODE = /^[a-z0-9][a-z0-9-]{0,63}$/;
+const te = new TextEncoder();
+
+/** A WireError is a malformed zarlog wire message or an invalid name. */
+export class WireError extends Error {}
+
+/** checkEmitter throws a WireError unless id is an emitter id: [a-z0-9][a-z0-9-]{0,62}. */
+export function checkEmitter(id) {
+  if (typeof id !== "string" || !EMITTER.test(id)) throw new WireError("invalid emitter id " + JSON.stringify(id) + ": want [a-z0-9][a-z0-9-]{0,62}");
+}
+
+/** checkEventID throws a WireError unless id is an event id: [A-Za-z0-9][A-Za-z0-9._:-]{0,127}. */
+export function checkEventID(id) {
+  if (typeof id !== "string" || !EVENT_ID.test(id)) throw new WireError("invalid event id " + JSON.stringify(id) + ": want [A-Za-z0-9][A-Za-z0-9._:-]{0,127}");
+}
+
+/** checkBatchable throws a WireError unless event (bytes) may travel in a NATS message of the SDK. */
+export function checkBatchable(event) {
+  if (event.length === 0) throw new WireError("empty event");
+  if (event.length > MAX_EVENT_SIZE) throw new WireError("event of " + event.length + " bytes exceeds " + MAX_EVENT_SIZE);
+  if (event.indexOf(10) >= 0) throw new WireError("event contains a newline");
+}
+
+/**
+ * Subjects builds the subjects under one root (default "zarlog"): an
+ * emitter publishes its events on R.events.E, asks for receipts on
+ * R.receipts.E, and reads its rejections on R.rejected.E and its games'
+ * bundles on R.proofs.E.
+ */
+export class Subjects {
+  constructor(root) {
+    this.root = root || DEFAULT_ROOT;
+    for (const t of this.root.split(".")) {
+      if (t === "" || /[*> \t\r\n]/.test(t)) throw new WireError("invalid subject root " + JSON.stringify(this.root));
+    }
+  }
+  events(e) { return this.root + ".events." + e; }
+  rejected(e) { return this.root + ".rejected." + e; }
+  receipts(e) { return this.root + ".receipts." + e; }
+  proofs(e) { return this.root + ".proofs." + e; }
+}
+
+/** inboxPrefix is emitter's own reply-subject prefix, which NATS.md §7's permissions allow. */
+export function inboxPrefix(emitter) { return "_INBOX." + emitter; }
+
+/**
+ * joinBatch returns the payload of a multi-event message holding events
+ * (2…4096 Uint8Arrays, each batchable): the events joined by single '\n'.
+ */
+export function joinBatch(events) {
+  if (events.length < 2 || events.length > MAX_BATCH_EVENTS) throw new WireError(events.length + " events is not 2…" + MAX_BATCH_EVENTS);
+  let n = events.length - 1;
+  for (const e of events) { checkBatchable(e); n += e.length; }
+  const out = new Uint8Array(n);
+  let o = 0;
+  events.forEach(function (e, i) {
+    if (i > 0) out[o++] = 10;
+    out.set(e, o);
+    o += e.length;
+  });
+  return out;
+}
+
+// The receipt and rejection messages are JSON objects with exactly the
+// members below, as the Go package writes them (encoding/json, members in
+// the order of its struct, empty ones left out).
+function parseObject(bytes, allowed) {
+  if (bytes.length > 1 << 20) throw new WireError("message of " + bytes.length + " bytes exceeds " + (1 << 20));
+  let o;
+  try {
+    o = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch (e) {
+    throw new WireError("malformed zarlog wire message: " + e.message);
+  }
+  if (o === null || typeof o !== "object" || Array.isArray(o)) throw new WireError("malformed zarlog wire message: not an object");
+  for (const k of Object.keys(o)) if (allowed.indexOf(k) < 0) throw new WireError("malformed zarlog wire message: unknown member " + JSON.stringify(k));
+  return o;
+}
+const isUint = function (x) { return typeof x === "number" && Number.isSafeInteger(x) && x >= 0; };
+
+/** formatReceiptRequest encodes a receipt request {id, v, wait_ms, seq}. */
+export function formatReceiptRequest(q) {
+  checkEventID(q.id);
+  const o = { id: q.id, v: RECEIPT_PROOF_VERSION };
+  if (q.waitMs) o.wait_ms = Math.max(0, Math.min(Math.floor(q.waitMs), 2 ** 31));
+  if (q.seq) o.seq = q.seq;
+  return te.encode(JSON.stringify(o));
+}
+
+/**
+ * parseReceiptReply decodes a receipt reply and checks that its members fit
+ * its status (wire.ParseReceiptReply): {status, id, index (BigInt), checkpoint,
+ * proof (32-byte hashes), code, reason, v}.
+ */
+export function parseReceiptReply(bytes) {
+  const o = parseObject(bytes, ["checkpoint", "code", "id", "index", "proof", "reason", "status", "v"]);
+  const bad = function (why) { throw new WireError("malformed zarlog wire message: " + why); };
+  if (typeof o.id !== "string" || o.id.length > 128) bad("id");
+  if (typeof o.status !== "string") bad("status");
+  if (o.v !== undefined && o.v !== RECEIPT_PROOF_VERSION) bad("receipt protocol version " + o.v + " is not " + RECEIPT_PROOF_VERSION + " (or absent, version 1)");
+  if (o.reason !== undefined && (typeof o.reason !== "string" || o.reason.length > 4096)) bad("reason");
+  if (o.index !== undefined && !isUint(o.index)) bad("index");
+  const r = { status: o.status, id: o.id, v: o.v || 0, index: o.index === undefined ? null : BigInt(o.index),
+    checkpoint: o.checkpoint || "", code: o.code || "", reason: o.reason || "", proof: [] };
+  if (o.proof !== undefined) {
+    if (!Array.isArray(o.proof) || o.proof.length === 0 || o.proof.length > 64 || o.status !== "ok" || r.v !== RECEIPT_PROOF_VERSION) bad("proof");
+    for (const h of o.proof) {
+      const b = typeof h === "string" && h.length === 44 ? b64canonical(h) : null;
+      if (!b || b.length !== 32) bad("hash " + JSON.stringify(h) + " is not standard base64 of 32 bytes");
+      r.proof.push(b);
+    }
+  }
+  switch (r.status) {
+    case "ok":
+      if (r.index === null || r.checkpoint === "" || r.code !== "" || r.reason !== "") bad("status ok needs index and checkpoint only");
+      break;
+    case "pending":
+      if (r.checkpoint !== "" || r.code !== "") bad("status pending carries no checkpoint or code");
+      break;
+    case "rejected": case "error":
+      if (r.checkpoint !== "" || r.index !== null) bad("status " + r.status + " carries no index or checkpoint");
+      if (!CODE.test(r.code)) bad("code " + JSON.stringify(r.code));
+      break;
+    default:
+      bad("unknown status " + JSON.stringify(r.status));
+  }
+  return r;
+}
+
+/** parseRejection decodes a rejection announced on R.rejected.E: {code, id, msg_id, part, reason, seq, sha256}. */
+export function parseRejection(bytes) {
+  const o = parseObject(bytes, ["code", "id", "msg_id", "part", "reason", "seq", "sha256"]);
+  const bad = function (why) { throw new WireError("malformed zarlog wire message: " + why); };
+  if (typeof o.code !== "string" || !CODE.test(o.code)) bad("code");
+  if (typeof o.reason !== "string" || o.reason.length > 4096) bad("reason");
+  if (!isUint(o.seq)) bad("seq");
+  if (typeof o.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(o.sha256)) bad("sha256");
+  if (o.part !== undefined && (!isUint(o.part) || o.part >= MAX_BATCH_EVENTS)) bad("part");
+  if (o.id !== undefined && (typeof o.id !== "string" || o.id.length > 128)) bad("id");
+  return { code: o.code, id: o.id || "", msgId: o.msg_id || "", part: o.part || 0, reason: o.reason, seq: o.seq, sha256: o.sha256 };
+}

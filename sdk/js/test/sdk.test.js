@@ -1,0 +1,162 @@
+// Unit tests of zarlog-emitter without a network: the wire messages, the
+// signer key, receipts, the roll check, and whole games of a device
+// backend checked by zarlog-verify. Its agreement with the Go SDK, byte for
+// byte, is TestNodeSDKAgreement (sdk/agree_test.go); games against a built
+// zarlog serve are TestNodeBackend (cmd/zarlog).
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { generateKeyPairSync, createHash } from "node:crypto";
+import { verify } from "zarlog-verify";
+import { parseState } from "zarlog-verify/src/rules/movecheck/state.js";
+import { legalPlays } from "zarlog-verify/src/rules/play.js";
+import { formatPlay } from "zarlog-verify/src/rules/notation.js";
+import {
+  Backend, parseSignerKey, KeyError, checkRoll, RollCheckError, RefusedError, NotNowError, Receipt, parseReceipt, BadReceiptError,
+  rollSeats, quicknetBeacons, BeaconNotYetError,
+} from "../src/index.js";
+import { parseReceiptReply, parseRejection, formatReceiptRequest, joinBatch, WireError, Subjects } from "../src/wire.js";
+
+const te = new TextEncoder();
+
+// signerKey makes a signer key text for name, as zarlog keygen --emitter writes it.
+function signerKey(name, seed) {
+  const { privateKey } = generateKeyPairSync("ed25519");
+  const s = seed || privateKey.export({ format: "der", type: "pkcs8" }).subarray(16);
+  const pub = Buffer.from(generatePublic(s));
+  const hash = createHash("sha256").update(Buffer.concat([Buffer.from(name + "\n"), Buffer.from([1]), pub])).digest().subarray(0, 4).toString("hex");
+  return "PRIVATE+KEY+" + name + "+" + hash + "+" + Buffer.concat([Buffer.from([1]), Buffer.from(s)]).toString("base64");
+}
+import { createPrivateKey, createPublicKey } from "node:crypto";
+function generatePublic(seed) {
+  const der = Buffer.concat([Buffer.from("302e020100300506032b657004220420", "hex"), Buffer.from(seed)]);
+  const spki = createPublicKey(createPrivateKey({ key: der, format: "der", type: "pkcs8" })).export({ format: "der", type: "spki" });
+  return spki.subarray(spki.length - 32);
+}
+
+test("the signer key: read, its verifier key, refused when it is not one", async function () {
+  const s = await parseSignerKey(signerKey("acme", new Uint8Array(32).fill(7)));
+  assert.equal(s.name, "acme");
+  assert.match(s.vkey, /^acme\+[0-9a-f]{8}\+[A-Za-z0-9+/]{44}$/);
+  assert.equal(s.sign(te.encode("x")).length, 64);
+  assert.ok(!String(s).includes("PRIVATE"));
+  assert.ok(!JSON.stringify(s).includes("PRIVATE"));
+  const good = signerKey("acme");
+  await assert.rejects(parseSignerKey(good.replace(/\+([0-9a-f]{8})\+/, "+00000000+")), KeyError);
+  await assert.rejects(parseSignerKey(good.replace("+acme+", "+Acme+")), /not an emitter id/);
+  await assert.rejects(parseSignerKey("acme+12345678+AAAA"), /not a signer key/);
+});
+
+test("wire: receipt replies and rejections are read strictly", function () {
+  const ok = parseReceiptReply(te.encode('{"checkpoint":"x\\n","id":"g:0","index":4,"status":"ok","v":2}'));
+  assert.equal(ok.index, 4n);
+  for (const bad of ['{"id":"g:0","status":"ok","v":2}', '{"id":"g:0","status":"pending","code":"x"}', '{"id":"g:0","status":"weird"}',
+    '{"id":"g:0","status":"pending","extra":1}', '{"id":"g:0","status":"ok","index":1,"checkpoint":"c","v":3}', "[]", "{",
+    '{"checkpoint":"c","id":"g:0","index":1,"proof":["AAAA"],"status":"ok","v":2}']) {
+    assert.throws(function () { parseReceiptReply(te.encode(bad)); }, WireError, bad);
+  }
+  const r = parseRejection(te.encode('{"code":"bad-signature","id":"g:1","reason":"no","seq":3,"sha256":"' + "ab".repeat(32) + '"}'));
+  assert.equal(r.code, "bad-signature");
+  assert.throws(function () { parseRejection(te.encode('{"code":"Bad","reason":"","seq":1,"sha256":"' + "ab".repeat(32) + '"}')); }, WireError);
+  assert.equal(new TextDecoder().decode(formatReceiptRequest({ id: "g:0", waitMs: 20000, seq: 7 })), '{"id":"g:0","v":2,"wait_ms":20000,"seq":7}');
+  assert.deepEqual(Array.from(joinBatch([te.encode("a"), te.encode("bc")])), Array.from(te.encode("a\nbc")));
+  assert.throws(function () { joinBatch([te.encode("a\n"), te.encode("b")]); }, WireError);
+  assert.throws(function () { new Subjects("a.*"); }, WireError);
+  assert.equal(new Subjects().events("acme"), "zarlog.events.acme");
+});
+
+test("who plays a roll and who rolls next", function () {
+  const o = function (a, b) { return { kind: "opening", dice: [a, b] }; };
+  const t = function () { return { kind: "turn", dice: [1, 2] }; };
+  assert.deepEqual(rollSeats("western", [o(3, 3)]), { plays: -1, next: -1 });
+  assert.deepEqual(rollSeats("western", [o(3, 3), o(2, 5)]), { plays: 1, next: 0 });
+  assert.deepEqual(rollSeats("western", [o(5, 2), t()]), { plays: 1, next: 0 });
+  assert.deepEqual(rollSeats("turkish-reroll", [o(5, 2)]), { plays: -1, next: 0 });
+  assert.deepEqual(rollSeats("turkish-reroll", [o(5, 2), { kind: "reroll", dice: [6, 6] }]), { plays: 0, next: 1 });
+});
+
+async function playDevice(settings) {
+  const signer = await parseSignerKey(signerKey("acme"));
+  const b = Backend.device({ signer: signer });
+  const g = await b.newTavlarena({ seats: ["11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"], settings: settings });
+  await g.contribute(1, new Uint8Array(32).fill(1));
+  assert.deepEqual(g.withheld(), [false, true]);
+  await g.contribute(0, new Uint8Array(32).fill(2));
+  return g;
+}
+
+test("a device's whole game, every move by the rules engine, verifies; an illegal move is refused with its rule", async function () {
+  const g = await playDevice({ opponent: "computer", variant: "portes", moves: "logged" });
+  await assert.rejects(g.contribute(0, new Uint8Array(32)), NotNowError);
+  let refused = false;
+  for (let i = 0; i < 2000; i++) {
+    const e = g.boardEnd();
+    if (e) { await g.end(e); break; }
+    const r = await g.roll();
+    if (r.seat < 0) continue;
+    const s = parseState(g.state().position);
+    if (!refused) {
+      await assert.rejects(g.move(r.seat, "24/1"), function (e) { return e instanceof RefusedError && e.code === "illegal-move" && typeof e.cause.rule === "string"; });
+      await assert.rejects(g.move(1 - r.seat, "-"), NotNowError);
+      refused = true;
+    }
+    const plays = legalPlays(s.variant, s.position, s.seat, s.dice);
+    await g.move(r.seat, plays.length > 0 ? formatPlay(plays[plays.length - 1]) : "-");
+  }
+  assert.equal(g.state().status, "ended");
+  await assert.rejects(g.roll(), RefusedError);
+  await g.reveal();
+  const rep = await verify(await g.evidence(), {});
+  assert.equal(rep.exit, 0, JSON.stringify(rep.failed));
+  assert.ok(!String(g).includes(Buffer.from(g.seed || []).toString("hex") || "-"));
+});
+
+test("a finished end the board does not give is refused, with the ledger's code", async function () {
+  const g = await playDevice({ opponent: "computer", variant: "tavla", moves: "logged" });
+  await g.roll();
+  await assert.rejects(g.end({ result: "finished", winner: 0, points: 1 }), function (e) { return e instanceof RefusedError && (e.code === "wrong-result" || e.code === "move-owed"); });
+  assert.equal(g.state().status, "open");
+});
+
+test("per-roll-v1 on a device: the player's check passes, and names the part a tampered reveal fails", async function () {
+  const signer = await parseSignerKey(signerKey("acme"));
+  const m = await Backend.device({ signer: signer }).newPerRoll({ settings: { opponent: "computer" } });
+  const before = await m.commitRoll();
+  const sent = new Uint8Array(32).fill(9);
+  await m.clientSecond(sent);
+  const got = await m.revealRoll();
+  assert.deepEqual(await checkRoll(before, sent, got), got.dice);
+  const flip = Object.assign({}, got, { dice: [got.dice[0] % 6 + 1, got.dice[1]] });
+  await assert.rejects(checkRoll(before, sent, flip), function (e) { return e instanceof RollCheckError && e.part === "dice"; });
+  await assert.rejects(checkRoll(before, new Uint8Array(32), got), function (e) { return e instanceof RollCheckError && e.part === "second"; });
+  await assert.rejects(checkRoll(Object.assign({}, before, { commitment: "00".repeat(32) }), sent, got), function (e) { return e.part === "commitment"; });
+  await m.end({ result: "abandoned", winner: null, points: 0 });
+  assert.equal((await verify(await m.evidence(), {})).exit, 0);
+});
+
+test("anchored-v1: no beacon before its round, a token after it is refused", async function () {
+  const signer = await parseSignerKey(signerKey("acme"));
+  let now = new Date("2023-09-15T10:59:00.000Z");
+  const b = Backend.device({ signer: signer, now: function () { return now; } });
+  const g = await b.newAnchored({ matchId: "m-1", settings: { opponent: "computer" }, rounds: 1 + 657413 - (Math.floor((now.getTime() / 1000 - 1692803367) / 3) + 1) });
+  assert.equal(g.anchor.round, 657414);
+  const src = await quicknetBeacons();
+  await g.token(0, "a");
+  now = new Date(g.anchorTime.getTime() + 1000);
+  await assert.rejects(g.token(1, "b"), function (e) { return e instanceof RefusedError && e.code === "round-already-existed"; });
+  now = new Date("2023-09-15T10:59:30.000Z");
+  await g.token(1, "b");
+  await assert.rejects(g.recordBeacon(src), BeaconNotYetError);
+});
+
+test("a receipt's file round-trips and is checked against the event's bytes", async function () {
+  const leaf = te.encode('{"id":"g:0"}');
+  // A tree of one leaf: the root is the leaf hash; an unsigned checkpoint.
+  const root = createHash("sha256").update(Buffer.concat([Buffer.from([0]), Buffer.from(leaf)])).digest().toString("base64");
+  const r = new Receipt("g:0", leaf, 0n, [], "log.example\n1\n" + root + "\n\n— log.example " + Buffer.alloc(68, 1).toString("base64") + "\n");
+  const back = parseReceipt(r.format());
+  assert.equal(back.format(), r.format());
+  assert.equal(back.eventId, "g:0");
+  await r.check(leaf, null);
+  await assert.rejects(r.check(te.encode('{"id":"g:1"}'), null), BadReceiptError);
+});
