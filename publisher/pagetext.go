@@ -348,6 +348,7 @@ var pageTexts = []verifier.Text{
 	{"PlatformsWhy", "A player id belongs to the platform that logged it: each platform's page of a player counts only that platform's games, so that no platform can change what another's page shows.",
 		"Bir oyuncu kimliği onu kaydeden platforma aittir: bir oyuncunun her platformdaki sayfası yalnızca o platformun oyunlarını sayar; böylece hiçbir platform başka birinin sayfasında görüneni değiştiremez.",
 		"معرّف اللاعب ملك للمنصة التي سجّلته: صفحة اللاعب على كل منصة لا تحسب إلا ألعاب تلك المنصة، فلا تستطيع منصة تغيير ما تعرضه صفحة منصة أخرى."},
+	{"PerRollFold", "Each roll's numbers, as logged: commitment, seed, second number (%[1]d rolls)", "Her atışın kaydedilen sayıları: taahhüt, tohum, ikinci sayı (%[1]d atış)", "أرقام كل رمية كما سُجّلت: الالتزام والبذرة والرقم الثاني (%[1]d رمية)"},
 	{"PlatformLabel", "Platform", "Platform", "المنصة"},
 	{"PlayedLabel", "Played", "Oynandığı zaman", "وقت اللعب"},
 	{"TimesNote", "Times are the platform's clock, as it wrote them into the game's events: the log keeps them but does not set them.",
