@@ -72,6 +72,9 @@ type Config struct {
 	// WitnessPolicy, if not empty, is a C2SP tlog-policy: a checkpoint is
 	// accepted only with its witness quorum.
 	WitnessPolicy []byte
+	// HiddenNames are the players' display names the pages do not show
+	// (publisher.ParseHiddenNames, docs/PRIVACY.md); nil shows every name.
+	HiddenNames *publisher.HiddenNames
 	// Poll is how often the origin's checkpoint is fetched. Zero means
 	// DefaultPoll.
 	Poll time.Duration
@@ -207,7 +210,7 @@ func Run(ctx context.Context, cfg Config) error {
 	h := &health{}
 	refusals := prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_mirror_evidence_files_total", Help: "Evidence files written for refused checkpoints."})
 	reg.MustRegister(refusals)
-	mux, err := Handler(st, bundles, wit, cfg.LogKey, log, reg, h.check)
+	mux, err := Handler(st, bundles, wit, cfg.LogKey, cfg.HiddenNames, log, reg, h.check)
 	if err != nil {
 		return err
 	}
@@ -314,11 +317,12 @@ func Run(ctx context.Context, cfg Config) error {
 // Handler returns the mirror's HTTP handler: the read API and the pages of
 // the verified copy st and the bundle store, with CORS, and the origin's
 // witnessing and emitter keys as wit keeps them (nil: none). vkey is the
-// log's verifier key (shown on the pages); reg is served at /metrics and
-// gets the API's metrics; health is /healthz.
-func Handler(st *follow.Store, bundles *publisher.Store, wit *Witnessing, vkey string, log *slog.Logger, reg *prometheus.Registry, health func(context.Context) error) (http.Handler, error) {
+// log's verifier key (shown on the pages); hidden are the players' names
+// the pages do not show; reg is served at /metrics and gets the API's
+// metrics; health is /healthz.
+func Handler(st *follow.Store, bundles *publisher.Store, wit *Witnessing, vkey string, hidden *publisher.HiddenNames, log *slog.Logger, reg *prometheus.Registry, health func(context.Context) error) (http.Handler, error) {
 	src := NewSource(st, bundles)
-	pcfg := publisher.Config{Games: src, Stats: src, LogKey: vkey, Origin: st.Origin(), Logger: log.With("component", "pages")}
+	pcfg := publisher.Config{Games: src, Stats: src, LogKey: vkey, HiddenNames: hidden, Origin: st.Origin(), Logger: log.With("component", "pages")}
 	acfg := publisher.APIConfig{Log: src, Games: src, Metrics: reg, Registerer: reg, Health: health, Logger: log.With("component", "api")}
 	if wit != nil {
 		pcfg.Witness, pcfg.EmitterKeysFunc = wit, wit.EmitterKeys

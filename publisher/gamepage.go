@@ -29,6 +29,7 @@ type gameView struct {
 	Ended        string        // its end's, "" without one
 	Players      template.HTML // "Ayşe against Mehmet", each a link to their page where seat ids are logged
 	Seats        GameSummary   // what playersHTML needs: the platform, the seat ids and names
+	hidden       *HiddenNames  // the names the pages do not show
 	Result       string        // how it ended
 	Names        [2]string
 	Seal         string        // the seal code; "" for per-roll-v1
@@ -81,7 +82,7 @@ func (p *Pages) gamePage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	v := &gameView{base: p.base(r, l, "GameTitle"), ID: id, Status: g.Status, LogKeyOrPlaceholder: p.cfg.LogKey, EmitterKeys: "[]"}
+	v := &gameView{hidden: p.cfg.HiddenNames, base: p.base(r, l, "GameTitle"), ID: id, Status: g.Status, LogKeyOrPlaceholder: p.cfg.LogKey, EmitterKeys: "[]"}
 	if keys := p.emitterKeys(); len(keys) > 0 {
 		b, _ := json.Marshal(keys) // strings: cannot fail
 		v.EmitterKeys = string(b)
@@ -124,6 +125,12 @@ func (v *gameView) describe(l verifier.Lang, settings []byte, started, ended tim
 	v.Names = seatNames(settings)
 }
 
+// hideNames blanks the names of v's seats that the pages do not show.
+func (v *gameView) hideNames() {
+	v.Seats.Names = v.Names
+	v.Names = v.hidden.shown(v.Seats)
+}
+
 // finishedView fills v from a game's proof bundle.
 func (p *Pages) finishedView(v *gameView, bundle []byte, l verifier.Lang) error {
 	ev, err := verifier.Parse(bundle)
@@ -140,6 +147,7 @@ func (p *Pages) finishedView(v *gameView, bundle []byte, l verifier.Lang) error 
 	}
 	v.describe(l, ev.Settings, sum.Started, sum.Ended)
 	v.Seats = sum
+	v.hideNames()
 	v.Result = resultText(l, sum.End, v.Names)
 	switch {
 	case ev.Tavlarena != nil:
@@ -291,14 +299,17 @@ func inPlayView(v *gameView, leaves [][]byte, l verifier.Lang) error {
 			opening, _ = dice.OpeningOf(b.Settings)
 			v.describe(l, b.Settings, ev.Time, time.Time{})
 			v.Seats = GameSummary{Emitter: ev.Emitter, Seats: b.Seats, HasSeats: true}
+			v.hideNames()
 		case events.AnchoredCommit:
 			v.setSeal(b.Fingerprint, "Fingerprint")
 			opening, _ = dice.OpeningOf(b.Settings)
 			v.describe(l, b.Settings, ev.Time, time.Time{})
 			v.Seats = GameSummary{Emitter: ev.Emitter}
+			v.hideNames()
 		case events.PerRollCommit:
 			v.describe(l, b.Settings, ev.Time, time.Time{})
 			v.Seats = GameSummary{Emitter: ev.Emitter}
+			v.hideNames()
 		case events.Roll:
 			rolls = append(rolls, dice.Roll{N: b.N, Dice: b.Dice, Kind: b.Kind})
 		case events.RollCommit:

@@ -60,6 +60,7 @@ type gameItem struct {
 }
 
 func (p *Pages) item(l verifier.Lang, r GameRow) gameItem {
+	r.Names = p.cfg.HiddenNames.shown(r.GameSummary)
 	it := gameItem{ID: r.Game, Href: "/games/" + url.PathEscape(r.Game) + "?lang=" + string(l),
 		Heading: text(l, "GameHeading", variantName(l, r.Variant)), When: playedText(l, r.Started, r.Ended),
 		Players: playersHTML(l, r.GameSummary),

@@ -101,6 +101,10 @@ type Config struct {
 	// Origin is the log's origin line, shown on the pages; empty: taken
 	// from LogKey's name.
 	Origin string
+	// HiddenNames are the players' display names the pages do not show
+	// (ParseHiddenNames; docs/PRIVACY.md): they say "Player 1" instead. Nil
+	// shows every name a platform gave.
+	HiddenNames *HiddenNames
 	// Logger receives errors from the sources; nil discards them.
 	Logger *slog.Logger
 }

@@ -165,6 +165,7 @@ func (p *Pages) playerPage(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			continue // a store being rebuilt: the game is counted once it is back
 		}
+		row.Names = p.cfg.HiddenNames.shown(row.GameSummary)
 		rows = append(rows, row)
 		if len(v.Games) < 50 {
 			v.Games = append(v.Games, p.item(l, row))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/events/cjson"
 	"github.com/zarlog/zarlog/events/dice"
 	"github.com/zarlog/zarlog/events/drand"
 	"github.com/zarlog/zarlog/rules"
@@ -38,6 +39,14 @@ type GameConfig struct {
 	// commitment is provably logged before any die is known (docs/NATS.md
 	// §3). Games of a device (NewDevice) publish nothing and never wait.
 	SkipCommitReceipt bool
+	// PublishSeatNames lets a game's settings carry "seatNames", the
+	// players' display names that the pages show (docs/FORMATS.md §1.6).
+	// Settings are part of the commit event, so the names go into the
+	// public, append-only log for ever: no one can erase them
+	// (docs/PRIVACY.md). False: a new game whose settings have the member
+	// is refused (ErrSeatNames) before anything is made or published.
+	// Games of a device (NewDevice) publish nothing and are not refused.
+	PublishSeatNames bool
 }
 
 // Errors callers can branch on (with errors.Is).
@@ -59,6 +68,11 @@ var (
 	ErrNotNow = errors.New("not possible in the game's current state")
 	// ErrLocal: a device's game has no ledger (no receipts).
 	ErrLocal = errors.New("a device game is not logged")
+	// ErrSeatNames: a new game's settings have "seatNames", the players'
+	// display names, which would be public in the log for ever, and the
+	// backend was not told to publish them (GameConfig.PublishSeatNames).
+	// Nothing was made.
+	ErrSeatNames = errors.New(`the settings' "seatNames" would put the players' display names into the public log for ever; GameConfig.PublishSeatNames allows it (docs/PRIVACY.md)`)
 )
 
 // A Backend makes the games of one emitter: it builds each event with
@@ -77,6 +91,7 @@ type Backend struct {
 	now     func() time.Time
 	rand    io.Reader
 	receipt bool
+	names   bool // GameConfig.PublishSeatNames
 }
 
 // NewBackend returns a Backend publishing through c, whose emitter must be
@@ -116,7 +131,7 @@ func newBackend(cfg GameConfig) (*Backend, error) {
 	if !events.ValidEmitter(cfg.Signer.Name()) {
 		return nil, fmt.Errorf("sdk: signer name %q is not an emitter id", cfg.Signer.Name())
 	}
-	b := &Backend{signer: cfg.Signer, emitter: cfg.Signer.Name(), now: cfg.Now, rand: cfg.Rand}
+	b := &Backend{signer: cfg.Signer, emitter: cfg.Signer.Name(), now: cfg.Now, rand: cfg.Rand, names: cfg.PublishSeatNames}
 	if b.now == nil {
 		b.now = time.Now
 	}
@@ -163,7 +178,27 @@ func (b *Backend) checkSettings(settings []byte) (events.GameSettings, error) {
 	if b.Local() && gs.Opponent != verifier.OpponentComputer {
 		return gs, fmt.Errorf(`sdk: a device game's settings must say "opponent": "computer" (they say %q)`, gs.Opponent)
 	}
+	if !b.Local() && !b.names && hasMember(settings, "seatNames") {
+		return gs, fmt.Errorf("sdk: settings: %w", ErrSeatNames)
+	}
 	return gs, nil
+}
+
+// hasMember reports whether settings, a JSON object, has the member name.
+func hasMember(settings []byte, name string) bool {
+	if settings == nil {
+		return false
+	}
+	v, err := cjson.Decode(settings)
+	if err != nil {
+		return false // ParseSettings has refused it already
+	}
+	o, ok := v.(cjson.Object)
+	if !ok {
+		return false
+	}
+	_, ok = o.Get(name)
+	return ok
 }
 
 // liveEnv is the environment in which the SDK checks a new event: the

@@ -556,3 +556,54 @@ func TestConcurrentCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestSeatNamesOptIn: the players' display names ("seatNames") go into the
+// public log for ever, so a backend publishes them only when told to
+// (GameConfig.PublishSeatNames): without it a new game whose settings name
+// the players is refused with ErrSeatNames and nothing is logged; with it
+// the game is logged with the names; a device game, which publishes
+// nothing, may carry them.
+func TestSeatNamesOptIn(t *testing.T) {
+	ctx := testCtx(t)
+	s := newStack(t, stackOpts{})
+	named := []byte(`{"seatNames":["Ayşe","Mehmet"],"variant":"tavla"}`)
+	before := s.ledger.Len()
+	if _, err := s.backend.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: seats("names-refused"), Settings: named}); !errors.Is(err, sdk.ErrSeatNames) {
+		t.Fatalf("a tavlarena-v1 game with seatNames, not opted in: %v, want ErrSeatNames", err)
+	}
+	if _, err := s.backend.NewPerRoll(ctx, sdk.PerRollSpec{Settings: named}); !errors.Is(err, sdk.ErrSeatNames) {
+		t.Errorf("a per-roll-v1 match with seatNames, not opted in: %v, want ErrSeatNames", err)
+	}
+	if _, err := s.backend.NewAnchored(ctx, sdk.AnchoredSpec{MatchID: "names", GameNo: 1, Settings: named}); !errors.Is(err, sdk.ErrSeatNames) {
+		t.Errorf("an anchored-v1 game with seatNames, not opted in: %v, want ErrSeatNames", err)
+	}
+	if _, err := s.backend.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: seats("no-names"), Settings: []byte(`{"variant":"tavla"}`)}); err != nil {
+		t.Fatalf("a game without names: %v", err)
+	}
+	named2, err := sdk.NewBackend(s.client, sdk.GameConfig{Signer: s.signer, Now: s.clock.Now, PublishSeatNames: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := named2.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: seats("names-published"), Settings: named})
+	if err != nil {
+		t.Fatalf("a game with seatNames, opted in: %v", err)
+	}
+	logged, err := s.ledger.WaitGame(ctx, g.ID(), func(*events.Game) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(logged.Settings), `"seatNames":["Ayşe","Mehmet"]`) {
+		t.Errorf("the logged settings %s lack the names", logged.Settings)
+	}
+	if n := s.ledger.Len() - before; n != 2 {
+		t.Errorf("%d events logged, want the two commits of the games allowed", n)
+	}
+	dev, err := sdk.NewDevice(sdk.GameConfig{Signer: s.signer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dev.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: seats("device-names"),
+		Settings: []byte(`{"opponent":"computer","seatNames":["Ayşe","the computer"]}`)}); err != nil {
+		t.Errorf("a device game with seatNames: %v", err)
+	}
+}

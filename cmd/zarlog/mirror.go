@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zarlog/zarlog/mirror"
+	"github.com/zarlog/zarlog/publisher"
 )
 
 func runMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -27,6 +28,7 @@ func runMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	var (
 		cfg        mirror.Config
 		policyFile string
+		hideNames  string
 		logs       logFlags
 	)
 	fs.StringVar(&cfg.From, "from", "", "the origin's tlog-tiles `URL` prefix (its /checkpoint and /tile/ are under it)")
@@ -34,6 +36,7 @@ func runMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.StringVar(&cfg.Dir, "data", "", "data `directory` (created, mode 0700): the verified copy, the bundles, the evidence")
 	fs.StringVar(&cfg.HTTPAddr, "http", mirror.DefaultHTTPAddr, "HTTP listen `address` (port 0: any free port)")
 	fs.StringVar(&policyFile, "witness-policy", "", "C2SP tlog-policy `file`: accept only checkpoints with its witness quorum")
+	fs.StringVar(&hideNames, "hide-names", "", "`file` of the players' display names the pages do not show (as zarlog serve --hide-names)")
 	fs.DurationVar(&cfg.Poll, "poll", mirror.DefaultPoll, "how often to fetch the origin's checkpoint")
 	fs.IntVar(&cfg.Concurrency, "concurrency", 8, "entry bundles fetched at once")
 	fs.IntVar(&cfg.Chunk, "batch", 16, "entry bundles stored per durable write while catching up (a killed process fetches at most this many again, and those in flight)")
@@ -56,6 +59,16 @@ func runMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return 2
 		}
 		cfg.WitnessPolicy = b
+	}
+	if hideNames != "" {
+		b, err := os.ReadFile(hideNames)
+		if err == nil {
+			cfg.HiddenNames, err = publisher.ParseHiddenNames(b)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "zarlog mirror: --hide-names:", err)
+			return 2
+		}
 	}
 	logger, err := logs.logger(stderr)
 	if err != nil {

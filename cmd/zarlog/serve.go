@@ -13,6 +13,7 @@ import (
 	"github.com/zarlog/zarlog/internal/serve"
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
+	"github.com/zarlog/zarlog/publisher"
 	"github.com/zarlog/zarlog/wire"
 	"github.com/zarlog/zarlog/witness"
 )
@@ -39,6 +40,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	var (
 		cfg                          serve.Config
 		emittersFile, natsUsers      string
+		hideNames                    string
 		policyFile, root, clockStart string
 		exportDir                    string
 		exportOnce                   bool
@@ -65,6 +67,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&cfg.KeyFile, "key", "", "the log's checkpoint signer key `file` (zarlog keygen --origin)\n(default DIR/log.key, created on the first run)")
 	fs.StringVar(&cfg.Origin, "origin", "", "the log's origin for a created key (default "+serve.DefaultOrigin+"); checked against an existing key")
 	fs.StringVar(&emittersFile, "emitters", "", "`file` of the emitters: \"<verifier key> [<NATS user nkey>]\" per line, as zarlog keygen --emitter prints them")
+	fs.StringVar(&hideNames, "hide-names", "", "`file` of the players' display names the pages do not show: \"*\", \"<emitter>\" or \"<emitter> <player id>\" per line\n(the log keeps them for ever: docs/PRIVACY.md)")
 	fs.Var(&emitterKeys, "emitter", "an emitter verifier `key` (repeatable; added to --emitters)")
 	fs.StringVar(&policyFile, "witness-policy", "", "C2SP tlog-policy `file`: its witnesses with a URL are sent the latest checkpoint every --witness-interval;\nthe witnessed one is served at /checkpoint.witnessed, the policy at /witness-policy (docs/WITNESS.md)")
 	fs.DurationVar(&cfg.WitnessInterval, "witness-interval", witness.DefaultInterval, "with --witness-policy: the least `time` between two requests to a witness (1m: 1,440 a day)")
@@ -124,6 +127,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		var err error
 		if cfg.NATSUsers, err = serve.MergeAccess(fromEmitters, fromUsers); err != nil {
 			return bad("%s", err)
+		}
+	}
+	if hideNames != "" {
+		b, err := os.ReadFile(hideNames)
+		if err != nil {
+			return bad("--hide-names: %s", err)
+		}
+		if cfg.HiddenNames, err = publisher.ParseHiddenNames(b); err != nil {
+			return bad("--hide-names %s: %s", hideNames, err)
 		}
 	}
 	if policyFile != "" {

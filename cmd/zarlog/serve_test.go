@@ -705,6 +705,10 @@ func testServeRestart(t *testing.T, sig syscall.Signal) {
 func TestServeUsage(t *testing.T) {
 	bin, _ := tools(t)
 	dir := t.TempDir()
+	badNames := filepath.Join(t.TempDir(), "hidden")
+	if err := os.WriteFile(badNames, []byte("tavla-east\nTavla East\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -718,6 +722,8 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "--data", dir, "--nats", "nats://x", "--nats-users", "f"}, 2, "--nats-users configures the embedded server"},
 		{[]string{"serve", "--data", dir, "--clock-start", "yesterday"}, 2, "--clock-start"},
 		{[]string{"serve", "--data", dir, "--emitters", filepath.Join(dir, "missing")}, 2, "--emitters"},
+		{[]string{"serve", "--data", dir, "--hide-names", filepath.Join(dir, "missing")}, 2, "--hide-names"},
+		{[]string{"serve", "--data", dir, "--hide-names", badNames}, 2, "line 2"},
 		{[]string{"serve", "--data", dir, "--emitter", "not-a-key", "--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"}, 1, "emitter keys"},
 		{[]string{"serve", "--data", filepath.Join(dir, "none"), "--export", filepath.Join(dir, "out"), "--export-once"}, 1, "no log in"},
 	} {

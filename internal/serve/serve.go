@@ -110,6 +110,10 @@ type Config struct {
 	// EmitterKeys are the emitters' event-signing verifier keys (C2SP
 	// signed-note vkeys named by emitter id): the emitters the log accepts.
 	EmitterKeys []string
+	// HiddenNames are the players' display names the pages do not show
+	// (`--hide-names`, publisher.ParseHiddenNames, docs/PRIVACY.md); nil
+	// shows every name.
+	HiddenNames *publisher.HiddenNames
 	// WitnessPolicy, if not empty, is a C2SP tlog-policy (PolicyFor: the
 	// log's own "log" line is added if it lists no log) whose witnesses with
 	// a URL are sent the latest checkpoint at most once per
@@ -397,7 +401,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		return in.Ready(ctx)
 	}
-	mux, err := Handler(l, store, wit.reader(), key.vkey, cfg.EmitterKeys, log, reg, health, ready)
+	mux, err := Handler(l, store, wit.reader(), key.vkey, cfg.EmitterKeys, cfg.HiddenNames, log, reg, health, ready)
 	if err != nil {
 		return fail(err)
 	}
@@ -534,12 +538,13 @@ func Run(ctx context.Context, cfg Config) error {
 // pages of ledger l and bundle store store, with CORS. wit, if not nil, is
 // the log's witnessing (/checkpoint.witnessed, /witness-policy). vkey is
 // the log's verifier key (shown on the pages) and emitterKeys the
-// emitters' (the pages check the games' signatures with them); reg is
+// emitters' (the pages check the games' signatures with them); hidden the
+// players' names the pages do not show; reg is
 // served at /metrics and receives the API's metrics; health is /healthz
 // and ready /readyz.
-func Handler(l *ledger.Ledger, store *publisher.Store, wit publisher.WitnessReader, vkey string, emitterKeys []string, log *slog.Logger, reg *prometheus.Registry, health, ready func(context.Context) error) (http.Handler, error) {
+func Handler(l *ledger.Ledger, store *publisher.Store, wit publisher.WitnessReader, vkey string, emitterKeys []string, hidden *publisher.HiddenNames, log *slog.Logger, reg *prometheus.Registry, health, ready func(context.Context) error) (http.Handler, error) {
 	src := NewSource(l, store)
-	pcfg := publisher.Config{Games: src, Stats: src, Witness: wit, LogKey: vkey, EmitterKeys: emitterKeys, Origin: l.Origin(), Logger: log.With("component", "pages")}
+	pcfg := publisher.Config{Games: src, Stats: src, Witness: wit, LogKey: vkey, EmitterKeys: emitterKeys, HiddenNames: hidden, Origin: l.Origin(), Logger: log.With("component", "pages")}
 	if store != nil {
 		pcfg.Index = store
 	}
@@ -668,7 +673,7 @@ func Export(ctx context.Context, cfg Config, dir string) (Info, publisher.Export
 		}
 		wit = &witnessing{store: ws}
 	}
-	mux, err := Handler(l, store, wit.reader(), key.vkey, cfg.EmitterKeys, log, prometheus.NewRegistry(), nil, nil)
+	mux, err := Handler(l, store, wit.reader(), key.vkey, cfg.EmitterKeys, cfg.HiddenNames, log, prometheus.NewRegistry(), nil, nil)
 	if err != nil {
 		return Info{}, publisher.ExportResult{}, err
 	}

@@ -677,7 +677,7 @@ func TestPlayerPagesPerPlatform(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(c.Close)
-		if p.b, err = sdk.NewBackend(c, sdk.GameConfig{Signer: p.signer}); err != nil {
+		if p.b, err = sdk.NewBackend(c, sdk.GameConfig{Signer: p.signer, PublishSeatNames: true}); err != nil {
 			t.Fatal(err)
 		}
 	}

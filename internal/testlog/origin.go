@@ -134,7 +134,7 @@ func StartOrigin(t testing.TB, cfg OriginConfig) *Origin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := serve.Handler(l, store, wit, vkey, []string{evkey}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), nil, nil)
+	h, err := serve.Handler(l, store, wit, vkey, []string{evkey}, nil, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
