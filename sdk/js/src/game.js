@@ -53,6 +53,20 @@ export class LocalError extends Error {
   constructor(message) { super(message); this.name = "LocalError"; this.code = "local"; }
 }
 
+/**
+ * A SeatNamesError: a new game's settings have "seatNames", the players'
+ * display names, which would be public in the log for ever, and the
+ * backend was not told to publish them (cfg.publishSeatNames; the Go SDK's
+ * ErrSeatNames, docs/PRIVACY.md). Nothing was made.
+ */
+export class SeatNamesError extends Error {
+  constructor() {
+    super("zarlog-emitter: the settings' \"seatNames\" would put the players' display names into the public log for ever; cfg.publishSeatNames allows it (docs/PRIVACY.md)");
+    this.name = "SeatNamesError";
+    this.code = "seat-names";
+  }
+}
+
 function nowNs(d) { return BigInt(d.getTime()) * 1000000n; }
 function roundAt(d) {
   const s = Math.floor(d.getTime() / 1000);
@@ -101,7 +115,11 @@ export function rollSeats(opening, rolls) {
  * bytes; default crypto.getRandomValues; anything else is for tests),
  * skipCommitReceipt (let the first roll go ahead without the commit's
  * receipt; by default it waits for it, so that no die is known before the
- * commitment is provably in the log).
+ * commitment is provably in the log), publishSeatNames (let a game's
+ * settings carry "seatNames", the players' display names, which go into
+ * the public log for ever; by default such a game is refused with a
+ * SeatNamesError, as the Go SDK's GameConfig.PublishSeatNames does; a
+ * device's games are not refused).
  */
 export class Backend {
   constructor(client, cfg) {
@@ -116,6 +134,7 @@ export class Backend {
     this.now = cfg.now || function () { return new Date(); };
     this.rand = cfg.rand || function (n) { return globalThis.crypto.getRandomValues(new Uint8Array(n)); };
     this.waitReceipt = !!this.client && !cfg.skipCommitReceipt;
+    this.publishSeatNames = !!cfg.publishSeatNames;
   }
 
   /** device returns a Backend whose games run on a player's device and publish nothing. */
@@ -142,6 +161,7 @@ export class Backend {
     if (this.local && s.get("opponent") !== "computer") {
       throw new TypeError('zarlog-emitter: a device game\'s settings must say "opponent": "computer" (they say ' + JSON.stringify(s.get("opponent") || "") + ")");
     }
+    if (!this.local && !this.publishSeatNames && s.has("seatNames")) throw new SeatNamesError();
     return s;
   }
 

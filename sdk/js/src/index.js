@@ -5,7 +5,7 @@
 
 import "./engine.js";
 
-export { Backend, TavlarenaGame, AnchoredGame, PerRollMatch, NotAcknowledgedError, NotNowError, LocalError, DEFAULT_ANCHOR_ROUNDS, rollSeats } from "./game.js";
+export { Backend, TavlarenaGame, AnchoredGame, PerRollMatch, NotAcknowledgedError, NotNowError, LocalError, SeatNamesError, DEFAULT_ANCHOR_ROUNDS, rollSeats } from "./game.js";
 export { Client, dial, ClosedError, PredecessorError, PublishError, BacklogError, RejectedError, ReceiptRefusedError } from "./client.js";
 export { Receipt, parseReceipt, checkReceipt, BadReceiptError } from "./receipt.js";
 export { RefusedError, makeEvent, canonicalSettings, SIG_CONTEXT } from "./events.js";

@@ -13,7 +13,7 @@ import { legalPlays } from "zarlog-verify/src/rules/play.js";
 import { formatPlay } from "zarlog-verify/src/rules/notation.js";
 import {
   Backend, parseSignerKey, KeyError, checkRoll, RollCheckError, RefusedError, NotNowError, Receipt, parseReceipt, BadReceiptError,
-  rollSeats, quicknetBeacons, BeaconNotYetError,
+  rollSeats, quicknetBeacons, BeaconNotYetError, SeatNamesError,
 } from "../src/index.js";
 import { parseReceiptReply, parseRejection, formatReceiptRequest, joinBatch, WireError, Subjects } from "../src/wire.js";
 
@@ -159,4 +159,17 @@ test("a receipt's file round-trips and is checked against the event's bytes", as
   assert.equal(back.eventId, "g:0");
   await r.check(leaf, null);
   await assert.rejects(r.check(te.encode('{"id":"g:1"}'), null), BadReceiptError);
+});
+
+test("seatNames are published only when the backend opts in (they are public for ever)", async function () {
+  const signer = await parseSignerKey(signerKey("tavla-east", new Uint8Array(32).fill(9)));
+  const client = { emitter: "tavla-east" }; // never reached: the settings are refused first
+  const named = '{"seatNames":["Ayşe","Mehmet"]}';
+  const b = new Backend(client, { signer: signer });
+  const seats = ["5830ee4d-958f-4449-98bc-13ad18d0ccc2", "9e022821-0565-4564-a1ac-2954b8c9c5f0"];
+  await assert.rejects(b.newTavlarena({ seats: seats, settings: named }), SeatNamesError);
+  await assert.rejects(b.newAnchored({ matchId: "m", gameNo: 1, settings: named }), SeatNamesError);
+  await assert.rejects(b.newPerRoll({ settings: named }), SeatNamesError);
+  const dev = Backend.device({ signer: signer });
+  await dev.newTavlarena({ seats: seats, settings: '{"opponent":"computer","seatNames":["Ayşe","the computer"]}' });
 });
