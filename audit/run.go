@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/internal/httpserve"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/wire"
 )
@@ -34,6 +35,10 @@ type RunConfig struct {
 	// HTTPAddr, if not empty, serves /metrics and /healthz there (port 0:
 	// any free port).
 	HTTPAddr string
+	// HTTPLimits bound that listener (timeouts, body and header bytes,
+	// connections). Zero fields mean httpserve's defaults, but for
+	// MaxConns, which means 64.
+	HTTPLimits httpserve.Limits
 	// NATS, if not empty, is the URL of the log's NATS deployment: the
 	// proof bundles announced on <root>.proofs.* are verified as they come.
 	NATS string
@@ -124,8 +129,12 @@ func Run(ctx context.Context, cfg RunConfig) (Summary, error) {
 		if err != nil {
 			return Summary{}, fmt.Errorf("audit: %w", err)
 		}
-		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go hs.Serve(ln)
+		lim := cfg.HTTPLimits
+		if lim.MaxConns == 0 {
+			lim.MaxConns = 64
+		}
+		hs := httpserve.Server(mux, lim, nil)
+		go hs.Serve(httpserve.Listen(ln, lim.MaxConns))
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()

@@ -42,6 +42,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/zarlog/zarlog/follow"
+	"github.com/zarlog/zarlog/internal/httpserve"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/publisher"
 )
@@ -69,6 +70,9 @@ type Config struct {
 	// HTTPAddr is the listen address. Zero means DefaultHTTPAddr; port 0
 	// picks a free port.
 	HTTPAddr string
+	// HTTPLimits bound the listener (timeouts, body and header bytes,
+	// connections). Zero fields mean httpserve's defaults.
+	HTTPLimits httpserve.Limits
 	// WitnessPolicy, if not empty, is a C2SP tlog-policy: a checkpoint is
 	// accepted only with its witness quorum.
 	WitnessPolicy []byte
@@ -218,8 +222,8 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("mirror: %w", err)
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: slog.NewLogLogger(log.With("component", "http").Handler(), slog.LevelWarn)}
+	ln = httpserve.Listen(ln, cfg.HTTPLimits.MaxConns)
+	hs := httpserve.Server(mux, cfg.HTTPLimits, slog.NewLogLogger(log.With("component", "http").Handler(), slog.LevelWarn))
 	httpErr := make(chan error, 1)
 	go func() {
 		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/zarlog/zarlog/internal/httpserve"
 	"github.com/zarlog/zarlog/merkle"
 )
 
@@ -105,6 +106,10 @@ type ServeConfig struct {
 	Clock  func() time.Time
 	Rand   io.Reader
 	Logger *slog.Logger
+	// HTTPLimits bound the listener (timeouts, header bytes, connections;
+	// the body limit is MaxRequestSize). Zero fields mean httpserve's
+	// defaults, but for WriteTimeout (30 s: a witness writes one line).
+	HTTPLimits httpserve.Limits
 	// Ready, if set, is called once the witness is listening, before it
 	// serves, with what the command prints: its verifier key and URLs.
 	Ready func(Info)
@@ -169,14 +174,13 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	mux := http.NewServeMux()
 	mux.Handle("/", w.Handler())
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	lim := cfg.HTTPLimits
+	if lim.WriteTimeout == 0 {
+		lim.WriteTimeout = 30 * time.Second
 	}
+	lim.MaxBodyBytes = int64(MaxRequestSize)
+	ln = httpserve.Listen(ln, lim.MaxConns)
+	srv := httpserve.Server(mux, lim, slog.NewLogLogger(logger.Handler(), slog.LevelWarn))
 	base := "http://" + hostPort(ln.Addr())
 	info := Info{
 		VerifierKey:      w.VerifierKey(),

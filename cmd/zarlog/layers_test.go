@@ -12,9 +12,9 @@ import (
 var layers = map[string]int{
 	// 0: the pure bottom: formats and arithmetic, no I/O.
 	"events/cjson": 0, "events/drand": 0, "merkle": 0, "rules": 0, "wire": 0,
-	"internal/pebblefs": 0,
-	"events/dice":       1,
-	"events":            2,
+	"internal/pebblefs": 0, "internal/httpserve": 0,
+	"events/dice": 1,
+	"events":      2,
 	// 3: the rules engine's adapter, test workloads.
 	"rules/movecheck": 3, "internal/workload": 3,
 	// 4: the verifier, and the engines: the ledger, the witness, the read

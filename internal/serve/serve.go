@@ -34,6 +34,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/internal/httpserve"
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/publisher"
@@ -50,6 +51,9 @@ const (
 	// ShutdownTimeout bounds how long the HTTP server waits for requests in
 	// flight when the service stops.
 	ShutdownTimeout = 10 * time.Second
+	// DefaultAdminConns bounds the admin listener's connections: it serves
+	// an operator's tools, not the public.
+	DefaultAdminConns = 64
 )
 
 // Config is what `zarlog serve` is asked to run. Dir is required; every
@@ -147,6 +151,11 @@ type Config struct {
 	// ExportDir, if not empty, is kept in step with the log while serving:
 	// the static tree of files of docs/HTTP.md "Export".
 	ExportDir string
+	// HTTPLimits and AdminLimits bound the public and the admin listener
+	// (timeouts, body and header bytes, connections). Zero fields mean
+	// httpserve's defaults, but for the admin listener's MaxConns, which
+	// means DefaultAdminConns.
+	HTTPLimits, AdminLimits httpserve.Limits
 
 	// Now is the ledger's clock. Nil means time.Now. (`zarlog serve
 	// --clock-start` sets a clock that starts at a given time, for tests
@@ -417,8 +426,8 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fail(fmt.Errorf("serve: %w", err))
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: slog.NewLogLogger(log.With("component", "http").Handler(), slog.LevelWarn)}
+	ln = httpserve.Listen(ln, cfg.HTTPLimits.WithDefaults().MaxConns)
+	hs := httpserve.Server(mux, cfg.HTTPLimits, slog.NewLogLogger(log.With("component", "http").Handler(), slog.LevelWarn))
 	var (
 		adminLn          net.Listener
 		adminURL, tokenF string
@@ -446,9 +455,12 @@ func Run(ctx context.Context, cfg Config) error {
 			ln.Close()
 			return fail(fmt.Errorf("serve: %w", err))
 		}
-		as := &http.Server{Handler: adminH, ReadHeaderTimeout: 10 * time.Second,
-			ErrorLog: slog.NewLogLogger(log.With("component", "admin").Handler(), slog.LevelWarn)}
-		go as.Serve(adminLn)
+		alim := cfg.AdminLimits
+		if alim.MaxConns == 0 {
+			alim.MaxConns = DefaultAdminConns
+		}
+		as := httpserve.Server(adminH, alim, slog.NewLogLogger(log.With("component", "admin").Handler(), slog.LevelWarn))
+		go as.Serve(httpserve.Listen(adminLn, alim.MaxConns))
 		closers = append(closers, func() error { as.Close(); return nil })
 	}
 

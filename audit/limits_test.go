@@ -1,0 +1,47 @@
+package audit
+
+import (
+	"context"
+	"net/url"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/zarlog/zarlog/internal/httpserve"
+	"github.com/zarlog/zarlog/internal/testonly"
+)
+
+// TestSlowClients holds 50 requests of each never-finished kind open on the
+// auditor's listener (/metrics, /healthz): an honest request is served
+// meanwhile and the server closes every one of them.
+func TestSlowClients(t *testing.T) {
+	o, _ := origin(t, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan Info, 1)
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(ctx, RunConfig{Config: Config{From: o.URL, LogKey: o.VKey, EvidenceDir: filepath.Join(t.TempDir(), "evidence")},
+			Poll: time.Hour, HTTPAddr: "127.0.0.1:0",
+			HTTPLimits: httpserve.Limits{ReadHeaderTimeout: 300 * time.Millisecond, ReadTimeout: 500 * time.Millisecond},
+			Ready:      func(i Info) { ready <- i }})
+		done <- err
+	}()
+	var info Info
+	select {
+	case info = <-ready:
+	case err := <-done:
+		t.Fatalf("Run: %v", err)
+	}
+	u, err := url.Parse(info.HTTP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := testonly.SlowClientsClosed(u.Host, "/metrics", "/metrics", nil, 50, 100*time.Millisecond, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(report)
+	cancel()
+	<-done
+}
