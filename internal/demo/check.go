@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/verifier"
 	"github.com/zarlog/zarlog/wire"
 )
@@ -63,20 +64,27 @@ func (a *announcements) handle(m *nats.Msg) {
 // A checker fetches a finished game's proof bundle over HTTP, as a
 // player's browser does, and verifies it with package verifier.
 type checker struct {
-	base    string // the service's base URL
-	hc      *http.Client
-	ann     *announcements
-	options verifier.Options
+	base      string // the service's base URL
+	hc        *http.Client
+	ann       *announcements
+	options   verifier.Options // with the log's witness policy
+	witnesses int              // how many witnesses the policy has
 }
 
 // A verdict is the outcome of checking one game's bundle.
 type verdict struct {
-	ok     bool
-	size   int // bytes of proof.json
-	events int
-	report *verifier.Report
-	err    error // the bundle could not be fetched
+	ok        bool
+	size      int // bytes of proof.json
+	events    int
+	cosigned  int // the policy's witnesses that cosigned the bundle's checkpoint
+	witnesses int
+	report    *verifier.Report
+	err       error // the bundle could not be fetched
 }
+
+// witnessPoll is how often proof.json is asked for again while the game's
+// bundle is not witnessed yet.
+const witnessPoll = 250 * time.Millisecond
 
 // fetch waits for the game's bundle and returns it.
 func (c *checker) fetch(ctx context.Context, id string) ([]byte, error) {
@@ -116,36 +124,62 @@ func (c *checker) fetch(ctx context.Context, id string) ([]byte, error) {
 }
 
 // check fetches and verifies the bundle of g: against the log's key, the
-// bot's emitter key and the seal code the players were shown; the moves
-// too when they are logged. Every one of those checks must pass, not be
-// skipped.
+// bot's emitter key, the seal code the players were shown and the log's
+// witness policy; the moves too when they are logged. Every one of those
+// checks must pass, not be skipped: the bundle is fetched again until it is
+// witnessed (the log builds it again at a witnessed checkpoint), or
+// bundleTimeout is over.
 func (c *checker) check(ctx context.Context, g *played) verdict {
-	bundle, err := c.fetch(ctx, g.id)
-	if err != nil {
-		return verdict{err: err}
-	}
+	ctx, cancel := context.WithTimeout(ctx, bundleTimeout)
+	defer cancel()
 	opt := c.options
+	var err error
 	if opt.Expected, err = verifier.ParseExpected(g.seal); err != nil {
 		return verdict{err: fmt.Errorf("seal code %q: %w", g.seal, err)}
 	}
-	v := verdict{size: len(bundle), report: verifier.Verify(bundle, opt)}
-	if ev, err := verifier.Parse(bundle); err == nil && ev.Log != nil {
-		v.events = len(ev.Log.Entries)
-	}
-	v.ok = v.report.Exit() == 0
-	for _, name := range required(g.plan) {
-		if ch, found := v.report.Check(name); !found || ch.Status != verifier.Pass {
-			v.ok = false
+	// Not witnessed yet is said, not failed, while waiting.
+	opt.WitnessesPending = true
+	for {
+		bundle, err := c.fetch(ctx, g.id)
+		if err != nil {
+			return verdict{err: err}
+		}
+		v := verdict{size: len(bundle), report: verifier.Verify(bundle, opt), witnesses: c.witnesses}
+		if ev, err := verifier.Parse(bundle); err == nil && ev.Log != nil {
+			v.events = len(ev.Log.Entries)
+			if opt.WitnessPolicy != nil {
+				cs, _ := merkle.VerifyCosignatures(ev.Log.Checkpoint, opt.WitnessPolicy.Witnesses())
+				v.cosigned = len(cs)
+			}
+		}
+		v.ok = v.report.Exit() == 0
+		for _, name := range required(g.plan, opt.WitnessPolicy != nil) {
+			if ch, found := v.report.Check(name); !found || ch.Status != verifier.Pass {
+				v.ok = false
+			}
+		}
+		if wc, _ := v.report.Check(verifier.CheckLogWitnesses); v.ok || v.report.Exit() != 0 || opt.WitnessPolicy == nil || wc.Status != verifier.Skipped {
+			return v
+		}
+		t := time.NewTimer(witnessPoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return v
+		case <-t.C:
 		}
 	}
-	return v
 }
 
-// required lists the checks that must pass for a game of plan p.
-func required(p plan) []string {
+// required lists the checks that must pass for a game of plan p, the
+// witnesses' with a policy.
+func required(p plan, witnessed bool) []string {
 	names := []string{verifier.CheckCommitment, verifier.CheckExpected, verifier.CheckRolls,
 		verifier.CheckLogInclusion, verifier.CheckLogSignature, verifier.CheckLogOrder, verifier.CheckLogAgreement,
 		verifier.CheckLogEmitter}
+	if witnessed {
+		names = append(names, verifier.CheckLogWitnesses)
+	}
 	if p.scheme != events.PerRoll {
 		names = append(names, verifier.CheckSequence)
 	}
@@ -178,6 +212,10 @@ func (v verdict) summary() string {
 		if c.Status == verifier.Pass {
 			passed++
 		}
+	}
+	if v.witnesses > 0 {
+		return fmt.Sprintf("verified: %d checks passed, with the log's key, the bot's key and the seal code; witnessed by %d of %d witnesses (%d events, proof.json %s)",
+			passed, v.cosigned, v.witnesses, v.events, kB(v.size))
 	}
 	return fmt.Sprintf("verified: %d checks passed, with the log's key, the bot's key and the seal code (%d events, proof.json %s)",
 		passed, v.events, kB(v.size))

@@ -25,6 +25,12 @@
 // URLs (Config.Relays) the clock is the real one and the anchored games wait
 // a few seconds for live rounds.
 //
+// The log has two witnesses (witnesses.go): a zarlog witness in this
+// process and torchwood's litewitness beside it (a second zarlog witness
+// when litewitness cannot be built), with a policy that needs both; the
+// log's checkpoints are cosigned every WitnessInterval (a public log's:
+// once a minute), and each game is reported once its bundle is witnessed.
+//
 // The report is written for a person at a terminal: the service's identity
 // and URLs, one entry per game, the count, and last the pages to open. Then
 // the demo serves quietly until its context ends; with Config.Continuous
@@ -77,6 +83,10 @@ const (
 	// Pause is the pause between games once the requested games are played,
 	// with Config.Continuous.
 	Pause = 5 * time.Second
+	// DefaultWitnessInterval is how often the demo's log has its checkpoint
+	// witnessed: short, so that games are witnessed promptly (a public log
+	// uses zarlog serve's default, a minute).
+	DefaultWitnessInterval = 2 * time.Second
 )
 
 // RecordedRound is the quicknet round the offline demo replays: its real
@@ -129,6 +139,9 @@ type Config struct {
 	// Relays are drand HTTP relay base URLs (v1 API) for live quicknet
 	// rounds. Empty: the recorded round RecordedRound is replayed.
 	Relays []string
+	// WitnessInterval is how often the log has its checkpoint witnessed.
+	// Zero means DefaultWitnessInterval.
+	WitnessInterval time.Duration
 	// Out receives the report: the service's identity and URLs, then one
 	// entry per game. Nil discards it.
 	Out io.Writer
@@ -163,6 +176,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = DefaultConcurrency
+	}
+	if cfg.WitnessInterval <= 0 {
+		cfg.WitnessInterval = DefaultWitnessInterval
 	}
 	d := &run{cfg: cfg}
 	if len(cfg.Relays) > 0 {
@@ -240,6 +256,25 @@ func (d *run) run(ctx context.Context) (Result, error) {
 		return Result{}, fmt.Errorf("the bot's nkey: %w", err)
 	}
 
+	if cfg.WitnessInterval <= 0 {
+		cfg.WitnessInterval = DefaultWitnessInterval
+	}
+	// The log's key, made here so that its witnesses know it before the
+	// service starts.
+	logSkey, logVkey, err := merkle.GenerateKey(rand.Reader, serve.DefaultOrigin)
+	if err != nil {
+		return Result{}, fmt.Errorf("the log key: %w", err)
+	}
+	keyFile := filepath.Join(dir, "log.key")
+	if err := os.WriteFile(keyFile, []byte(logSkey+"\n"), 0o600); err != nil {
+		return Result{}, fmt.Errorf("the log key: %w", err)
+	}
+	witnesses, policy, witnessNote, stopWitnesses, err := startWitnesses(context.WithoutCancel(ctx), dir, logVkey)
+	if err != nil {
+		return Result{}, fmt.Errorf("starting the witnesses: %w", err)
+	}
+	defer stopWitnesses() // after the service (deferred below, so run first)
+
 	svcCtx, stopService := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopService()
 	ready := make(chan serve.Info, 1)
@@ -249,6 +284,7 @@ func (d *run) run(ctx context.Context) (Result, error) {
 			Dir: dir, HTTPAddr: httpAddr, NATSListen: "127.0.0.1:0", AdminAddr: "127.0.0.1:0",
 			NATSUsers:   []ingest.EmitterAccess{{Emitter: Emitter, NKey: nkey}},
 			EmitterKeys: []string{vkey}, Now: d.clock.Now, Logger: cfg.Logger,
+			WitnessPolicy: policy, WitnessInterval: cfg.WitnessInterval,
 			Ready: func(i serve.Info) { ready <- i },
 		})
 	}()
@@ -284,9 +320,28 @@ func (d *run) run(ctx context.Context) (Result, error) {
 		d.printf("note %s is taken: serving on a free port instead\n", DefaultHTTPAddr)
 	}
 	for _, line := range info.Lines() {
+		if line == "key "+keyFile {
+			line += " created"
+		}
+		if strings.HasPrefix(line, "witnessed ") {
+			// Said below, with the witnesses.
+			continue
+		}
 		d.printf("%s\n", line)
 	}
 	d.printf("emitter %s (the bot's event-signing key, also fresh)\n", vkey)
+	for _, w := range witnesses {
+		d.printf("witness %s %s (%s)\n", w.vkey, w.url, w.what)
+	}
+	if witnessNote != "" {
+		d.printf("note %s\n", witnessNote)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(info.WitnessPolicy)), "\n") {
+		d.printf("policy %s\n", line)
+	}
+	d.printf("witnessed %s/checkpoint.witnessed: the log has its newest checkpoint cosigned by both witnesses every %s\n"+
+		"          (a public log: at most once a minute, 1,440 requests a day per witness; zarlog serve --witness-interval);\n"+
+		"          each game below is checked once its proof bundle is witnessed\n", info.HTTP, cfg.WitnessInterval)
 	if d.replay {
 		d.printf("replay anchored-v1 games are anchored to drand quicknet round %d, published %s and recorded:\n"+
 			"       the demo works offline, where no live round can be fetched, so the ledger's and the bot's\n"+
@@ -300,7 +355,7 @@ func (d *run) run(ctx context.Context) (Result, error) {
 			cfg.Relays, RelayRounds, RelayRounds*quicknet.Period())
 	}
 
-	err = d.play(playCtx, info, signer, vkey, nats.Nkey(nkey, kp.Sign))
+	err = d.play(playCtx, info, signer, vkey, nats.Nkey(nkey, kp.Sign), len(witnesses))
 	if err == nil && playCtx.Err() == nil && !cfg.Exit && !cfg.Continuous {
 		// The bot has played its games and disconnected: serve, quietly,
 		// until Ctrl-C or a failure of the service.
@@ -330,7 +385,7 @@ func (d *run) run(ctx context.Context) (Result, error) {
 // play connects the bot and plays the games; with Config.Continuous (and
 // not Exit) it goes on playing until ctx ends. It returns when the bot is
 // done, its connection closed.
-func (d *run) play(ctx context.Context, info serve.Info, signer note.Signer, vkey string, auth nats.Option) error {
+func (d *run) play(ctx context.Context, info serve.Info, signer note.Signer, vkey string, auth nats.Option, witnesses int) error {
 	nc, err := sdk.Dial(info.NATS, Emitter, auth)
 	if err != nil {
 		return fmt.Errorf("the bot's NATS connection: %w", err)
@@ -364,9 +419,13 @@ func (d *run) play(ctx context.Context, info serve.Info, signer note.Signer, vke
 	if err != nil {
 		return err
 	}
+	policy, err := merkle.ParsePolicy(info.WitnessPolicy)
+	if err != nil {
+		return fmt.Errorf("the witness policy: %w", err)
+	}
 	bt := &bot{b: backend, beacons: d.beacons, clock: d.clock}
-	ck := &checker{base: info.HTTP, hc: &http.Client{Timeout: 30 * time.Second}, ann: ann,
-		options: verifier.Options{LogKey: logKey, EmitterKeys: emitterKeys}}
+	ck := &checker{base: info.HTTP, hc: &http.Client{Timeout: 30 * time.Second}, ann: ann, witnesses: witnesses,
+		options: verifier.Options{LogKey: logKey, EmitterKeys: emitterKeys, WitnessPolicy: policy}}
 
 	// Offline, every anchored game is sealed before the replay clock
 	// reaches the recorded round; then the clock goes on at the real time.

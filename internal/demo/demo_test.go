@@ -64,7 +64,7 @@ func checkReport(t *testing.T, out string, games int) {
 		t.Fatalf("%d game entries, want %d:\n%s", len(ms), games, out)
 	}
 	for _, m := range ms {
-		if !strings.HasPrefix(m[10], "verified: ") {
+		if !strings.HasPrefix(m[10], "verified: ") || !strings.Contains(m[10], "; witnessed by 2 of 2 witnesses (") {
 			t.Errorf("game %s: %s", m[1], m[10])
 		}
 		if !strings.Contains(m[9], "/games/") {
@@ -90,6 +90,16 @@ func TestRun(t *testing.T) {
 		t.Fatalf("result %+v:\n%s", res, out.String())
 	}
 	checkReport(t, out.String(), len(plans))
+	// The witnesses: a zarlog witness and litewitness, their keys, and the
+	// policy that needs both.
+	for _, want := range []string{"\nwitness witness0.zarlog.localhost+", "(a zarlog witness, in this process)\n",
+		"\nwitness litewitness.zarlog.localhost+", "litewitness, beside it: another implementation of C2SP tlog-witness)\n",
+		"\npolicy log zarlog.localhost/log+", "\npolicy witness W0 witness0.zarlog.localhost+", "\npolicy witness W1 litewitness.zarlog.localhost+",
+		"\npolicy quorum both\n", "/checkpoint.witnessed: the log has its newest checkpoint cosigned by both witnesses every 2s"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in the report:\n%s", want, out.String())
+		}
+	}
 	for _, want := range []string{"\nvkey zarlog.localhost/log+", "\nauditor http://127.0.0.1:", "\nemitter demo-bot+",
 		"\nreplay anchored-v1 games are anchored to drand quicknet round 657413"} {
 		if !strings.Contains(out.String(), want) {
