@@ -75,6 +75,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&cfg.CheckpointInterval, "checkpoint-interval", 0, "how often a grown tree is signed (default 100ms)")
 	fs.IntVar(&cfg.RejectedQuotaRecords, "rejected-quota", ledger.DefaultRejectedQuotaRecords, "each emitter's quota of `records` in the rejected store (past it: counted, not stored)")
 	fs.Int64Var(&cfg.RejectedQuotaBytes, "rejected-quota-bytes", ledger.DefaultRejectedQuotaBytes, "each emitter's quota of `bytes` in the rejected store")
+	fs.IntVar(&cfg.ReceiptRequestsPerEmitter, "receipt-requests-per-emitter", ingest.DefaultMaxReceiptRequestsPerEmitter, "the receipt `requests` one emitter may have held at once (past it: answered busy)")
+	fs.IntVar(&cfg.ReceiptRequests, "receipt-requests", ingest.DefaultMaxReceiptRequests, "the receipt `requests` all emitters together may have held at once")
 	fs.BoolVar(&cfg.Rebuild, "rebuild", false, "replay the log into fresh projections before serving")
 	fs.BoolVar(&cfg.RebuildBundles, "rebuild-bundles", false, "delete the bundle store: build every finished game's bundle again")
 	fs.StringVar(&exportDir, "export", "", "keep a static copy of the read API and the pages in `directory` (docs/HTTP.md)")

@@ -139,6 +139,12 @@ type Config struct {
 	RejectedQuotaRecords int
 	RejectedQuotaBytes   int64
 
+	// ReceiptRequestsPerEmitter and ReceiptRequests bound the receipt
+	// requests held for one emitter and for all of them
+	// (ingest.Config.MaxReceiptRequestsPerEmitter, MaxReceiptRequests).
+	// Zero means the ingest's defaults.
+	ReceiptRequestsPerEmitter, ReceiptRequests int
+
 	// CheckpointInterval is how often a grown tree is signed. Zero means
 	// the ledger's default (100 ms).
 	CheckpointInterval time.Duration
@@ -344,6 +350,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	in, err := ingest.New(nc, ingest.Config{Sink: l, Locator: l, Checkpoints: l,
 		Subjects: cfg.Subjects, Stream: streamCfg,
+		MaxReceiptRequestsPerEmitter: cfg.ReceiptRequestsPerEmitter, MaxReceiptRequests: cfg.ReceiptRequests,
 		Logger: log.With("component", "ingest"), Registerer: reg})
 	if err != nil {
 		return fail(fmt.Errorf("serve: %w", err))

@@ -74,9 +74,17 @@ type Config struct {
 	// ReceiptMaxWait caps how long a receipt request may wait. Zero means
 	// 30 s.
 	ReceiptMaxWait time.Duration
-	// MaxReceiptRequests bounds receipt requests served at once; more are
-	// answered "busy". Zero means 4096.
-	MaxReceiptRequests int
+	// MaxReceiptRequests bounds the receipt requests held at once, all
+	// emitters together, and MaxReceiptRequestsPerEmitter those of one
+	// emitter: a request past either is answered at once with code "busy",
+	// naming the emitter and the limit, and counted in
+	// zarlog_ingest_limit_refusals_total. An emitter at its limit delays
+	// only its own receipts; the total bounds the memory of held requests
+	// (a goroutine and a waiter each, about 4 KiB) whatever the number of
+	// emitters. Zero means DefaultMaxReceiptRequests and
+	// DefaultMaxReceiptRequestsPerEmitter.
+	MaxReceiptRequests           int
+	MaxReceiptRequestsPerEmitter int
 	// InfoInterval is how often the consumer's and the stream's state are
 	// read, for the lag metrics and Health. Zero means 2 s; negative
 	// disables it (Health then cannot see a stall).
@@ -112,8 +120,12 @@ func (c Config) withDefaults() Config {
 		c.ReceiptMaxWait = 30 * time.Second
 	}
 	if c.MaxReceiptRequests == 0 {
-		c.MaxReceiptRequests = 4096
+		c.MaxReceiptRequests = DefaultMaxReceiptRequests
 	}
+	if c.MaxReceiptRequestsPerEmitter == 0 {
+		c.MaxReceiptRequestsPerEmitter = DefaultMaxReceiptRequestsPerEmitter
+	}
+	c.MaxReceiptRequestsPerEmitter = min(c.MaxReceiptRequestsPerEmitter, c.MaxReceiptRequests)
 	if c.InfoInterval == 0 {
 		c.InfoInterval = 2 * time.Second
 	}
@@ -129,6 +141,20 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// Defaults of Config's per-emitter budgets (docs/OPERATIONS.md §9 says what
+// they are sized for).
+const (
+	// DefaultMaxReceiptRequestsPerEmitter: a platform's receipt requests
+	// are held from its event's publication until a checkpoint covers it,
+	// about 0.2 s; 4,096 held is 20,000 requests a second, or every game
+	// of a platform starting within one 20 s wait of the SDK while the
+	// ledger stands still.
+	DefaultMaxReceiptRequestsPerEmitter = 4096
+	// DefaultMaxReceiptRequests: four emitters at their limit, 64 MiB of
+	// held requests.
+	DefaultMaxReceiptRequests = 16384
+)
+
 // An Ingester consumes the events stream into a Sink. Create it with New and
 // run it with Run.
 type Ingester struct {
@@ -138,9 +164,12 @@ type Ingester struct {
 	log     *slog.Logger
 	m       *metrics
 	waiters waiters
-	// refusedLog rate-limits the log lines of refused receipt requests.
-	refusedLog rateLog
-	health     health
+	// refusedLog rate-limits the log lines of refused receipt requests,
+	// busyLog those of requests over an emitter's budget.
+	refusedLog, busyLog rateLog
+	// held counts the receipt requests held, by emitter.
+	held   budget
+	health health
 
 	// decided is the session's cursor, for receipts that name the stream
 	// sequence of their message: every sequence below it is decided.
@@ -192,7 +221,8 @@ func New(nc *nats.Conn, cfg Config) (*Ingester, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
-	in := &Ingester{cfg: cfg, nc: nc, js: js, log: cfg.Logger, m: m, waiters: waiters{m: map[waiterKey][]chan ledger.Outcome{}}}
+	in := &Ingester{cfg: cfg, nc: nc, js: js, log: cfg.Logger, m: m, waiters: waiters{m: map[waiterKey][]chan ledger.Outcome{}},
+		held: budget{by: map[string]int{}, max: cfg.MaxReceiptRequestsPerEmitter, total: cfg.MaxReceiptRequests}}
 	in.health.now = cfg.Now
 	in.health.sessionSince = cfg.Now()
 	in.rejTokens, in.rejRefill = rejectLogBurst, cfg.Now()

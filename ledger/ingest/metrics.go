@@ -22,6 +22,8 @@ type metrics struct {
 	sessions       prometheus.Counter
 	announceErrors prometheus.Counter
 	receipts       *prometheus.CounterVec
+	receiptsHeld   *prometheus.GaugeVec
+	limitRefusals  *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -81,6 +83,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "zarlog_ingest_receipt_requests_total",
 			Help: "Receipt requests by reply status.",
 		}, []string{"status"}),
+		receiptsHeld: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "zarlog_ingest_receipt_requests_held",
+			Help: "Receipt requests held (waiting for their event or a checkpoint), by emitter.",
+		}, []string{"emitter"}),
+		limitRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "zarlog_ingest_limit_refusals_total",
+			Help: "Requests and messages refused because their emitter, or all emitters together, reached a limit, by emitter and limit.",
+		}, []string{"emitter", "limit"}),
 	}
 	for _, r := range results {
 		m.outcomes.WithLabelValues(r.String())
@@ -88,7 +98,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.batchEvents, m.batchMessages, m.submitSeconds,
 			m.submitErrors, m.outcomes, m.gapFilled, m.redelivered, m.streamPending, m.ackPending,
-			m.inflight, m.sessions, m.announceErrors, m.receipts} {
+			m.inflight, m.sessions, m.announceErrors, m.receipts, m.receiptsHeld, m.limitRefusals} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("registering ingest metrics: %w", err)
 			}

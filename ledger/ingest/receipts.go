@@ -40,7 +40,6 @@ import (
 const receiptQueue = "zarlog-receipts"
 
 func (in *Ingester) serveReceipts(ctx context.Context) (*nats.Subscription, error) {
-	sem := make(chan struct{}, in.cfg.MaxReceiptRequests)
 	sub, err := in.nc.QueueSubscribe(in.cfg.Subjects.ReceiptsWildcard(), receiptQueue, func(m *nats.Msg) {
 		if m.Reply == "" {
 			return
@@ -57,15 +56,24 @@ func (in *Ingester) serveReceipts(ctx context.Context) (*nats.Subscription, erro
 			in.refusedLog.log(in.log, "receipt request refused and not answered", "subject", truncate(m.Subject, 128), "err", err)
 			return
 		}
-		select {
-		case sem <- struct{}{}:
-		default:
-			in.reply(m, wire.ReceiptReply{Status: wire.StatusError, Code: "busy",
-				Reason: fmt.Sprintf("%d receipt requests in progress", in.cfg.MaxReceiptRequests)})
+		if limit := in.held.take(emitter); limit != "" {
+			reason := fmt.Sprintf("emitter %s has %d receipt requests held, its limit (%s %d); ask again once they are answered",
+				emitter, in.cfg.MaxReceiptRequestsPerEmitter, LimitReceiptRequests, in.cfg.MaxReceiptRequestsPerEmitter)
+			if limit == LimitReceiptRequestsTotal {
+				reason = fmt.Sprintf("%d receipt requests are held for all emitters, the service's limit (%s %d); ask again once they are answered",
+					in.cfg.MaxReceiptRequests, LimitReceiptRequestsTotal, in.cfg.MaxReceiptRequests)
+			}
+			in.m.limitRefusals.WithLabelValues(emitter, limit).Inc()
+			in.busyLog.log(in.log, "receipt request over a limit, answered busy", "emitter", emitter, "limit", limit, "reason", reason)
+			in.reply(m, wire.ReceiptReply{Status: wire.StatusError, Code: "busy", Reason: truncate(reason, wire.MaxReasonLength)})
 			return
 		}
+		in.m.receiptsHeld.WithLabelValues(emitter).Inc()
 		go func() {
-			defer func() { <-sem }()
+			defer func() {
+				in.held.release(emitter)
+				in.m.receiptsHeld.WithLabelValues(emitter).Dec()
+			}()
 			in.reply(m, in.receipt(ctx, emitter, m.Data))
 		}()
 	})
@@ -162,6 +170,47 @@ func (in *Ingester) receiptOf(ctx context.Context, emitter string, q wire.Receip
 			Reason: truncate(fmt.Sprintf("the inclusion proof of leaf %d: ", index)+err.Error(), wire.MaxReasonLength)}
 	}
 	return wire.ReceiptReply{ID: q.ID, Status: wire.StatusError, Code: "unavailable", Reason: fmt.Sprintf("ledger returned outcome %v", out.Result)}
+}
+
+// The limits an emitter can meet, as named in refusals and in the limit
+// label of zarlog_ingest_limit_refusals_total (and the flags of `zarlog
+// serve` that set them).
+const (
+	LimitReceiptRequests      = "receipt-requests-per-emitter"
+	LimitReceiptRequestsTotal = "receipt-requests"
+)
+
+// A budget counts what each emitter holds of one resource, against a limit
+// per emitter and one for all of them together.
+type budget struct {
+	mu         sync.Mutex
+	by         map[string]int
+	sum        int
+	max, total int
+}
+
+// take takes one unit for emitter, or returns the limit it is at.
+func (b *budget) take(emitter string) (limit string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.by[emitter] >= b.max:
+		return LimitReceiptRequests
+	case b.sum >= b.total:
+		return LimitReceiptRequestsTotal
+	}
+	b.by[emitter]++
+	b.sum++
+	return ""
+}
+
+func (b *budget) release(emitter string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.by[emitter]--; b.by[emitter] <= 0 {
+		delete(b.by, emitter)
+	}
+	b.sum--
 }
 
 // waiters are receipt requests waiting for the ingest to decide an event,
