@@ -354,3 +354,24 @@ func TestStatementWitnessed(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseEmitterKeys: never panics; every key it returns is a verifier
+// key, and the keys written back one per line parse to the same keys.
+func FuzzParseEmitterKeys(f *testing.F) {
+	f.Add([]byte("# the platforms\ntavla-east+7a509b4f+AdsgKqrZ11Fp8db91zYF63Fcl7WQx9ioqeu9I0+eMVjn\n\n"))
+	f.Add([]byte("not a key\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		keys, err := ParseEmitterKeys(b)
+		if err != nil {
+			return
+		}
+		var out []byte
+		for _, k := range keys {
+			out = append(append(out, k...), '\n')
+		}
+		again, err := ParseEmitterKeys(out)
+		if err != nil || len(again) != len(keys) {
+			t.Fatalf("%q: written back %q: %v", keys, again, err)
+		}
+	})
+}

@@ -757,3 +757,35 @@ func TestPlayerPagesPerPlatform(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPolicyFor: never panics; a policy it accepts parses, lists the log's
+// key, has a witness and needs a cosignature.
+func FuzzPolicyFor(f *testing.F) {
+	_, vkey, err := merkle.GenerateKey(strings.NewReader(strings.Repeat("f", 64)), "fuzz.example/log")
+	if err != nil {
+		f.Fatal(err)
+	}
+	_, wkey, err := merkle.GenerateCosignerKey(strings.NewReader(strings.Repeat("w", 64)), "fuzz.example/w")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte("witness w " + wkey + " http://w.example\nquorum w\n"))
+	f.Add([]byte("log " + vkey + "\nwitness w " + wkey + "\nquorum none\n"))
+	f.Fuzz(func(t *testing.T, text []byte) {
+		out, p, err := serve.PolicyFor(text, vkey)
+		if err != nil {
+			return
+		}
+		q, err := merkle.ParsePolicy(out)
+		if err != nil || len(p.Witnesses()) == 0 || len(q.Logs()) == 0 {
+			t.Fatalf("accepted %q as %q: %v", text, out, err)
+		}
+		found := false
+		for _, l := range q.Logs() {
+			found = found || l.Name() == "fuzz.example/log"
+		}
+		if !found {
+			t.Fatalf("%q does not list the log", out)
+		}
+	})
+}
