@@ -22,6 +22,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/events/cjson"
+	"github.com/zarlog/zarlog/events/dice"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/verifier"
 	"github.com/zarlog/zarlog/verifier/cli"
@@ -729,4 +731,76 @@ func vectorOptions(t testing.TB, expected, logKey, policy string, emitterKeys []
 		}
 	}
 	return opt
+}
+
+// TestNodeExport: npx zarlog-verify checks a player's export (every bundle
+// of one player, JSON lines, /players/<emitter>/<id>/export) as the Go
+// command does: the same text and --json, byte for byte, in English,
+// Turkish and Arabic, and the same exit code, for a whole export, one with
+// an invalid game, a cut one and one with a bad header.
+func TestNodeExport(t *testing.T) {
+	node := nodeAvailable(t)
+	bin := filepath.Join(jsPackage, "bin", "zarlog-verify.js")
+	dir := t.TempDir()
+	seat, _ := dice.ParseUUID("0b2c4a1e-7d3f-4c59-9e21-3f8a6b5c4d2e")
+	write := func(name string, games int, files ...string) string {
+		b := append(verifier.FormatExportHeader("tavla-east", seat, games), '\n')
+		for _, f := range files {
+			raw, err := os.ReadFile(filepath.Join("..", "testdata", "dice", "evidence", f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := cjson.Parse(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b = append(append(b, c...), '\n')
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	valid := []string{"valid/bundle-tavlarena-10-rolls.json", "valid/bundle-anchored-8-rolls.json", "valid/bundle-per-roll-4-rolls.json"}
+	files := map[string]int{
+		write("whole.jsonl", 3, valid...): 0,
+		write("invalid.jsonl", 3, valid[0], "invalid/bundle-flipped-proof-hash.json", valid[2]): 1,
+		write("cut.jsonl", 3, valid[:2]...):                                                     2,
+		write("no-key-policy.jsonl", 1, "valid/bundle-tavlarena-no-keys.json"):                  0,
+	}
+	badHeader := filepath.Join(dir, "bad-header.jsonl")
+	if err := os.WriteFile(badHeader, []byte(`{"emitter":"tavla-east","format":"zarlog-player-export-v1","games":"two","player":"x"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files[badHeader] = 2
+	logKey := "log.zarlog.example+58a735df+AabtJ4sEH6aKjQjFidVXKTVU3pwEtYb2uS3y5DAd+GNI"
+	compared := 0
+	for f, exit := range files {
+		for _, lang := range []string{"en", "tr", "ar"} {
+			for _, args := range [][]string{{"--lang", lang, "--log-key", logKey, f}, {"--json", "--lang", lang, "--log-key", logKey, f}, {"--lang", lang, f}} {
+				cmd := exec.Command(node, append([]string{bin}, args...)...)
+				var out, errb bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &errb
+				code := 0
+				if err := cmd.Run(); err != nil {
+					ee, ok := err.(*exec.ExitError)
+					if !ok {
+						t.Fatal(err)
+					}
+					code = ee.ExitCode()
+				}
+				var goOut, goErr bytes.Buffer
+				goCode := cli.Run(context.Background(), args, strings.NewReader(""), &goOut, &goErr)
+				if code != goCode || out.String() != goOut.String() || errb.String() != goErr.String() {
+					t.Errorf("%v: exit %d, stdout\n%s\nstderr %q\nthe Go command: exit %d, stdout\n%s\nstderr %q", args, code, out.String(), errb.String(), goCode, goOut.String(), goErr.String())
+				}
+				if len(args) == 5 && args[0] == "--lang" && goCode != exit {
+					t.Errorf("%s: exit %d, want %d", filepath.Base(f), goCode, exit)
+				}
+				compared++
+			}
+		}
+	}
+	t.Logf("%d runs of a player's export compared with the Go command", compared)
 }

@@ -153,7 +153,7 @@ func NewPages(cfg Config) (*Pages, error) {
 //	GET /search?q=              a seal code, a game id or a player id
 //	GET /players/{emitter}/{id} a player's games and dice on one platform (tavlarena-v1 seat ids)
 //	GET /players/{id}           to that page, or the platforms that logged the id
-//	                            (/players/{emitter}/{id}/export is kept for a player's export)
+//	GET /players/{emitter}/{id}/export every bundle of the player on that platform, one file (JSON lines)
 //	GET /games/{id}             the game's audit page (?lang=en|tr|ar)
 //	GET /games/{id}/proof.json  its proof bundle (download)
 //	GET /games/{id}/check.py    the Python program that checks its dice
@@ -165,6 +165,7 @@ func (p *Pages) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /search", p.search)
 	mux.HandleFunc("GET /players/{emitter}/{id}", p.playerPage)
 	mux.HandleFunc("GET /players/{id}", p.playerByID)
+	mux.HandleFunc("GET /players/{emitter}/{id}/export", p.playerExport)
 	mux.HandleFunc("GET /games/{id}", p.gamePage)
 	mux.HandleFunc("GET /games/{id}/proof.json", p.proof)
 	mux.HandleFunc("GET /games/{id}/check.py", p.checkPy)

@@ -204,6 +204,8 @@ var pageTexts = []verifier.Text{
 	{"OthersMatrixCaption", "The same for their opponents.", "Rakipleri için aynısı.", "الشيء نفسه لخصومه."},
 	{"PlayerGamesHeading", "Their games", "Oyunları", "ألعابه"},
 	{"PlayerMore", "Only the last %[1]d games are counted here.", "Burada yalnızca son %[1]d oyun sayıldı.", "لا تُعدّ هنا إلا آخر %[1]d من الألعاب."},
+	{"PlayerExport", "Download the proofs of all these games, in one file", "Bu oyunların hepsinin kanıtlarını tek dosyada indirin", "نزّل إثباتات كل هذه الألعاب في ملف واحد"},
+	{"PlayerExportHint", "Check the whole file, with one verdict per game:", "Dosyanın tamamını, her oyun için bir sonuçla kontrol edin:", "تحقق من الملف كله، بحكم واحد لكل لعبة:"},
 	{"Language", "Language", "Dil", "اللغة"},
 	{"FooterLog", "Public log %[1]s. Everything on this page can be checked without trusting it.", "Açık kayıt defteri %[1]s. Bu sayfadaki her şey, sayfaya güvenmeden kontrol edilebilir.", "السجل العام %[1]s. كل ما في هذه الصفحة يمكن التحقق منه دون الثقة بها."},
 	{"AuditorLink", "Download the audit program (one file, no network)", "Denetim programını indir (tek dosya, ağ yok)", "نزّل برنامج التدقيق (ملف واحد، بلا شبكة)"},

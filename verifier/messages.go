@@ -383,6 +383,11 @@ const (
 	mVdFailMoves
 	mVdFailOther
 
+	mPxGame
+	mPxSummary
+	mPxCount
+	mPxHeader
+
 	numMsgs
 )
 
@@ -1112,4 +1117,14 @@ var catalog = [numMsgs]Text{
 	mVdFailOther: {"VdFailOther", "A check failed (%[1]s): its details say what is wrong.",
 		"Bir kontrol başarısız oldu (%[1]s): ayrıntıları neyin yanlış olduğunu söylüyor.",
 		"أخفق فحص (%[1]s): تفاصيله تقول ما الخطأ."},
+	mPxGame: {"PxGame", "Game %[1]d of %[2]d (%[3]s): %[4]s", "Oyun %[1]d / %[2]d (%[3]s): %[4]s", "اللعبة %[1]d من %[2]d (%[3]s): %[4]s"},
+	mPxSummary: {"PxSummary", "Games of player %[2]s on %[3]q: %[1]d; every roll checked in %[4]d, invalid: %[5]d, not checked: %[6]d",
+		"%[2]s oyuncusunun %[3]q sunucusundaki oyunları: %[1]d; her atışı kontrol edilen: %[4]d, geçersiz: %[5]d, kontrol edilemeyen: %[6]d",
+		"ألعاب اللاعب %[2]s على الخادم %[3]q: %[1]d؛ تم التحقق من كل رمية في %[4]d، غير صالحة: %[5]d، لم يُتحقق منها: %[6]d"},
+	mPxCount: {"PxCount", "Bad input: the export is not whole: its first line says it holds %[1]d games, it holds %[2]d",
+		"Hatalı girdi: dışa aktarım eksiksiz değil: ilk satırı %[1]d oyun içerdiğini söylüyor, %[2]d oyun içeriyor",
+		"مدخلات خاطئة: التصدير غير كامل: يقول سطره الأول إنه يضم %[1]d من الألعاب، وهو يضم %[2]d"},
+	mPxHeader: {"PxHeader", "Bad input: the first line of this player's export is not its header: %[1]s",
+		"Hatalı girdi: bu oyuncu dışa aktarımının ilk satırı başlığı değil: %[1]s",
+		"مدخلات خاطئة: السطر الأول من تصدير هذا اللاعب ليس ترويسته: %[1]s"},
 }

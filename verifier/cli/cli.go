@@ -5,6 +5,9 @@
 //	zarlog-verify [--json] [--lang en|tr|ar] [--expected-commitment HEX|SEALCODE]
 //	    [--log-key VKEY] [--witness-policy FILE] [--emitter-key VKEY]... [--leaf FILE] FILE|-
 //
+// A player's export (verifier.IsExport: every bundle of one player, as
+// JSON lines) is checked whole: one verdict per game and a summary.
+//
 // Run parses the arguments into a Config and calls Execute; cmd/zarlog-verify
 // only wires the process to Run. Exit codes: 0 every check that applies
 // passed, 1 the proof is invalid, 2 bad input (unreadable file, not JSON,
@@ -289,6 +292,15 @@ func Execute(ctx context.Context, cfg Config, stdin io.Reader, stdout io.Writer)
 	default:
 		rep = verifier.InputErrorReport(err)
 	}
+	if rep == nil && verifier.IsExport(data) {
+		x := verifier.VerifyExport(data, cfg.Options)
+		if cfg.JSON {
+			stdout.Write(x.JSON(cfg.Lang))
+		} else {
+			io.WriteString(stdout, x.Text(cfg.Lang))
+		}
+		return x.Exit()
+	}
 	if rep == nil {
 		rep = verifier.Verify(data, cfg.Options)
 	}
@@ -303,8 +315,10 @@ func Execute(ctx context.Context, cfg Config, stdin io.Reader, stdout io.Writer)
 // errIsDirectory is the error of reading a folder as a file.
 var errIsDirectory = errors.New("is a directory")
 
-// readInput reads at most one byte more than verifier.MaxEvidenceSize, so
-// that an oversized file is reported as such rather than read whole.
+// readInput reads at most one byte more than verifier.MaxExportSize (a
+// player's export holds many bundles; a single evidence file larger than
+// verifier.MaxEvidenceSize is reported as such by Parse), so that an
+// oversized file is reported as such rather than read whole.
 func readInput(ctx context.Context, file string, stdin io.Reader) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -321,7 +335,7 @@ func readInput(ctx context.Context, file string, stdin io.Reader) ([]byte, error
 		}
 		r = f
 	}
-	return io.ReadAll(io.LimitReader(r, verifier.MaxEvidenceSize+1))
+	return io.ReadAll(io.LimitReader(r, verifier.MaxExportSize+1))
 }
 
 // LangFromEnv returns the language of the POSIX locale variables, in their

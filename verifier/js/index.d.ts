@@ -148,3 +148,22 @@ export function verdict(r: Report): Verdict;
 
 /** The drand quicknet chain's public key (hex), as package events/drand pins it. */
 export const QUICKNET_PUBLIC_KEY: string;
+
+/** A player's export (every proof bundle of one player on one platform, JSON lines): its check. */
+export interface ExportReport {
+  header: { emitter: string; format: string; games: number; player: string };
+  games: { id: string; report: Report }[];
+  /** What is wrong with the file itself (a cut export, a bad header), or null. */
+  problem: Message | null;
+  /** 0 every game checked, 1 a game's proof is invalid, 2 bad input. */
+  exit: 0 | 1 | 2;
+}
+export const EXPORT_FORMAT: "zarlog-player-export-v1";
+/** isExport reports whether the bytes are a player's export (/players/<emitter>/<id>/export). */
+export function isExport(bytes: Uint8Array): boolean;
+/** verifyExport checks every game of a player's export, as verify() checks one file, with the same options. */
+export function verifyExport(bytes: Uint8Array, opt?: VerifyOptions): Promise<ExportReport>;
+/** The export's report as zarlog-verify prints it: one verdict per game and a summary. */
+export function exportText(x: ExportReport, lang: "en" | "tr" | "ar"): string;
+/** The export's report as zarlog-verify --json prints it. */
+export function exportJSON(x: ExportReport, lang: "en" | "tr" | "ar"): string;

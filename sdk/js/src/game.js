@@ -22,7 +22,8 @@ import { render } from "zarlog-verify/src/render.js";
 import { catalog } from "zarlog-verify/src/messages.js";
 import { Checker } from "zarlog-verify/src/rules/movecheck/checker.js";
 import { parseState, PHASE_PLAY, PHASE_OVER } from "zarlog-verify/src/rules/movecheck/state.js";
-import { canonicalPlay } from "zarlog-verify/src/rules/play.js";
+import { canonicalPlay, legalPlays as legalPlaysOf } from "zarlog-verify/src/rules/play.js";
+import { formatPlay } from "zarlog-verify/src/rules/notation.js";
 import { outcome } from "zarlog-verify/src/rules/result.js";
 import { makeEvent, canonicalSettings, RefusedError } from "./events.js";
 import { PredecessorError } from "./client.js";
@@ -453,6 +454,21 @@ class Game {
       await this.emit([["move", new Map([["n", m.n], ["play", m.play], ["seat", m.seat]])]], options);
       return m;
     });
+  }
+
+  /**
+   * legalPlays returns, in a game whose moves are logged, the seat on turn
+   * and the legal plays of the roll that waits for its move, in canonical
+   * text ({seat, dice, plays}; plays is ["-"] when no checker can move), or
+   * null when no roll waits for one.
+   */
+  legalPlays() {
+    const g = this.st;
+    if (!g || !g.movesLogged || !g.position) return null;
+    const s = parseState(g.position);
+    if (s.phase !== PHASE_PLAY) return null;
+    const plays = legalPlaysOf(s.variant, s.position, s.seat, s.dice) || [];
+    return { seat: s.seat, dice: s.dice.slice(), plays: plays.length > 0 ? plays.map(formatPlay) : ["-"] };
   }
 
   moveOf(seat, play) {

@@ -11,6 +11,7 @@ import { verify, fileErrorReport } from "./verify.js";
 import { render } from "./render.js";
 import { catalog, langIndex } from "./messages.js";
 import { textReport, jsonReport } from "./report.js";
+import { isExport, verifyExport, exportText, exportJSON } from "./export.js";
 import { parseExpected } from "./dice.js";
 import { parseLogKey } from "./note.js";
 import { parsePolicy } from "./policy.js";
@@ -179,6 +180,12 @@ export async function run(argv, io) {
   let r;
   try {
     const bytes = files[0] === "-" ? await io.readStdin() : await io.readFile(files[0]);
+    if (isExport(bytes)) {
+      // A player's export: every game's bundle, one verdict each and a summary.
+      const x = await verifyExport(bytes, opt);
+      io.out(json ? exportJSON(x, lang) : exportText(x, lang));
+      return x.exit;
+    }
     r = await verify(bytes, opt);
   } catch (e) {
     if (!e || typeof e.code !== "string" || typeof e.syscall !== "string") throw e;

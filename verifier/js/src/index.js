@@ -10,3 +10,4 @@ export { checkRollReveal, checkReceipt, verifyBeacon } from "./app.js";
 export { badge } from "./badge.js";
 export { catalog, langs, langIndex } from "./messages.js";
 export { textReport, jsonReport, verdict } from "./report.js";
+export { isExport, verifyExport, exportText, exportJSON, EXPORT_FORMAT } from "./export.js";

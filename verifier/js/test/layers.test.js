@@ -48,6 +48,8 @@ export const LAYERS = [
   ["verify.js"],
   // 10: what is built on it: the reports, the app's own checks, the badge.
   ["report.js", "app.js", "badge.js"],
+  // 10.5: a player's export: every bundle of it checked, with the reports.
+  ["export.js"],
   // 11: the entries: the package's (index.js), the pages' bundle's, and the
   // command line's (bin/zarlog-verify.js gives it Node's files).
   ["index.js", "browser.js", "cli.js"],
