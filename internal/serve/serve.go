@@ -211,6 +211,7 @@ func (i Info) Lines() []string {
 		"entries "+i.HTTP+"/tile/entries/",
 		"game "+i.HTTP+"/games/{id}",
 		"player "+i.HTTP+"/players/{emitter}/{id}",
+		"export "+i.HTTP+"/players/{emitter}/{id}/export",
 		"proof "+i.HTTP+"/games/{id}/proof.json",
 		"tlog-proof "+i.HTTP+"/games/{id}/proofs/{seq}.tlog-proof",
 		"auditor "+i.HTTP+"/auditor.html",

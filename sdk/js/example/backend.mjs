@@ -7,7 +7,7 @@
 // roll) and its audit page (what it links the players to after the game).
 //
 //   node example/backend.mjs --nats URL --emitter NAME --key FILE --nkey FILE --games N
-//       [--pages URL] [--log-key VKEY] [--schemes LIST] [--drand-relay URL]... [--clock-start TIME]
+//       [--pages URL] [--log-key VKEY] [--schemes LIST] [--player ID] [--drand-relay URL]... [--clock-start TIME]
 //
 // The keys are the two files `zarlog keygen --emitter NAME` wrote (NAME.key,
 // the event-signing key, and NAME.nkey, the NATS user seed); its line goes
@@ -18,7 +18,7 @@ import process from "node:process";
 import { Backend, Client, dial, loadSigner, readSecretFile, checkRoll, quicknetBeacons, Relay } from "zarlog-emitter";
 
 const USAGE = `usage: node example/backend.mjs --nats URL --emitter NAME --key FILE --nkey FILE --games N
-    [--pages URL] [--log-key VKEY] [--schemes LIST] [--drand-relay URL]... [--clock-start TIME]
+    [--pages URL] [--log-key VKEY] [--schemes LIST] [--player ID] [--drand-relay URL]... [--clock-start TIME]
 
   --nats URL          the NATS server of zarlog serve (its "nats" line)
   --emitter NAME      this backend's emitter id
@@ -29,15 +29,17 @@ const USAGE = `usage: node example/backend.mjs --nats URL --emitter NAME --key F
   --log-key VKEY      the log's verifier key (zarlog serve's "vkey" line): check every receipt's signature
   --schemes LIST      the dice schemes to play in turn, comma-separated (default tavlarena-v1,per-roll-v1;
                       anchored-v1 too with --drand-relay or --clock-start)
+  --player ID         the seat id (a UUID) of the first player of every tavlarena-v1 game (default: new ones);
+                      their page is /players/EMITTER/ID, and /players/EMITTER/ID/export all their games
   --drand-relay URL   a drand HTTP relay for anchored-v1 games' beacons (repeatable)
   --clock-start TIME  start this backend's clock at an RFC 3339 time and replay drand quicknet's recorded
                       beacons (as zarlog serve --clock-start does): for tests and demos, never in production
 `;
 
 function parseArgs(argv) {
-  const o = { nats: "", emitter: "", key: "", nkey: "", games: 3, pages: "http://127.0.0.1:8080", logKey: "", schemes: "", relays: [], clockStart: "" };
+  const o = { nats: "", emitter: "", key: "", nkey: "", games: 3, pages: "http://127.0.0.1:8080", logKey: "", schemes: "", relays: [], clockStart: "", player: "" };
   const names = { "--nats": "nats", "--emitter": "emitter", "--key": "key", "--nkey": "nkey", "--games": "games", "--pages": "pages",
-    "--log-key": "logKey", "--schemes": "schemes", "--drand-relay": "relays", "--clock-start": "clockStart" };
+    "--log-key": "logKey", "--schemes": "schemes", "--player": "player", "--drand-relay": "relays", "--clock-start": "clockStart" };
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i], v;
     if (a === "-h" || a === "--help") return { help: true };
@@ -56,6 +58,7 @@ function parseArgs(argv) {
     } else o[k] = v;
   }
   for (const k of ["nats", "emitter", "key"]) if (!o[k]) throw new Error("--" + k + " is required");
+  if (o.player && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(o.player)) throw new Error("--player " + JSON.stringify(o.player) + " is not a lower-case UUID");
   if (o.clockStart && isNaN(Date.parse(o.clockStart))) throw new Error("--clock-start " + JSON.stringify(o.clockStart) + " is not an RFC 3339 time");
   const replay = o.clockStart !== "" || o.relays.length > 0;
   o.schemeList = (o.schemes || (replay ? "tavlarena-v1,anchored-v1,per-roll-v1" : "tavlarena-v1,per-roll-v1")).split(",");
@@ -142,7 +145,7 @@ async function main() {
     try {
       let g, end, rolls = 0;
       if (scheme === "tavlarena-v1") {
-        g = await backend.newTavlarena({ seats: [uuid(), uuid()], settings: settings });
+        g = await backend.newTavlarena({ seats: [o.player || uuid(), uuid()], settings: settings });
         // The players' apps send their contributions once they have seen the
         // seal code; the first roll waits for the commit's receipt.
         await g.contribute(0, random32());
@@ -195,6 +198,7 @@ async function main() {
   await client.close();
   await nc.close();
   process.stdout.write((o.games - failed) + " of " + o.games + " games played and logged\n");
+  if (o.player) process.stdout.write("player " + pages + "/players/" + o.emitter + "/" + o.player + " (their export: " + pages + "/players/" + o.emitter + "/" + o.player + "/export)\n");
   return failed === 0 ? 0 : 1;
 }
 
