@@ -171,7 +171,7 @@ func TestPlayerExport(t *testing.T) {
 		if i%2 == 1 {
 			seats[0], seats[1] = seats[1], seats[0]
 		}
-		if _, err := testlog.TavlarenaSeats(ctx, b, label, seats, `{"variant":"portes","seatNames":["Ayşe","Mehmet"]}`, 8, nil); err != nil {
+		if _, err := testlog.TavlarenaSeats(ctx, b, label, seats, `{"variant":"portes"}`, 8, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

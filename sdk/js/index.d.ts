@@ -159,6 +159,8 @@ export class NotAcknowledgedError extends Error {
 }
 /** The call does not fit the game's state. Nothing changed. */
 export class NotNowError extends Error { code: "not-now"; }
+/** A new game's settings have "seatNames" and the backend was not told to publish them (publishSeatNames; docs/PRIVACY.md). */
+export class SeatNamesError extends Error { code: "seat-names"; }
 /** A device's game is not logged. */
 export class LocalError extends Error { code: "local"; }
 
@@ -170,6 +172,11 @@ export interface BackendConfig {
   rand?: (n: number) => Uint8Array;
   /** Let the first roll go ahead without the commit's receipt (by default it waits for it). */
   skipCommitReceipt?: boolean;
+  /**
+   * Let a game's settings carry "seatNames", the players' display names the pages show: they go into
+   * the public, append-only log for ever (docs/PRIVACY.md). By default such a game is refused.
+   */
+  publishSeatNames?: boolean;
 }
 
 export interface End {

@@ -18,7 +18,8 @@ import process from "node:process";
 import { Backend, Client, dial, loadSigner, readSecretFile, checkRoll, quicknetBeacons, Relay } from "zarlog-emitter";
 
 const USAGE = `usage: node example/backend.mjs --nats URL --emitter NAME --key FILE --nkey FILE --games N
-    [--pages URL] [--log-key VKEY] [--schemes LIST] [--player ID] [--drand-relay URL]... [--clock-start TIME]
+    [--pages URL] [--log-key VKEY] [--schemes LIST] [--player ID] [--publish-seat-names]
+    [--drand-relay URL]... [--clock-start TIME]
 
   --nats URL          the NATS server of zarlog serve (its "nats" line)
   --emitter NAME      this backend's emitter id
@@ -31,18 +32,21 @@ const USAGE = `usage: node example/backend.mjs --nats URL --emitter NAME --key F
                       anchored-v1 too with --drand-relay or --clock-start)
   --player ID         the seat id (a UUID) of the first player of every tavlarena-v1 game (default: new ones);
                       their page is /players/EMITTER/ID, and /players/EMITTER/ID/export all their games
+  --publish-seat-names  put the players' names into the games' settings (seatNames), so that the pages show
+                      them: they stay in the public log for ever (docs/PRIVACY.md); by default they are not
   --drand-relay URL   a drand HTTP relay for anchored-v1 games' beacons (repeatable)
   --clock-start TIME  start this backend's clock at an RFC 3339 time and replay drand quicknet's recorded
                       beacons (as zarlog serve --clock-start does): for tests and demos, never in production
 `;
 
 function parseArgs(argv) {
-  const o = { nats: "", emitter: "", key: "", nkey: "", games: 3, pages: "http://127.0.0.1:8080", logKey: "", schemes: "", relays: [], clockStart: "", player: "" };
+  const o = { nats: "", emitter: "", key: "", nkey: "", games: 3, pages: "http://127.0.0.1:8080", logKey: "", schemes: "", relays: [], clockStart: "", player: "", publishSeatNames: false };
   const names = { "--nats": "nats", "--emitter": "emitter", "--key": "key", "--nkey": "nkey", "--games": "games", "--pages": "pages",
     "--log-key": "logKey", "--schemes": "schemes", "--player": "player", "--drand-relay": "relays", "--clock-start": "clockStart" };
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i], v;
     if (a === "-h" || a === "--help") return { help: true };
+    if (a === "--publish-seat-names") { o.publishSeatNames = true; continue; }
     const eq = a.indexOf("=");
     if (eq > 0) { v = a.slice(eq + 1); a = a.slice(0, eq); }
     const k = names[a];
@@ -133,14 +137,15 @@ async function main() {
 
   const nc = await dial(o.nats, o.emitter, { nkeySeed: seed });
   const client = new Client(nc, { emitter: o.emitter, logKey: o.logKey || undefined });
-  const backend = new Backend(client, { signer: signer, now: now });
+  const backend = new Backend(client, { signer: signer, now: now, publishSeatNames: o.publishSeatNames });
   const pages = o.pages.replace(/\/+$/, "");
   process.stdout.write("emitter " + signer.vkey + " (its line for zarlog serve --emitters: this key and the public nkey keygen printed)\n");
   let failed = 0;
   for (let i = 0; i < o.games; i++) {
     const scheme = o.schemeList[i % o.schemeList.length];
     const variant = VARIANTS[i % VARIANTS.length];
-    const settings = { variant: variant, moves: "logged", opening: i % 2 === 0 ? "western" : "turkish-reroll", seatNames: NAMES[i % NAMES.length] };
+    const settings = { variant: variant, moves: "logged", opening: i % 2 === 0 ? "western" : "turkish-reroll" };
+    if (o.publishSeatNames) settings.seatNames = NAMES[i % NAMES.length];
     if (variant === "backgammon") settings.doublingCube = false;
     try {
       let g, end, rolls = 0;
@@ -160,8 +165,8 @@ async function main() {
           if (rounds < 1) throw new Error("the replay clock has passed drand round " + RECORDED + ", the recorded beacon: start it earlier");
         }
         g = await backend.newAnchored({ matchId: "match-" + uuid(), gameNo: 1, settings: settings, rounds: rounds });
-        await g.token(0, "token of " + settings.seatNames[0]);
-        await g.token(1, "token of " + settings.seatNames[1]);
+        await g.token(0, "token of seat 0, game " + (i + 1));
+        await g.token(1, "token of seat 1, game " + (i + 1));
         await g.receipt(1);
         await g.receipt(2); // the tokens are logged before the round exists
         if (o.clockStart) beaconTime = g.anchorTime;
