@@ -242,6 +242,7 @@ func format3(t *testing.T, e *testEnv, origin string, moved func(key string) boo
 		old++
 	}
 	it.Close()
+	b.DeleteRange([]byte{prefixOpen}, prefixEnd(prefixOpen), nil) // format 5's
 	b.Set(keyFormat, append([]byte{3}, origin...), nil)
 	if err := b.Commit(pebble.Sync); err != nil {
 		t.Fatal(err)

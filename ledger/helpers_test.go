@@ -121,7 +121,7 @@ func dumpProjections(t testing.TB, l *Ledger) map[string][]byte {
 	}
 	defer v.release()
 	out := map[string][]byte{}
-	for _, p := range []byte{prefixDedup, prefixGame, prefixFinished} {
+	for _, p := range []byte{prefixDedup, prefixGame, prefixFinished, prefixOpen} {
 		it, err := v.snap.NewIter(&pebble.IterOptions{LowerBound: []byte{p}, UpperBound: prefixEnd(p)})
 		if err != nil {
 			t.Fatal(err)

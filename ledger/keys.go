@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -33,6 +34,7 @@ import (
 //	  'g' game              the game's state without its history (events.Game.AppendHead)
 //	  'h' game 0x00 I:u64   a chunk of the game's history, from its leaf I on (AppendHistory)
 //	  'f' I:u64             game finished by leaf I: status u8 ‖ game id
+//	  'o' E                 emitter E's open games: uvarint count ‖ uvarint bytes (events.Game.Size)
 //	  'm' "stats"           Stats, MarshalBinary
 //	  'm' "rebuild"         present while a Rebuild is unfinished
 //	  'm' "legacy-ids"      present if an event took another's canonical id (before format 3)
@@ -50,6 +52,7 @@ const (
 	prefixGame       = 'g'
 	prefixHistory    = 'h'
 	prefixFinished   = 'f'
+	prefixOpen       = 'o'
 	prefixRejected   = 'r'
 	prefixRejectedID = 'y'
 	// prefixRejectedIDv1 is the by-id index of rejected-store version 1,
@@ -76,8 +79,33 @@ var (
 // format-1 or format-2 store into format 4's (the log itself is the same).
 // Format 3 deduplicated event ids across the whole log, under 'i' id; format
 // 4 deduplicates them per emitter, under 'd' emitter 0x00 id: Open moves a
-// format-3 store's records (migrateDedup).
-const storeFormat = 4
+// format-3 store's records (migrateDedup). Format 5 counts each emitter's
+// open games and their bytes, under 'o' emitter: Open counts a format-4
+// store's (migrateOpenGames).
+const storeFormat = 5
+
+// An openCount is an emitter's open games: how many, and the bytes of their
+// states (events.Game.Size).
+type openCount struct {
+	Games, Bytes uint64
+}
+
+func (o openCount) marshal() []byte {
+	return binary.AppendUvarint(binary.AppendUvarint(nil, o.Games), o.Bytes)
+}
+
+func parseOpenCount(b []byte) (openCount, error) {
+	var o openCount
+	g, n := binary.Uvarint(b)
+	if n <= 0 {
+		return o, fmt.Errorf("open-games record %x: %w", b, ErrCorrupt)
+	}
+	by, m := binary.Uvarint(b[n:])
+	if m <= 0 || n+m != len(b) || !slices.Equal(b, openCount{g, by}.marshal()) {
+		return o, fmt.Errorf("open-games record %x: %w", b, ErrCorrupt)
+	}
+	return openCount{g, by}, nil
+}
 
 // appendDedupKey appends the dedup index's key of (emitter, id) to b. An
 // emitter cannot hold 0x00 (events.ValidEmitter), so the key is unique.

@@ -64,12 +64,16 @@ const (
 
 // Defaults of the Config fields whose zero value means "the default".
 const (
-	DefaultCheckpointInterval   = 100 * time.Millisecond
-	DefaultMaxBatchEvents       = 4096
-	DefaultMaxBatchBytes        = 16 << 20
-	DefaultGameCache            = 16384
-	DefaultRejectedQuotaRecords = 100_000
-	DefaultRejectedQuotaBytes   = 128 << 20
+	DefaultCheckpointInterval      = 100 * time.Millisecond
+	DefaultMaxBatchEvents          = 4096
+	DefaultMaxBatchBytes           = 16 << 20
+	DefaultGameCacheBytes          = 128 << 20
+	DefaultMaxGameBytes            = 1 << 20
+	DefaultOpenGamesPerEmitter     = 20_000
+	DefaultOpenGameBytesPerEmitter = 256 << 20
+	DefaultOpenGameBytes           = 1 << 30
+	DefaultRejectedQuotaRecords    = 100_000
+	DefaultRejectedQuotaBytes      = 128 << 20
 )
 
 // A Config configures a Ledger. Only Dir, Signer and Verifier are required.
@@ -118,10 +122,30 @@ type Config struct {
 	// DefaultMaxBatchBytes.
 	MaxBatchEvents int
 	MaxBatchBytes  int
-	// GameCache is how many states of open games the sequencer keeps
-	// decoded in memory (least recently used are dropped; finished games
-	// are not kept). Zero means DefaultGameCache.
-	GameCache int
+	// GameCacheBytes bounds the states of open games the sequencer keeps
+	// decoded in memory, in bytes (events.Game.Size, and about 200 bytes
+	// an entry): past it, the least recently used state of the emitter
+	// holding the most is dropped (and read again from Pebble when its
+	// game goes on). Finished games are not kept. Zero means
+	// DefaultGameCacheBytes.
+	GameCacheBytes int64
+	// MaxGameBytes bounds one game's state (events.Game.Size): an event
+	// that would take its game past it is refused (CodeGameTooLarge),
+	// unless it is one that finishes the game or a pending roll (end,
+	// reveal, roll-second, roll-reveal). Zero means DefaultMaxGameBytes.
+	MaxGameBytes int
+	// OpenGamesPerEmitter bounds the games an emitter has open (committed,
+	// not closed), OpenGameBytesPerEmitter their states' bytes, and
+	// OpenGameBytes the states' bytes of every emitter's open games
+	// together: an event that would take its emitter (or all of them)
+	// past one is refused (CodeOverLimit, naming the emitter and the
+	// limit), unless it finishes a game or a pending roll. The counts are
+	// kept durably per emitter (ledger/README.md, 'o'). Zero means
+	// DefaultOpenGamesPerEmitter, DefaultOpenGameBytesPerEmitter and
+	// DefaultOpenGameBytes.
+	OpenGamesPerEmitter     int
+	OpenGameBytesPerEmitter int64
+	OpenGameBytes           int64
 	// RejectedQuotaRecords and RejectedQuotaBytes are each emitter's quota
 	// in the rejected store (RejectedSummary.Emitters: every configured
 	// emitter has its own; all other inputs share one). A rejection that
@@ -196,6 +220,11 @@ type Ledger struct {
 	// allowReservedIDs lifts the reserved-id rule: tests set it to write
 	// the logs of versions before format 3.
 	allowReservedIDs bool
+
+	// openView is what OpenGames returns: the sequencer's open-game
+	// counts, published as it changes them.
+	openMu   sync.Mutex
+	openView map[string]openCount
 
 	view     atomic.Pointer[view]
 	snaps    sync.WaitGroup // open view snapshots
@@ -352,8 +381,20 @@ func setDefaults(cfg *Config) {
 	if cfg.MaxBatchBytes <= 0 {
 		cfg.MaxBatchBytes = DefaultMaxBatchBytes
 	}
-	if cfg.GameCache <= 0 {
-		cfg.GameCache = DefaultGameCache
+	if cfg.GameCacheBytes <= 0 {
+		cfg.GameCacheBytes = DefaultGameCacheBytes
+	}
+	if cfg.MaxGameBytes <= 0 {
+		cfg.MaxGameBytes = DefaultMaxGameBytes
+	}
+	if cfg.OpenGamesPerEmitter <= 0 {
+		cfg.OpenGamesPerEmitter = DefaultOpenGamesPerEmitter
+	}
+	if cfg.OpenGameBytesPerEmitter <= 0 {
+		cfg.OpenGameBytesPerEmitter = DefaultOpenGameBytesPerEmitter
+	}
+	if cfg.OpenGameBytes <= 0 {
+		cfg.OpenGameBytes = DefaultOpenGameBytes
 	}
 	if cfg.RejectedQuotaRecords <= 0 {
 		cfg.RejectedQuotaRecords = DefaultRejectedQuotaRecords
@@ -374,7 +415,8 @@ func (l *Ledger) load(ctx context.Context) error {
 	db := l.db
 	// The format record names the origin: a store is one log's.
 	f, err := get(db, keyFormat)
-	migrate := false // a format-3 store: its dedup index moves to per-emitter keys
+	migrate := false   // a format-3 store: its dedup index moves to per-emitter keys
+	countOpen := false // a format-4 store (or 3): its open games are counted
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
 		if _, err := get(db, keyState); !errors.Is(err, pebble.ErrNotFound) {
@@ -389,14 +431,19 @@ func (l *Ledger) load(ctx context.Context) error {
 		}
 	case err != nil:
 		return fmt.Errorf("ledger: reading the format record: %w", err)
-	case len(f) == 0 || f[0] != storeFormat && f[0] != 1 && f[0] != 2 && f[0] != 3:
+	case len(f) == 0 || f[0] != storeFormat && f[0] != 1 && f[0] != 2 && f[0] != 3 && f[0] != 4:
 		return fmt.Errorf("ledger: %s has store format %x, want %d: %w", l.cfg.Dir, f[:min(len(f), 1)], storeFormat, ErrCorrupt)
 	case string(f[1:]) != l.origin:
 		return fmt.Errorf("ledger: %s holds the log %q, not %q", l.cfg.Dir, f[1:], l.origin)
 	case f[0] == 3:
 		// Format 3 kept the dedup index by event id alone: once the store
-		// is checked, migrateDedup moves it to (emitter, id) keys.
-		migrate = true
+		// is checked, migrateDedup moves it to (emitter, id) keys, and then
+		// its open games are counted as format 4's are.
+		migrate, countOpen = true, true
+	case f[0] == 4:
+		// Format 4 did not count each emitter's open games:
+		// migrateOpenGames does, once the store is checked.
+		countOpen = true
 	case f[0] != storeFormat:
 		// Format 1 kept each game's state whole, format 2 a dedup record
 		// for every id. The log is the same, and the projections are
@@ -466,7 +513,16 @@ func (l *Ledger) load(ctx context.Context) error {
 			return fmt.Errorf("ledger: moving the dedup index to per-emitter keys: %w", err)
 		}
 	}
-	l.seq = newSequencer(l, b, stats, rej)
+	var open map[string]openCount
+	if countOpen {
+		l.log.Info("upgrading the store: the open games of each emitter are counted", "to", storeFormat)
+		if open, err = l.migrateOpenGames(ctx); err != nil {
+			return fmt.Errorf("ledger: counting the open games of each emitter: %w", err)
+		}
+	} else if open, err = readOpen(db); err != nil {
+		return fmt.Errorf("ledger: reading the open games of each emitter: %w", err)
+	}
+	l.seq = newSequencer(l, b, stats, rej, open)
 	if _, err := get(db, keyRebuild); err == nil {
 		l.log.Warn("an interrupted rebuild of the projections is finished before opening")
 		if err := l.seq.rebuild(ctx); err != nil {

@@ -22,6 +22,11 @@ type metrics struct {
 	signSeconds prometheus.Histogram
 	stopped     prometheus.Gauge
 	overQuota   *prometheus.CounterVec
+
+	limitRefusals *prometheus.CounterVec
+	openGames     *prometheus.GaugeVec
+	openBytes     *prometheus.GaugeVec
+	gameCache     prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -40,14 +45,22 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		stopped:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_ledger_stopped", Help: "1 once a failed write stopped the ledger."}),
 		overQuota: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zarlog_ledger_rejected_over_quota_total",
 			Help: "Rejections not stored because their emitter's quota in the rejected store is full (counted in its summary instead), by emitter (\"(unconfigured)\": inputs of emitters the ledger has no key for)."}, []string{"emitter"}),
+		limitRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zarlog_ledger_limit_refusals_total",
+			Help: "Events refused because they would take their emitter's open games (or every emitter's, or their game) past a limit, by emitter and limit."}, []string{"emitter", "limit"}),
+		openGames: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "zarlog_ledger_open_games", Help: "Open games (committed, not closed), by emitter."}, []string{"emitter"}),
+		openBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "zarlog_ledger_open_game_bytes", Help: "Bytes of the states of the open games, by emitter."}, []string{"emitter"}),
+		gameCache: prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_ledger_game_cache_bytes", Help: "Bytes of the game states the sequencer keeps decoded in memory."}),
 	}
 	for _, c := range events.Codes() {
 		m.rejected.WithLabelValues(string(c))
 	}
-	m.rejected.WithLabelValues(string(CodeInternal))
+	for _, c := range []events.Code{CodeInternal, CodeOverLimit, CodeGameTooLarge} {
+		m.rejected.WithLabelValues(string(c))
+	}
 	m.overQuota.WithLabelValues("(unconfigured)")
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.appended, m.duplicates, m.rejected, m.groupSize, m.commit, m.treeSize, m.cpSize, m.cpTime, m.signSeconds, m.stopped, m.overQuota} {
+		for _, c := range []prometheus.Collector{m.appended, m.duplicates, m.rejected, m.groupSize, m.commit, m.treeSize, m.cpSize, m.cpTime, m.signSeconds, m.stopped, m.overQuota,
+			m.limitRefusals, m.openGames, m.openBytes, m.gameCache} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

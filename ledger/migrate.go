@@ -27,7 +27,8 @@ const migrateChunk = 1 << 16
 // It works in chunks of chunk records. Each chunk's leaves are read
 // in index order, every entry bundle once, and its batch writes the new
 // records and deletes the old ones, durably; the batch that finds the old
-// index empty sets the format record to 4. So an interrupted migration
+// index empty sets the format record to 4 (and migrateOpenGames then takes
+// it to 5). So an interrupted migration
 // goes on where it stopped at the next Open, and a store is never of
 // format 4 with records left in the old index. It returns how many records
 // it moved.
@@ -99,7 +100,7 @@ func (l *Ledger) migrateDedup(ctx context.Context, chunk int) (int, error) {
 		}
 		last := len(recs) < chunk
 		if last {
-			b.Set(keyFormat, append([]byte{storeFormat}, l.origin...), nil)
+			b.Set(keyFormat, append([]byte{4}, l.origin...), nil)
 		}
 		err = l.commit(b, fmt.Sprintf("moving %d dedup records to the per-emitter index", len(recs)))
 		b.Close()

@@ -72,7 +72,7 @@ func (s *sequencer) rebuild(ctx context.Context) error {
 	start := time.Now()
 	b := db.NewBatch()
 	b.Set(keyRebuild, nil, nil)
-	for _, p := range []byte{prefixDedup, prefixDedupV3, prefixGame, prefixHistory, prefixFinished} {
+	for _, p := range []byte{prefixDedup, prefixDedupV3, prefixGame, prefixHistory, prefixFinished, prefixOpen} {
 		b.DeleteRange([]byte{p}, prefixEnd(p), nil)
 	}
 	b.Delete(keyStats, nil)
@@ -83,6 +83,11 @@ func (s *sequencer) rebuild(ctx context.Context) error {
 		return fmt.Errorf("deleting the old projections: %w", err)
 	}
 	s.games.clear()
+	for e := range s.open {
+		l.setOpen(e, openCount{})
+	}
+	clear(s.open)
+	s.openBytes = 0
 	s.stats = Stats{}
 	l.legacyIDs.Store(false)
 	s.reset()
@@ -155,7 +160,7 @@ func (s *sequencer) replay(leaf []byte, i uint64, env *events.Env) error {
 	if err != nil {
 		return fmt.Errorf("leaf %d does not parse: %w", i, err)
 	}
-	g, err := s.game(ev.Game)
+	g, size, err := s.game(ev.Game)
 	if err != nil {
 		return err
 	}
@@ -177,7 +182,7 @@ func (s *sequencer) replay(leaf []byte, i uint64, env *events.Env) error {
 	if !ok && (taken || ev.HasCanonicalID()) {
 		holder := g // the game the id names
 		if taken {
-			if holder, err = s.game(game); err != nil {
+			if holder, _, err = s.game(game); err != nil {
 				return err
 			}
 		} else {
@@ -195,7 +200,7 @@ func (s *sequencer) replay(leaf []byte, i uint64, env *events.Env) error {
 	if err != nil {
 		return fmt.Errorf("leaf %d (event %q, %s of game %q) is refused on replay: %w", i, ev.ID, ev.Type, ev.Game, err)
 	}
-	s.add(ev, nil, merkle.LeafHash(leaf), g, ng, i)
+	s.add(ev, nil, merkle.LeafHash(leaf), g, ng, i, size, events.SizeAfter(size, g, ng))
 	return nil
 }
 
@@ -217,7 +222,7 @@ func (s *sequencer) flushRebuild(last bool) error {
 		return err
 	}
 	for id, p := range s.pend {
-		s.cache(id, p.g)
+		s.cache(id, p.g, p.size)
 	}
 	clear(s.recent) // committed: the index has them
 	s.nRecent = 0

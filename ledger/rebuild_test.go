@@ -169,7 +169,7 @@ func TestSmallGameCache(t *testing.T) {
 	other := *e
 	other.fs, other.clock = vfs.NewMem(), newFakeClock()
 	other.cfg.FS, other.cfg.Now = other.fs, other.clock.Now
-	e.cfg.GameCache = 1
+	e.cfg.GameCacheBytes = 1
 	small, big := e.open(), other.open()
 	gen := newStreamGen(t, e.k, "cache", 17, 9)
 	leaves := gen.take(1500)

@@ -37,10 +37,16 @@ const maxRecentIDs = 1 << 16
 type sequencer struct {
 	l     *Ledger
 	b     *merkle.Builder
-	games *lru[*events.Game]
+	games *gameCache
 	stats Stats
-	rej   rejWriter
-	group uint64 // the number of the last group prepared (groups count from 1)
+	// open is each emitter's open games and their bytes, as the prepared
+	// groups left them (written by each group that changes them:
+	// openDirty); openBytes is their sum over every emitter.
+	open      map[string]openCount
+	openBytes uint64
+	openDirty map[string]bool
+	rej       rejWriter
+	group     uint64 // the number of the last group prepared (groups count from 1)
 
 	// What prepared groups changed, tagged with the group's number, so that
 	// the next groups see it before it is committed. Pruned once committed.
@@ -80,11 +86,13 @@ type sequencer struct {
 // group's end).
 type pendGame struct {
 	g    *events.Game
+	size int // g.Size()
 	from events.History
 }
 
 type taggedGame struct {
 	g     *events.Game
+	size  int
 	group uint64
 }
 
@@ -119,12 +127,14 @@ type groupCounts struct {
 	rejected             []events.Code
 }
 
-func newSequencer(l *Ledger, b *merkle.Builder, stats Stats, rej RejectedSummary) *sequencer {
-	return &sequencer{
-		l:     l,
-		b:     b,
-		games: newLRU[*events.Game](l.cfg.GameCache),
-		stats: stats,
+func newSequencer(l *Ledger, b *merkle.Builder, stats Stats, rej RejectedSummary, open map[string]openCount) *sequencer {
+	s := &sequencer{
+		l:         l,
+		b:         b,
+		games:     newGameCache(l.cfg.GameCacheBytes),
+		stats:     stats,
+		open:      open,
+		openDirty: map[string]bool{},
 		rej: rejWriter{sum: rej, maxRecords: uint64(l.cfg.RejectedQuotaRecords), maxBytes: uint64(l.cfg.RejectedQuotaBytes),
 			namespace: l.rejectedNamespace, overQuota: l.overQuota},
 		inflight: map[string]taggedGame{},
@@ -133,6 +143,11 @@ func newSequencer(l *Ledger, b *merkle.Builder, stats Stats, rej RejectedSummary
 		maxIDs:   maxRecentIDs,
 		fFirst:   b.Size(),
 	}
+	for e, o := range open {
+		s.openBytes += o.Bytes
+		l.setOpen(e, o)
+	}
+	return s
 }
 
 // A prepared group is a batch for the committer, with what to do once it is
@@ -290,6 +305,7 @@ func (s *sequencer) reset() {
 	s.leaves, s.hashes = s.leaves[:0], s.hashes[:0]
 	s.ids = nil
 	s.fin = s.fin[:0]
+	clear(s.openDirty)
 	s.counts = groupCounts{}
 	s.rej.dirty = false
 }
@@ -357,10 +373,11 @@ func (s *sequencer) prepareGroup(group []*request) {
 	// Remember what the group changed until it is committed.
 	f := flightLog{group: s.group, end: s.b.Size()}
 	for id, p := range s.pend {
-		s.inflight[id] = taggedGame{p.g, s.group}
-		s.cache(id, p.g)
+		s.inflight[id] = taggedGame{p.g, p.size, s.group}
+		s.cache(id, p.g, p.size)
 		f.games = append(f.games, id)
 	}
+	l.met.gameCache.Set(float64(s.games.bytes))
 	if len(f.games) > 0 {
 		s.flight = append(s.flight, f)
 	}
@@ -386,7 +403,7 @@ func (s *sequencer) reject(batch *pebble.Batch, now time.Time, it *item, rej *ev
 // rejection.
 func (s *sequencer) accept(batch *pebble.Batch, it *item, env *events.Env) (Outcome, error) {
 	ev := it.ev
-	g, err := s.game(ev.Game)
+	g, size, err := s.game(ev.Game)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -414,7 +431,11 @@ func (s *sequencer) accept(batch *pebble.Batch, it *item, env *events.Env) (Outc
 		}
 		return s.reject(batch, env.Now, it, re)
 	}
-	s.add(ev, it.in.Data, it.hash, g, ng, env.Index)
+	nsize := events.SizeAfter(size, g, ng)
+	if re := s.overLimit(ev, g, ng, size, nsize); re != nil {
+		return s.reject(batch, env.Now, it, re)
+	}
+	s.add(ev, it.in.Data, it.hash, g, ng, env.Index, size, nsize)
 	s.fLeaves = append(s.fLeaves, flightLeaf{it.hash, ev.HasCanonicalID()})
 	s.counts.appended++
 	return Outcome{Result: Appended, ID: ev.ID, Index: env.Index}, nil
@@ -544,7 +565,7 @@ func readLeaf(r pebble.Reader, index uint64) (leaf []byte, ok bool, err error) {
 // and which event finishes a game, is events.Tally.Count, as in the
 // watchers' projection (follow/games.go says why the replays
 // themselves stay apart).
-func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *events.Game, index uint64) {
+func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *events.Game, index uint64, size, nsize int) {
 	s.leaves = append(s.leaves, data)
 	s.hashes = append(s.hashes, hash)
 	if canon := ev.HasCanonicalID(); !canon || s.l.legacyIDs.Load() {
@@ -559,8 +580,9 @@ func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *
 	if !ok && g != nil {
 		p.from = g.History()
 	}
-	p.g = ng
+	p.g, p.size = ng, nsize
 	s.pend[ev.Game] = p
+	s.count(ng.Emitter, g, ng, size, nsize)
 	if f, ok := s.stats.observe(ev, g, ng); ok {
 		s.fin = append(s.fin, f)
 	}
@@ -583,34 +605,103 @@ func lookupID(r pebble.Reader, emitter, id string) (dedupRecord, bool, error) {
 	return rec, true, nil
 }
 
-// game returns a game's current state, or nil if it has no events.
-func (s *sequencer) game(id string) (*events.Game, error) {
+// game returns a game's current state and its size, or nil if it has no
+// events.
+func (s *sequencer) game(id string) (*events.Game, int, error) {
 	if p, ok := s.pend[id]; ok {
-		return p.g, nil
+		return p.g, p.size, nil
 	}
 	if t, ok := s.inflight[id]; ok {
-		return t.g, nil
+		return t.g, t.size, nil
 	}
-	if g, ok := s.games.get(id); ok {
-		return g, nil
+	if g, size, ok := s.games.get(id); ok {
+		return g, size, nil
 	}
 	g, err := loadGame(s.l.db, id)
 	if err != nil || g == nil {
-		return nil, err
+		return nil, 0, err
 	}
-	s.cache(id, g)
-	return g, nil
+	size := g.Size()
+	s.cache(id, g, size)
+	return g, size, nil
 }
 
-// cache keeps the state of an open game in the LRU cache. A closed game
+// cache keeps the state of an open game in the cache. A closed game
 // accepts no event any more, so it is dropped: the cache holds the games in
 // play, and memory does not grow with the number of finished games.
-func (s *sequencer) cache(id string, g *events.Game) {
+func (s *sequencer) cache(id string, g *events.Game, size int) {
 	if g.Closed {
 		s.games.remove(id)
 	} else {
-		s.games.put(id, g)
+		s.games.put(id, g, size)
 	}
+}
+
+// finishing reports whether an event of type t finishes its game or its
+// pending roll: such events are never refused for a limit of size, so that
+// a game at its limit can always end.
+func finishing(t events.Type) bool {
+	switch t {
+	case events.TypeEnd, events.TypeReveal, events.TypeRollSecond, events.TypeRollReveal:
+		return true
+	}
+	return false
+}
+
+// overLimit returns why ev, which takes its game from g (of size size; nil
+// for a commit) to ng (of size nsize), is refused for a limit of its
+// emitter's or of the service's, or nil if it is within them all.
+func (s *sequencer) overLimit(ev *events.Event, g, ng *events.Game, size, nsize int) *events.RejectError {
+	if finishing(ev.Type) || ng.Closed {
+		return nil
+	}
+	cfg := &s.l.cfg
+	e := ng.Emitter
+	o := s.open[e]
+	refuse := func(code events.Code, limit string, format string, args ...any) *events.RejectError {
+		s.l.met.limitRefusals.WithLabelValues(e, limit).Inc()
+		return &events.RejectError{Code: code, Msg: fmt.Sprintf(format, args...)}
+	}
+	if nsize > cfg.MaxGameBytes && nsize > size {
+		return refuse(CodeGameTooLarge, LimitMaxGameBytes, "game %q of emitter %s would hold %d bytes with this event, past the limit (%s %d); only events that finish it or its pending roll may follow",
+			ev.Game, e, nsize, LimitMaxGameBytes, cfg.MaxGameBytes)
+	}
+	if g == nil && o.Games >= uint64(cfg.OpenGamesPerEmitter) {
+		return refuse(CodeOverLimit, LimitOpenGamesPerEmitter, "emitter %s has %d open games, its limit (%s %d); one must end before another begins",
+			e, o.Games, LimitOpenGamesPerEmitter, cfg.OpenGamesPerEmitter)
+	}
+	if grow := nsize - size; grow > 0 {
+		if o.Bytes+uint64(grow) > uint64(cfg.OpenGameBytesPerEmitter) {
+			return refuse(CodeOverLimit, LimitOpenGameBytesPerEmitter, "emitter %s's open games hold %d bytes, and this event would take them past its limit (%s %d); they must end first",
+				e, o.Bytes, LimitOpenGameBytesPerEmitter, cfg.OpenGameBytesPerEmitter)
+		}
+		if s.openBytes+uint64(grow) > uint64(cfg.OpenGameBytes) {
+			return refuse(CodeOverLimit, LimitOpenGameBytes, "the open games of all emitters hold %d bytes, and this event of emitter %s would take them past the service's limit (%s %d)",
+				s.openBytes, e, LimitOpenGameBytes, cfg.OpenGameBytes)
+		}
+	}
+	return nil
+}
+
+// count moves emitter's open-game counts from g (of size size) to ng (of
+// size nsize).
+func (s *sequencer) count(emitter string, g, ng *events.Game, size, nsize int) {
+	o := s.open[emitter]
+	if g != nil && !g.Closed {
+		o.Games--
+		o.Bytes -= uint64(size)
+		s.openBytes -= uint64(size)
+	}
+	if !ng.Closed {
+		o.Games++
+		o.Bytes += uint64(nsize)
+		s.openBytes += uint64(nsize)
+	}
+	if s.open == nil {
+		s.open = map[string]openCount{}
+	}
+	s.open[emitter] = o
+	s.openDirty[emitter] = true
 }
 
 // write adds the group's leaves, tiles, tree state and projections to the
@@ -673,6 +764,16 @@ func (s *sequencer) writeProjections(batch *pebble.Batch) error {
 		batch.Set(key, val, nil)
 	}
 	s.keyBuf, s.valBuf = key, val
+	for e := range s.openDirty {
+		o := s.open[e]
+		if o == (openCount{}) {
+			batch.Delete(strKey(prefixOpen, e), nil)
+			delete(s.open, e)
+		} else {
+			batch.Set(strKey(prefixOpen, e), o.marshal(), nil)
+		}
+		s.l.setOpen(e, o)
+	}
 	for _, f := range s.fin {
 		batch.Set(u64Key(prefixFinished, f.Index), marshalFinished(f.Status, f.Game), nil)
 	}

@@ -139,6 +139,14 @@ type Config struct {
 	RejectedQuotaRecords int
 	RejectedQuotaBytes   int64
 
+	// GameCacheBytes, MaxGameBytes, OpenGamesPerEmitter,
+	// OpenGameBytesPerEmitter and OpenGameBytes bound the ledger's game
+	// states (ledger.Config). Zero means the ledger's defaults.
+	GameCacheBytes          int64
+	MaxGameBytes            int
+	OpenGamesPerEmitter     int
+	OpenGameBytesPerEmitter int64
+	OpenGameBytes           int64
 	// ReceiptRequestsPerEmitter and ReceiptRequests bound the receipt
 	// requests held for one emitter and for all of them
 	// (ingest.Config.MaxReceiptRequestsPerEmitter, MaxReceiptRequests).
@@ -731,6 +739,8 @@ func (c *Config) ledgerConfig(log *slog.Logger, reg prometheus.Registerer) (ledg
 	lc := ledger.Config{Dir: c.ledgerDir(), Emitters: kr,
 		Moves: movecheck.Checker{}, CheckpointInterval: c.CheckpointInterval,
 		RejectedQuotaRecords: c.RejectedQuotaRecords, RejectedQuotaBytes: c.RejectedQuotaBytes,
+		GameCacheBytes: c.GameCacheBytes, MaxGameBytes: c.MaxGameBytes,
+		OpenGamesPerEmitter: c.OpenGamesPerEmitter, OpenGameBytesPerEmitter: c.OpenGameBytesPerEmitter, OpenGameBytes: c.OpenGameBytes,
 		Now: c.Now, Logger: log.With("component", "ledger"), Metrics: reg}
 	return lc, nil
 }

@@ -64,9 +64,18 @@ type Config struct {
 	// means 8192. The Ingester takes whatever has arrived, up to MaxBatch,
 	// while the previous Append runs: batches grow when the sink is slow.
 	MaxBatch int
+	// MaxBatchBytes is the most bytes of messages handed to one Append
+	// (a batch may exceed it by one message). Zero means 16 MiB.
+	MaxBatchBytes int
 	// Prefetch is how many messages the consumer asks the server for ahead
 	// of need. Zero means 2048. It must not exceed Consumer.MaxAckPending.
 	Prefetch int
+	// PrefetchBytes bounds the bytes of messages held ahead of need: those
+	// the client library buffers, and those waiting for a batch, each at
+	// most this much. Zero means 32 MiB. With MaxBatchBytes it bounds the
+	// ingest's memory whatever the messages' sizes (2,048 messages of the
+	// largest, 1 MiB, would be 2 GiB).
+	PrefetchBytes int
 
 	// RetryMin and RetryMax bound the backoff between failed Append calls
 	// and between consumer sessions. Zero means 50 ms and 5 s.
@@ -109,6 +118,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Prefetch == 0 {
 		c.Prefetch = min(2048, c.Consumer.MaxAckPending)
+	}
+	if c.MaxBatchBytes == 0 {
+		c.MaxBatchBytes = 16 << 20
+	}
+	if c.PrefetchBytes == 0 {
+		c.PrefetchBytes = 32 << 20
 	}
 	if c.RetryMin == 0 {
 		c.RetryMin = 50 * time.Millisecond
@@ -285,7 +300,7 @@ func (in *Ingester) session(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(in.cfg.Prefetch))
+	it, err := cons.Messages(jetstream.PullMaxMessagesWithBytesLimit(in.cfg.Prefetch, in.cfg.PrefetchBytes))
 	if err != nil {
 		return fmt.Errorf("starting to pull from consumer %s: %w", in.cfg.Consumer.Name, err)
 	}
@@ -301,12 +316,17 @@ func (in *Ingester) session(ctx context.Context) error {
 	}()
 
 	msgs := make(chan jetstream.Msg, in.cfg.Prefetch)
+	waiting := newByteGate(in.cfg.PrefetchBytes) // the bytes of msgs
+	defer waiting.close()
 	errc := make(chan error, 1)
 	wg.Go(func() {
 		for {
 			m, err := it.Next(jetstream.NextContext(sctx))
 			if err != nil {
 				errc <- err
+				return
+			}
+			if !waiting.take(len(m.Data())) {
 				return
 			}
 			select {
@@ -334,17 +354,19 @@ func (in *Ingester) session(ctx context.Context) error {
 		case first = <-msgs:
 		}
 		batch := []jetstream.Msg{first}
-		events := eventCount(first)
+		events, size := eventCount(first), len(first.Data())
 	drain:
-		for events < in.cfg.MaxBatch {
+		for events < in.cfg.MaxBatch && size < in.cfg.MaxBatchBytes {
 			select {
 			case m := <-msgs:
 				batch = append(batch, m)
 				events += eventCount(m)
+				size += len(m.Data())
 			default:
 				break drain
 			}
 		}
+		waiting.give(size)
 		in.m.inflight.Set(float64(len(batch) + len(msgs)))
 		if err := in.process(ctx, st, batch); err != nil {
 			sessionErr = err
@@ -764,4 +786,46 @@ func wait(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// A byteGate bounds the bytes of the messages waiting between the puller
+// and the batches: take waits until n bytes fit (a message larger than the
+// whole bound passes alone).
+type byteGate struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	held   int
+	max    int
+	closed bool
+}
+
+func newByteGate(max int) *byteGate {
+	g := &byteGate{max: max}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+// take waits until n more bytes fit and takes them; false once closed.
+func (g *byteGate) take(n int) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for !g.closed && g.held > 0 && g.held+n > g.max {
+		g.cond.Wait()
+	}
+	g.held += n
+	return !g.closed
+}
+
+func (g *byteGate) give(n int) {
+	g.mu.Lock()
+	g.held -= n
+	g.mu.Unlock()
+	g.cond.Broadcast()
+}
+
+func (g *byteGate) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+	g.cond.Broadcast()
 }

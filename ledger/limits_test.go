@@ -1,0 +1,217 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/zarlog/zarlog/events"
+)
+
+// appendOne appends one leaf and returns its outcome.
+func appendOne(t *testing.T, l *Ledger, leaf []byte) Outcome {
+	t.Helper()
+	return mustAppend(t, l, inputs(t, leaf))[0]
+}
+
+// wantRefused checks that o is a refusal with code, whose reason names
+// every word of want.
+func wantRefused(t *testing.T, what string, o Outcome, code events.Code, want ...string) {
+	t.Helper()
+	if o.Result != Rejected || o.Reject == nil || o.Reject.Code != code {
+		t.Fatalf("%s: %+v (reject %v), want refused %s", what, o, o.Reject, code)
+	}
+	for _, w := range want {
+		if !strings.Contains(o.Reject.Msg, w) {
+			t.Errorf("%s: the reason %q does not say %q", what, o.Reject.Msg, w)
+		}
+	}
+}
+
+// TestOpenGameLimits: one emitter (nard-west) at its limit of open games,
+// of their bytes, of one game's bytes or at the service's limit of open
+// game bytes is refused with a code and a reason naming it and the limit,
+// counted by emitter and limit; the other emitter's games go on; an
+// emitter's game at a limit can still finish (end, reveal); once games end,
+// the emitter may open more; the counts survive a restart and a Rebuild
+// gives them again.
+func TestOpenGameLimits(t *testing.T) {
+	e := newTestEnv(t)
+	reg := prometheus.NewRegistry()
+	e.cfg.Metrics = reg
+	e.cfg.OpenGamesPerEmitter = 3
+	l := e.open()
+	mallory, alice := gameOpts{emitter: emitterB, rolls: 2}, gameOpts{rolls: 2}
+	var mGames [][][]byte
+	for i := range 4 {
+		mGames = append(mGames, e.k.perRollMatch(t, fmt.Sprintf("m%d", i), mallory))
+	}
+	for i := range 3 {
+		if o := appendOne(t, l, mGames[i][0]); o.Result != Appended {
+			t.Fatalf("mallory's commit %d: %+v", i, o)
+		}
+	}
+	wantRefused(t, "mallory's 4th commit", appendOne(t, l, mGames[3][0]), CodeOverLimit, emitterB, "3 open games", "open-games-per-emitter 3")
+	if got := testutil.ToFloat64(l.met.limitRefusals.WithLabelValues(emitterB, LimitOpenGamesPerEmitter)); got != 1 {
+		t.Errorf("refusals counted: %v", got)
+	}
+	// alice is not counted against mallory.
+	for i := range 3 {
+		appendAll(t, l, e.k.perRollMatch(t, fmt.Sprintf("a%d", i), alice)[:1], 1)
+	}
+	if got := l.OpenGames(); got[emitterB].Games != 3 || got[emitterA].Games != 3 {
+		t.Fatalf("open games %+v", got)
+	}
+	// mallory finishes one: its 4th may begin.
+	appendAll(t, l, mGames[0][1:], 3)
+	if o := appendOne(t, l, mGames[3][0]); o.Result != Appended {
+		t.Fatalf("mallory's 4th commit once one game ended: %+v", o)
+	}
+	open := l.OpenGames()
+	if open[emitterB].Games != 3 || open[emitterB].Bytes == 0 {
+		t.Fatalf("open games %+v", open)
+	}
+	if got := testutil.ToFloat64(l.met.openGames.WithLabelValues(emitterB)); got != 3 {
+		t.Errorf("zarlog_ledger_open_games{emitter=%s} %v", emitterB, got)
+	}
+
+	// The counts are durable, and a Rebuild makes the same records.
+	before := dumpProjections(t, l)
+	l.Close()
+	e.cfg.Metrics = nil
+	l = e.open()
+	if got := l.OpenGames(); fmt.Sprint(got) != fmt.Sprint(open) {
+		t.Fatalf("open games after a restart %+v, want %+v", got, open)
+	}
+	if err := l.Rebuild(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	diffDumps(t, before, dumpProjections(t, l))
+	if got := l.OpenGames(); fmt.Sprint(got) != fmt.Sprint(open) {
+		t.Fatalf("open games after a Rebuild %+v, want %+v", got, open)
+	}
+}
+
+// TestOpenGameBytesLimits: the limits in bytes. A commit or a roll that
+// would take its emitter's open games, all emitters' or its game past its
+// bytes is refused; the events that finish a game or its pending roll
+// never are.
+func TestOpenGameBytesLimits(t *testing.T) {
+	probe := newTestEnv(t)
+	pl := probe.open()
+	one := probe.k.perRollMatch(t, "probe", gameOpts{emitter: emitterB, rolls: 1})
+	appendAll(t, pl, one[:1], 1)
+	commit := int(pl.OpenGames()[emitterB].Bytes) // a per-roll match's state after its commit
+	appendAll(t, pl, one[1:5], 1)
+	oneRoll := int(pl.OpenGames()[emitterB].Bytes) // after its first roll and move
+
+	t.Run("per emitter", func(t *testing.T) {
+		e := newTestEnv(t)
+		e.cfg.OpenGameBytesPerEmitter = int64(2*commit + commit/2)
+		l := e.open()
+		for i := range 2 {
+			appendAll(t, l, e.k.perRollMatch(t, fmt.Sprintf("m%d", i), gameOpts{emitter: emitterB})[:1], 1)
+		}
+		third := e.k.perRollMatch(t, "m2", gameOpts{emitter: emitterB})
+		wantRefused(t, "a third commit", appendOne(t, l, third[0]), CodeOverLimit, emitterB, "open-game-bytes-per-emitter")
+		appendAll(t, l, e.k.perRollMatch(t, "a0", gameOpts{})[:1], 1) // another emitter's
+	})
+	t.Run("all emitters", func(t *testing.T) {
+		e := newTestEnv(t)
+		e.cfg.OpenGameBytes = int64(2*commit + commit/2)
+		l := e.open()
+		appendAll(t, l, e.k.perRollMatch(t, "m0", gameOpts{emitter: emitterB})[:1], 1)
+		appendAll(t, l, e.k.perRollMatch(t, "a0", gameOpts{})[:1], 1)
+		third := e.k.perRollMatch(t, "a1", gameOpts{})
+		wantRefused(t, "a third commit", appendOne(t, l, third[0]), CodeOverLimit, emitterA, "service's limit", "open-game-bytes")
+	})
+	t.Run("one game", func(t *testing.T) {
+		e := newTestEnv(t)
+		e.cfg.MaxGameBytes = oneRoll + 50
+		l := e.open()
+		m := e.k.perRollMatch(t, "m0", gameOpts{emitter: emitterB, rolls: 3})
+		// commit; then each roll: roll-commit, roll-second, roll-reveal, move.
+		appendAll(t, l, m[:1+4], 1)
+		wantRefused(t, "the second roll-commit", appendOne(t, l, m[5]), CodeGameTooLarge, emitterB, "max-game-bytes")
+		// The end finishes the game whatever its size (the same match,
+		// made with one roll: its end is seq 5).
+		short := e.k.perRollMatch(t, "m0", gameOpts{emitter: emitterB, rolls: 1})
+		appendAll(t, l, short[len(short)-1:], 1)
+		if got := l.OpenGames()[emitterB]; got.Games != 0 || got.Bytes != 0 {
+			t.Fatalf("open games after the end: %+v", got)
+		}
+	})
+}
+
+// TestUpgradeFormat4: a store of format 4 had no open-game counts; Open
+// counts them from the games' states and writes format 5.
+func TestUpgradeFormat4(t *testing.T) {
+	e := newTestEnv(t)
+	l := e.open()
+	gen := newStreamGen(t, e.k, "fmt4", 5, 9)
+	appendAll(t, l, gen.take(700), 50)
+	want := l.OpenGames()
+	if len(want) != 2 {
+		t.Fatalf("open games %+v", want)
+	}
+	before := dumpProjections(t, l)
+	l.Close()
+	db := openRaw(t, e)
+	b := db.NewBatch()
+	b.DeleteRange([]byte{prefixOpen}, prefixEnd(prefixOpen), nil)
+	b.Set(keyFormat, append([]byte{4}, testOrigin...), nil)
+	if err := b.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	l = e.open()
+	if got := l.OpenGames(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("open games counted %+v, want %+v", got, want)
+	}
+	diffDumps(t, before, dumpProjections(t, l))
+	if f, err := get(l.db, keyFormat); err != nil || f[0] != storeFormat {
+		t.Fatalf("format %x, %v", f, err)
+	}
+}
+
+// TestGameCacheShares: the cache drops the states of the emitter holding
+// the most bytes first, so an emitter that opens many large games pushes
+// out its own states, not another's that holds less.
+func TestGameCacheShares(t *testing.T) {
+	c := newGameCache(100_000)
+	state := func(emitter string, settings int) (*events.Game, int) {
+		g := &events.Game{Emitter: emitter, Settings: make([]byte, settings)}
+		return g, g.Size()
+	}
+	for i := range 10 {
+		g, n := state("alice", 1000)
+		c.put(fmt.Sprintf("a%d", i), g, n)
+	}
+	aliceBytes := c.emitterBytes("alice")
+	for i := range 1000 {
+		g, n := state("mallory", 4000)
+		c.put(fmt.Sprintf("m%d", i), g, n)
+		if c.bytes > c.max {
+			t.Fatalf("cache holds %d bytes, bound %d", c.bytes, c.max)
+		}
+	}
+	for i := range 10 {
+		if _, _, ok := c.get(fmt.Sprintf("a%d", i)); !ok {
+			t.Errorf("alice's state a%d was dropped for mallory's", i)
+		}
+	}
+	if c.emitterBytes("alice") != aliceBytes || c.emitterBytes("mallory") > c.max-aliceBytes {
+		t.Errorf("alice %d bytes (was %d), mallory %d", c.emitterBytes("alice"), aliceBytes, c.emitterBytes("mallory"))
+	}
+	// A state larger than the cache is not kept; the others are.
+	g, n := state("alice", 200_000)
+	c.put("huge", g, n)
+	if _, _, ok := c.get("huge"); ok || c.bytes > c.max {
+		t.Errorf("a state larger than the cache: kept %v, cache %d bytes", ok, c.bytes)
+	}
+}
