@@ -18,8 +18,9 @@ import (
 // TestDocumentedCodes: docs/FORMATS.md §1.5 lists exactly the codes the
 // ledger and the ingest refuse with: events.Codes() (each produced by
 // events' TestApplyRejects or the ledger's TestAppendOutcomes), the
-// ledger's internal, and the ingest's bad-batch (TestRejected) and
-// bad-subject (TestBadSubject).
+// ledger's internal and its limits' over-limit and game-too-large
+// (TestOpenGameLimits, TestOpenGameBytesLimits), and the ingest's bad-batch
+// (TestRejected) and bad-subject (TestBadSubject).
 func TestDocumentedCodes(t *testing.T) {
 	b, err := os.ReadFile("../../docs/FORMATS.md")
 	if err != nil {
@@ -44,7 +45,7 @@ func TestDocumentedCodes(t *testing.T) {
 	for _, c := range events.Codes() {
 		want = append(want, string(c))
 	}
-	want = append(want, string(ledger.CodeInternal), string(CodeBadBatch), string(CodeBadSubject))
+	want = append(want, string(ledger.CodeInternal), string(ledger.CodeOverLimit), string(ledger.CodeGameTooLarge), string(CodeBadBatch), string(CodeBadSubject))
 	slices.Sort(documented)
 	slices.Sort(want)
 	if !slices.Equal(documented, want) {
