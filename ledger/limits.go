@@ -42,7 +42,7 @@ func (l *Ledger) OpenGames() map[string]OpenCount {
 	defer l.openMu.Unlock()
 	out := make(map[string]OpenCount, len(l.openView))
 	for e, o := range l.openView {
-		out[e] = OpenCount{Games: o.Games, Bytes: o.Bytes}
+		out[e] = OpenCount(o)
 	}
 	return out
 }
