@@ -200,7 +200,7 @@ func TestPlayerPagePerPlatform(t *testing.T) {
 		}
 		before[l] = body
 	}
-	if !strings.Contains(before[English], "<h1>\u2068Ayşe\u2069: the dice of every game</h1>") || !strings.Contains(before[English], "6 games logged by the platform \u2066tavla-east\u2069") {
+	if !strings.Contains(before[English], "<h1>\u2068Ayşe\u2069: the dice of every game</h1>") || !strings.Contains(before[English], "6 games logged by the platform \u2066tavla-\u2060east\u2069") {
 		t.Fatalf("Ayşe's page before the attack:\n%.1500s", before[English])
 	}
 

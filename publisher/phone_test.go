@@ -169,12 +169,14 @@ func TestPagesForPlayers(t *testing.T) {
 }
 
 // screenshotWanted says which pages docs/PAGES.md shows: a game page on a
-// phone in every language, the others on a phone in English, and the game
-// and player pages on a desktop.
+// phone in every language, the others on a phone in English (and the player
+// page and /stats in Arabic), and the game and player pages on a desktop.
 func screenshotWanted(page string, l verifier.Lang, width int64) bool {
 	switch {
 	case page == "game-named" && width < 500:
 		return true
+	case l == Arabic && width < 500:
+		return page == "player" || page == "stats" // the plots placed for right to left
 	case l != English:
 		return false
 	case width < 500:

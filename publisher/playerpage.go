@@ -155,7 +155,7 @@ func (p *Pages) playerPage(w http.ResponseWriter, r *http.Request) {
 		p.platforms(w, r, l, id, emitter, emitters)
 		return
 	}
-	v := &playerView{ID: id.String(), Emitter: emitter, EmitterLTR: ltr(emitter)}
+	v := &playerView{ID: id.String(), Emitter: emitter, EmitterLTR: ltr(unbroken(emitter))}
 	if len(refs) > MaxPlayerGames {
 		refs, v.More = refs[:MaxPlayerGames], true
 	}
@@ -228,7 +228,7 @@ func (p *Pages) platforms(w http.ResponseWriter, r *http.Request, l verifier.Lan
 	switch {
 	case missing != "":
 		v.base = p.base(r, l, "PlatformMissingTitle")
-		v.Text = text(l, "PlatformMissing", ltr(missing), ltr(v.ID))
+		v.Text = text(l, "PlatformMissing", ltr(unbroken(missing)), ltr(v.ID))
 		if len(emitters) > 0 {
 			v.Text += " " + text(l, "PlatformOthers", len(emitters))
 		}

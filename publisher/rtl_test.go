@@ -135,7 +135,8 @@ func open(t *testing.T, browser context.Context, url string, width int64) contex
 //     Turkish %16,7);
 //   - "61 seal codes, one per roll" is laid out in the page's direction,
 //     in Arabic its number first (on the right);
-//   - "zarlog-verify" is never broken across two lines.
+//   - "zarlog-verify" and a platform's id are never broken across two
+//     lines.
 func TestArabicRendering(t *testing.T) {
 	browser := newBrowser(t)
 	f := testFixture(t)
@@ -351,15 +352,20 @@ func TestArabicRendering(t *testing.T) {
 				}
 			})
 
-			t.Run("zarlog-verify in one piece", func(t *testing.T) {
-				ctx := open(t, browser, srv.URL+"/games/"+f.played[0]+q, 390)
-				gs := glyphs(t, ctx, "body", "zarlog-verify")
-				if len(gs) == 0 {
-					t.Fatal("the game page does not name zarlog-verify")
-				}
-				for _, g := range gs {
-					if abs(g[0].Top-g[len(g)-1].Top) > 2 && g[0].Bottom > 0 {
-						t.Errorf("zarlog-verify is broken across lines (its z at %.0f, its y at %.0f)", g[0].Top, g[len(g)-1].Top)
+			t.Run("identifiers in one piece", func(t *testing.T) {
+				for _, c := range []struct{ path, ident string }{
+					{"/games/" + f.played[0], "zarlog-verify"},
+					{"/players/" + testEmitter + "/" + f.players["Ayşe"].String(), testEmitter},
+				} {
+					ctx := open(t, browser, srv.URL+c.path+q, 390)
+					gs := glyphs(t, ctx, "body", c.ident)
+					if len(gs) == 0 {
+						t.Fatalf("%s does not name %s", c.path, c.ident)
+					}
+					for _, g := range gs {
+						if abs(g[0].Top-g[len(g)-1].Top) > 2 && g[0].Bottom > 0 {
+							t.Errorf("%s: %s is broken across lines (its first letter at %.0f, its last at %.0f)", c.path, c.ident, g[0].Top, g[len(g)-1].Top)
+						}
 					}
 				}
 			})

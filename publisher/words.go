@@ -42,6 +42,10 @@ func isolate(s string) string {
 	return "\u2068" + s + "\u2069"
 }
 
+// unbroken keeps an identifier in a sentence on one line: a word joiner
+// after each of its hyphens ("tavla-east" is not broken after "tavla-").
+func unbroken(s string) string { return strings.ReplaceAll(s, "-", "-"+wordJoiner) }
+
 // numberRE matches what reads left to right inside a sentence of any
 // direction: a dice pair, a score or a run of numbers joined by hyphens or
 // dashes ("6-2", "3-1"), and a percentage ("16.7%").
