@@ -693,10 +693,21 @@ func TestNodeCLI(t *testing.T) {
 			t.Errorf("the package would not publish %s: %v", want, files)
 		}
 	}
+	bundled := false
 	for _, f := range files {
+		// node_modules/@noble/: the bundled dependency (bundleDependencies),
+		// so that the tarball installs without the registry
+		// (TestNodePackages); nothing else of node_modules.
+		if strings.HasPrefix(f, "node_modules/@noble/") {
+			bundled = true
+			continue
+		}
 		if strings.HasPrefix(f, "test/") || strings.HasPrefix(f, "tools/") || strings.HasPrefix(f, "node_modules/") {
 			t.Errorf("the package would publish %s", f)
 		}
+	}
+	if !bundled {
+		t.Error("the package would not carry @noble/curves (bundleDependencies)")
 	}
 }
 

@@ -257,3 +257,116 @@ func TestPlayerExport(t *testing.T) {
 		t.Errorf("the mirror's export:\n%s", mout)
 	}
 }
+
+// TestNodePackages: the two npm packages as a platform installs them. `node
+// sdk/js/tools/pack.mjs` packs zarlog-verify and zarlog-emitter; both
+// tarballs install into an empty folder with npm install --offline and an
+// unreachable registry (each carries its dependencies); an older Node gets
+// one line naming Node.js 20 from each; the installed example backend plays
+// games against a built `zarlog serve`, and the installed npx
+// zarlog-verify accepts each game's bundle.
+func TestNodePackages(t *testing.T) {
+	bin, _ := tools(t)
+	node := nodeSDK(t)
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("no npm")
+	}
+	npx, err := exec.LookPath("npx")
+	if err != nil {
+		t.Skip("no npx")
+	}
+	ctx := testContext(t)
+	out, empty := t.TempDir(), t.TempDir()
+	packed, err := exec.CommandContext(ctx, node, filepath.Join(root, "sdk", "js", "tools", "pack.mjs"), out).Output()
+	if err != nil {
+		t.Fatalf("tools/pack.mjs: %v", err)
+	}
+	tarballs := strings.Fields(string(packed))
+	if len(tarballs) != 2 {
+		t.Fatalf("tools/pack.mjs printed %q", packed)
+	}
+	for _, tgz := range tarballs {
+		st, err := os.Stat(tgz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d bytes", filepath.Base(tgz), st.Size())
+	}
+	// No network: npm may not ask any registry (--offline), and the one it
+	// is given does not answer.
+	offline := append(os.Environ(), "npm_config_registry=http://127.0.0.1:9/", "npm_config_audit=false", "npm_config_fund=false", "npm_config_update_notifier=false")
+	install := exec.CommandContext(ctx, npm, append([]string{"install", "--offline", "--ignore-scripts"}, tarballs...)...)
+	install.Dir, install.Env = empty, offline
+	if b, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("npm install --offline of the two tarballs: %v\n%s", err, b)
+	}
+
+	// An older Node: one line, naming Node.js 20.
+	fake := filepath.Join(out, "node18.mjs")
+	if err := os.WriteFile(fake, []byte(`Object.defineProperty(process.versions, "node", { value: "18.19.0" });
+Object.defineProperty(process, "version", { value: "v18.19.0" });
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--import", fake, filepath.Join("node_modules", "zarlog-verify", "bin", "zarlog-verify.js"), "x.json"},
+		{"--import", fake, "--input-type=module", "-e", `import "zarlog-emitter";`}} {
+		cmd := exec.CommandContext(ctx, node, args...)
+		cmd.Dir = empty
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		msg := stderr.String()
+		if err == nil || !strings.Contains(msg, "Node.js 20 or later") || !strings.Contains(msg, "v18.19.0") {
+			t.Errorf("node %v on Node 18: %v\n%s", args, err, msg)
+		}
+		if args[2] != "--input-type=module" && strings.Count(strings.TrimSpace(msg), "\n") != 0 {
+			t.Errorf("zarlog-verify on Node 18 says more than one line:\n%s", msg)
+		}
+	}
+
+	dir := t.TempDir()
+	_, evkey, line, nkey := emitterKey(t, bin, dir, "acme")
+	emitters := filepath.Join(dir, "emitters")
+	if err := os.WriteFile(emitters, []byte(line+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, bin, "--data", filepath.Join(dir, "data"), "--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0", "--admin", "127.0.0.1:0",
+		"--emitters", emitters, "--checkpoint-interval", "20ms")
+	vkey := p.lines["vkey"]
+	proofs := subscribeProofs(t, p.lines["nats"], nkey, "acme")
+	play := exec.CommandContext(ctx, node, filepath.Join("node_modules", "zarlog-emitter", "example", "backend.mjs"), "--nats", p.lines["nats"], "--emitter", "acme",
+		"--key", filepath.Join(dir, "acme.key"), "--nkey", nkey, "--games", "2", "--pages", p.base(), "--log-key", vkey)
+	play.Dir = empty
+	played, err := play.Output()
+	if err != nil {
+		t.Fatalf("the installed example backend: %v\n%s", err, played)
+	}
+	found := regexp.MustCompile(`(?m)^game \d+ (\S+) id (\S+) `).FindAllStringSubmatch(string(played), -1)
+	if len(found) != 2 {
+		t.Fatalf("the installed example backend played:\n%s", played)
+	}
+	for range found {
+		select {
+		case <-proofs:
+		case <-ctx.Done():
+			t.Fatal("not every game's bundle was announced")
+		}
+	}
+	for _, f := range found {
+		code, bundle := p.get("/games/" + f[2] + "/proof.json")
+		if code != http.StatusOK {
+			t.Fatalf("proof.json of %s: %d", f[2], code)
+		}
+		file := filepath.Join(empty, f[2]+".json")
+		if err := os.WriteFile(file, bundle, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		check := exec.CommandContext(ctx, npx, "--offline", "zarlog-verify", "--log-key", vkey, "--emitter-key", evkey, file)
+		check.Dir, check.Env = empty, offline
+		got, err := check.CombinedOutput()
+		if err != nil || !strings.HasSuffix(string(got), "\nEvery roll checked\n") {
+			t.Errorf("the installed npx zarlog-verify on the %s game: %v\n%s", f[1], err, got)
+		}
+	}
+}
