@@ -245,6 +245,8 @@ type request struct {
 	done  chan struct{}
 
 	rebuild context.Context // not nil for a Rebuild request
+	imp     *ImportBatch    // not nil for an Import request
+	impCtx  context.Context
 }
 
 func (r *request) finish(err error) {

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -43,7 +44,11 @@ func (l *Ledger) Sign(ctx context.Context) ([]byte, error) {
 
 // sign is the signing procedure. It signs only the tree of a view (a
 // durable commit) and only after checking that tree against the last signed
-// checkpoint; it stores the note durably before publishing it.
+// checkpoint; it stores the note durably before publishing it. With
+// Config.Publish, a checkpoint is published only once Publish has accepted
+// it: one signed and stored but not yet accepted (Publish failed) is offered
+// to Publish again by the next call, before anything larger is signed over
+// it.
 func (l *Ledger) sign(ctx context.Context) (*published, error) {
 	l.signMu.Lock()
 	defer l.signMu.Unlock()
@@ -55,9 +60,12 @@ func (l *Ledger) sign(ctx context.Context) (*published, error) {
 		return nil, err
 	}
 	defer v.release()
-	last := l.latest.Load()
+	last := l.signed
 	if last.ok && last.cp.Size == v.size {
-		return last, nil
+		if l.latest.Load() == last {
+			return last, nil
+		}
+		return l.publish(ctx, last, v)
 	}
 	if err := l.checkBeforeSigning(ctx, v, last); err != nil {
 		// The tiles disagree with the tree state or the last checkpoint:
@@ -76,10 +84,37 @@ func (l *Ledger) sign(ctx context.Context) (*published, error) {
 	}
 	l.met.signSeconds.Observe(time.Since(start).Seconds())
 	p := &published{note: signed, cp: cp, ok: true, next: make(chan struct{})}
-	l.latest.Store(p)
-	close(last.next)
-	l.met.checkpoint(cp)
+	l.signed = p
+	return l.publish(ctx, p, v)
+}
+
+// publish makes a signed and stored checkpoint the latest published one,
+// after Config.Publish (if set) has accepted it. signMu is held; v is the
+// view p was signed over (or a later one of the same size).
+func (l *Ledger) publish(ctx context.Context, p *published, v *view) (*published, error) {
+	if l.cfg.Publish != nil {
+		start := time.Now()
+		err := l.cfg.Publish(ctx, Commit{Note: p.note, Checkpoint: p.cp, v: v})
+		if errors.Is(err, ErrFenced) {
+			l.stop(fmt.Errorf("publishing the checkpoint of size %d: %w", p.cp.Size, err))
+			return nil, l.Err()
+		}
+		if err != nil {
+			l.met.publishFailures.Inc()
+			return nil, fmt.Errorf("publishing the checkpoint of size %d: %w", p.cp.Size, err)
+		}
+		l.met.publishSeconds.Observe(time.Since(start).Seconds())
+	}
+	l.setLatest(p)
 	return p, nil
+}
+
+// setLatest publishes p: Latest returns it and WaitCovering callers it
+// covers are released.
+func (l *Ledger) setLatest(p *published) {
+	old := l.latest.Swap(p)
+	close(old.next)
+	l.met.checkpoint(p.cp)
 }
 
 // checkBeforeSigning checks that the tiles of view v hash to the tree the

@@ -171,6 +171,21 @@ type Config struct {
 	// means they are not registered.
 	Metrics prometheus.Registerer
 
+	// Publish, if not nil, is where a signed checkpoint goes before it is
+	// published (package storage: the bucket's lock and copy of the log).
+	// The signer calls it with each new checkpoint, after the checkpoint
+	// is stored and before Latest, WaitCovering (the receipts) or a proof
+	// can use it; it runs under the signer's lock, so calls never overlap,
+	// and come in the order of the checkpoints. It returns nil once the
+	// checkpoint and everything it covers is durable there. An error
+	// wrapping ErrFenced stops the ledger (nothing more is signed: another
+	// sequencer holds the log); any other error leaves the checkpoint
+	// signed but unpublished, and the next signing round offers it (or a
+	// larger one) again. With Publish set, Open publishes no checkpoint:
+	// the stored one is published by the first round that Publish accepts,
+	// or by Import. Nil: every checkpoint is published once stored.
+	Publish func(ctx context.Context, c Commit) error
+
 	// migrateChunk is how many dedup records Open moves per batch when it
 	// upgrades a format-3 store (migrateDedup). Zero means migrateChunk;
 	// tests lower it.
@@ -233,6 +248,7 @@ type Ledger struct {
 	commitMu sync.Mutex // serializes commits (see commit)
 
 	signMu   sync.Mutex // serializes signing
+	signed   *published // the last checkpoint signed and stored; signMu
 	latest   atomic.Pointer[published]
 	signStop chan struct{}
 	signDone chan struct{}
@@ -532,10 +548,13 @@ func (l *Ledger) load(ctx context.Context) error {
 		return fmt.Errorf("ledger: reading the rebuild marker: %w", err)
 	}
 	l.install(b.Size(), b.Root(), &l.seq.stats, &l.seq.rej.sum)
+	l.signed = pub
 	if pub.ok {
 		pub.next = make(chan struct{})
-		l.latest.Store(pub)
-		l.met.checkpoint(pub.cp)
+		if l.cfg.Publish == nil {
+			l.latest.Store(pub)
+			l.met.checkpoint(pub.cp)
+		}
 	}
 	return nil
 }

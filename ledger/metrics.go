@@ -20,8 +20,13 @@ type metrics struct {
 	cpSize      prometheus.Gauge
 	cpTime      prometheus.Gauge
 	signSeconds prometheus.Histogram
-	stopped     prometheus.Gauge
-	overQuota   *prometheus.CounterVec
+	// publishSeconds and publishFailures time Config.Publish and count
+	// its failures; imported counts leaves Import appended.
+	publishSeconds  prometheus.Histogram
+	publishFailures prometheus.Counter
+	imported        prometheus.Counter
+	stopped         prometheus.Gauge
+	overQuota       *prometheus.CounterVec
 
 	limitRefusals *prometheus.CounterVec
 	openGames     *prometheus.GaugeVec
@@ -42,7 +47,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		cpSize:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_ledger_checkpoint_size", Help: "Tree size of the latest published checkpoint."}),
 		cpTime:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_ledger_checkpoint_published_seconds", Help: "Unix time the latest checkpoint was published."}),
 		signSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "zarlog_ledger_sign_seconds", Help: "Time to store a signed checkpoint durably.", Buckets: prometheus.ExponentialBuckets(100e-6, 2, 16)}),
-		stopped:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_ledger_stopped", Help: "1 once a failed write stopped the ledger."}),
+		publishSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "zarlog_ledger_publish_seconds",
+			Help: "Time Config.Publish took to accept a checkpoint (with --storage: its tiles, the lock and the checkpoint written to the bucket).", Buckets: prometheus.ExponentialBuckets(1e-3, 2, 14)}),
+		publishFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_ledger_publish_failures_total", Help: "Checkpoints Config.Publish failed to accept (offered again at the next round)."}),
+		imported:        prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_ledger_imported_total", Help: "Leaves appended by Import (a standby's copy of the bucket)."}),
+		stopped:         prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_ledger_stopped", Help: "1 once a failed write stopped the ledger."}),
 		overQuota: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zarlog_ledger_rejected_over_quota_total",
 			Help: "Rejections not stored because their emitter's quota in the rejected store is full (counted in its summary instead), by emitter (\"(unconfigured)\": inputs of emitters the ledger has no key for)."}, []string{"emitter"}),
 		limitRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zarlog_ledger_limit_refusals_total",
@@ -59,8 +68,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	}
 	m.overQuota.WithLabelValues("(unconfigured)")
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.appended, m.duplicates, m.rejected, m.groupSize, m.commit, m.treeSize, m.cpSize, m.cpTime, m.signSeconds, m.stopped, m.overQuota,
-			m.limitRefusals, m.openGames, m.openBytes, m.gameCache} {
+		for _, c := range []prometheus.Collector{m.appended, m.duplicates, m.rejected, m.groupSize, m.commit, m.treeSize, m.cpSize, m.cpTime, m.signSeconds,
+			m.publishSeconds, m.publishFailures, m.imported, m.stopped, m.overQuota, m.limitRefusals, m.openGames, m.openBytes, m.gameCache} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

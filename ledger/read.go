@@ -72,27 +72,7 @@ func (l *Ledger) ReadTile(ctx context.Context, t merkle.Tile) ([]byte, error) {
 		return nil, err
 	}
 	defer v.release()
-	// The tree has the tile at width t.Width if it has the leaves under
-	// its last hash (or entry): (Index·256 + Width)·256^Level ≤ size.
-	if t.Width < 1 || t.Width > merkle.TileWidth || t.Level < merkle.EntriesLevel || t.Level > 7 ||
-		t.Index > (^uint64(0)-uint64(t.Width))/merkle.TileWidth {
-		return nil, fmt.Errorf("%s: %w", t, ErrNotFound)
-	}
-	span := uint64(1)
-	if t.Level > 0 {
-		span = 1 << (merkle.TileHeight * t.Level)
-	}
-	if t.Index*merkle.TileWidth+uint64(t.Width) > v.size/span {
-		return nil, fmt.Errorf("%s: the tree has %d leaves: %w", t.Path(), v.size, ErrNotFound)
-	}
-	d, err := get(v.snap, tileKey(t))
-	if err != nil {
-		return nil, errNotFound(err, t.Path())
-	}
-	if t.IsEntries() {
-		return merkle.BundlePrefix(d, t.Width)
-	}
-	return merkle.TilePrefix(d, t.Width)
+	return readTileAt(v, t)
 }
 
 // tree returns a tile reader on v for a tree of the given size.

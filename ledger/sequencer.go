@@ -191,6 +191,11 @@ func (l *Ledger) sequence() {
 			l.runRebuild(r)
 			continue
 		}
+		if r.imp != nil {
+			l.barrier()
+			l.runImport(r)
+			continue
+		}
 		group := []*request{r}
 		n, size := len(r.items), r.bytes()
 	collect:
@@ -200,7 +205,7 @@ func (l *Ledger) sequence() {
 				if !ok {
 					break collect
 				}
-				if r2.rebuild != nil || n+len(r2.items) > l.cfg.MaxBatchEvents || size+r2.bytes() > l.cfg.MaxBatchBytes {
+				if r2.rebuild != nil || r2.imp != nil || n+len(r2.items) > l.cfg.MaxBatchEvents || size+r2.bytes() > l.cfg.MaxBatchBytes {
 					held = r2
 					break collect
 				}
