@@ -12,11 +12,20 @@ import (
 )
 
 // A Mem is a Store in memory, with S3's semantics (whole objects, ETags
-// that change with the content, conditional writes), for unit tests. Its
-// hooks inject faults. Safe for concurrent use.
+// that change with the content, conditional writes), for unit tests.
+// SetHooks injects faults. Safe for concurrent use.
 type Mem struct {
 	mu   sync.Mutex
 	objs map[string]memObject
+	// The hooks (SetHooks).
+	beforePut func(key string, data []byte) error
+	afterPut  func(key string) error
+	beforeGet func(key string) error
+	puts      int
+}
+
+// MemHooks inject faults into a Mem.
+type MemHooks struct {
 	// BeforePut, if not nil, is called before each Put with its key; an
 	// error fails the Put without writing anything.
 	BeforePut func(key string, data []byte) error
@@ -26,7 +35,13 @@ type Mem struct {
 	AfterPut func(key string) error
 	// BeforeGet, if not nil, is called before each Get; an error fails it.
 	BeforeGet func(key string) error
-	puts      int
+}
+
+// SetHooks replaces the hooks (the zero MemHooks: none).
+func (m *Mem) SetHooks(h MemHooks) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.beforePut, m.afterPut, m.beforeGet = h.BeforePut, h.AfterPut, h.BeforeGet
 }
 
 type memObject struct {
@@ -47,7 +62,7 @@ func (m *Mem) Get(ctx context.Context, key, ifNoneMatch string) ([]byte, string,
 		return nil, "", err
 	}
 	m.mu.Lock()
-	hook := m.BeforeGet
+	hook := m.beforeGet
 	m.mu.Unlock()
 	if hook != nil {
 		if err := hook(key); err != nil {
@@ -72,7 +87,7 @@ func (m *Mem) Put(ctx context.Context, key string, data []byte, o PutOptions) (s
 		return "", err
 	}
 	m.mu.Lock()
-	before, after := m.BeforePut, m.AfterPut
+	before, after := m.beforePut, m.afterPut
 	m.mu.Unlock()
 	if before != nil {
 		if err := before(key, data); err != nil {

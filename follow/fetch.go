@@ -40,6 +40,7 @@ type Source struct {
 	attempts int
 	min, max time.Duration
 	retried  func() // called for each retry (metrics); may be nil
+	fetch    func(ctx context.Context, path string) ([]byte, error)
 }
 
 // SourceConfig configures a Source. Every field but URL may be zero.
@@ -54,19 +55,26 @@ type SourceConfig struct {
 	// RetryMin and RetryMax bound the backoff between attempts, which
 	// doubles from RetryMin. Zero means 200 ms and 10 s.
 	RetryMin, RetryMax time.Duration
+	// Get, if not nil, reads a path under the prefix instead of an HTTP
+	// GET (a log kept in object storage, read with the bucket's API: the
+	// standby of package storage). It returns an error wrapping
+	// merkle.ErrNotFound for a missing object; any other error is tried
+	// again as a network error is. URL then only names the log in
+	// messages, and may have any scheme.
+	Get func(ctx context.Context, path string) ([]byte, error)
 }
 
 // NewSource returns a Source for cfg. It fails if the URL is not an http or
 // https URL.
 func NewSource(cfg SourceConfig) (*Source, error) {
 	u := cfg.URL
-	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+	if cfg.Get == nil && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 		return nil, fmt.Errorf("follow: source %q is not an http(s) URL", u)
 	}
 	if !strings.HasSuffix(u, "/") {
 		u += "/"
 	}
-	s := &Source{prefix: u, hc: cfg.Client, attempts: cfg.Attempts, min: cfg.RetryMin, max: cfg.RetryMax}
+	s := &Source{prefix: u, hc: cfg.Client, attempts: cfg.Attempts, min: cfg.RetryMin, max: cfg.RetryMax, fetch: cfg.Get}
 	if s.hc == nil {
 		s.hc = &http.Client{Timeout: 60 * time.Second}
 	}
@@ -128,6 +136,18 @@ func (s *Source) get(ctx context.Context, path string, limit int) ([]byte, error
 // getOnce makes one request and says whether a failure may pass.
 func (s *Source) getOnce(ctx context.Context, path string, limit int) ([]byte, bool, error) {
 	url := s.prefix + path
+	if s.fetch != nil {
+		b, err := s.fetch(ctx, path)
+		switch {
+		case errors.Is(err, merkle.ErrNotFound):
+			return nil, false, fmt.Errorf("%s: %w", url, err)
+		case err != nil:
+			return nil, ctx.Err() == nil, fmt.Errorf("%w: %s: %w", ErrFetch, url, err)
+		case len(b) > limit:
+			return nil, false, fmt.Errorf("%w: %s is larger than %d bytes", ErrFetch, url, limit)
+		}
+		return b, false, nil
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, false, fmt.Errorf("%w: GET %s: %w", ErrFetch, url, err)

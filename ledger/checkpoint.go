@@ -16,6 +16,10 @@ func (l *Ledger) signLoop() {
 	defer close(l.signDone)
 	t := time.NewTicker(l.cfg.CheckpointInterval)
 	defer t.Stop()
+	var (
+		lastLog time.Time
+		quiet   int // failures not logged since lastLog
+	)
 	for {
 		select {
 		case <-l.signStop:
@@ -25,7 +29,14 @@ func (l *Ledger) signLoop() {
 		case <-t.C:
 		}
 		if _, err := l.sign(context.Background()); err != nil {
-			l.log.Error("signing a checkpoint", "err", err)
+			// A failing Publish (the bucket away, or a standby's ledger)
+			// fails every round: logged at most every 10 s.
+			if time.Since(lastLog) < 10*time.Second {
+				quiet++
+				continue
+			}
+			l.log.Error("signing a checkpoint", "err", err, "failures_not_logged", quiet)
+			lastLog, quiet = time.Now(), 0
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 var layers = map[string]int{
 	// 0: the pure bottom: formats and arithmetic, no I/O.
 	"events/cjson": 0, "events/drand": 0, "merkle": 0, "rules": 0, "wire": 0,
-	"internal/pebblefs": 0, "internal/httpserve": 0,
+	"internal/pebblefs": 0, "internal/httpserve": 0, "bucket": 0,
 	"events/dice": 1,
 	"events":      2,
 	// 3: the rules engine's adapter, test workloads.
@@ -23,7 +23,9 @@ var layers = map[string]int{
 	// 5: what is built on them: the ingest (above the ledger, which never
 	// imports it), the publisher, the SDK, the auditor.
 	"ledger/ingest": 5, "verifier/cli": 5, "publisher": 5, "sdk": 5, "audit": 5,
-	"mirror": 6,
+	// the log in object storage: the lock, the uploads, the standby.
+	"storage": 5,
+	"mirror":  6,
 	// 7 and up: the wiring, the measurements, the commands.
 	"internal/serve": 7,
 	"internal/demo":  8, "internal/bench": 8, "internal/testlog": 8,

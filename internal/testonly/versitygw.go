@@ -207,4 +207,6 @@ func (s *S3Server) Setenv(t testing.TB) {
 func (s *S3Server) Log() string { return s.log.String() }
 
 // String names the server.
-func (s *S3Server) String() string { return fmt.Sprintf("versitygw %s at %s", VersitygwVersion, s.Endpoint) }
+func (s *S3Server) String() string {
+	return fmt.Sprintf("versitygw %s at %s", VersitygwVersion, s.Endpoint)
+}
