@@ -223,7 +223,7 @@ func (s *sequencer) importLeaves(ctx context.Context, b *ImportBatch) (*publishe
 		return nil, l.Err()
 	}
 	for id, pg := range s.pend {
-		s.cache(id, pg.g)
+		s.cache(id, pg.g, pg.size)
 	}
 	s.reset()
 	s.forget()
