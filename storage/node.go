@@ -127,6 +127,9 @@ func New(cfg Config) (*Node, error) {
 	return n, nil
 }
 
+// ID returns the node's id in the lock.
+func (n *Node) ID() string { return n.cfg.NodeID }
+
 // URL names the bucket: s3://BUCKET/PREFIX/.
 func (n *Node) URL() string { return n.cfg.Bucket.URL() }
 

@@ -154,6 +154,10 @@ func (n *Node) lead(ctx context.Context, k Lock, etag string, size uint64, took 
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.etag, n.size = etag, size
+	if etag == "" {
+		k.Term = 1 // the log's first lock, written by the first Publish
+		n.lock = k
+	}
 	if etag != "" {
 		if err := n.writeLock(ctx, k); err != nil {
 			return err // bucket.ErrPrecondition: another node wrote it first

@@ -14,6 +14,7 @@ import (
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/publisher"
+	"github.com/zarlog/zarlog/storage"
 	"github.com/zarlog/zarlog/wire"
 	"github.com/zarlog/zarlog/witness"
 )
@@ -85,6 +86,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&cfg.Rebuild, "rebuild", false, "replay the log into fresh projections before serving")
 	fs.BoolVar(&cfg.RebuildBundles, "rebuild-bundles", false, "delete the bundle store: build every finished game's bundle again")
 	fs.StringVar(&exportDir, "export", "", "keep a static copy of the read API and the pages in `directory` (docs/HTTP.md)")
+	fs.StringVar(&cfg.Storage, "storage", "", "keep the log in S3-compatible object storage at `s3://BUCKET[/PREFIX]` (endpoint and credentials from\nAWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION); a checkpoint is published only\nonce it and its tiles are there, and a new machine starts from it (docs/OPERATIONS.md \"Running two nodes\")")
+	fs.BoolVar(&cfg.Standby, "standby", false, "with --storage and --nats: follow the bucket and serve reads; take the log over when the primary's lease lapses")
+	fs.DurationVar(&cfg.Lease, "lease", storage.DefaultLease, "with --storage: how long the log's lock may go unwritten before a standby takes it over (renewed every lease/4)")
 	fs.BoolVar(&exportOnce, "export-once", false, "with --export: write the directory and exit, without serving (stop the service first)")
 	fs.StringVar(&clockStart, "clock-start", "", "start the ledger's clock at this RFC 3339 `time` (it then runs at the real rate);\nfor tests and demos that replay recorded drand beacons, never in production")
 	logs.register(fs)
@@ -98,6 +102,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	bad := func(format string, args ...any) int {
 		fmt.Fprintf(stderr, "zarlog serve: "+format+"\n", args...)
 		return 2
+	}
+	if exportOnce && cfg.Storage != "" {
+		return bad("--export-once and --storage: export a stopped node's data directory without --storage")
 	}
 	if exportOnce && exportDir == "" {
 		return bad("--export-once needs --export DIR")

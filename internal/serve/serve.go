@@ -33,12 +33,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/zarlog/zarlog/bucket"
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/internal/httpserve"
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/publisher"
 	"github.com/zarlog/zarlog/rules/movecheck"
+	"github.com/zarlog/zarlog/storage"
 	"github.com/zarlog/zarlog/wire"
 	"github.com/zarlog/zarlog/witness"
 )
@@ -162,6 +164,23 @@ type Config struct {
 	// RebuildBundles deletes the bundle store first: every finished game's
 	// bundle is built again, at the latest checkpoint.
 	RebuildBundles bool
+	// Storage, if not empty, is an s3://BUCKET[/PREFIX] URL: the log is
+	// kept there too (package storage), each checkpoint published only
+	// once it and its tiles are in the bucket; the ledger is brought up to
+	// the bucket's log at start (a new machine starts from it), and the
+	// node sequences only while it holds the log's lock. The endpoint and
+	// credentials come from the environment (package bucket).
+	Storage string
+	// Standby, with Storage, never creates the log in an empty bucket: the
+	// node follows the bucket and serves reads from its verified copy
+	// until the holder's lease lapses, then takes over. It needs an
+	// external NATS (NATS.URL): the one the primary ingests from. (A node
+	// without Standby follows the same way when another holds the lock.)
+	Standby bool
+	// Lease is how long the lock may go unwritten before another node
+	// takes it over. Zero means storage.DefaultLease (6 s).
+	Lease time.Duration
+
 	// ExportDir, if not empty, is kept in step with the log while serving:
 	// the static tree of files of docs/HTTP.md "Export".
 	ExportDir string
@@ -195,7 +214,11 @@ type Info struct {
 	NATS        string // the URL backends connect to
 	ExportDir   string
 	Admin       string // the admin listener's base URL, or "" if off
-	AdminToken  string // the admin token's file
+	// Storage is the bucket's URL (s3://BUCKET/PREFIX/), Node this node's
+	// id in its lock, and Standby whether it started as a standby.
+	Storage, Node string
+	Standby       bool
+	AdminToken    string // the admin token's file
 	// WitnessPolicy is the witness policy as served (nil: none), and
 	// WitnessInterval the least time between two rounds of witnessing.
 	WitnessPolicy   []byte
@@ -241,6 +264,13 @@ func (i Info) Lines() []string {
 	}
 	if i.ExportDir != "" {
 		out = append(out, "export "+i.ExportDir)
+	}
+	if i.Storage != "" {
+		role := "primary (follows as a standby while another node holds the lock)"
+		if i.Standby {
+			role = "standby (takes the log over when the primary's lease lapses)"
+		}
+		out = append(out, "storage "+i.Storage, "node "+i.Node+" "+role)
 	}
 	out = append(out, "nats "+i.NATS)
 	return out
@@ -290,7 +320,18 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	lcfg.Signer, lcfg.Verifier = key.signer, key.verifier
-	l, err := ledger.Open(ctx, lcfg)
+	var (
+		l    *ledger.Ledger
+		node *storage.Node
+	)
+	if cfg.Storage != "" {
+		if node, err = openStorage(ctx, &cfg, key, log, reg); err != nil {
+			return err
+		}
+		l, err = openLedgerOnBucket(ctx, &cfg, lcfg, node, log)
+	} else {
+		l, err = ledger.Open(ctx, lcfg)
+	}
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -487,15 +528,37 @@ func Run(ctx context.Context, cfg Config) error {
 		what string
 		err  error
 	}
-	endedCh := make(chan ended, 4)
+	endedCh := make(chan ended, 8)
 	var wg sync.WaitGroup
 	ingestCtx, stopIngest := context.WithCancel(runCtx)
 	ingestDone := make(chan struct{})
+	// leading is closed once this node sequences: at once without a
+	// bucket, once it holds the lock with one.
+	var leading <-chan struct{}
+	if node == nil {
+		c := make(chan struct{})
+		close(c)
+		leading = c
+	} else {
+		leading = node.Leading()
+	}
 	go func() {
 		defer close(ingestDone)
+		select {
+		case <-leading:
+		case <-ingestCtx.Done():
+			return
+		}
 		endedCh <- ended{"ingest", in.Run(ingestCtx)}
 	}()
 	pubCtx, stopPub := context.WithCancel(runCtx)
+	if node != nil {
+		wg.Go(func() {
+			if err := node.Run(pubCtx); err != nil {
+				endedCh <- ended{"storage", err}
+			}
+		})
+	}
 	wg.Go(func() { endedCh <- ended{"bundler", bundler.Run(pubCtx)} })
 	if srv != nil {
 		wg.Go(func() { healStream(pubCtx, srv, cfg.natsDir(), log.With("component", "nats")) })
@@ -505,6 +568,11 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	if wit != nil && wit.sub != nil {
 		wg.Go(func() {
+			select {
+			case <-leading:
+			case <-pubCtx.Done():
+				return
+			}
 			if err := wit.sub.Run(pubCtx); !errors.Is(err, context.Canceled) {
 				endedCh <- ended{"witnessing", err}
 			}
@@ -521,6 +589,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Ready != nil {
 		info := Info{KeyFile: key.file, KeyCreated: key.created, VerifierKey: key.vkey, Origin: l.Origin(),
 			HTTP: baseURL(ln.Addr()), NATS: natsURL, ExportDir: cfg.ExportDir, Admin: adminURL, AdminToken: tokenF}
+		if node != nil {
+			info.Storage, info.Node, info.Standby = node.URL(), node.ID(), cfg.Standby
+		}
 		if wit != nil {
 			info.WitnessPolicy, info.WitnessInterval = wit.store.PolicyText(), orDefaultDuration(cfg.WitnessInterval, witness.DefaultInterval)
 		}
@@ -723,6 +794,17 @@ func (c *Config) check() error {
 	}
 	if err := c.Subjects.Check(); err != nil {
 		return fmt.Errorf("serve: %w", err)
+	}
+	if c.Standby && c.Storage == "" {
+		return errors.New("serve: --standby needs --storage s3://BUCKET[/PREFIX]: the bucket the primary writes")
+	}
+	if c.Standby && c.NATS.URL == "" {
+		return errors.New("serve: --standby needs --nats URL: the NATS the primary ingests from (an embedded server would be this node's alone)")
+	}
+	if c.Storage != "" {
+		if _, _, err := bucket.ParseURL(c.Storage); err != nil {
+			return fmt.Errorf("serve: --storage: %w", err)
+		}
 	}
 	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
 		return fmt.Errorf("serve: %w", err)

@@ -1,0 +1,112 @@
+package serve
+
+// The log in object storage (Config.Storage, `zarlog serve --storage`,
+// docs/OPERATIONS.md "Running two nodes"): a storage.Node is the ledger's
+// Config.Publish, the ledger is brought up to the bucket's log before
+// anything serves it, and the ingest and the witnessing start only once
+// the node holds the log's lock.
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/zarlog/zarlog/bucket"
+	"github.com/zarlog/zarlog/ledger"
+	"github.com/zarlog/zarlog/storage"
+)
+
+// nodeIDFile is where a node keeps its id (storage.Config.NodeID): a
+// restart on the same data directory is the same node, and takes its lock
+// back at once.
+func (c *Config) nodeIDFile() string { return filepath.Join(c.Dir, "node-id") }
+
+// nodeID returns this data directory's node id, creating it on the first
+// run: the host's name (as far as it is a valid id) and random letters.
+func nodeID(cfg *Config) (string, error) {
+	b, err := os.ReadFile(cfg.nodeIDFile())
+	if err == nil {
+		id := strings.TrimSpace(string(b))
+		if err := storage.CheckNodeID(id); err != nil {
+			return "", fmt.Errorf("serve: %s: %w", cfg.nodeIDFile(), err)
+		}
+		return id, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("serve: %w", err)
+	}
+	host, _ := os.Hostname()
+	var clean []rune
+	for _, c := range host {
+		if len(clean) < 40 && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			clean = append(clean, c)
+		}
+	}
+	id := strings.ToLower(rand.Text()[:10])
+	if len(clean) > 0 {
+		id = string(clean) + "-" + id
+	}
+	if err := os.WriteFile(cfg.nodeIDFile(), []byte(id+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("serve: %w", err)
+	}
+	return id, nil
+}
+
+// openStorage opens the bucket of cfg.Storage and makes the node.
+func openStorage(ctx context.Context, cfg *Config, key *loadedKey, log *slog.Logger, reg prometheus.Registerer) (*storage.Node, error) {
+	b, err := bucket.Open(ctx, cfg.Storage, bucket.Config{})
+	if err != nil {
+		return nil, fmt.Errorf("serve: --storage: %w", err)
+	}
+	id, err := nodeID(cfg)
+	if err != nil {
+		return nil, err
+	}
+	n, err := storage.New(storage.Config{Bucket: b, LogKey: key.verifier, NodeID: id, Standby: cfg.Standby, Lease: cfg.Lease,
+		Logger: log.With("component", "storage"), Registerer: reg})
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	return n, nil
+}
+
+// openLedgerOnBucket opens the ledger with node as its Publish and brings
+// it up to the bucket's log. A ledger with leaves the bucket's log does not
+// have (this node sequenced them and died before publishing them, and
+// another took its place) is moved aside, to DIR/ledger.diverged-<time>,
+// and the log is read again from the bucket into a new one.
+func openLedgerOnBucket(ctx context.Context, cfg *Config, lcfg ledger.Config, node *storage.Node, log *slog.Logger) (*ledger.Ledger, error) {
+	lcfg.Publish = node.Publish
+	for attempt := 0; ; attempt++ {
+		l, err := ledger.Open(ctx, lcfg)
+		if err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+		start := time.Now()
+		err = node.Prepare(ctx, l)
+		if err == nil {
+			size, _ := l.Size()
+			log.Info("the ledger holds the bucket's log", "bucket", node.URL(), "size", size, "took", time.Since(start).Round(time.Millisecond))
+			return l, nil
+		}
+		l.Close()
+		if !errors.Is(err, storage.ErrDiverged) || attempt > 0 {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+		aside := cfg.ledgerDir() + ".diverged-" + time.Now().UTC().Format("20060102T150405Z")
+		log.Warn("the ledger has leaves the bucket's log does not have: it is moved aside and the log read again from the bucket",
+			"err", err, "moved_to", aside)
+		if err := os.Rename(cfg.ledgerDir(), aside); err != nil {
+			return nil, fmt.Errorf("serve: moving the diverged ledger aside: %w", err)
+		}
+	}
+}
