@@ -1,11 +1,15 @@
-package follow
+package follow_test
 
 import (
 	"context"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/follow"
 	"github.com/zarlog/zarlog/internal/testlog"
 )
 
@@ -16,7 +20,7 @@ func TestProjection(t *testing.T) {
 	ctx := context.Background()
 	o := testlog.StartOrigin(t, testlog.OriginConfig{Dir: t.TempDir()})
 	ids := o.Play(t, "proj", 6, 20)
-	f := newFollower(t, o.URL, o.VKey, nil)
+	f := follow.NewTestFollower(t, o.URL, o.VKey, nil)
 	if _, err := f.Update(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +32,7 @@ func TestProjection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.store.Finished(ctx, 0, 100)
+	got, err := f.Store().Finished(ctx, 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +43,7 @@ func TestProjection(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("finished game %d: %+v, the ledger has %+v", i, got[i], want[i])
 		}
-		g, err := f.store.Game(ctx, got[i].Game)
+		g, err := f.Store().Game(ctx, got[i].Game)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +59,7 @@ func TestProjection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := f.store.Stats()
+	st := f.Store().Stats()
 	if st.Tally != ls.Tally || st.Leaves != ls.Events {
 		t.Fatalf("stats %+v, the ledger's %+v", st, ls)
 	}
@@ -70,31 +74,62 @@ func TestUnusable(t *testing.T) {
 	ctx := context.Background()
 	o := testlog.StartOrigin(t, testlog.OriginConfig{Dir: t.TempDir()})
 	_, games := o.Games(t, "u", 1, 6)
-	m := newMemLog(t)
-	m.add([]byte("not an event"))
-	m.add(games[0][0])
-	m.add(games[0][2]) // seq 2 before seq 1: out of order
-	m.add(games[0][1:]...)
-	m.add([]byte{})
-	m.sign()
-	srv := serve(t, m)
-	f := newFollower(t, srv.URL, m.vkey, nil)
+	m := follow.NewTestLog(t)
+	m.Add([]byte("not an event"))
+	m.Add(games[0][0])
+	m.Add(games[0][2]) // seq 2 before seq 1: out of order
+	m.Add(games[0][1:]...)
+	m.Add([]byte{})
+	m.Sign()
+	url := m.Serve(t)
+	f := follow.NewTestFollower(t, url, m.VKey(), nil)
 	if _, err := f.Update(ctx); err != nil {
 		t.Fatal(err)
 	}
-	st := f.store.Stats()
+	st := f.Store().Stats()
 	if st.NonEvents != 2 || st.Refused != 1 || st.Finished != 1 || st.Events != uint64(len(games[0])) {
 		t.Fatalf("stats %+v", st)
 	}
-	us, err := f.store.Unusable(ctx, 0, 10)
+	us, err := f.Store().Unusable(ctx, 0, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(us) != 3 || us[0].Index != 0 || us[0].Kind != NotAnEvent || us[1].Index != 2 || us[1].Kind != Refused || us[2].Kind != NotAnEvent {
+	if len(us) != 3 || us[0].Index != 0 || us[0].Kind != follow.NotAnEvent || us[1].Index != 2 || us[1].Kind != follow.Refused || us[2].Kind != follow.NotAnEvent {
 		t.Fatalf("unusable leaves %+v", us)
 	}
-	fs, _ := f.store.Finished(ctx, 0, 10)
+	fs, _ := f.Store().Finished(ctx, 0, 10)
 	if len(fs) != 1 || fs[0].Status != events.StatusVerified {
 		t.Fatalf("finished %+v", fs)
 	}
+}
+
+// BenchmarkCatchUpEvents is BenchmarkCatchUp from a real ledger holding
+// real games (about 20,000 events of the three schemes, moves logged):
+// the projection parses and replays every event (events.Apply), which
+// costs more than fetching and hashing.
+func BenchmarkCatchUpEvents(b *testing.B) {
+	o := testlog.StartOrigin(b, testlog.OriginConfig{Dir: b.TempDir()})
+	o.WaitBundles(b, o.Play(b, "bench", 200, 40)...) // the origin's bundler is idle while timed
+	size, err := o.L.Size()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total time.Duration
+	runs := 0
+	for b.Loop() {
+		f := follow.NewTestFollower(b, o.URL, o.VKey, vfs.Default)
+		start := time.Now()
+		res, err := f.Update(context.Background())
+		total += time.Since(start)
+		runs++
+		if err != nil || !res.Accepted {
+			b.Fatalf("%+v %v", res, err)
+		}
+		if st := f.Store().Stats(); st.Events != size {
+			b.Fatalf("%d events projected of %d", st.Events, size)
+		}
+		f.Store().Close()
+	}
+	b.ReportMetric(float64(size), "events")
+	b.ReportMetric(float64(size*uint64(runs))/total.Seconds(), "entries/s")
 }
