@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"sync"
 )
 
 // Dice are the two dice of a roll, each from 1 to 6. The type has the
@@ -77,7 +78,9 @@ type nodeKey struct {
 	used  uint8
 }
 
-// A gen enumerates the plays of one roll.
+// A gen enumerates the plays of one roll. Its maps and node storage are
+// reused from one roll to the next (genPool): newGen takes one, release
+// gives it back once its nodes are no longer read.
 type gen struct {
 	rs     *ruleset
 	me, op int
@@ -86,19 +89,62 @@ type gen struct {
 	relax  relaxation
 	every  bool // record every node, not only those of the largest depth
 	best   int
-	nodes  map[Position]*node
+	nodes  map[Position]int32 // the recorded nodes, by position: their index in slab
+	slab   []node
 	count  int
 	seen   map[nodeKey]struct{}
 	path   [4]step
+
+	// Find mode (newFind): only the plays that end in target are kept,
+	// in found, instead of every node; any says whether any play was
+	// recorded, and hiAt1 whether one of the best depth (while it is 1)
+	// starts with the larger die.
+	find, any, hiAt1, hasFound bool
+	target                     Position
+	found                      node
 }
 
+// genPool holds gens to reuse: a roll's enumeration fills maps of hundreds
+// to thousands of entries, which were allocated and grown anew for every
+// move checked (the ledger checks every move of a game whose moves are
+// logged).
+var genPool = sync.Pool{New: func() any {
+	return &gen{nodes: make(map[Position]int32), seen: make(map[nodeKey]struct{})}
+}}
+
 func newGen(v Variant, seat int, d Dice, relax relaxation, every bool) *gen {
-	return &gen{
+	g := genPool.Get().(*gen)
+	nodes, seen, slab := g.nodes, g.seen, g.slab[:0]
+	clear(nodes)
+	clear(seen)
+	*g = gen{
 		rs: v.rules(), me: seat, op: 1 - seat, dice: d, double: d.IsDouble(),
 		relax: relax, every: every, best: -1,
-		nodes: make(map[Position]*node),
-		seen:  make(map[nodeKey]struct{}),
+		nodes: nodes, slab: slab, seen: seen,
 	}
+	return g
+}
+
+// newFind returns a gen that looks for the legal plays that end in target
+// (ApplyPlay): run then leaves in g.found, if g.hasFound, the node the full
+// enumeration would have recorded for target, without recording the
+// others. The rules, the depth of the legal plays and the larger-die rule
+// are decided exactly as there.
+func newFind(v Variant, seat int, d Dice, target Position) *gen {
+	g := newGen(v, seat, d, 0, false)
+	g.find, g.target = true, target
+	return g
+}
+
+// release returns g to genPool; neither g nor its nodes may be used after.
+func (g *gen) release() { genPool.Put(g) }
+
+// node returns the node recorded for position p, or nil.
+func (g *gen) node(p Position) *node {
+	if i, ok := g.nodes[p]; ok {
+		return &g.slab[i]
+	}
+	return nil
 }
 
 func (g *gen) relaxed(r relaxation) bool { return g.relax&r != 0 }
@@ -106,6 +152,10 @@ func (g *gen) relaxed(r relaxation) bool { return g.relax&r != 0 }
 // run enumerates every sequence of steps from p.
 func (g *gen) run(p Position) {
 	g.dfs(p, 0, 0, 0)
+	if g.find {
+		g.runFind(p)
+		return
+	}
 	if len(g.nodes) == 0 && g.rs.fevga && g.relax&(relaxStartQuarter|relaxPrimeTrap) == 0 {
 		// No play, not even the empty one, ends where fevga allows (this
 		// only happens in positions that play cannot reach): the rules
@@ -121,18 +171,36 @@ func (g *gen) run(p Position) {
 	// Only one die can be played: the larger one if it can.
 	hi := max(g.dice[0], g.dice[1])
 	canHi := false
-	for _, n := range g.nodes {
-		if n.dieMask&(1<<hi) != 0 {
+	for _, i := range g.nodes {
+		if g.slab[i].dieMask&(1<<hi) != 0 {
 			canHi = true
 			break
 		}
 	}
 	if canHi {
-		for k, n := range g.nodes {
-			if n.dieMask&(1<<hi) == 0 {
+		for k, i := range g.nodes {
+			if g.slab[i].dieMask&(1<<hi) == 0 {
 				delete(g.nodes, k)
 			}
 		}
+	}
+}
+
+// runFind is run's end in find mode, after the first search.
+func (g *gen) runFind(p Position) {
+	if !g.any && g.rs.fevga && g.relax&(relaxStartQuarter|relaxPrimeTrap) == 0 {
+		g.relax |= relaxStartQuarter | relaxPrimeTrap
+		clear(g.seen)
+		g.best = -1
+		g.dfs(p, 0, 0, 0)
+	}
+	if g.double || g.best != 1 || !g.hasFound {
+		return
+	}
+	// Only one die can be played: the larger one if it can.
+	hi := max(g.dice[0], g.dice[1])
+	if g.hiAt1 && g.found.dieMask&(1<<hi) == 0 {
+		g.hasFound = false
 	}
 }
 
@@ -163,11 +231,18 @@ func (g *gen) dfs(p Position, stuck uint32, used uint8, depth int) {
 			if !ok {
 				continue
 			}
-			k := nodeKey{np, ns, nu}
-			if _, dup := g.seen[k]; dup {
-				continue
+			// The states one step deep are all distinct (each moved a
+			// checker off a different point), and those of the last
+			// depth are only recorded, which a second arrival repeats to
+			// no effect: only the depths between need the seen set,
+			// which a non-double has none of.
+			if depth+1 > 1 && depth+1 < maxDepth {
+				k := nodeKey{np, ns, nu}
+				if _, dup := g.seen[k]; dup {
+					continue
+				}
+				g.seen[k] = struct{}{}
 			}
-			g.seen[k] = struct{}{}
 			to := q - d
 			if to < 0 {
 				to = 0
@@ -182,6 +257,10 @@ func (g *gen) record(p Position, depth int) {
 	if !g.validEnd(&p) {
 		return
 	}
+	if g.find {
+		g.recordFind(p, depth)
+		return
+	}
 	if !g.every {
 		if depth < g.best {
 			return
@@ -189,19 +268,49 @@ func (g *gen) record(p Position, depth int) {
 		if depth > g.best {
 			g.best = depth
 			clear(g.nodes)
+			g.slab = g.slab[:0]
 		}
 	} else if depth > g.best {
 		g.best = depth
 	}
-	n := g.nodes[p]
+	n := g.node(p)
 	if n == nil {
-		n = &node{pos: p, steps: g.path, n: depth, order: g.count}
+		g.nodes[p] = int32(len(g.slab))
+		g.slab = append(g.slab, node{pos: p, steps: g.path, n: depth, order: g.count})
 		g.count++
-		g.nodes[p] = n
+		n = &g.slab[len(g.slab)-1]
 	}
 	n.depths |= 1 << depth
 	if depth == 1 {
 		n.dieMask |= 1 << g.path[0].die
+	}
+}
+
+// recordFind is record in find mode: it keeps what record keeps of the
+// node of target, and what run needs of the others (any, hiAt1).
+func (g *gen) recordFind(p Position, depth int) {
+	g.any = true
+	if depth < g.best {
+		return
+	}
+	if depth > g.best {
+		g.best = depth
+		g.hasFound, g.hiAt1 = false, false
+	}
+	if depth == 1 && int(g.path[0].die) == max(g.dice[0], g.dice[1]) {
+		g.hiAt1 = true
+	}
+	if p != g.target {
+		return
+	}
+	if !g.hasFound {
+		g.found = node{pos: p, steps: g.path, n: depth, order: g.count}
+		g.count++
+		g.hasFound = true
+	}
+	g.found.depths |= 1 << depth
+	if depth == 1 {
+		g.found.dieMask |= 1 << g.path[0].die
 	}
 }
 
@@ -405,9 +514,11 @@ type legalPlay struct {
 // number of dice they use.
 func legalPlays(v Variant, p Position, seat int, d Dice) ([]legalPlay, int) {
 	g := newGen(v, seat, d, 0, false)
+	defer g.release()
 	g.run(p)
 	out := make([]legalPlay, 0, len(g.nodes))
-	for _, n := range g.nodes {
+	for _, i := range g.nodes {
+		n := &g.slab[i]
 		out = append(out, legalPlay{play: notate(n.steps[:n.n], hitsOf(g.rs, seat, &p, &n.pos)), pos: n.pos})
 	}
 	sortLegal(out)

@@ -65,12 +65,17 @@ func ApplyPlay(v Variant, p Position, seat int, d Dice, pl Play) (Position, Play
 	if rule != "" {
 		return fail(rule, detail)
 	}
-	g := newGen(v, seat, d, 0, false)
+	g := newFind(v, seat, d, end)
 	g.run(p)
-	if n := g.nodes[end]; n != nil {
-		return n.pos, notate(n.steps[:n.n], hitsOf(rs, seat, &p, &n.pos)), nil
+	if g.hasFound {
+		n := &g.found
+		pos, play := n.pos, notate(n.steps[:n.n], hitsOf(rs, seat, &p, &n.pos))
+		g.release()
+		return pos, play, nil
 	}
-	rule, detail = diagnose(v, p, seat, d, end, g.best)
+	best := g.best
+	g.release()
+	rule, detail = diagnose(v, p, seat, d, end, best)
 	return fail(rule, detail)
 }
 
@@ -185,8 +190,9 @@ func pointName(q int) string {
 // number of dice the legal plays use.
 func diagnose(v Variant, p Position, seat int, d Dice, end Position, best int) (Rule, string) {
 	g := newGen(v, seat, d, 0, true)
+	defer g.release()
 	g.run(p)
-	if n := g.nodes[end]; n != nil {
+	if n := g.node(end); n != nil {
 		switch {
 		case n.depths&(1<<best) != 0:
 			return RuleLargerDie, fmt.Sprintf("only one die can be played, and the %d can be", max(d[0], d[1]))
@@ -200,8 +206,9 @@ func diagnose(v Variant, p Position, seat int, d Dice, end Position, best int) (
 	}
 	reaches := func(relax relaxation) bool {
 		g := newGen(v, seat, d, relax, true)
+		defer g.release()
 		g.run(p)
-		return g.nodes[end] != nil
+		return g.node(end) != nil
 	}
 	// Switch rules off in order until the play becomes possible; then name
 	// the first of those rules that it still needs switched off.
