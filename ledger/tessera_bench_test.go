@@ -41,7 +41,15 @@ func versusWorkload(b *testing.B) *bench.Workload {
 				return
 			}
 		}
-		versusW, versusErr = bench.NewWorkload(workload.Config{Seed: 1, Mix: mix}, benchEvents(b))
+		// The checks of `zarlog serve` unless ZARLOG_BENCH_CHECKS says
+		// "structural" (bench.WorkloadConfig).
+		cfg, err := bench.WorkloadConfig(os.Getenv("ZARLOG_BENCH_CHECKS"))
+		if err != nil {
+			versusErr = err
+			return
+		}
+		cfg.Seed, cfg.Mix = 1, mix
+		versusW, versusErr = bench.NewWorkload(cfg, benchEvents(b))
 	})
 	if versusErr != nil {
 		b.Fatal(versusErr)
@@ -52,7 +60,8 @@ func versusWorkload(b *testing.B) *bench.Workload {
 // BenchmarkVersusTessera appends the same realistic events (200,000 by
 // default, ZARLOG_BENCH_EVENTS; the mix of package internal/workload,
 // ZARLOG_BENCH_MIX) to Tessera v1.0.4 on its POSIX driver and to zarlog's
-// ledger, each in a new directory, in the same run, until a published
+// ledger (with the checks of `zarlog serve`, or ZARLOG_BENCH_CHECKS), each
+// in a new directory, in the same run, until a published
 // signed checkpoint covers every event. Run it with -benchtime=Nx: each
 // iteration measures all four, in rotating order. Metrics (means over the
 // iterations):
@@ -113,7 +122,7 @@ func BenchmarkVersusTessera(b *testing.B) {
 // Pebble only, batch leaves per commit, and waits for a signed checkpoint
 // covering them.
 func rawLedger(ctx context.Context, dir string, w *bench.Workload, batch int) (bench.Result, error) {
-	l, err := bench.OpenLedger(ctx, dir, w, 0, nil, nil)
+	l, err := bench.OpenLedger(ctx, dir, w, 0, nil)
 	if err != nil {
 		return bench.Result{}, err
 	}

@@ -21,11 +21,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("zarlog bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: zarlog bench [--events N] [--emitters N] [--games N] [--mix NAME] [--rate N] [--bundles N] [--tessera] [--json] [--dir DIR] [--cpuprofile FILE]")
+		fmt.Fprintln(stderr, "usage: zarlog bench [--events N] [--emitters N] [--games N] [--mix NAME] [--rate N] [--bundles N] [--checks production|structural] [--tessera] [--json] [--dir DIR] [--cpuprofile FILE]")
 		fmt.Fprintln(stderr, "\nMeasure zarlog on this machine: events end to end (SDK → embedded NATS JetStream → ingest → ledger →")
 		fmt.Fprintln(stderr, "signed checkpoint), publish→checkpoint latency, the ledger's bytes on disk per event, and the proof")
 		fmt.Fprintln(stderr, "bundles' size and verify time per game; with --tessera, the ledger alone and Tessera's POSIX log on")
-		fmt.Fprintln(stderr, "the same events. A progress bar on standard error when it is a terminal.")
+		fmt.Fprintln(stderr, "the same events. The ledger checks what `zarlog serve` checks (--checks production: the rules engine")
+		fmt.Fprintln(stderr, "checks every move, anchored games carry real drand beacons whose BLS signatures are checked), or")
+		fmt.Fprintln(stderr, "what the benchmarks checked until issue 31 (--checks structural). A progress bar on standard error")
+		fmt.Fprintln(stderr, "when it is a terminal.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
@@ -40,6 +43,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&cfg.Mix, "mix", "mixed", "the schemes of the games: "+strings.Join(workload.MixNames(), ", "))
 	fs.IntVar(&cfg.Rate, "rate", 0, "the offered load in events/s (0: as fast as the emitters can publish)")
 	fs.IntVar(&cfg.Bundles, "bundles", bench.DefaultBundles, "how many games' bundles are built and verified per scheme")
+	fs.StringVar(&cfg.Checks, "checks", bench.ChecksProduction, "what the ledger checks: production (as zarlog serve: the rules engine, real BLS-checked beacons) or structural (moves checked structurally, a fake drand chain)")
 	fs.BoolVar(&cfg.Tessera, "tessera", false, "also measure the ledger alone and Tessera's POSIX log on the same events")
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	fs.StringVar(&cfg.Dir, "dir", "", "scratch `directory` for the logs, removed at the end (default: a temporary one)")
@@ -53,6 +57,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if _, err := workload.ParseMix(cfg.Mix); err != nil {
 		fmt.Fprintln(stderr, "zarlog bench: --mix:", err)
+		return 2
+	}
+	if _, err := bench.WorkloadConfig(cfg.Checks); err != nil {
+		fmt.Fprintln(stderr, "zarlog bench: --checks:", err)
 		return 2
 	}
 	if cfg.Events < 1 || cfg.Emitters < 1 || cfg.Games < 1 || cfg.Rate < 0 || cfg.Bundles < 1 {

@@ -57,7 +57,7 @@ func TestBench(t *testing.T) {
 		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 			t.Fatalf("%v: %s", err, stdout.String())
 		}
-		if rep.EndToEnd.Events != 3000 || rep.EndToEnd.EventsPerSec <= 0 || rep.Paced == nil || len(rep.Bundles) != 2 || rep.Ledger != nil {
+		if rep.EndToEnd.Events != 3000 || rep.EndToEnd.EventsPerSec <= 0 || rep.Paced == nil || len(rep.Bundles) != 3 || rep.Ledger != nil || rep.Config.Moves != "rules" || rep.Config.Beacons != "bls" {
 			t.Errorf("report: %s", stdout.String())
 		}
 	}
@@ -74,6 +74,7 @@ func TestBenchUsage(t *testing.T) {
 		{[]string{"bench", "extra"}, 2},
 		{[]string{"bench", "--nope"}, 2},
 		{[]string{"bench", "--mix", "dominoes"}, 2},
+		{[]string{"bench", "--checks", "lenient"}, 2},
 		{[]string{"bench", "--cpuprofile", "/nonexistent/dir/cpu.pprof"}, 2},
 	} {
 		var stderr bytes.Buffer

@@ -96,6 +96,42 @@ type Workload struct {
 	// MeanBytes is the mean event size; SignedShare the share of events
 	// that carry an Ed25519 signature.
 	MeanBytes, SignedShare float64
+	// Moves and RealBeacons are the stream's (workload.Config): the
+	// ledgers OpenLedger opens for it check what they say, as `zarlog
+	// serve` does.
+	Moves, RealBeacons bool
+}
+
+// Checks names the checks a ledger of w makes: "production" (the rules
+// engine checks every move, anchored-v1 beacons are real and their BLS
+// signatures checked, as `zarlog serve` runs), "structural" (the
+// configuration of the benchmarks until issue 31: moves checked
+// structurally, a fake drand chain), or "mixed" for any other combination.
+func (w *Workload) Checks() string {
+	switch {
+	case w.Moves && w.RealBeacons:
+		return ChecksProduction
+	case !w.Moves && !w.RealBeacons:
+		return ChecksStructural
+	}
+	return "mixed"
+}
+
+// The named configurations of the checks (Workload.Checks, Config.Checks).
+const (
+	ChecksProduction = "production"
+	ChecksStructural = "structural"
+)
+
+// WorkloadConfig returns the stream's configuration for the named checks.
+func WorkloadConfig(checks string) (workload.Config, error) {
+	switch checks {
+	case "", ChecksProduction:
+		return workload.Config{Moves: true, RealBeacons: true}, nil
+	case ChecksStructural:
+		return workload.Config{}, nil
+	}
+	return workload.Config{}, fmt.Errorf("bench: unknown checks %q (want %s or %s)", checks, ChecksProduction, ChecksStructural)
 }
 
 // NewWorkload generates n events of the stream cfg describes.
@@ -110,7 +146,8 @@ func NewWorkload(cfg workload.Config, n int) (*Workload, error) {
 	}
 	compact(evs)
 	_, mean, signed := workload.Stats(evs)
-	return &Workload{Events: evs, Keyring: g.Keyring(), Emitters: g.Emitters(), VerifierKeys: g.VerifierKeys(), MeanBytes: mean, SignedShare: signed}, nil
+	return &Workload{Events: evs, Keyring: g.Keyring(), Emitters: g.Emitters(), VerifierKeys: g.VerifierKeys(), MeanBytes: mean, SignedShare: signed,
+		Moves: cfg.Moves, RealBeacons: cfg.RealBeacons}, nil
 }
 
 // compact moves the bytes of evs into two allocations, one string for the

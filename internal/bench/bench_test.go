@@ -14,7 +14,9 @@ import (
 
 // Benchmarks of this package measure the machine they run on, on the
 // events of package internal/workload: ZARLOG_BENCH_EVENTS of them (default
-// 200,000), mix ZARLOG_BENCH_MIX (default "mixed"). Run them with
+// 200,000), mix ZARLOG_BENCH_MIX (default "mixed"), with the checks
+// ZARLOG_BENCH_CHECKS (default "production", as `zarlog serve`; or
+// "structural"). Run them with
 // -benchtime=1x (or Nx to repeat); each iteration is a whole measurement on
 // a new directory. The comparison of zarlog with Tessera in one run is
 // BenchmarkVersusTessera in package ledger.
@@ -39,7 +41,13 @@ func testWorkload(b testing.TB) *Workload {
 				return
 			}
 		}
-		workloadVal, workloadErr = NewWorkload(workload.Config{Seed: 1, Mix: mix}, n)
+		cfg, err := WorkloadConfig(os.Getenv("ZARLOG_BENCH_CHECKS"))
+		if err != nil {
+			workloadErr = err
+			return
+		}
+		cfg.Seed, cfg.Mix = 1, mix
+		workloadVal, workloadErr = NewWorkload(cfg, n)
 	})
 	if workloadErr != nil {
 		b.Fatal(workloadErr)

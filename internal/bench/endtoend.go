@@ -91,7 +91,7 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 		return Result{}, err
 	}
 	defer srv.Shutdown()
-	l, err := OpenLedger(ctx, filepath.Join(cfg.Dir, "ledger"), w, cfg.CheckpointInterval, nil, nil)
+	l, err := OpenLedger(ctx, filepath.Join(cfg.Dir, "ledger"), w, cfg.CheckpointInterval, nil)
 	if err != nil {
 		return Result{}, err
 	}

@@ -10,9 +10,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/internal/workload"
 	"github.com/zarlog/zarlog/ledger"
+	"github.com/zarlog/zarlog/rules/movecheck"
 )
 
 // A LedgerConfig configures a measurement of the ledger's append path. Every
@@ -30,25 +30,37 @@ type LedgerConfig struct {
 	// CheckpointInterval is the ledger's (Config.CheckpointInterval). Zero
 	// means the ledger's default, 100 ms.
 	CheckpointInterval time.Duration
-	// Moves is the ledger's move checker (Config.Moves). Nil means moves
-	// are checked structurally only.
-	Moves events.MoveChecker
 	// Progress, if not nil, is called with the number of events appended
 	// so far, after each Append (from the callers' goroutines, one at a
 	// time).
 	Progress func(done int)
 }
 
-// OpenLedger opens a ledger in dir that accepts w's events: its emitters'
-// keys, the fake drand chain of package internal/workload, and the
-// benchmark log key. metrics, if not nil, receives the ledger's metrics.
-func OpenLedger(ctx context.Context, dir string, w *Workload, interval time.Duration, moves events.MoveChecker, metrics prometheus.Registerer) (*ledger.Ledger, error) {
+// OpenLedger opens a ledger in dir that accepts w's events, with the
+// benchmark log key and w's emitters' keys, and makes the checks w's
+// stream is made for (Workload.Checks): with w.Moves, the rules engine
+// (movecheck.Checker, as `zarlog serve` has it); with w.RealBeacons, the
+// ledger's own drand chains (quicknet, BLS) and a clock that shows
+// workload.QuicknetStart when the ledger is opened and runs at the real
+// rate from there (so that every recorded round is a day away); otherwise
+// the fake chain of package internal/workload and the real clock. metrics,
+// if not nil, receives the ledger's metrics.
+func OpenLedger(ctx context.Context, dir string, w *Workload, interval time.Duration, metrics prometheus.Registerer) (*ledger.Ledger, error) {
 	signer, verifier, err := logKey(ledgerOrigin)
 	if err != nil {
 		return nil, err
 	}
-	return ledger.Open(ctx, ledger.Config{Dir: dir, Signer: signer, Verifier: verifier, Emitters: w.Keyring,
-		Beacons: workload.Beacons, Moves: moves, CheckpointInterval: interval, Metrics: metrics})
+	cfg := ledger.Config{Dir: dir, Signer: signer, Verifier: verifier, Emitters: w.Keyring,
+		Beacons: workload.Beacons, CheckpointInterval: interval, Metrics: metrics}
+	if w.Moves {
+		cfg.Moves = movecheck.Checker{}
+	}
+	if w.RealBeacons {
+		cfg.Beacons = nil // the ledger's default: the pinned drand chains
+		off := workload.QuicknetStart.Sub(time.Now())
+		cfg.Now = func() time.Time { return time.Now().Add(off) }
+	}
+	return ledger.Open(ctx, cfg)
 }
 
 // ledgerOrigin is the origin of the ledgers OpenLedger opens.
@@ -87,7 +99,7 @@ func Ledger(ctx context.Context, cfg LedgerConfig, w *Workload) (Result, error) 
 		cfg.Callers = 1
 	}
 	reg := prometheus.NewRegistry()
-	l, err := OpenLedger(ctx, cfg.Dir, w, cfg.CheckpointInterval, cfg.Moves, reg)
+	l, err := OpenLedger(ctx, cfg.Dir, w, cfg.CheckpointInterval, reg)
 	if err != nil {
 		return Result{}, err
 	}

@@ -23,10 +23,12 @@
 //     Tessera's POSIX log (Tessera, at its default batching and at
 //  4096. on the same events, and their size on disk.
 //
-// The workload's anchored-v1 games are anchored to a fake drand chain (so
-// that the ledger's clock checks pass with the real clock), which the
-// verifier refuses: their bundles are not built here (docs/FORMATS.md §3
-// has real ones).
+// The checks are those of `zarlog serve` by default (Config.Checks
+// "production": the rules engine checks every move, anchored-v1 games carry
+// real quicknet beacons whose BLS signatures the ledger checks), or those
+// of the benchmarks until issue 31 ("structural": moves checked
+// structurally, a fake drand chain, whose anchored-v1 bundles the verifier
+// refuses, so they are not built). The report says which (Report.Config).
 
 package bench
 
@@ -50,6 +52,7 @@ import (
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/internal/serve"
 	"github.com/zarlog/zarlog/internal/workload"
+	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/publisher"
 	"github.com/zarlog/zarlog/verifier"
 )
@@ -87,6 +90,11 @@ type Config struct {
 	// Tessera adds the ledger's append path alone and Tessera's POSIX log
 	// on the same events.
 	Tessera bool
+	// Checks names the checks the ledger makes (and the stream is made
+	// for): ChecksProduction, those of `zarlog serve`, or ChecksStructural,
+	// the benchmarks' configuration until issue 31. Zero means
+	// ChecksProduction.
+	Checks string
 	// Progress, if not nil, is called as the run goes: the step, and how
 	// many of its total items are done.
 	Progress func(step string, done, total int)
@@ -99,6 +107,9 @@ type Config struct {
 // A Report is what a run measured.
 type Report struct {
 	Machine Machine `json:"machine"`
+	// Config is the configuration the run measured: what the ledger
+	// checked, and how the events were offered.
+	Config RunConfig `json:"config"`
 	// LogKey is the verifier key (C2SP vkey) of the throwaway logs the run
 	// writes, so their checkpoints and bundles can be checked.
 	LogKey   string       `json:"logKey"`
@@ -122,6 +133,43 @@ type Report struct {
 	// Ratios are the same-run throughput ratios against each Tessera
 	// setting (Config.Tessera): what issue 17's targets are stated in.
 	Ratios []Ratio `json:"ratios,omitempty"`
+}
+
+// A RunConfig says what a run measured, so that no figure is read out of
+// context.
+type RunConfig struct {
+	// Checks is ChecksProduction or ChecksStructural (Config.Checks).
+	Checks string `json:"checks"`
+	// Moves is "rules" (the rules engine checks every roll, move and end,
+	// movecheck.Checker as in `zarlog serve`) or "structural".
+	Moves string `json:"moves"`
+	// Beacons is "bls" (real drand quicknet beacons, each anchored-v1
+	// game's checked with a BLS pairing check) or "fake" (a hash).
+	Beacons string `json:"beacons"`
+	// Receipts says which receipts the latency pass asks for.
+	Receipts string `json:"receipts"`
+	// CheckpointIntervalMs is the ledger's checkpoint interval.
+	CheckpointIntervalMs int `json:"checkpointIntervalMs"`
+	// Pace is "saturated" (events offered as fast as the emitters take
+	// them, then at half that rate), or "rate" (Config.Rate).
+	Pace string `json:"pace"`
+}
+
+// runConfig describes the run of cfg on w.
+func runConfig(cfg Config, w *Workload) RunConfig {
+	c := RunConfig{Checks: w.Checks(), Moves: "structural", Beacons: "fake", Pace: "saturated",
+		CheckpointIntervalMs: int(ledger.DefaultCheckpointInterval / time.Millisecond),
+		Receipts:             fmt.Sprintf("every game's commit and every %dth event, in the latency pass", ReceiptSample)}
+	if w.Moves {
+		c.Moves = "rules"
+	}
+	if w.RealBeacons {
+		c.Beacons = "bls"
+	}
+	if cfg.Rate > 0 {
+		c.Pace = "rate"
+	}
+	return c
 }
 
 // A Ratio is one throughput ratio measured in one run: Of's events/s over
@@ -274,7 +322,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := NewWorkload(workload.Config{Seed: 1, Mix: mix, Emitters: cfg.Emitters, Concurrent: cfg.Games}, cfg.Events)
+	wcfg, err := WorkloadConfig(cfg.Checks)
+	if err != nil {
+		return nil, err
+	}
+	wcfg.Seed, wcfg.Mix, wcfg.Emitters, wcfg.Concurrent = 1, mix, cfg.Emitters, cfg.Games
+	w, err := NewWorkload(wcfg, cfg.Events)
 	if err != nil {
 		return nil, fmt.Errorf("generating the events: %w", err)
 	}
@@ -283,7 +336,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Machine: machine(), LogKey: logKey, Workload: WorkloadInfo{Mix: cmp.Or(cfg.Mix, "mixed"), Events: len(w.Events), Emitters: len(w.Emitters), Games: cfg.Games,
+	rep := &Report{Machine: machine(), Config: runConfig(cfg, w), LogKey: logKey, Workload: WorkloadInfo{Mix: cmp.Or(cfg.Mix, "mixed"), Events: len(w.Events), Emitters: len(w.Emitters), Games: cfg.Games,
 		MeanBytes: w.MeanBytes, SignedShare: w.SignedShare}}
 
 	e2eDir := filepath.Join(dir, "endtoend")
@@ -354,9 +407,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 }
 
 // bundles builds and verifies the bundles of up to per finished games of
-// each scheme but anchored-v1, from the ledger in dir.
+// each scheme, from the ledger in dir: anchored-v1 only with real beacons
+// (the verifier refuses the fake chain).
 func bundles(ctx context.Context, dir string, w *Workload, per int, progress func(string, int, int)) ([]Bundles, error) {
-	l, err := OpenLedger(ctx, dir, w, 0, nil, nil)
+	l, err := OpenLedger(ctx, dir, w, 0, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -383,6 +437,9 @@ func bundles(ctx context.Context, dir string, w *Workload, per int, progress fun
 		verify               time.Duration
 	}
 	by := map[events.Scheme]*acc{events.Tavlarena: {}, events.PerRoll: {}}
+	if w.RealBeacons {
+		by[events.Anchored] = &acc{}
+	}
 	total := per * len(by)
 	done := 0
 	for from := uint64(0); done < total; {
@@ -425,9 +482,9 @@ func bundles(ctx context.Context, dir string, w *Workload, per int, progress fun
 		}
 	}
 	var out []Bundles
-	for _, s := range []events.Scheme{events.Tavlarena, events.PerRoll} {
+	for _, s := range []events.Scheme{events.Anchored, events.Tavlarena, events.PerRoll} {
 		a := by[s]
-		if a.games == 0 {
+		if a == nil || a.games == 0 {
 			continue
 		}
 		n := float64(a.games)
@@ -494,6 +551,7 @@ func (r *Report) Text() string {
 	}
 	fmt.Fprintln(&b)
 	fmt.Fprintf(&b, "log        %s (the key of the throwaway logs this run writes)\n", r.LogKey)
+	fmt.Fprintf(&b, "config     %s\n", r.Config.describe())
 	wl := r.Workload
 	fmt.Fprintf(&b, "events     %d (%s mix) of %d emitters, %d games in play, %.0f bytes on average, %.1f%% signed\n",
 		wl.Events, wl.Mix, wl.Emitters, wl.Games, wl.MeanBytes, 100*wl.SignedShare)
@@ -557,6 +615,19 @@ func (r *Report) Text() string {
 		fmt.Fprintf(&b, "ratio      %-24s / %-24s %5.2f×\n", x.Of, x.To, x.Ratio)
 	}
 	return b.String()
+}
+
+// describe says the configuration in words.
+func (c RunConfig) describe() string {
+	moves := "moves checked structurally (not by the rules engine)"
+	if c.Moves == "rules" {
+		moves = "every roll, move and end checked by the rules engine"
+	}
+	beacons := "a fake drand chain (a hash, no BLS)"
+	if c.Beacons == "bls" {
+		beacons = "real quicknet beacons, BLS-checked once per anchored-v1 game"
+	}
+	return fmt.Sprintf("%s: %s; %s; a checkpoint every %d ms", c.Checks, moves, beacons, c.CheckpointIntervalMs)
 }
 
 func orUnknown(s string) string {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -12,6 +13,10 @@ import (
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
+
+	"github.com/zarlog/zarlog/events/drand"
+	"github.com/zarlog/zarlog/internal/workload"
+	"github.com/zarlog/zarlog/sdk"
 )
 
 // TestRun runs a small bench with the Tessera comparison and checks that
@@ -69,7 +74,12 @@ func TestRun(t *testing.T) {
 	if rep.DiskBytesPerEvent <= 0 {
 		t.Errorf("disk per event: %v", rep.DiskBytesPerEvent)
 	}
-	if len(rep.Bundles) != 2 {
+	// The production configuration by default: real beacons, so the
+	// anchored-v1 games' bundles verify too.
+	if c := rep.Config; c.Checks != ChecksProduction || c.Moves != "rules" || c.Beacons != "bls" || c.Pace != "saturated" || c.CheckpointIntervalMs != 100 {
+		t.Errorf("config: %+v", c)
+	}
+	if len(rep.Bundles) != 3 {
 		t.Fatalf("bundles: %+v", rep.Bundles)
 	}
 	for _, b := range rep.Bundles {
@@ -109,9 +119,51 @@ func TestRun(t *testing.T) {
 		t.Errorf("the report's log key %q is not a C2SP verifier key: %v", rep.LogKey, err)
 	}
 	text := rep.Text()
-	for _, want := range []string{"log        " + rep.LogKey, "machine ", "end to end ", "latency ", "receipt    publish → receipt", "batching ", "memory ", "disk ", "bundle     per-roll-v1", "bundle     tavlarena-v1", "tessera-posix"} {
+	for _, want := range []string{"log        " + rep.LogKey, "config     production: every roll, move and end checked by the rules engine", "bundle     anchored-v1", "machine ", "end to end ", "latency ", "receipt    publish → receipt", "batching ", "memory ", "disk ", "bundle     per-roll-v1", "bundle     tavlarena-v1", "tessera-posix"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q in:\n%s", want, text)
+		}
+	}
+}
+
+// TestRunStructural runs the configuration of the benchmarks until issue
+// 31 (--checks structural): the report says so, and the anchored-v1 games,
+// on the fake drand chain, get no bundle.
+func TestRunStructural(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, Config{Dir: t.TempDir() + "/scratch", Events: 3000, Games: 8, Bundles: 2, Rate: 20000, Checks: ChecksStructural})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := rep.Config; c.Checks != ChecksStructural || c.Moves != "structural" || c.Beacons != "fake" || c.Pace != "rate" {
+		t.Errorf("config: %+v", c)
+	}
+	for _, b := range rep.Bundles {
+		if b.Scheme == "anchored-v1" {
+			t.Errorf("an anchored-v1 bundle on the fake chain: %+v", b)
+		}
+	}
+	if !strings.Contains(rep.Text(), "config     structural: moves checked structurally") {
+		t.Errorf("text:\n%s", rep.Text())
+	}
+	if _, err := Run(ctx, Config{Checks: "lenient"}); err == nil || !strings.Contains(err.Error(), `unknown checks "lenient"`) {
+		t.Errorf("unknown checks: %v", err)
+	}
+}
+
+// TestRecordedBeacons: the quicknet beacons of the production workload are
+// the SDK's recorded ones (the demo's), and real: the SDK verifies each.
+func TestRecordedBeacons(t *testing.T) {
+	rounds, sigs := workload.QuicknetRecorded()
+	if !slices.Equal(rounds, sdk.QuicknetRounds()) {
+		t.Fatalf("rounds %v, the SDK's %v", rounds, sdk.QuicknetRounds())
+	}
+	src := sdk.QuicknetBeacons()
+	for i, r := range rounds {
+		b, err := src.Beacon(context.Background(), drand.Quicknet().Hash(), r)
+		if err != nil || !bytes.Equal(b.Signature, sigs[i]) {
+			t.Errorf("round %d: the SDK has %x (%v), the workload %x", r, b.Signature, err, sigs[i])
 		}
 	}
 }

@@ -12,14 +12,28 @@
 // roll-reveal and move, and the end: with the default 30 rolls, 122 events of
 // which 62 are signed. The events are about 300 bytes on average.
 //
-// The emitters' keys are derived from fixed seeds. Anchored-v1 games are
-// anchored to rounds of a fake drand chain (Beacons) whose rounds all lie in
-// the year 2100, so the ledger's clock checks pass with the real clock and a
-// beacon "verifies" with one SHA-256; real quicknet beacons cost a BLS
-// pairing check per anchored game (about a millisecond), which these
-// benchmarks leave out. The moves are plausible notation but are not played
-// by the rules engine: the settings do not declare the moves logged, so the
-// ledger checks them structurally (events.Env.Moves nil).
+// The emitters' keys are derived from fixed seeds. How the games are made
+// depends on the checks the ledger is to make (Config.Moves,
+// Config.RealBeacons):
+//
+//   - production (both set, what `zarlog serve` checks): every game's
+//     settings declare its moves logged, and each roll that is played gets a
+//     legal move chosen by the rules engine (rules.Choose), in one of the five
+//     variants, so that the ledger's rules engine checks every roll, move and
+//     end; a game over on the board ends "finished" with its result, one still
+//     going at the roll limit is resigned. Anchored-v1 games are anchored to
+//     real drand quicknet rounds (QuicknetRecorded, the four beacons the SDK
+//     and the demo hold, reused across games), so that the ledger checks each
+//     game's beacon with a BLS pairing check; their commits are sealed before
+//     the quicknet chain's genesis, so the ledger's clock must show a time
+//     before QuicknetStart plus a day (QuicknetStart is such a clock's start);
+//   - structural (neither set, the benchmarks' configuration until issue
+//     31): the moves are plausible notation not played by the rules engine,
+//     and the settings do not declare them logged, so the ledger checks them
+//     structurally (events.Env.Moves nil); anchored-v1 games are anchored to
+//     rounds of a fake drand chain (Beacons) whose rounds all lie in the year
+//     2100, so the ledger's clock checks pass with the real clock, and a
+//     beacon "verifies" with one SHA-256.
 //
 // It is benchmark support, not part of zarlog's contract.
 package workload
@@ -30,6 +44,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -40,6 +55,8 @@ import (
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/events/dice"
+	"github.com/zarlog/zarlog/events/drand"
+	"github.com/zarlog/zarlog/rules"
 )
 
 // A Mix is the relative weight of each scheme among new games.
@@ -91,8 +108,19 @@ type Config struct {
 	// "emitter-0", "emitter-1", …). Zero means 4.
 	Emitters int
 	// Start is the emitters' clock at the first event. Zero means
-	// 2026-11-30T10:00:00Z.
+	// 2026-11-30T10:00:00Z, or QuicknetStart with RealBeacons.
 	Start time.Time
+	// Moves makes every game's moves legal plays chosen by the rules
+	// engine, in one of the five variants, with settings that declare them
+	// logged: the ledger's rules engine (rules/movecheck) checks each one.
+	// False means plausible notation, checked structurally only.
+	Moves bool
+	// RealBeacons anchors anchored-v1 games to the real quicknet rounds of
+	// QuicknetRecorded, whose beacons the ledger checks with a BLS pairing
+	// check (its default drand chains); the ledger's clock must then show
+	// a time between QuicknetStart and QuicknetStart plus a day when the
+	// commits and tokens are appended. False means FakeChain (Beacons).
+	RealBeacons bool
 }
 
 func (c *Config) defaults() {
@@ -110,6 +138,9 @@ func (c *Config) defaults() {
 	}
 	if c.Start.IsZero() {
 		c.Start = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+		if c.RealBeacons {
+			c.Start = QuicknetStart
+		}
 	}
 }
 
@@ -270,6 +301,10 @@ type game struct {
 	signer note.Signer
 	out    []Event
 	start  time.Time
+	// The variant and opening on the board (the settings'), and whether
+	// the moves are logged (Config.Moves).
+	variant rules.Variant
+	opening rules.Opening
 }
 
 func (b *game) add(body events.Body) error {
@@ -300,12 +335,24 @@ func (g *Generator) newGame() ([]Event, error) {
 	b := &game{g: g, scheme: g.schemeOf[k], signer: g.signers[g.rng.IntN(len(g.signers))], start: g.clock}
 	g.clock = g.clock.Add(10 * time.Millisecond)
 	turkish := g.rng.IntN(2) == 0
+	b.variant, b.opening = rules.Portes, rules.OpeningWestern
+	if turkish {
+		b.variant, b.opening = rules.Tavla, rules.OpeningTurkishReroll
+	}
+	if g.cfg.Moves {
+		// The five variants, tavla with its Turkish opening.
+		b.variant = rules.AllVariants()[g.rng.IntN(len(rules.AllVariants()))]
+		b.opening = rules.OpeningWestern
+		if b.variant == rules.Tavla {
+			b.opening = rules.OpeningTurkishReroll
+		}
+	}
 	var err error
 	switch b.scheme {
 	case events.Tavlarena:
-		err = b.tavlarena(label, turkish)
+		err = b.tavlarena(label)
 	case events.Anchored:
-		err = b.anchored(label, turkish)
+		err = b.anchored(label, n)
 	default:
 		err = b.perRoll(label)
 	}
@@ -315,26 +362,101 @@ func (g *Generator) newGame() ([]Event, error) {
 	return b.out, nil
 }
 
-func settings(turkish bool) []byte {
-	if turkish {
-		return []byte(`{"matchLength":5,"opening":"turkish-reroll","variant":"tavla"}`)
+// settings returns the game's settings object: its variant and opening, and
+// with Config.Moves, "moves": "logged". A per-roll-v1 match is portes with
+// the western opening unless its moves are logged.
+func (b *game) settings() []byte {
+	moves := ""
+	if b.g.cfg.Moves {
+		moves = `"moves":"logged",`
 	}
-	return []byte(`{"matchLength":5,"opening":"western","variant":"portes"}`)
+	return []byte(fmt.Sprintf(`{"matchLength":5,%s"opening":%q,"variant":%q}`, moves, b.opening, b.variant))
 }
 
 // plays are move notations of typical length.
 var plays = [...]string{"24/18 13/11", "8/5 6/5", "13/9 13/10", "24/20 20/16 16/12 12/8", "bar/22 6/4", "6/off 5/off", "13/7 8/7", "24/21 13/8"}
 
-// perGameRolls adds the rolls of a per-game scheme, each played roll
-// followed by its move, then the end and the reveal.
-func (b *game) perGameRolls(roller dice.Roller, seed [32]byte, turkish bool) error {
+// A board follows a game's play with the rules engine (Config.Moves): each
+// played roll's move is chosen by rules.Choose. Without Config.Moves it
+// makes plausible notation (plays) for every roll but an opening double or
+// a Turkish opening roll, as the structural check expects.
+type board struct {
+	b     *game
+	rg    *rules.Game // nil until the first roll of a game on the board
+	base  int         // the match index of rg's roll 0 (per-roll-v1)
+	turns int         // moves logged
+}
+
+// roll follows roll n (the match index under per-roll-v1) with dice d and
+// kind (per-game schemes; "" under per-roll-v1) and logs its move, if it is
+// played.
+func (bd *board) roll(n uint32, d dice.Dice, kind dice.Kind, seat int) error {
+	b := bd.b
 	g := b.g
-	opening := dice.OpeningWestern
-	if turkish {
-		opening = dice.OpeningTurkishReroll
+	if !g.cfg.Moves {
+		if kind == dice.KindOpening && (d.IsDouble() || b.opening == rules.OpeningTurkishReroll) {
+			return nil
+		}
+		bd.turns++
+		return b.add(events.Move{N: n, Play: plays[g.rng.IntN(len(plays))], Seat: seat})
 	}
+	if bd.rg == nil || bd.rg.Over() {
+		rg, err := rules.NewGame(b.variant, b.opening)
+		if err != nil {
+			return fmt.Errorf("workload: game %s: %w", b.id, err)
+		}
+		bd.rg, bd.base = rg, int(n)
+	}
+	if _, err := bd.rg.Roll(int(n)-bd.base, rules.Dice(d)); err != nil {
+		return fmt.Errorf("workload: game %s: %w", b.id, err)
+	}
+	_, _, seat, pending := bd.rg.Pending()
+	if !pending {
+		return nil
+	}
+	play, _ := bd.rg.ChoosePlay(g.rng)
+	text := rules.FormatPlay(play)
+	if err := bd.rg.Move(int(n)-bd.base, seat, text); err != nil {
+		return fmt.Errorf("workload: game %s: the rules engine refuses its own play: %w", b.id, err)
+	}
+	bd.turns++
+	return b.add(events.Move{N: n, Play: text, Seat: seat})
+}
+
+// over reports whether the game on the board is over (Config.Moves).
+func (bd *board) over() bool { return bd.rg != nil && bd.rg.Over() }
+
+// end returns the game's end: with Config.Moves, "finished" with the
+// result if the game is over on the board, else the seat to roll or play
+// resigns; without, a finished game worth points, as the structural check
+// allows.
+func (bd *board) end(points uint32) events.End {
+	g := bd.b.g
+	if !g.cfg.Moves {
+		return events.End{Points: points, Result: events.Finished, Winner: g.rng.IntN(2)}
+	}
+	if r, over := bd.rg.Result(); over {
+		if r.Draw() {
+			return events.End{Result: events.Finished, Winner: events.NoWinner}
+		}
+		return events.End{Points: uint32(r.Multiplier), Result: events.Finished, Winner: r.Winner}
+	}
+	loser := 1
+	if bd.rg != nil && bd.rg.Turn() >= 0 {
+		loser = bd.rg.Turn()
+	}
+	return events.End{Points: 1, Result: events.Resigned, Winner: 1 - loser}
+}
+
+// perGameRolls adds the rolls of a per-game scheme, each played roll
+// followed by its move, then the end and the reveal: Config.Rolls moves,
+// or fewer if the game is over on the board first (Config.Moves).
+func (b *game) perGameRolls(roller dice.Roller, seed [32]byte) error {
+	g := b.g
+	opening := dice.Opening(b.opening)
 	seq := dice.NewSequence(opening)
-	for n, turns := uint32(0), 0; turns < g.cfg.Rolls; n++ {
+	bd := &board{b: b}
+	for n := uint32(0); bd.turns < g.cfg.Rolls && !bd.over(); n++ {
 		r := dice.Roll{N: n, Dice: roller.Roll(n), Kind: seq.WantKind()}
 		if err := seq.Next(r); err != nil {
 			return fmt.Errorf("workload: game %s: %w", b.id, err)
@@ -342,26 +464,22 @@ func (b *game) perGameRolls(roller dice.Roller, seed [32]byte, turkish bool) err
 		if err := b.add(events.Roll{N: r.N, Dice: r.Dice, Kind: r.Kind}); err != nil {
 			return err
 		}
-		if r.Kind == dice.KindOpening && (r.Dice.IsDouble() || opening == dice.OpeningTurkishReroll) {
-			continue
-		}
-		if err := b.add(events.Move{N: n, Play: plays[g.rng.IntN(len(plays))], Seat: seq.Starter() ^ int(turns%2)}); err != nil {
+		if err := bd.roll(n, r.Dice, r.Kind, seq.Starter()^(bd.turns%2)); err != nil {
 			return err
 		}
-		turns++
 	}
-	if err := b.add(events.End{Points: 1, Result: events.Finished, Winner: g.rng.IntN(2)}); err != nil {
+	if err := b.add(bd.end(1)); err != nil {
 		return err
 	}
 	return b.add(events.Reveal{Seed: seed})
 }
 
-func (b *game) tavlarena(label string, turkish bool) error {
+func (b *game) tavlarena(label string) error {
 	g := b.g
 	id := g.uuid(label)
 	b.id = id.String()
 	seed := g.bytes32(label + "/seed")
-	c, err := events.NewTavlarenaCommit(id, [2]dice.UUID{g.uuid(label + "/seat0"), g.uuid(label + "/seat1")}, settings(turkish), seed)
+	c, err := events.NewTavlarenaCommit(id, [2]dice.UUID{g.uuid(label + "/seat0"), g.uuid(label + "/seat1")}, b.settings(), seed)
 	if err != nil {
 		return fmt.Errorf("workload: %w", err)
 	}
@@ -375,18 +493,30 @@ func (b *game) tavlarena(label string, turkish bool) error {
 	if err := b.add(events.Contribution{Contribution: contrib[0], Seat: 0}); err != nil {
 		return err
 	}
-	return b.perGameRolls(dice.NewTavlarena(seed, id, contrib), seed, turkish)
+	return b.perGameRolls(dice.NewTavlarena(seed, id, contrib), seed)
 }
 
-func (b *game) anchored(label string, turkish bool) error {
+func (b *game) anchored(label string, n int) error {
 	g := b.g
 	u := g.uuid(label)
 	match := "match-" + u.String()
 	b.id = match + ".g1"
 	seed := g.bytes32(label + "/seed")
-	round := 1 + uint64(binary.BigEndian.Uint32(u[:4]))%1_000_000
-	anchor := events.AnchorRef{Chain: FakeChainHash, Round: round}
-	c, err := events.NewAnchoredCommit(match, 1, anchor, b.start.Add(-time.Minute), settings(turkish), seed)
+	var chain [32]byte
+	var round uint64
+	var sig []byte
+	sealed := b.start.Add(-time.Minute)
+	if g.cfg.RealBeacons {
+		q := quicknetRecorded[n%len(quicknetRecorded)]
+		chain, round, sig = drand.Quicknet().Hash(), q.round, q.sig
+		// Sealed before the chain's genesis, so before every recorded
+		// round, and before the ledger's clock (QuicknetStart on).
+		sealed = g.cfg.Start.Add(-time.Minute)
+	} else {
+		round = 1 + uint64(binary.BigEndian.Uint32(u[:4]))%1_000_000
+		chain, sig = FakeChainHash, FakeChain{}.Sign(round)
+	}
+	c, err := events.NewAnchoredCommit(match, 1, events.AnchorRef{Chain: chain, Round: round}, sealed, b.settings(), seed)
 	if err != nil {
 		return fmt.Errorf("workload: %w", err)
 	}
@@ -400,22 +530,25 @@ func (b *game) anchored(label string, turkish bool) error {
 	if err := b.add(events.TokenContribution{Seat: 1, Token: tokens[1]}); err != nil {
 		return err
 	}
-	sig := FakeChain{}.Sign(round)
 	rnd := sha256.Sum256(sig)
-	if err := b.add(events.Beacon{Chain: FakeChainHash, Randomness: rnd, Round: round, Signature: sig}); err != nil {
+	if err := b.add(events.Beacon{Chain: chain, Randomness: rnd, Round: round, Signature: sig}); err != nil {
 		return err
 	}
-	binding := dice.AnchoredBinding(match, 1, tokens, dice.Anchor{Chain: FakeChainHash, Round: round, Randomness: rnd})
-	return b.perGameRolls(dice.NewAnchored(seed, binding), seed, turkish)
+	binding := dice.AnchoredBinding(match, 1, tokens, dice.Anchor{Chain: chain, Round: round, Randomness: rnd})
+	return b.perGameRolls(dice.NewAnchored(seed, binding), seed)
 }
 
 func (b *game) perRoll(label string) error {
 	g := b.g
 	match := g.uuid(label)
 	b.id = match.String()
-	if err := b.add(events.PerRollCommit{Settings: settings(false)}); err != nil {
+	if !g.cfg.Moves {
+		b.variant, b.opening = rules.Portes, rules.OpeningWestern
+	}
+	if err := b.add(events.PerRollCommit{Settings: b.settings()}); err != nil {
 		return err
 	}
+	bd := &board{b: b}
 	for i := range g.cfg.Rolls / 2 {
 		rollID := g.uuid(fmt.Sprintf("%s/roll/%d", label, i))
 		seed, second := g.bytes32(fmt.Sprintf("%s/s/%d", label, i)), g.bytes32(fmt.Sprintf("%s/x/%d", label, i))
@@ -423,14 +556,68 @@ func (b *game) perRoll(label string) error {
 		if i%3 == 2 {
 			from = events.FromServer
 		}
-		for _, body := range []events.Body{events.NewRollCommit(rollID, seed), events.RollSecond{RollID: rollID, Second: second, SecondFrom: from},
-			events.NewRollReveal(match, rollID, second, seed), events.Move{N: uint32(i), Play: plays[g.rng.IntN(len(plays))], Seat: i % 2}} {
+		reveal := events.NewRollReveal(match, rollID, second, seed)
+		for _, body := range []events.Body{events.NewRollCommit(rollID, seed), events.RollSecond{RollID: rollID, Second: second, SecondFrom: from}, reveal} {
 			if err := b.add(body); err != nil {
 				return err
 			}
 		}
+		if err := bd.roll(uint32(i), reveal.Dice, "", i%2); err != nil {
+			return err
+		}
+		if bd.over() {
+			break // the match is its first game
+		}
 	}
-	return b.add(events.End{Points: 2, Result: events.Finished, Winner: g.rng.IntN(2)})
+	return b.add(bd.end(2))
+}
+
+// QuicknetStart is the ledger's clock at the start of a stream with
+// RealBeacons: a day before the drand quicknet chain's genesis, so that
+// every recorded round (QuicknetRecorded) is still to come for a day.
+var QuicknetStart = drand.Quicknet().Genesis().Add(-24 * time.Hour)
+
+// quicknetRecorded are four real quicknet beacons (docs/SCHEMES.md §6,
+// shared/spec/DRAND.md): rounds 8, 10, 123 and 657413, the ones the SDK
+// (sdk.QuicknetBeacons) and the demo hold; package internal/bench's tests
+// check that the two agree.
+var quicknetRecorded = func() []struct {
+	round uint64
+	sig   []byte
+} {
+	out := []struct {
+		round uint64
+		sig   []byte
+	}{}
+	for _, q := range []struct {
+		round uint64
+		sig   string
+	}{
+		{8, "a0c06b9964123d2e6036aa004c140fc301f4edd3ea6b8396a15dfd7dfd70cc0dce0b4a97245995767ab72cf59de58c47"},
+		{10, "ac415e508c484053efed1c6c330e3ae0bf20185b66ed088864dac1ff7d6f927610824986390d3239dac4dd73e6f865f5"},
+		{123, "b75c69d0b72a5d906e854e808ba7e2accb1542ac355ae486d591aa9d43765482e26cd02df835d3546d23c4b13e0dfc92"},
+		{657413, "b713718a38ae728dfd477991af2822e08d2f305e47718cef9f7848ce4050e7be41076862b98fad56e91a6b85b89cd97b"},
+	} {
+		sig, err := hex.DecodeString(q.sig)
+		if err != nil {
+			panic("workload: recorded beacon: " + err.Error()) // a constant above
+		}
+		out = append(out, struct {
+			round uint64
+			sig   []byte
+		}{q.round, sig})
+	}
+	return out
+}()
+
+// QuicknetRecorded returns the recorded quicknet beacons the stream's
+// anchored-v1 games are anchored to with RealBeacons: round and signature.
+func QuicknetRecorded() (rounds []uint64, sigs [][]byte) {
+	for _, q := range quicknetRecorded {
+		rounds = append(rounds, q.round)
+		sigs = append(sigs, bytes.Clone(q.sig))
+	}
+	return rounds, sigs
 }
 
 // FakeChainHash is the chain hash of FakeChain.

@@ -2,23 +2,45 @@ package workload
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/events/drand"
+	"github.com/zarlog/zarlog/rules/movecheck"
 )
 
 // TestStream checks that every event of a stream of each mix parses,
 // verifies and follows its game's history, that the stream is
-// deterministic, and that its games finish verified.
+// deterministic, and that its games finish verified: in the production
+// configuration (the rules engine checks every roll, move and end; real
+// quicknet beacons, checked with BLS, under a ledger clock before the
+// chain's genesis) and the structural one (fake beacons, moves checked
+// structurally, the real clock).
 func TestStream(t *testing.T) {
 	for _, name := range MixNames() {
-		t.Run(name, func(t *testing.T) {
+		for _, production := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/production=%v", name, production), func(t *testing.T) {
+				testStream(t, name, production)
+			})
+		}
+	}
+}
+
+func testStream(t *testing.T, name string, production bool) {
+	{
+		{
 			mix, err := ParseMix(name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg := Config{Seed: 7, Mix: mix, Concurrent: 8, Rolls: 12}
+			cfg := Config{Seed: 7, Mix: mix, Concurrent: 8, Rolls: 12, Moves: production, RealBeacons: production}
+			if production {
+				cfg.Rolls = 60 // so that some games are over on the board
+			}
 			g, err := New(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -34,7 +56,11 @@ func TestStream(t *testing.T) {
 			}
 			games := map[string]*events.Game{}
 			ids := map[string]bool{}
-			verified := 0
+			verified, moves, finished, beacons := 0, 0, 0, 0
+			env := events.Env{Beacons: Beacons}
+			if production {
+				env = events.Env{Beacons: events.BeaconsOf(drand.ChainByHash), Moves: movecheck.Checker{}}
+			}
 			for i, e := range evs {
 				if !bytes.Equal(e.Data, again[i].Data) {
 					t.Fatalf("event %d differs between two generators of the same config", i)
@@ -53,12 +79,28 @@ func TestStream(t *testing.T) {
 					t.Fatalf("event %d: id %s twice", i, ev.ID)
 				}
 				ids[ev.ID] = true
-				env := events.Env{Emitter: e.Emitter, Index: uint64(i), Now: time.Now(), Beacons: Beacons}
+				env.Emitter, env.Index, env.Now = e.Emitter, uint64(i), time.Now()
+				if production {
+					env.Now = QuicknetStart.Add(time.Hour)
+				}
 				ng, err := events.Apply(games[ev.Game], ev, env)
 				if err != nil {
 					t.Fatalf("event %d (%s %s seq %d): %v", i, ev.Scheme, ev.Type, ev.Seq, err)
 				}
 				games[ev.Game] = ng
+				switch ev.Type {
+				case events.TypeMove:
+					moves++
+				case events.TypeBeacon:
+					beacons++
+				case events.TypeEnd:
+					if ev.Body.(events.End).Result == events.Finished {
+						finished++
+					}
+				}
+				if ng.MovesLogged != production {
+					t.Fatalf("event %d: moves logged %v", i, ng.MovesLogged)
+				}
 				if ng.Closed {
 					if ng.Status != events.StatusVerified {
 						t.Fatalf("game %s closed %s", ev.Game, ng.Status)
@@ -69,8 +111,71 @@ func TestStream(t *testing.T) {
 			if verified == 0 {
 				t.Fatalf("no game finished in %d events", len(evs))
 			}
+			if moves == 0 || (mix.Anchored > 0) != (beacons > 0) {
+				t.Fatalf("%d moves, %d beacons", moves, beacons)
+			}
+			if production && mix.Tavlarena+mix.Anchored > 0 && finished == 0 {
+				t.Errorf("no game ended finished on the board")
+			}
 			n, mean, signed := Stats(evs)
-			t.Logf("%s: %d events, %.0f bytes on average, %.1f%% signed, %d games finished", name, n, mean, 100*signed, verified)
+			t.Logf("%s: %d events, %.0f bytes on average, %.1f%% signed, %d games closed, %d finished, %d moves, %d beacons", name, n, mean, 100*signed, verified, finished, moves, beacons)
+		}
+	}
+}
+
+// TestBeaconsChecked: in the production configuration an anchored-v1
+// game's beacon is checked for real: a flipped bit of its signature is
+// refused (bad-beacon), so each game's BLS check runs.
+func TestBeaconsChecked(t *testing.T) {
+	g, err := New(Config{Seed: 3, Mix: Mix{Anchored: 1}, Concurrent: 1, Rolls: 4, Moves: true, RealBeacons: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := g.Take(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := events.Env{Emitter: evs[0].Emitter, Now: QuicknetStart.Add(time.Hour), Beacons: events.BeaconsOf(drand.ChainByHash), Moves: movecheck.Checker{}}
+	var game *events.Game
+	for i, e := range evs[:3] {
+		ev, err := events.Parse(e.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.Index = uint64(i)
+		if game, err = events.Apply(game, ev, env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev, err := events.Parse(evs[3].Data)
+	if err != nil || ev.Type != events.TypeBeacon {
+		t.Fatalf("event 3: %v %v", ev, err)
+	}
+	b := ev.Body.(events.Beacon)
+	b.Signature = bytes.Clone(b.Signature)
+	b.Signature[10] ^= 1
+	b.Randomness = sha256.Sum256(b.Signature)
+	ev.Body = b
+	var re *events.RejectError
+	if _, err := events.Apply(game, ev, env); !errors.As(err, &re) || re.Code != events.CodeBadBeacon {
+		t.Errorf("a beacon with a flipped bit: %v, want %s", err, events.CodeBadBeacon)
+	}
+}
+
+// BenchmarkGenerate is the generator's cost per event, in each
+// configuration: what a benchmark spends before its clock starts.
+func BenchmarkGenerate(b *testing.B) {
+	for _, production := range []bool{true, false} {
+		b.Run(fmt.Sprintf("production=%v", production), func(b *testing.B) {
+			g, err := New(Config{Seed: 1, Moves: production, RealBeacons: production})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := g.Next(); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }
