@@ -57,7 +57,7 @@ func OpenLedger(ctx context.Context, dir string, w *Workload, interval time.Dura
 	}
 	if w.RealBeacons {
 		cfg.Beacons = nil // the ledger's default: the pinned drand chains
-		off := workload.QuicknetStart.Sub(time.Now())
+		off := time.Until(workload.QuicknetStart)
 		cfg.Now = func() time.Time { return time.Now().Add(off) }
 	}
 	return ledger.Open(ctx, cfg)
