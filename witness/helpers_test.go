@@ -59,6 +59,13 @@ func newTestLog(t testing.TB, origin string, keySeed byte, prefix string) *testL
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newTestLogKey(t, skey, vkey, prefix)
+}
+
+// newTestLogKey is newTestLog with the log's key given (its name is the
+// origin).
+func newTestLogKey(t testing.TB, skey, vkey, prefix string) *testLog {
+	t.Helper()
 	s, err := merkle.NewSigner(skey)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +74,7 @@ func newTestLog(t testing.TB, origin string, keySeed byte, prefix string) *testL
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &testLog{t: t, origin: origin, prefix: prefix, signer: s, vkey: vkey, b: b, tiles: tileMap{}, notes: map[uint64][]byte{}}
+	l := &testLog{t: t, origin: s.Name(), prefix: prefix, signer: s, vkey: vkey, b: b, tiles: tileMap{}, notes: map[uint64][]byte{}}
 	l.sign()
 	return l
 }

@@ -17,6 +17,7 @@ var layers = map[string]int{
 	"events":      2,
 	// 3: the rules engine's adapter, test workloads.
 	"rules/movecheck": 3, "internal/workload": 3, "internal/litewitness": 3,
+	"internal/sigsumwitness": 3,
 	// 4: the verifier, and the engines: the ledger, the witness, the read
 	// side's follower.
 	"verifier": 4, "ledger": 4, "witness": 4, "follow": 4, "internal/testonly": 4,
