@@ -24,6 +24,13 @@ import (
 // the retries.
 var ErrFetch = errors.New("fetch failed")
 
+// ErrTooLarge marks a response larger than the format allows for what was
+// asked (an entry bundle over 256 × (2 + 65,535) bytes, a hash tile over
+// 8,192, a note over 64 KiB): a fault of the server, never tried again. It
+// is refused as soon as its Content-Length says so, and otherwise after
+// reading one byte more than the limit.
+var ErrTooLarge = errors.New("response larger than the format allows")
+
 // Limits of what is read from a log.
 const (
 	// maxBundleBytes is the largest entry bundle: 256 entries of 65,535
@@ -144,7 +151,7 @@ func (s *Source) getOnce(ctx context.Context, path string, limit int) ([]byte, b
 		case err != nil:
 			return nil, ctx.Err() == nil, fmt.Errorf("%w: %s: %w", ErrFetch, url, err)
 		case len(b) > limit:
-			return nil, false, fmt.Errorf("%w: %s is larger than %d bytes", ErrFetch, url, limit)
+			return nil, false, fmt.Errorf("%w: %s is more than the %d bytes it may have", ErrTooLarge, url, limit)
 		}
 		return b, false, nil
 	}
@@ -166,14 +173,40 @@ func (s *Source) getOnce(ctx context.Context, path string, limit int) ([]byte, b
 		retry := c >= 500 || c == http.StatusTooManyRequests || c == http.StatusRequestTimeout
 		return nil, retry, fmt.Errorf("%w: GET %s: %s", ErrFetch, url, resp.Status)
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
+	if resp.ContentLength > int64(limit) {
+		return nil, false, fmt.Errorf("%w: GET %s: Content-Length %d is more than the %d bytes it may have", ErrTooLarge, url, resp.ContentLength, limit)
+	}
+	b, err := readBody(resp.Body, resp.ContentLength, limit)
+	if errors.Is(err, ErrTooLarge) {
+		return nil, false, fmt.Errorf("%w: GET %s: the body is more than the %d bytes it may have", ErrTooLarge, url, limit)
+	}
 	if err != nil {
 		return nil, ctx.Err() == nil, fmt.Errorf("%w: GET %s: reading the body: %w", ErrFetch, url, err)
 	}
-	if len(b) > limit {
-		return nil, false, fmt.Errorf("%w: GET %s: the body is larger than %d bytes", ErrFetch, url, limit)
-	}
 	return b, false, nil
+}
+
+// readBody reads at most limit bytes of a body whose declared length is n
+// (-1: unknown) into one buffer of that size, so that a large body is not
+// copied through a growing buffer; it fails with ErrTooLarge if the body
+// has more than limit bytes.
+func readBody(r io.Reader, n int64, limit int) ([]byte, error) {
+	if n < 0 {
+		b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+		if err == nil && len(b) > limit {
+			err = ErrTooLarge
+		}
+		return b, err
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, err
+	}
+	var one [1]byte
+	if k, _ := r.Read(one[:]); k > 0 {
+		return nil, ErrTooLarge // more than declared: the body is not what it said
+	}
+	return b, nil
 }
 
 // Bundle fetches entry bundle t and returns its entries, exactly t.Width of
@@ -242,6 +275,56 @@ func (s *Source) ReadTiles(ctx context.Context, tiles []merkle.Tile) ([][]byte, 
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// A tileCache keeps the hash tiles a catch-up reads for its steps'
+// consistency proofs, which mostly ask for the same few tiles again: at
+// most n of them (8 KiB each), all dropped when it is full. What it holds
+// is as unverified as the source's tiles; it only saves requests.
+type tileCache struct {
+	r  merkle.TileReader
+	n  int
+	mu sync.Mutex
+	m  map[merkle.Tile][]byte
+}
+
+func newTileCache(r merkle.TileReader, n int) *tileCache {
+	return &tileCache{r: r, n: n, m: map[merkle.Tile][]byte{}}
+}
+
+func (c *tileCache) ReadTiles(ctx context.Context, tiles []merkle.Tile) ([][]byte, error) {
+	out := make([][]byte, len(tiles))
+	var miss []merkle.Tile
+	var at []int
+	c.mu.Lock()
+	for i, t := range tiles {
+		if d, ok := c.m[t]; ok && !t.IsEntries() {
+			out[i] = d
+		} else {
+			miss = append(miss, t)
+			at = append(at, i)
+		}
+	}
+	c.mu.Unlock()
+	if len(miss) == 0 {
+		return out, nil
+	}
+	got, err := c.r.ReadTiles(ctx, miss)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for j, i := range at {
+		out[i] = got[j]
+		if !miss[j].IsEntries() {
+			if len(c.m) >= c.n {
+				clear(c.m)
+			}
+			c.m[miss[j]] = got[j]
+		}
 	}
 	return out, nil
 }

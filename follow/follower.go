@@ -42,6 +42,22 @@ type Config struct {
 	// catching up: a process killed mid-way fetches at most that many (and
 	// those in flight) again. Zero means 16.
 	Chunk int
+	// MaxSize is the largest tree the follower accepts: a checkpoint of
+	// the log that is larger is refused at once as the log's fault
+	// (ErrLogFault, a *LimitError), before anything is fetched or
+	// allocated for it. Zero means DefaultMaxSize.
+	MaxSize uint64
+	// MaxBytes, if positive, is the copy's disk budget: the Store's bytes
+	// on disk (Store.DiskUsage). A catch-up that would take the store past
+	// it stops before storing the batch that would (ErrBudget, a
+	// *LimitError); the copy stays at its verified checkpoint and serves
+	// it, and a later call resumes once there is room. Zero: no budget.
+	MaxBytes int64
+	// StepBytes bounds the bytes of entry bundles a catch-up holds in
+	// memory before it has verified them: a step of at most Chunk bundles
+	// and StepBytes bytes is appended, checked against the checkpoint
+	// (below) and only then stored. Zero means DefaultStepBytes.
+	StepBytes int
 	// Progress, if not nil, is called after each durable batch of a
 	// catch-up and at its end, from the goroutine that called Advance.
 	Progress func(Progress)
@@ -53,6 +69,48 @@ type Config struct {
 	// they are not registered.
 	Registerer prometheus.Registerer
 }
+
+// Defaults of Config.
+const (
+	// DefaultMaxSize is 2^38 leaves: ten emitters at a tenth of the peak
+	// rate of docs/OPERATIONS.md §9 (2,500 events a second together) for
+	// three and a half years, about 100 TB at zarlog's 370 bytes an event.
+	// It only says what no zarlog log can be yet: 2^40, 2^63−1 and 2^64−1
+	// are refused; a disk budget (MaxBytes) bounds what is stored.
+	DefaultMaxSize = 1 << 38
+	// DefaultStepBytes is 32 MiB: two of the largest entry bundles
+	// (256 × 65,537 bytes each), or about 400 bundles of typical events.
+	DefaultStepBytes = 32 << 20
+)
+
+// ErrLogFault wraps the error for what only a faulty or hostile log serves
+// and no retry mends: a checkpoint larger than Config.MaxSize, an entry
+// bundle or tile larger than the format allows (ErrTooLarge) or that does
+// not parse (merkle.ErrMalformed). Nothing of it is stored; the copy stays
+// at its verified checkpoint. Entries or tiles that parse but do not give
+// the checkpoint's root are a *Refusal instead, with evidence.
+var ErrLogFault = errors.New("the log is at fault")
+
+// ErrBudget wraps the error of a catch-up stopped at the disk budget
+// (Config.MaxBytes): the copy stays at its verified checkpoint.
+var ErrBudget = errors.New("the copy is at its disk budget")
+
+// A LimitError says which limit a log's checkpoint or response went past.
+// It wraps ErrLogFault (the log's fault: Limit "max-size", "bundle-size",
+// "tile-size" or "malformed") or ErrBudget (Limit "max-disk").
+type LimitError struct {
+	Limit  string // the limit, by the flag of zarlog mirror and zarlog audit that sets it
+	Max    uint64 // the limit's value (0 for "malformed")
+	Got    uint64 // what the log asked for (a tree size; bytes on disk)
+	Source string // the URL of what went past it
+	Err    error  // what happened, wrapping ErrLogFault or ErrBudget
+}
+
+func (e *LimitError) Error() string { return e.Err.Error() }
+func (e *LimitError) Unwrap() error { return e.Err }
+
+// LogFault reports whether the log is at fault (not the copy's budget).
+func (e *LimitError) LogFault() bool { return errors.Is(e.Err, ErrLogFault) }
 
 // Progress reports a catch-up: the stored tree has grown from Start to
 // Stored leaves on its way to Target.
@@ -111,6 +169,12 @@ func New(ctx context.Context, cfg Config) (*Follower, error) {
 	}
 	if cfg.Chunk <= 0 {
 		cfg.Chunk = 16
+	}
+	if cfg.MaxSize == 0 {
+		cfg.MaxSize = DefaultMaxSize
+	}
+	if cfg.StepBytes <= 0 {
+		cfg.StepBytes = DefaultStepBytes
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -198,13 +262,22 @@ func (f *Follower) Open(signed []byte) (merkle.Checkpoint, error) {
 //     its size), Result.Same or Result.Stale if it holds, a *Refusal with
 //     the evidence if not; the log's own /checkpoint of the accepted tree
 //     with other cosignatures replaces the stored note;
-//   - larger: with a Policy, its quorum is checked (ErrQuorum); the missing
-//     entry bundles are fetched at the checkpoint's widths, appended to the
-//     copy's tree and stored in durable batches; if the tree then has the
-//     checkpoint's root, the checkpoint is stored and accepted
-//     (Result.Accepted) and its new leaves projected; if not, the leaves
-//     fetched for it are dropped and a *Refusal is returned. A failed fetch
-//     returns an error wrapping ErrFetch (or merkle.ErrNotFound); the leaves
+//   - larger than Config.MaxSize: refused at once as the log's fault (a
+//     *LimitError wrapping ErrLogFault), nothing fetched;
+//   - larger: with a Policy, its quorum is checked (ErrQuorum); the log's
+//     hash tiles must prove it consistent with the accepted one (else a
+//     *Refusal of KindInconsistent); the missing entry bundles are fetched
+//     at the checkpoint's widths and appended to the copy's tree in steps
+//     (Config.Chunk, Config.StepBytes), each stored in one durable batch
+//     only once the log's tiles prove the tree of that size a prefix of the
+//     checkpoint's and the store stays within Config.MaxBytes (else
+//     ErrBudget); the last step must give the checkpoint's root, and then
+//     the checkpoint is stored and accepted (Result.Accepted) and its new
+//     leaves projected. A step that is not a prefix is never stored: a
+//     *Refusal of KindEntries, and the leaves stored for the checkpoint are
+//     dropped. A failed fetch returns an error wrapping ErrFetch (or
+//     merkle.ErrNotFound), a response no honest log serves (too large,
+//     malformed) a *LimitError wrapping ErrLogFault; the verified steps
 //     stored so far are kept for the next call.
 //
 // The accepted checkpoint only ever grows, and only to checkpoints whose
@@ -229,6 +302,9 @@ func (f *Follower) Advance(ctx context.Context, signed []byte, source string) (R
 	}
 	if accNote != nil && cp.Size <= acc.Size {
 		return f.check(ctx, sc, source, false)
+	}
+	if cp.Size > f.cfg.MaxSize {
+		return Result{Checkpoint: acc}, f.tooLarge(cp, source)
 	}
 	if f.cfg.Policy != nil {
 		if _, err := f.cfg.Policy.CheckWitnesses(signed); err != nil {
@@ -265,6 +341,9 @@ func (f *Follower) Check(ctx context.Context, signed []byte, source string, r me
 	}
 	if cp.Size <= acc.Size {
 		return f.check(ctx, sc, source, false)
+	}
+	if cp.Size > f.cfg.MaxSize {
+		return Result{Checkpoint: acc}, f.tooLarge(cp, source)
 	}
 	old := merkle.SignedCheckpoint{Checkpoint: acc, Note: accNote}
 	proof, err := merkle.ConsistencyProof(ctx, r, acc.Size, cp.Size)
@@ -386,6 +465,17 @@ func (f *Follower) builder(ctx context.Context) (*merkle.Builder, error) {
 }
 
 // advance catches up to a larger checkpoint. f.mu is held.
+//
+// It fetches and verifies in steps, so that it never holds more than one
+// step of unverified leaves, in memory only: first the log's hash tiles must
+// show the checkpoint extending the verified one (a consistency proof, or a
+// *Refusal of KindInconsistent); then each step of at most Chunk entry
+// bundles and StepBytes bytes is appended to the tree and stored only once a
+// consistency proof from the log's tiles shows the tree of that size to be a
+// prefix of the checkpoint's (the last step: the checkpoint's root itself).
+// A step that fails is dropped, never stored, and diagnosed (a *Refusal of
+// KindEntries). So what the store holds beyond the verified checkpoint is a
+// proven prefix of a signed checkpoint's tree, at most MaxBytes of it.
 func (f *Follower) advance(ctx context.Context, sc merkle.SignedCheckpoint, source string) (Result, error) {
 	accNote, acc, accSource := f.cfg.Store.Checkpoint()
 	res := Result{Checkpoint: acc}
@@ -415,20 +505,85 @@ func (f *Follower) advance(ctx context.Context, sc merkle.SignedCheckpoint, sour
 			return res, err
 		}
 	}
+	tiles := newTileCache(f.cfg.Source, 64)
+	if accNote != nil && acc.Size > 0 {
+		proof, err := merkle.ConsistencyProof(ctx, tiles, acc.Size, cp.Size)
+		if err != nil {
+			return res, f.fault(fmt.Errorf("follow: the log's consistency proof from %d to %d: %w", acc.Size, cp.Size, err), "tile-size", source)
+		}
+		if err := merkle.CheckSignedConsistency(old, sc, proof); err != nil {
+			return res, f.refuse(KindInconsistent, old, accSource, sc, source, proof, ProofFromLog, rootAt(ctx, tiles, acc.Size, cp, proof), "", err)
+		}
+	}
+	if b.Size() > acc.Size {
+		// Leaves stored for another checkpoint must be a prefix of this one.
+		if bad, err := f.checkStep(ctx, tiles, b.Size(), b.Root(), cp); err != nil {
+			return res, err
+		} else if bad {
+			f.log.Warn("follow: the leaves fetched beyond the verified checkpoint are not a prefix of this checkpoint's tree; fetching them again",
+				"verified_size", acc.Size, "stored_size", b.Size(), "size", cp.Size)
+			if err := f.rollback(ctx, acc.Size); err != nil {
+				return res, err
+			}
+			if b, err = f.builder(ctx); err != nil {
+				return res, err
+			}
+		}
+	}
 	start := b.Size()
-	n, _, err := f.catchUp(ctx, b, cp)
-	res.Bundles, res.Entries = n, b.Size()-start
+	n, _, err := f.catchUp(ctx, b, cp, source, tiles)
+	res.Bundles, res.Entries = n, f.cfg.Store.State().Size-start
+	var bad *badStep
+	if errors.As(err, &bad) {
+		ref := f.diagnose(ctx, tiles, old, accSource, sc, source, bad)
+		if err := f.rollback(ctx, acc.Size); err != nil {
+			return res, errors.Join(ref, err)
+		}
+		return res, ref
+	}
 	if err != nil {
 		return res, err
 	}
-	if b.Root() == cp.Hash {
-		return f.accept(ctx, sc, source, res)
+	f.m.logFault.Set(0)
+	return f.accept(ctx, sc, source, res)
+}
+
+// fault turns an error of what the log served into a *LimitError wrapping
+// ErrLogFault if it is one no retry mends (a response larger than the
+// format allows, one that does not parse); limit names what was too large.
+func (f *Follower) fault(err error, limit, source string) error {
+	var max uint64
+	var what string
+	switch {
+	case errors.Is(err, ErrTooLarge) && limit == "bundle-size":
+		max, what = maxBundleBytes, fmt.Sprintf("bundle-size: an entry bundle has at most %d bytes", maxBundleBytes)
+	case errors.Is(err, ErrTooLarge):
+		max, what = maxTileBytes, fmt.Sprintf("tile-size: a hash tile has at most %d bytes", maxTileBytes)
+	case errors.Is(err, merkle.ErrMalformed):
+		limit, what = "malformed", "malformed: it does not parse as the format says"
+	default:
+		return err
 	}
-	ref := f.diagnose(ctx, old, accSource, sc, source)
-	if err := f.rollback(ctx, acc.Size); err != nil {
-		return res, errors.Join(ref, err)
+	return f.limit(&LimitError{Limit: limit, Max: max, Source: source, Err: fmt.Errorf("%w: %w (%s)", err, ErrLogFault, what)})
+}
+
+// tooLarge refuses a checkpoint larger than MaxSize.
+func (f *Follower) tooLarge(cp merkle.Checkpoint, source string) error {
+	return f.limit(&LimitError{Limit: "max-size", Max: f.cfg.MaxSize, Got: cp.Size, Source: source,
+		Err: fmt.Errorf("follow: %w: its checkpoint from %s has size %d, more than the largest tree this copy accepts (max-size %d); refused without fetching anything",
+			ErrLogFault, source, cp.Size, f.cfg.MaxSize)})
+}
+
+// limit counts and logs a LimitError.
+func (f *Follower) limit(e *LimitError) error {
+	f.m.limits.WithLabelValues(e.Limit).Inc()
+	if e.LogFault() {
+		f.m.logFault.Set(1)
+		f.log.Error("follow: THE LOG IS AT FAULT: it served what no honest log serves; the copy stays at its verified checkpoint", "limit", e.Limit, "err", e.Err)
+	} else {
+		f.log.Warn("follow: the copy is at a limit; it stays at its verified checkpoint", "limit", e.Limit, "err", e.Err)
 	}
-	return res, ref
+	return e
 }
 
 func (f *Follower) accept(ctx context.Context, sc merkle.SignedCheckpoint, source string, res Result) (Result, error) {
@@ -457,58 +612,89 @@ func (f *Follower) rollback(ctx context.Context, size uint64) error {
 	return nil
 }
 
-// diagnose says why the log's entries do not give a larger checkpoint's
-// root: the log's own tiles either do not show it consistent with the
-// verified checkpoint (a split view), or do, and then its entries do not
-// match its tiles.
-func (f *Follower) diagnose(ctx context.Context, old merkle.SignedCheckpoint, oldSource string, sc merkle.SignedCheckpoint, source string) *Refusal {
-	cp := sc.Checkpoint
-	errEntries := fmt.Errorf("%w: the entries of leaves [%d, %d) on the verified tree of size %d do not give root %s",
-		ErrEntries, old.Checkpoint.Size, cp.Size, old.Checkpoint.Size, b64(cp.Hash))
-	lt := f.cfg.Source
-	if old.Note != nil {
-		proof, err := merkle.ConsistencyProof(ctx, lt, old.Checkpoint.Size, cp.Size)
-		if err != nil {
-			return f.refuse(KindEntries, old, oldSource, sc, source, nil, "", nil,
-				fmt.Sprintf("the log's hash tiles could not be read to tell a split view from bad entries: %s", err), errEntries)
-		}
-		if err := merkle.CheckSignedConsistency(old, sc, proof); err != nil {
-			return f.refuse(KindInconsistent, old, oldSource, sc, source, proof, ProofFromLog, rootAt(ctx, lt, old.Checkpoint.Size, sc.Checkpoint, proof), "", err)
-		}
+// A badStep is a step of a catch-up whose leaves, appended to the stored
+// tree, do not give a tree that the checkpoint extends: the leaves
+// [start, end) with their hashes, none of them stored.
+type badStep struct {
+	start, end uint64
+	hashes     []merkle.Hash
+	root       merkle.Hash // the tree's root at end
+	err        error
+}
+
+func (e *badStep) Error() string { return e.err.Error() }
+
+// checkStep says whether the tree of the given size and root is not a
+// prefix of cp's tree, by a consistency proof from the log's tiles. An
+// error means the proof could not be read.
+func (f *Follower) checkStep(ctx context.Context, tiles merkle.TileReader, size uint64, root merkle.Hash, cp merkle.Checkpoint) (bool, error) {
+	if size == cp.Size {
+		return root != cp.Hash, nil
 	}
-	// The tiles are consistent: find the bundle whose entries differ.
-	detail := ""
-	mine, err := merkle.ReadLeafHashes(ctx, f.cfg.Store, old.Checkpoint.Size, cp.Size, cp.Size)
+	proof, err := merkle.ConsistencyProof(ctx, tiles, size, cp.Size)
+	if err != nil {
+		return false, f.fault(fmt.Errorf("follow: the log's consistency proof from %d to %d: %w", size, cp.Size, err), "tile-size", f.cfg.Source.URL("tile/"))
+	}
+	return merkle.CheckConsistency(size, cp.Size, root, cp.Hash, proof) != nil, nil
+}
+
+// diagnose says why a step's entries do not give a tree that a larger
+// checkpoint extends: either the log's hash tiles do not lead to its
+// checkpoint's root at that size either (the tiles do not match the
+// checkpoint), or they do and the step's entries do not match the log's
+// level-0 tiles (the entries do not match the tiles; the detail names the
+// first entry that differs). Both are a Refusal of KindEntries: the log's
+// entries do not give its checkpoint's root.
+func (f *Follower) diagnose(ctx context.Context, tiles merkle.TileReader, old merkle.SignedCheckpoint, oldSource string, sc merkle.SignedCheckpoint, source string, bad *badStep) *Refusal {
+	cp := sc.Checkpoint
+	errEntries := fmt.Errorf("%w: the entries of leaves [%d, %d) on the verified tree of size %d do not give a tree that the checkpoint of size %d and root %s extends",
+		ErrEntries, bad.start, bad.end, old.Checkpoint.Size, cp.Size, b64(cp.Hash))
+	var detail string
+	theirRoot, err := merkle.RootHash(ctx, tiles, bad.end)
+	if err != nil {
+		detail = fmt.Sprintf("the log's hash tiles could not be read to tell bad tiles from bad entries: %s", err)
+		return f.refuse(KindEntries, old, oldSource, sc, source, nil, "", nil, detail, errEntries)
+	}
+	if ok, err := f.checkStep(ctx, tiles, bad.end, theirRoot, cp); err != nil {
+		detail = fmt.Sprintf("the log's hash tiles could not be read to tell bad tiles from bad entries: %s", err)
+		return f.refuse(KindEntries, old, oldSource, sc, source, nil, "", nil, detail, errEntries)
+	} else if ok {
+		detail = fmt.Sprintf("the log's own hash tiles do not match its checkpoint: the tree of size %d they give (root %s) is not a prefix of the checkpoint's tree", bad.end, b64(theirRoot))
+		return f.refuse(KindEntries, old, oldSource, sc, source, nil, "", nil, detail, errEntries)
+	}
+	theirs, err := merkle.ReadLeafHashes(ctx, tiles, bad.start, bad.end, cp.Size)
 	if err == nil {
-		var theirs []merkle.Hash
-		theirs, err = merkle.ReadLeafHashes(ctx, lt, old.Checkpoint.Size, cp.Size, cp.Size)
-		if err == nil {
-			for i := range mine {
-				if mine[i] != theirs[i] {
-					idx := old.Checkpoint.Size + uint64(i)
-					t, _ := merkle.TileAt(merkle.EntriesLevel, idx/merkle.TileWidth, cp.Size)
-					lt0, _ := merkle.TileAt(0, idx/merkle.TileWidth, cp.Size)
-					detail = fmt.Sprintf("entry %d of %s hashes to %x, but the log's %s has %x", idx, t, mine[i], lt0, theirs[i])
-					break
-				}
+		for i := range bad.hashes {
+			if bad.hashes[i] != theirs[i] {
+				idx := bad.start + uint64(i)
+				t, _ := merkle.TileAt(merkle.EntriesLevel, idx/merkle.TileWidth, cp.Size)
+				lt0, _ := merkle.TileAt(0, idx/merkle.TileWidth, cp.Size)
+				detail = fmt.Sprintf("entry %d of %s hashes to %x, but the log's %s has %x", idx, t, bad.hashes[i], lt0, theirs[i])
+				break
 			}
 		}
 	}
 	if err != nil {
 		detail = fmt.Sprintf("the log's level-0 tiles could not be compared: %s", err)
 	} else if detail == "" {
-		detail = "the log's level-0 tiles match its entries, but not the checkpoint's root"
+		detail = fmt.Sprintf("the log's level-0 tiles of leaves [%d, %d) match its entries, but the tree they give is not a prefix of the checkpoint's", bad.start, bad.end)
 	}
 	return f.refuse(KindEntries, old, oldSource, sc, source, nil, "", nil, detail, errEntries)
 }
 
-// catchUp fetches the entry bundles from the stored tree's size to cp's,
-// appends them to b and stores them in batches of Chunk bundles. On an error
-// the leaves appended so far are stored (or b is dropped). f.mu is held.
-func (f *Follower) catchUp(ctx context.Context, b *merkle.Builder, cp merkle.Checkpoint) (bundles int, nbytes int64, err error) {
+// catchUp fetches the entry bundles from the stored tree's size to cp's and
+// appends them to b, in steps of at most Chunk bundles and StepBytes bytes;
+// each step is stored (one durable batch) only once checkStep shows the
+// tree a prefix of cp's, and only if the store stays within MaxBytes. A step
+// that is not a prefix returns a *badStep; on any error the step in
+// progress is dropped (f.b is reset to the stored tree). f.mu is held.
+func (f *Follower) catchUp(ctx context.Context, b *merkle.Builder, cp merkle.Checkpoint, source string, tiles merkle.TileReader) (bundles int, nbytes int64, err error) {
 	start := b.Size()
 	if start >= cp.Size {
 		return 0, 0, nil
+	}
+	if err := f.checkBudget(0, cp); err != nil {
+		return 0, 0, err
 	}
 	first, last := start/merkle.TileWidth, (cp.Size-1)/merkle.TileWidth
 	total := last - first + 1
@@ -522,7 +708,9 @@ func (f *Follower) catchUp(ctx context.Context, b *merkle.Builder, cp merkle.Che
 		n       int
 		err     error
 	}
-	window := uint64(2 * f.cfg.Concurrency)
+	// At most window bundles are fetched and not yet appended: in flight,
+	// or arrived out of order.
+	window := uint64(f.cfg.Concurrency)
 	out := make(chan result, window)
 	tokens := make(chan struct{}, window)
 	jobs := make(chan uint64)
@@ -556,33 +744,50 @@ func (f *Follower) catchUp(ctx context.Context, b *merkle.Builder, cp merkle.Che
 		wg.Wait()
 	}()
 
-	pending := map[[2]int64]merkle.TileData{} // tiles to store, by level and index
-	flush := func() error {
+	pending := map[[2]int64]merkle.TileData{} // the step's tiles, by level and index
+	stepStart, stepBytes, stepBundles := b.Size(), 0, 0
+	var stepHashes []merkle.Hash
+	drop := func() { f.b = nil } // the builder holds leaves not stored
+	endStep := func(done bool) error {
+		size, root := b.Size(), b.Root()
+		bad, err := f.checkStep(ctx, tiles, size, root, cp)
+		if err != nil {
+			drop()
+			return err
+		}
+		if bad {
+			drop()
+			return &badStep{start: stepStart, end: size, hashes: stepHashes, root: root,
+				err: fmt.Errorf("%w: leaves [%d, %d)", ErrEntries, stepStart, size)}
+		}
+		if err := f.checkBudget(stepBytes, cp); err != nil {
+			drop()
+			return err
+		}
 		tds := make([]merkle.TileData, 0, len(pending))
 		for _, td := range pending {
 			tds = append(tds, td)
 		}
 		if err := f.cfg.Store.writeTree(tds, b.State()); err != nil {
-			f.b = nil
+			drop()
 			return err
 		}
 		clear(pending)
-		f.m.storedSize.Set(float64(b.Size()))
+		f.m.storedSize.Set(float64(size))
+		stepStart, stepBytes, stepBundles, stepHashes = size, 0, 0, stepHashes[:0]
+		if f.cfg.Progress != nil {
+			f.cfg.Progress(Progress{Start: start, Stored: size, Target: cp.Size, Bundles: bundles, Bytes: nbytes, Elapsed: time.Since(began), Done: done})
+		}
 		return nil
 	}
-	report := func(done bool) {
-		if f.cfg.Progress != nil {
-			f.cfg.Progress(Progress{Start: start, Stored: b.Size(), Target: cp.Size, Bundles: bundles, Bytes: nbytes, Elapsed: time.Since(began), Done: done})
-		}
-	}
 	got := map[uint64]result{}
-	unflushed := 0
 	for next := uint64(0); next < total; {
 		var r result
 		select {
 		case r = <-out:
 		case <-ctx.Done():
-			return bundles, nbytes, errors.Join(ctx.Err(), flush())
+			drop()
+			return bundles, nbytes, ctx.Err()
 		}
 		got[r.i] = r
 		for {
@@ -594,35 +799,72 @@ func (f *Follower) catchUp(ctx context.Context, b *merkle.Builder, cp merkle.Che
 			<-tokens
 			if r.err != nil {
 				f.m.fetchErrors.Inc()
-				return bundles, nbytes, errors.Join(fmt.Errorf("follow: catching up from %d to %d: %w", start, cp.Size, r.err), flush())
+				err := f.fault(fmt.Errorf("follow: catching up from %d to %d: %w", start, cp.Size, r.err), "bundle-size", source)
+				if stepBundles > 0 && ctx.Err() == nil {
+					// Keep what was fetched before, once verified.
+					if serr := endStep(false); serr != nil {
+						var bad *badStep
+						if errors.As(serr, &bad) {
+							return bundles, nbytes, serr
+						}
+						err = errors.Join(err, serr)
+					}
+				}
+				drop()
+				return bundles, nbytes, err
 			}
 			entries := r.entries
 			if skip := b.Size() - (first+next)*merkle.TileWidth; skip > 0 {
 				entries = entries[skip:] // the stored partial bundle has these
 			}
-			tds, err := b.Append(entries)
+			hashes := make([]merkle.Hash, len(entries))
+			for i, e := range entries {
+				hashes[i] = merkle.LeafHash(e)
+			}
+			tds, err := b.AppendHashed(entries, hashes)
 			if err != nil {
-				f.b = nil
+				drop()
 				return bundles, nbytes, fmt.Errorf("follow: appending bundle %d: %w", first+next, err)
 			}
 			for _, td := range tds {
 				pending[[2]int64{int64(td.Tile.Level), int64(td.Tile.Index)}] = td
 			}
+			stepHashes = append(stepHashes, hashes...)
 			bundles++
 			nbytes += int64(r.n)
+			stepBytes += r.n
+			stepBundles++
 			f.m.bundles.Inc()
 			f.m.bytes.Add(float64(r.n))
 			f.m.entries.Add(float64(len(entries)))
 			next++
-			unflushed++
-			if unflushed >= f.cfg.Chunk || next == total {
-				if err := flush(); err != nil {
+			if stepBundles >= f.cfg.Chunk || stepBytes >= f.cfg.StepBytes || next == total {
+				if err := endStep(next == total); err != nil {
 					return bundles, nbytes, err
 				}
-				unflushed = 0
-				report(next == total)
 			}
 		}
 	}
 	return bundles, nbytes, nil
+}
+
+// checkBudget fails with ErrBudget if storing n more bytes would take the
+// store past MaxBytes.
+func (f *Follower) checkBudget(n int, cp merkle.Checkpoint) error {
+	if f.cfg.MaxBytes <= 0 {
+		return nil
+	}
+	use := f.cfg.Store.DiskUsage()
+	f.m.diskBytes.Set(float64(use))
+	if use+int64(n) <= f.cfg.MaxBytes {
+		return nil
+	}
+	_, acc, _ := f.cfg.Store.Checkpoint()
+	what := fmt.Sprintf("the copy holds %d bytes on disk, and its next step of %d bytes would take it past its budget of %d (max-disk)", use, n, f.cfg.MaxBytes)
+	if n == 0 {
+		what = fmt.Sprintf("the copy holds %d bytes on disk, at its budget of %d (max-disk)", use, f.cfg.MaxBytes)
+	}
+	return f.limit(&LimitError{Limit: "max-disk", Max: uint64(f.cfg.MaxBytes), Got: uint64(use) + uint64(n), Source: f.cfg.Source.URL("checkpoint"),
+		Err: fmt.Errorf("follow: %w: %s; it stays at its verified checkpoint of size %d, with %d of the %d leaves of the log's checkpoint stored",
+			ErrBudget, what, acc.Size, f.cfg.Store.State().Size, cp.Size)})
 }

@@ -5,6 +5,8 @@ import "github.com/prometheus/client_golang/prometheus"
 // metrics are the follower's Prometheus metrics.
 type metrics struct {
 	checkpointSize, storedSize, target, projected prometheus.Gauge
+	logFault, diskBytes                           prometheus.Gauge
+	limits                                        *prometheus.CounterVec
 	bundles, bytes, entries, retries, fetchErrors prometheus.Counter
 	checkpoints, refusals                         *prometheus.CounterVec
 }
@@ -20,6 +22,11 @@ func newMetrics() *metrics {
 		entries:        prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_follow_entries_total", Help: "Entries appended to the copy's tree."}),
 		retries:        prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_follow_fetch_retries_total", Help: "HTTP requests tried again after an error that may pass."}),
 		fetchErrors:    prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_follow_fetch_errors_total", Help: "Fetches that failed after their retries."}),
+		logFault: prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_follow_log_fault",
+			Help: "1 while the log's latest checkpoint was refused for what no honest log serves (larger than max-size, a response larger than the format allows or malformed); 0 once a checkpoint is accepted."}),
+		diskBytes: prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_follow_store_disk_bytes", Help: "Bytes of the copy's store on disk, as last checked against its budget (max-disk)."}),
+		limits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zarlog_follow_limit_stops_total",
+			Help: "Catch-ups stopped at a limit, by limit: max-size, bundle-size, tile-size, malformed (the log's fault), max-disk (the copy's budget)."}, []string{"limit"}),
 		checkpoints: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zarlog_follow_checkpoints_total",
 			Help: "Checkpoints considered, by result: accepted, same, stale, refused, bad-signature, quorum."}, []string{"result"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zarlog_follow_refusals_total",
@@ -29,7 +36,7 @@ func newMetrics() *metrics {
 
 func (m *metrics) register(r prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{m.checkpointSize, m.storedSize, m.target, m.projected, m.bundles, m.bytes, m.entries,
-		m.retries, m.fetchErrors, m.checkpoints, m.refusals} {
+		m.retries, m.fetchErrors, m.checkpoints, m.refusals, m.logFault, m.diskBytes, m.limits} {
 		if err := r.Register(c); err != nil {
 			return err
 		}

@@ -199,6 +199,10 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
+// DiskUsage returns the bytes the store's files take (Pebble's tables,
+// write-ahead log and other files, obsolete ones not yet deleted included).
+func (s *Store) DiskUsage() int64 { return int64(s.db.Metrics().DiskSpaceUsage()) }
+
 // Origin returns the origin of the log the store holds.
 func (s *Store) Origin() string { return s.origin }
 
