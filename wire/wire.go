@@ -7,7 +7,10 @@
 //
 // Subjects, for a root R (default "zarlog") and an emitter id E:
 //
-//	R.events.E    an emitter publishes its events here (captured by the stream)
+//	R.events.E    an emitter publishes its events here (request/reply: the
+//	              ingest's admission answers with the stream's publish ack)
+//	R.admitted.E  the admission forwards each message of E within E's
+//	              backlog budget here (captured by the stream)
 //	R.rejected.E  the ingest announces each rejected event of E here
 //	R.receipts.E  E asks for receipts here (request/reply)
 //	R.proofs.E    the publisher announces each proof bundle of E's games here
@@ -105,9 +108,18 @@ func (s Subjects) Check() error {
 // Events is the subject emitter publishes its events on.
 func (s Subjects) Events(emitter string) string { return s.root() + ".events." + emitter }
 
-// EventsWildcard is the subject filter of the events stream: every
-// emitter's events subject, one token each.
+// EventsWildcard is every emitter's events subject, one token each: what
+// the ingest's admission listens to.
 func (s Subjects) EventsWildcard() string { return s.root() + ".events.*" }
+
+// Admitted is the subject the ingest's admission forwards emitter's
+// messages to, once they are within its backlog budget: the events stream
+// captures it (docs/NATS.md §6). Emitters may not publish on it.
+func (s Subjects) Admitted(emitter string) string { return s.root() + ".admitted." + emitter }
+
+// AdmittedWildcard is the events stream's subject: every emitter's admitted
+// subject.
+func (s Subjects) AdmittedWildcard() string { return s.root() + ".admitted.*" }
 
 // Rejected is the subject rejections of emitter's events are announced on.
 func (s Subjects) Rejected(emitter string) string { return s.root() + ".rejected." + emitter }
@@ -122,8 +134,8 @@ func (s Subjects) ReceiptsWildcard() string { return s.root() + ".receipts.*" }
 // on, one message per finished game (docs/NATS.md §5a).
 func (s Subjects) Proofs(emitter string) string { return s.root() + ".proofs." + emitter }
 
-// EmitterOf returns the emitter token of an events or receipts subject
-// under this root (kind is "events" or "receipts"). The token is returned
+// EmitterOf returns the emitter token of an events, admitted or receipts
+// subject under this root (kind is "events", "admitted" or "receipts"). The token is returned
 // as is, valid or not: the ledger decides whether it names a configured
 // emitter. It fails with ErrSubject if subject has another shape.
 func (s Subjects) EmitterOf(kind, subject string) (string, error) {

@@ -83,6 +83,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.Int64Var(&cfg.GameCacheBytes, "game-cache-bytes", ledger.DefaultGameCacheBytes, "the `bytes` of open games' states the ledger keeps decoded in memory (shared fairly among emitters)")
 	fs.IntVar(&cfg.ReceiptRequestsPerEmitter, "receipt-requests-per-emitter", ingest.DefaultMaxReceiptRequestsPerEmitter, "the receipt `requests` one emitter may have held at once (past it: answered busy)")
 	fs.IntVar(&cfg.ReceiptRequests, "receipt-requests", ingest.DefaultMaxReceiptRequests, "the receipt `requests` all emitters together may have held at once")
+	fs.Int64Var(&cfg.BacklogBytesPerEmitter, "backlog-bytes-per-emitter", 0, "the `bytes` of one emitter's messages the stream may hold undecided (past it: refused at once, sdk.ErrBacklog);\ndefault 64 MiB, at most a quarter of the stream's byte bound")
+	fs.Int64Var(&cfg.BacklogMessagesPerEmitter, "backlog-messages-per-emitter", 0, "the `messages` of one emitter the stream may hold undecided; default 100,000, at most a quarter of --stream-max-msgs")
 	fs.BoolVar(&cfg.Rebuild, "rebuild", false, "replay the log into fresh projections before serving")
 	fs.BoolVar(&cfg.RebuildBundles, "rebuild-bundles", false, "delete the bundle store: build every finished game's bundle again")
 	fs.StringVar(&exportDir, "export", "", "keep a static copy of the read API and the pages in `directory` (docs/HTTP.md)")

@@ -154,6 +154,11 @@ type Config struct {
 	// (ingest.Config.MaxReceiptRequestsPerEmitter, MaxReceiptRequests).
 	// Zero means the ingest's defaults.
 	ReceiptRequestsPerEmitter, ReceiptRequests int
+	// BacklogBytesPerEmitter and BacklogMessagesPerEmitter bound what one
+	// emitter may have in the stream undecided
+	// (ingest.Config.BacklogBytesPerEmitter, BacklogMessagesPerEmitter).
+	// Zero means the ingest's defaults.
+	BacklogBytesPerEmitter, BacklogMessagesPerEmitter int64
 
 	// CheckpointInterval is how often a grown tree is signed. Zero means
 	// the ledger's default (100 ms).
@@ -401,6 +406,7 @@ func Run(ctx context.Context, cfg Config) error {
 	in, err := ingest.New(nc, ingest.Config{Sink: l, Locator: l, Checkpoints: l,
 		Subjects: cfg.Subjects, Stream: streamCfg,
 		MaxReceiptRequestsPerEmitter: cfg.ReceiptRequestsPerEmitter, MaxReceiptRequests: cfg.ReceiptRequests,
+		BacklogBytesPerEmitter: cfg.BacklogBytesPerEmitter, BacklogMessagesPerEmitter: cfg.BacklogMessagesPerEmitter,
 		Logger: log.With("component", "ingest"), Registerer: reg})
 	if err != nil {
 		return fail(fmt.Errorf("serve: %w", err))

@@ -73,6 +73,8 @@ func TestPermissions(t *testing.T) {
 		do   func() error
 	}{
 		{"publish as beta", func() error { return alphaNC.Publish(wire.Subjects{}.Events("beta"), data) }},
+		{"publish into the stream past the admission", func() error { return alphaNC.Publish(wire.Subjects{}.Admitted("alpha"), data) }},
+		{"read the admission's acks", func() error { _, err := alphaNC.SubscribeSync("_INBOX.ZARLOG_ADMISSION.>"); return err }},
 		{"ask beta's receipts", func() error { return alphaNC.Publish(wire.Subjects{}.Receipts("beta"), nil) }},
 		{"read all events", func() error { _, err := alphaNC.SubscribeSync("zarlog.events.>"); return err }},
 		{"read beta's rejections", func() error { _, err := alphaNC.SubscribeSync(wire.Subjects{}.Rejected("beta")); return err }},

@@ -62,7 +62,7 @@ func TestBadSubject(t *testing.T) {
 	sink := newFakeSink()
 	in := newIngester(t, connect(t, s), Config{Sink: sink, Locator: sink, Checkpoints: sink})
 	runIngest(t, in)
-	js, err := jetstream.New(connect(t, s))
+	js, err := jetstream.New(clientConn(t, s, "UPPER"))
 	if err != nil {
 		t.Fatal(err)
 	}

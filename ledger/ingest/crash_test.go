@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/zarlog/zarlog/sdk"
 )
 
@@ -95,6 +97,11 @@ func TestKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	ensureStream(t, nc, StreamConfig{})
+	anc, err := nats.Connect(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitOnly(t, anc) // closed with the child, killed below
 	c := newClient(t, nc, sdk.Config{Emitter: "e1"})
 	ids, _ := publishGames(t, ctx, c, "e1", "g", 50, 60)
 	c.Close()

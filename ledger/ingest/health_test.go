@@ -35,6 +35,7 @@ func TestBacklogReady(t *testing.T) {
 	if _, err := EnsureStream(ctx, js, wire.Subjects{}, stream); err != nil {
 		t.Fatal(err)
 	}
+	admitOnly(t, connect(t, s))
 	c := newClient(t, clientConn(t, s, "e1"), sdk.Config{Emitter: "e1", MaxBatchEvents: 1})
 	var refused error
 	for i := range bound + 1 {
@@ -188,7 +189,7 @@ func TestOverload(t *testing.T) {
 		return sink.Append(ctx, subs)
 	})
 	const bound = 2000
-	in := newIngester(t, connect(t, s), Config{Sink: slow, Stream: StreamConfig{MaxMsgs: bound}, MaxBatch: 100})
+	in := newIngester(t, connect(t, s), Config{Sink: slow, Stream: StreamConfig{MaxMsgs: bound}, BacklogMessagesPerEmitter: bound, MaxBatch: 100})
 	stop := runIngest(t, in)
 	c := newClient(t, clientConn(t, s, "e1"), sdk.Config{Emitter: "e1", MaxBatchEvents: 1, Window: 64})
 

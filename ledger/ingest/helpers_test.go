@@ -447,3 +447,18 @@ func testContext(t testing.TB) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// admitOnly runs the admission of an Ingester on nc, and nothing else,
+// until the test ends: what lets emitters publish into the stream while no
+// ingest consumes it (a backlog built before the ingest starts). Its
+// backlog counts are never released, so tests keep within its defaults.
+func admitOnly(t testing.TB, nc *nats.Conn) {
+	t.Helper()
+	in := newIngester(t, nc, Config{Sink: newFakeSink()})
+	ctx, cancel := context.WithCancel(context.Background())
+	stop, err := in.adm.run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); stop() })
+}

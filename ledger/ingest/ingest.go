@@ -94,6 +94,15 @@ type Config struct {
 	// DefaultMaxReceiptRequestsPerEmitter.
 	MaxReceiptRequests           int
 	MaxReceiptRequestsPerEmitter int
+	// BacklogBytesPerEmitter and BacklogMessagesPerEmitter bound what one
+	// emitter may have in the stream undecided (the admission,
+	// admission.go): past either, its publish is refused at once as the
+	// stream refuses one when its own bounds are reached, naming the
+	// emitter and the limit. Zero means DefaultBacklogBytesPerEmitter and
+	// DefaultBacklogMessagesPerEmitter, each at most a quarter of the
+	// stream's bound.
+	BacklogBytesPerEmitter    int64
+	BacklogMessagesPerEmitter int64
 	// InfoInterval is how often the consumer's and the stream's state are
 	// read, for the lag metrics and Health. Zero means 2 s; negative
 	// disables it (Health then cannot see a stall).
@@ -141,6 +150,21 @@ func (c Config) withDefaults() Config {
 		c.MaxReceiptRequestsPerEmitter = DefaultMaxReceiptRequestsPerEmitter
 	}
 	c.MaxReceiptRequestsPerEmitter = min(c.MaxReceiptRequestsPerEmitter, c.MaxReceiptRequests)
+	// By default an emitter may fill at most a quarter of the stream, so
+	// one at its limit leaves the others room.
+	st := c.Stream.withDefaults()
+	if c.BacklogBytesPerEmitter == 0 {
+		c.BacklogBytesPerEmitter = DefaultBacklogBytesPerEmitter
+		if st.MaxBytes > 0 {
+			c.BacklogBytesPerEmitter = max(1, min(c.BacklogBytesPerEmitter, st.MaxBytes/4))
+		}
+	}
+	if c.BacklogMessagesPerEmitter == 0 {
+		c.BacklogMessagesPerEmitter = DefaultBacklogMessagesPerEmitter
+		if st.MaxMsgs > 0 {
+			c.BacklogMessagesPerEmitter = max(1, min(c.BacklogMessagesPerEmitter, st.MaxMsgs/4))
+		}
+	}
 	if c.InfoInterval == 0 {
 		c.InfoInterval = 2 * time.Second
 	}
@@ -183,7 +207,9 @@ type Ingester struct {
 	// busyLog those of requests over an emitter's budget.
 	refusedLog, busyLog rateLog
 	// held counts the receipt requests held, by emitter.
-	held   budget
+	held budget
+	// adm admits the emitters' messages into the stream.
+	adm    *admission
 	health health
 
 	// decided is the session's cursor, for receipts that name the stream
@@ -238,6 +264,7 @@ func New(nc *nats.Conn, cfg Config) (*Ingester, error) {
 	}
 	in := &Ingester{cfg: cfg, nc: nc, js: js, log: cfg.Logger, m: m, waiters: waiters{m: map[waiterKey][]chan ledger.Outcome{}},
 		held: budget{by: map[string]int{}, max: cfg.MaxReceiptRequestsPerEmitter, total: cfg.MaxReceiptRequests}}
+	in.adm = newAdmission(in)
 	in.health.now = cfg.Now
 	in.health.sessionSince = cfg.Now()
 	in.rejTokens, in.rejRefill = rejectLogBurst, cfg.Now()
@@ -261,6 +288,11 @@ func (in *Ingester) Run(ctx context.Context) error {
 		return err
 	}
 	defer sub.Unsubscribe()
+	stopAdmission, err := in.adm.run(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopAdmission()
 
 	backoff := in.cfg.RetryMin
 	for {
@@ -456,6 +488,9 @@ type item struct {
 	first   int           // its submissions are subs[first : first+n]
 	n       int
 	ackOnly bool // already decided: acknowledge, do not submit
+	// emitter and size are the message's, for its emitter's backlog.
+	emitter string
+	size    int
 }
 
 // process submits one batch of messages and acknowledges them. It returns
@@ -507,6 +542,11 @@ func (in *Ingester) process(ctx context.Context, st *sessionState, batch []jetst
 		}
 	}
 	in.acknowledge(ctx, items, outs)
+	for _, it := range items {
+		if !it.ackOnly {
+			in.adm.release(it.emitter, it.size)
+		}
+	}
 	st.next, st.subs = next, len(subs)
 	in.decided.Store(next)
 	in.report(len(items), subs, outs)
@@ -517,11 +557,18 @@ func (in *Ingester) process(ctx context.Context, st *sessionState, batch []jetst
 // message's payload, which nothing reuses (nats.go gives every delivered or
 // fetched message a buffer of its own): it goes to the ledger Owned.
 func (in *Ingester) split(subs *[]submission, subject string, h nats.Header, data []byte, seq uint64, m jetstream.Msg) item {
-	it := item{msg: m, seq: seq, first: len(*subs)}
-	emitter, err := in.cfg.Subjects.EmitterOf("events", subject)
+	it := item{msg: m, seq: seq, first: len(*subs), size: len(data)}
+	emitter, err := in.cfg.Subjects.EmitterOf("admitted", subject)
+	if err != nil {
+		// A message the stream captured before the admission (an older
+		// version's subject).
+		emitter, err = in.cfg.Subjects.EmitterOf("events", subject)
+	}
+	it.emitter = emitter
 	if err == nil {
 		if cerr := wire.CheckEmitter(emitter); cerr != nil {
-			err = fmt.Errorf("subject %q: %w", subject, cerr)
+			// Named as the emitter published it.
+			err = fmt.Errorf("subject %q: %w", in.cfg.Subjects.Events(emitter), cerr)
 		}
 	}
 	var refused *events.RejectError

@@ -24,6 +24,9 @@ type metrics struct {
 	receipts       *prometheus.CounterVec
 	receiptsHeld   *prometheus.GaugeVec
 	limitRefusals  *prometheus.CounterVec
+	admissions     *prometheus.CounterVec
+	backlogBytes   *prometheus.GaugeVec
+	backlogMsgs    *prometheus.GaugeVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -91,6 +94,18 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "zarlog_ingest_limit_refusals_total",
 			Help: "Requests and messages refused because their emitter, or all emitters together, reached a limit, by emitter and limit.",
 		}, []string{"emitter", "limit"}),
+		admissions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "zarlog_ingest_admissions_total",
+			Help: "Messages emitters published, by what the admission did: admitted (forwarded to the stream), over-limit (their emitter's backlog is full), refused (a reply subject outside the emitter's inbox).",
+		}, []string{"result"}),
+		backlogBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "zarlog_ingest_backlog_bytes",
+			Help: "Bytes of messages admitted into the stream and not yet decided, by emitter.",
+		}, []string{"emitter"}),
+		backlogMsgs: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "zarlog_ingest_backlog_messages",
+			Help: "Messages admitted into the stream and not yet decided, by emitter.",
+		}, []string{"emitter"}),
 	}
 	for _, r := range results {
 		m.outcomes.WithLabelValues(r.String())
@@ -98,7 +113,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.batchEvents, m.batchMessages, m.submitSeconds,
 			m.submitErrors, m.outcomes, m.gapFilled, m.redelivered, m.streamPending, m.ackPending,
-			m.inflight, m.sessions, m.announceErrors, m.receipts, m.receiptsHeld, m.limitRefusals} {
+			m.inflight, m.sessions, m.announceErrors, m.receipts, m.receiptsHeld, m.limitRefusals,
+			m.admissions, m.backlogBytes, m.backlogMsgs} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("registering ingest metrics: %w", err)
 			}

@@ -50,6 +50,7 @@ func TestIngestRestart(t *testing.T) {
 			sink := newFakeSink()
 			cfg := Config{Sink: sink, MaxBatch: 50, Prefetch: 100, Consumer: ConsumerConfig{AckWait: time.Minute}}
 			ensureStream(t, connect(t, s), cfg.Stream)
+			admitOnly(t, connect(t, s))
 			c := newClient(t, clientConn(t, s, "e1"), sdk.Config{Emitter: "e1", MaxBatchEvents: 1})
 			ids, _ := publishGames(t, ctx, c, "e1", "g", 20, 30) // a backlog of 600 messages
 
@@ -103,6 +104,7 @@ func TestSubmitErrors(t *testing.T) {
 	in := newIngester(t, connect(t, s), Config{Sink: sink})
 	acks := watchAcks(in)
 	ensureStream(t, connect(t, s), StreamConfig{})
+	admitOnly(t, connect(t, s))
 	c := newClient(t, clientConn(t, s, "e1"), sdk.Config{Emitter: "e1"})
 	ids, last := publishGames(t, ctx, c, "e1", "g", 5, 40)
 	runIngest(t, in)
@@ -181,7 +183,7 @@ func TestBackpressure(t *testing.T) {
 	sink.gate, sink.entered = gate, make(chan struct{}, 1)
 	const maxAckPending, limit = 40, 300
 	in := newIngester(t, connect(t, s), Config{Sink: sink, MaxBatch: 10, Prefetch: 20,
-		Consumer: ConsumerConfig{MaxAckPending: maxAckPending}, Stream: StreamConfig{MaxMsgs: limit}})
+		Consumer: ConsumerConfig{MaxAckPending: maxAckPending}, Stream: StreamConfig{MaxMsgs: limit}, BacklogMessagesPerEmitter: limit})
 	runIngest(t, in)
 
 	var mu sync.Mutex

@@ -111,7 +111,7 @@ func (c StreamConfig) jsStream(subjects wire.Subjects) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:        c.Name,
 		Description: "zarlog events awaiting the ledger (work queue)",
-		Subjects:    []string{subjects.EventsWildcard()},
+		Subjects:    []string{subjects.AdmittedWildcard()},
 		Retention:   jetstream.WorkQueuePolicy,
 		Storage:     jetstream.FileStorage,
 		Replicas:    c.Replicas,
@@ -135,9 +135,12 @@ func (c StreamConfig) jsStream(subjects wire.Subjects) jetstream.StreamConfig {
 func (c ConsumerConfig) jsConsumer(subjects wire.Subjects) jetstream.ConsumerConfig {
 	c = c.withDefaults()
 	return jetstream.ConsumerConfig{
-		Durable:       c.Name,
-		Description:   "the zarlog ledger's ingest",
-		FilterSubject: subjects.EventsWildcard(),
+		Durable:     c.Name,
+		Description: "the zarlog ledger's ingest",
+		// Every message of the stream: those of the admission's subject,
+		// and those an older version's stream captured on the events
+		// subject before its subjects were changed.
+		FilterSubject: "",
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 		// A work queue requires explicit acks: each message is acknowledged
 		// (or terminated) once the batch holding it is durable.

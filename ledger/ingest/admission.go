@@ -1,0 +1,348 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"github.com/zarlog/zarlog/wire"
+)
+
+// The admission (docs/NATS.md §6): emitters publish their events on
+// R.events.E as requests; the ingest's admission forwards each message to
+// R.admitted.E, which the events stream captures, and hands the stream's
+// publish ack back to the emitter as the reply, byte for byte. Before it
+// forwards a message it checks its emitter's backlog: the bytes and the
+// messages of E it has admitted that the ingest has not decided yet. A
+// message that would take E past Config.BacklogBytesPerEmitter or
+// BacklogMessagesPerEmitter is refused at once with the stream's own error
+// for a full backlog (JetStream error 10077, "maximum bytes exceeded" or
+// "maximum messages exceeded", which the SDK turns into sdk.ErrBacklog),
+// naming the emitter and the limit, and counted in
+// zarlog_ingest_limit_refusals_total. One emitter at its limit holds a
+// bounded share of the stream; the others publish as before.
+//
+// The counts are kept in memory: a message leaves its emitter's backlog
+// when the stream says it did not store it (an error, a duplicate) or when
+// the ingest decides it. They are durable through the stream itself: when
+// the admission starts, it counts each emitter's messages in the stream
+// (the stream's state by subject) and gives each the stream's average size,
+// so a restart does not hand an emitter a fresh budget on top of the
+// backlog it already holds (TestBacklogBudgetRestart). Messages an older
+// version stored on the events subject are not counted; the stream's own
+// bounds still hold them.
+//
+// The reply subject of a message must be under its emitter's own inbox
+// (wire.InboxPrefix), as for receipts: the admission publishes the reply
+// with the ledger's rights. Others are dropped, counted and logged.
+
+const admissionQueue = "zarlog-admission"
+
+// Limit names of the backlog (the flags of `zarlog serve`).
+const (
+	LimitBacklogBytes    = "backlog-bytes-per-emitter"
+	LimitBacklogMessages = "backlog-messages-per-emitter"
+)
+
+// Defaults of the backlog budget (docs/OPERATIONS.md §9), sized for an
+// emitter at its peak of 2,500 events a second (10,000 games in play) while
+// the ledger stands still: each is about 40 s of it. Config.withDefaults
+// takes each down to a quarter of the stream's own bound.
+const (
+	// DefaultBacklogBytesPerEmitter: 2,500 events a second of up to 600
+	// bytes for 45 s.
+	DefaultBacklogBytesPerEmitter = 64 << 20
+	// DefaultBacklogMessagesPerEmitter: 2,500 messages a second (an event
+	// each: the SDK packs events only once they queue up) for 40 s.
+	DefaultBacklogMessagesPerEmitter = 100_000
+)
+
+// pendingAge is how long the admission waits for the stream's ack of a
+// forwarded message before it forgets it (and takes it out of its
+// emitter's backlog).
+const pendingAge = 30 * time.Second
+
+type admission struct {
+	in     *Ingester
+	prefix string // the admission's reply subjects: prefix.<n>
+
+	mu      sync.Mutex
+	by      map[string]*backlogCount
+	pending map[uint64]forwarded
+	next    uint64
+	log     rateLog
+}
+
+type backlogCount struct{ bytes, msgs int64 }
+
+// A forwarded message waits for the stream's ack.
+type forwarded struct {
+	emitter string
+	size    int
+	reply   string // the emitter's reply subject
+	at      time.Time
+}
+
+func newAdmission(in *Ingester) *admission {
+	// Upper case: no emitter's inbox (wire.InboxPrefix of an emitter id,
+	// which is lower case) can cover the admission's.
+	return &admission{in: in, prefix: "_INBOX.ZARLOG_ADMISSION." + nuid.Next(), by: map[string]*backlogCount{}, pending: map[uint64]forwarded{}}
+}
+
+// run subscribes to the emitters' events subjects and to the stream's acks,
+// and forgets acks that never come, until ctx ends.
+func (a *admission) run(ctx context.Context) (stop func(), err error) {
+	nc := a.in.nc
+	if err := a.count(ctx); err != nil {
+		// Not fatal: the stream's own bounds still hold what it holds.
+		a.in.log.Warn("counting the emitters' backlog in the stream failed; what it holds now is not counted", "err", err)
+	}
+	acks, err := nc.Subscribe(a.prefix+".*", a.acked)
+	if err != nil {
+		return nil, fmt.Errorf("subscribing to the stream's acks on %s.*: %w", a.prefix, err)
+	}
+	sub, err := nc.QueueSubscribe(a.in.cfg.Subjects.EventsWildcard(), admissionQueue, a.admit)
+	if err != nil {
+		acks.Unsubscribe()
+		return nil, fmt.Errorf("subscribing to the events on %s: %w", a.in.cfg.Subjects.EventsWildcard(), err)
+	}
+	for _, s := range []*nats.Subscription{sub, acks} {
+		// A burst of one emitter's messages must not drop another's: the
+		// callbacks are quick, and the buffer is bounded by bytes anyway.
+		s.SetPendingLimits(-1, 256<<20)
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(pendingAge / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				a.forget(now)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		sub.Unsubscribe()
+		acks.Unsubscribe()
+	}, nil
+}
+
+// count sets each emitter's backlog to what the stream holds of it on its
+// admitted subject: its messages, and the stream's average message size for
+// each (the stream keeps no bytes by subject). A stream not created yet
+// holds nothing.
+func (a *admission) count(ctx context.Context) error {
+	in := a.in
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	s, err := in.js.Stream(ctx, in.cfg.Stream.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading stream %s: %w", in.cfg.Stream.Name, err)
+	}
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(in.cfg.Subjects.AdmittedWildcard()))
+	if err != nil {
+		return fmt.Errorf("reading stream %s's subjects: %w", in.cfg.Stream.Name, err)
+	}
+	if info.State.Msgs == 0 {
+		return nil
+	}
+	avg := int64(info.State.Bytes / info.State.Msgs)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for subject, n := range info.State.Subjects {
+		emitter, err := in.cfg.Subjects.EmitterOf("admitted", subject)
+		if err != nil || n == 0 {
+			continue
+		}
+		b := a.by[emitter]
+		if b == nil {
+			b = &backlogCount{}
+			a.by[emitter] = b
+		}
+		b.msgs += int64(n)
+		b.bytes += int64(n) * avg
+		in.m.backlogBytes.WithLabelValues(emitter).Add(float64(int64(n) * avg))
+		in.m.backlogMsgs.WithLabelValues(emitter).Add(float64(n))
+	}
+	return nil
+}
+
+// admit handles one message an emitter published.
+func (a *admission) admit(m *nats.Msg) {
+	in := a.in
+	emitter, err := in.cfg.Subjects.EmitterOf("events", m.Subject)
+	if err == nil && m.Reply != "" && !strings.HasPrefix(m.Reply, wire.InboxPrefix(emitter)+".") {
+		err = fmt.Errorf("reply subject %q is not in emitter %s's inbox %s.>", truncate(m.Reply, 128), emitter, wire.InboxPrefix(emitter))
+	}
+	if err != nil {
+		in.m.admissions.WithLabelValues("refused").Inc()
+		in.refusedLog.log(in.log, "message refused and not answered", "subject", truncate(m.Subject, 128), "err", err)
+		return
+	}
+	size := len(m.Data)
+	a.mu.Lock()
+	b := a.by[emitter]
+	if b == nil {
+		b = &backlogCount{}
+		a.by[emitter] = b
+	}
+	limit := ""
+	switch {
+	case b.bytes+int64(size) > in.cfg.BacklogBytesPerEmitter && b.msgs > 0:
+		limit = LimitBacklogBytes
+	case b.msgs+1 > in.cfg.BacklogMessagesPerEmitter:
+		limit = LimitBacklogMessages
+	}
+	if limit != "" {
+		held, msgs := b.bytes, b.msgs
+		a.mu.Unlock()
+		in.m.admissions.WithLabelValues("over-limit").Inc()
+		in.m.limitRefusals.WithLabelValues(emitter, limit).Inc()
+		var desc string
+		if limit == LimitBacklogBytes {
+			desc = fmt.Sprintf("maximum bytes exceeded: emitter %s has %d bytes in the backlog (admitted, not yet decided), and this message of %d bytes would take it past its limit (%s %d)",
+				emitter, held, size, LimitBacklogBytes, in.cfg.BacklogBytesPerEmitter)
+		} else {
+			desc = fmt.Sprintf("maximum messages exceeded: emitter %s has %d messages in the backlog (admitted, not yet decided), its limit (%s %d)",
+				emitter, msgs, LimitBacklogMessages, in.cfg.BacklogMessagesPerEmitter)
+		}
+		a.log.log(in.log, "message over its emitter's backlog limit, refused", "emitter", emitter, "limit", limit, "reason", desc)
+		if m.Reply != "" {
+			b, _ := json.Marshal(struct {
+				Error apiError `json:"error"`
+			}{apiError{Code: 503, ErrCode: 10077, Description: desc}})
+			in.nc.Publish(m.Reply, b)
+		}
+		return
+	}
+	b.bytes += int64(size)
+	b.msgs++
+	reply := ""
+	if m.Reply != "" {
+		a.next++
+		a.pending[a.next] = forwarded{emitter: emitter, size: size, reply: m.Reply, at: time.Now()}
+		reply = a.prefix + "." + strconv.FormatUint(a.next, 10)
+	}
+	a.mu.Unlock()
+	in.m.backlogBytes.WithLabelValues(emitter).Add(float64(size))
+	in.m.backlogMsgs.WithLabelValues(emitter).Inc()
+	in.m.admissions.WithLabelValues("admitted").Inc()
+	fwd := &nats.Msg{Subject: in.cfg.Subjects.Admitted(emitter), Reply: reply, Header: m.Header, Data: m.Data}
+	if err := in.nc.PublishMsg(fwd); err != nil {
+		// Not forwarded: out of the backlog; the emitter hears nothing and
+		// publishes again.
+		in.log.Warn("forwarding an admitted message failed", "emitter", emitter, "err", err)
+		a.release(emitter, size)
+	}
+}
+
+type apiError struct {
+	Code        int    `json:"code"`
+	ErrCode     int    `json:"err_code"`
+	Description string `json:"description"`
+}
+
+// acked hands the stream's ack of a forwarded message to its emitter. A
+// message the stream did not store (an error, a duplicate, no stream)
+// leaves the backlog at once.
+func (a *admission) acked(m *nats.Msg) {
+	n, err := strconv.ParseUint(m.Subject[strings.LastIndexByte(m.Subject, '.')+1:], 10, 64)
+	if err != nil {
+		return
+	}
+	a.mu.Lock()
+	f, ok := a.pending[n]
+	delete(a.pending, n)
+	a.mu.Unlock()
+	if !ok {
+		return // forgotten: too late
+	}
+	if !stored(m) {
+		a.release(f.emitter, f.size)
+	}
+	if err := a.in.nc.PublishMsg(&nats.Msg{Subject: f.reply, Header: m.Header, Data: m.Data}); err != nil {
+		a.in.log.Warn("handing a publish ack to its emitter failed", "emitter", f.emitter, "err", err)
+	}
+}
+
+// stored reports whether a stream's reply says it stored the message.
+func stored(m *nats.Msg) bool {
+	if m.Header.Get("Status") != "" || len(m.Data) == 0 {
+		return false // no responders, or another status
+	}
+	if bytes.Contains(m.Data, []byte(`"error"`)) {
+		return false
+	}
+	var ack struct {
+		Duplicate bool `json:"duplicate"`
+	}
+	return json.Unmarshal(m.Data, &ack) == nil && !ack.Duplicate
+}
+
+// release takes a message of size bytes out of emitter's backlog: it was
+// not stored, or the ingest decided it. The counts never go below zero (a
+// message admitted before a restart).
+func (a *admission) release(emitter string, size int) {
+	a.mu.Lock()
+	b := a.by[emitter]
+	if b == nil {
+		a.mu.Unlock()
+		return
+	}
+	dBytes, dMsgs := min(int64(size), b.bytes), min(1, b.msgs)
+	b.bytes -= dBytes
+	b.msgs -= dMsgs
+	if b.msgs == 0 {
+		dBytes += b.bytes // a message admitted before a restart counted none
+		b.bytes = 0
+		delete(a.by, emitter)
+	}
+	a.mu.Unlock()
+	a.in.m.backlogBytes.WithLabelValues(emitter).Sub(float64(dBytes))
+	a.in.m.backlogMsgs.WithLabelValues(emitter).Sub(float64(dMsgs))
+}
+
+// forget drops the forwarded messages whose ack never came.
+func (a *admission) forget(now time.Time) {
+	var old []forwarded
+	a.mu.Lock()
+	for n, f := range a.pending {
+		if now.Sub(f.at) > pendingAge {
+			old = append(old, f)
+			delete(a.pending, n)
+		}
+	}
+	a.mu.Unlock()
+	for _, f := range old {
+		a.release(f.emitter, f.size)
+	}
+}
+
+// backlog returns emitter's admitted, undecided bytes and messages.
+func (a *admission) backlog(emitter string) (bytes, msgs int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if b := a.by[emitter]; b != nil {
+		return b.bytes, b.msgs
+	}
+	return 0, 0
+}

@@ -1,0 +1,205 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/zarlog/zarlog/sdk"
+	"github.com/zarlog/zarlog/wire"
+)
+
+// startAdmission runs in's admission, and nothing else, until the returned
+// stop is called or the test ends: emitters publish into the stream, no
+// one decides anything.
+func startAdmission(t testing.TB, in *Ingester) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := in.adm.run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := false
+	stop = func() {
+		if !done {
+			done = true
+			cancel()
+			s()
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// publishRaw publishes data on emitter's events subject as JetStream
+// publishers do (a request whose reply is the stream's ack), from emitter's
+// inbox, and returns the ack or the stream's refusal.
+func publishRaw(ctx context.Context, js jetstream.JetStream, emitter string, data []byte) (*jetstream.PubAck, error) {
+	return js.Publish(ctx, wire.Subjects{}.Events(emitter), data)
+}
+
+// TestBacklogBudget: an emitter with as many messages (or bytes) undecided
+// in the stream as its backlog budget allows is refused at once: the
+// stream's error for a full backlog (JetStream 10077, which the SDK turns
+// into sdk.ErrBacklog) naming the emitter and the limit, counted by
+// emitter and limit. Another emitter publishes meanwhile as if it were not
+// there. The budget outlives a restart: a new admission counts what the
+// stream holds of each emitter, and refuses it still. Once the ingest has
+// decided the backlog, the emitter publishes again.
+func TestBacklogBudget(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t, ServerConfig{})
+	ensureStream(t, connect(t, s), StreamConfig{})
+	const msgs, bytesLimit = 10, 3000
+	cfg := func() Config {
+		sink := newFakeSink()
+		return Config{Sink: sink, Locator: sink, Checkpoints: sink,
+			BacklogMessagesPerEmitter: msgs, BacklogBytesPerEmitter: bytesLimit}
+	}
+	first := newIngester(t, connect(t, s), cfg())
+	stopFirst := startAdmission(t, first)
+
+	// mallory: small events, one a message, up to its messages' limit.
+	mallory := newClient(t, clientConn(t, s, "mallory"), sdk.Config{Emitter: "mallory", MaxBatchEvents: 1})
+	seq := 0
+	publish := func(c *sdk.Client, emitter string) error {
+		id, data := makeEvent(emitter, "g", seq)
+		seq++
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_, err := c.Publish(pctx, sdk.Event{ID: id, Data: data})
+		return err
+	}
+	for i := range msgs {
+		if err := publish(mallory, "mallory"); err != nil {
+			t.Fatalf("mallory's message %d, within its budget: %v", i, err)
+		}
+	}
+	refused := publish(mallory, "mallory")
+	var pe *sdk.PublishError
+	if !errors.Is(refused, sdk.ErrBacklog) || !errors.As(refused, &pe) {
+		t.Fatalf("mallory past its backlog budget: %v, want sdk.ErrBacklog", refused)
+	}
+	for _, want := range []string{"maximum messages exceeded", "emitter mallory", "backlog-messages-per-emitter 10"} {
+		if !strings.Contains(refused.Error(), want) {
+			t.Errorf("mallory's refusal %q does not say %q", refused, want)
+		}
+	}
+	if n := testutil.ToFloat64(first.m.limitRefusals.WithLabelValues("mallory", LimitBacklogMessages)); n != 1 {
+		t.Errorf("zarlog_ingest_limit_refusals_total{mallory,%s} = %v, want 1", LimitBacklogMessages, n)
+	}
+	if n := testutil.ToFloat64(first.m.backlogMsgs.WithLabelValues("mallory")); n != msgs {
+		t.Errorf("zarlog_ingest_backlog_messages{mallory} = %v, want %d", n, msgs)
+	}
+
+	// bigmouth: two messages of 2,000 bytes; the second would take it past
+	// its bytes' limit. (The first is admitted whatever its size.)
+	bigJS, err := jetstream.New(clientConn(t, s, "bigmouth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 2000)
+	if _, err := publishRaw(ctx, bigJS, "bigmouth", big); err != nil {
+		t.Fatalf("bigmouth's first message: %v", err)
+	}
+	_, err = publishRaw(ctx, bigJS, "bigmouth", big)
+	var api *jetstream.APIError
+	if !errors.As(err, &api) || api.ErrorCode != 10077 {
+		t.Fatalf("bigmouth past its bytes: %v, want JetStream error 10077", err)
+	}
+	for _, want := range []string{"maximum bytes exceeded", "emitter bigmouth has 2000 bytes", "message of 2000 bytes", "backlog-bytes-per-emitter 3000"} {
+		if !strings.Contains(api.Description, want) {
+			t.Errorf("bigmouth's refusal %q does not say %q", api.Description, want)
+		}
+	}
+	if n := testutil.ToFloat64(first.m.limitRefusals.WithLabelValues("bigmouth", LimitBacklogBytes)); n != 1 {
+		t.Errorf("zarlog_ingest_limit_refusals_total{bigmouth,%s} = %v, want 1", LimitBacklogBytes, n)
+	}
+
+	// alice publishes as many as mallory did, all acknowledged.
+	alice := newClient(t, clientConn(t, s, "alice"), sdk.Config{Emitter: "alice", MaxBatchEvents: 1})
+	for i := range msgs {
+		if err := publish(alice, "alice"); err != nil {
+			t.Fatalf("alice's message %d while mallory is at its limit: %v", i, err)
+		}
+	}
+	if b, m := first.adm.backlog("alice"); m != msgs || b == 0 {
+		t.Errorf("alice's backlog: %d messages, %d bytes; want %d messages", m, b, msgs)
+	}
+
+	// A restart: the new admission counts mallory's backlog from the
+	// stream and refuses it still.
+	stopFirst()
+	second := newIngester(t, connect(t, s), cfg())
+	stopSecond := startAdmission(t, second)
+	if _, m := second.adm.backlog("mallory"); m != msgs {
+		t.Errorf("after a restart, mallory's backlog counts %d messages, want %d", m, msgs)
+	}
+	if err := publish(mallory, "mallory"); !errors.Is(err, sdk.ErrBacklog) || !strings.Contains(err.Error(), "emitter mallory") {
+		t.Errorf("mallory after a restart: %v, want sdk.ErrBacklog naming it", err)
+	}
+	stopSecond()
+
+	// The ingest decides the backlog: every budget is free again.
+	third := newIngester(t, connect(t, s), cfg())
+	runIngest(t, third)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, m := third.adm.backlog("mallory")
+		_, a := third.adm.backlog("alice")
+		_, b := third.adm.backlog("bigmouth")
+		if m+a+b == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("backlogs after the ingest ran: mallory %d, alice %d, bigmouth %d messages", m, a, b)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := publish(mallory, "mallory"); err != nil {
+		t.Errorf("mallory once its backlog is decided: %v", err)
+	}
+}
+
+// TestAdmissionReply: a message whose reply subject is not under its
+// emitter's inbox is neither forwarded nor answered (the admission would
+// otherwise publish the stream's ack, with the ledger's rights, where the
+// publisher says).
+func TestAdmissionReply(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t, ServerConfig{})
+	ensureStream(t, connect(t, s), StreamConfig{})
+	in := newIngester(t, connect(t, s), Config{Sink: newFakeSink()})
+	startAdmission(t, in)
+	nc := clientConn(t, s, "mallory")
+	victim, err := nc.SubscribeSync("zarlog.victim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, data := makeEvent("mallory", "g", 0)
+	if err := nc.PublishMsg(&nats.Msg{Subject: wire.Subjects{}.Events("mallory"), Reply: "zarlog.victim", Data: data}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.FlushWithContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for testutil.ToFloat64(in.m.admissions.WithLabelValues("refused")) < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the message with a foreign reply subject was not refused")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if m, err := victim.NextMsg(200 * time.Millisecond); err == nil {
+		t.Errorf("the admission answered on the foreign reply subject: %q", m.Data)
+	}
+	if st := streamState(t, connect(t, s), "ZARLOG_EVENTS"); st.Msgs != 0 {
+		t.Errorf("the stream holds %d messages, want 0", st.Msgs)
+	}
+}
