@@ -102,6 +102,14 @@ type gen struct {
 	find, any, hiAt1, hasFound bool
 	target                     Position
 	found                      node
+
+	// Directed mode (newFind's first search, directed): only the steps
+	// that can still lead to target are taken (canReach), and the search
+	// stops at the first sequence that reaches it with every die (done).
+	directed, done bool
+	// reach[k] is how many of the mover's checkers target has on points k
+	// and above (k = 0..Bar), which no step can raise.
+	reach [Bar + 1]int8
 }
 
 // genPool holds gens to reuse: a roll's enumeration fills maps of hundreds
@@ -134,6 +142,66 @@ func newFind(v Variant, seat int, d Dice, target Position) *gen {
 	g := newGen(v, seat, d, 0, false)
 	g.find, g.target = true, target
 	return g
+}
+
+// findAll reports whether a play that uses every die (two, or four of a
+// double) reaches target, and if so returns the gen holding it in g.found,
+// as newFind's run would: it searches only the sequences of steps that can
+// still end in target and stops at the first that does with every die.
+// Such a play is legal whatever else the roll allows: no play uses more
+// dice, and the larger-die rule binds only plays of one die of two. The
+// first sequence it meets is the one the whole search meets first, since
+// the steps it skips lead only to positions that cannot reach target. If
+// it returns false (the play uses fewer dice, or is illegal), the caller
+// runs the whole search (newFind) to decide; the gen is then released.
+func findAll(v Variant, p Position, seat int, d Dice, target Position) (*gen, bool) {
+	g := newFind(v, seat, d, target)
+	g.directed = true
+	mine := &target.n[seat]
+	var c int8
+	for k := Bar; k >= 0; k-- {
+		c += mine[k]
+		g.reach[k] = c
+	}
+	g.dfs(p, 0, 0, 0)
+	if g.hasFound && g.best == g.maxDepth() {
+		return g, true
+	}
+	g.release()
+	return nil, false
+}
+
+func (g *gen) maxDepth() int {
+	if g.double {
+		return 4
+	}
+	return 2
+}
+
+// canReach reports whether target can still follow from p in directed
+// mode: a step moves one of the mover's checkers to a lower point, so the
+// count of the mover's checkers on points k and above never rises; a hit
+// sends an opposing checker to the bar and nothing brings one back to a
+// point of the board (in the hitting and running variants).
+func (g *gen) canReach(p *Position) bool {
+	mine := &p.n[g.me]
+	var c int8
+	for k := Bar; k >= 1; k-- {
+		c += mine[k]
+		if c < g.reach[k] {
+			return false
+		}
+	}
+	if g.rs.style == pinning {
+		return true
+	}
+	theirs, want := &p.n[g.op], &g.target.n[g.op]
+	for o := 1; o <= 24; o++ {
+		if theirs[o] < want[o] {
+			return false
+		}
+	}
+	return true
 }
 
 // release returns g to genPool; neither g nor its nodes may be used after.
@@ -206,11 +274,11 @@ func (g *gen) runFind(p Position) {
 
 func (g *gen) dfs(p Position, stuck uint32, used uint8, depth int) {
 	g.record(p, depth)
-	maxDepth := 2
-	if g.double {
-		maxDepth = 4
-	}
+	maxDepth := g.maxDepth()
 	if depth == maxDepth {
+		if g.directed && g.hasFound && g.best == maxDepth {
+			g.done = true
+		}
 		return
 	}
 	for i := 0; i < 2; i++ {
@@ -228,7 +296,7 @@ func (g *gen) dfs(p Position, stuck uint32, used uint8, depth int) {
 		}
 		for q := Bar; q >= 1; q-- {
 			np, ns, ok := g.step(&p, stuck, q, d)
-			if !ok {
+			if !ok || g.directed && !g.canReach(&np) {
 				continue
 			}
 			// The states one step deep are all distinct (each moved a
@@ -249,6 +317,9 @@ func (g *gen) dfs(p Position, stuck uint32, used uint8, depth int) {
 			}
 			g.path[depth] = step{from: int8(q), to: int8(to), die: int8(d)}
 			g.dfs(np, ns, nu, depth+1)
+			if g.done {
+				return
+			}
 		}
 	}
 }

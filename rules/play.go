@@ -65,8 +65,11 @@ func ApplyPlay(v Variant, p Position, seat int, d Dice, pl Play) (Position, Play
 	if rule != "" {
 		return fail(rule, detail)
 	}
-	g := newFind(v, seat, d, end)
-	g.run(p)
+	g, all := findAll(v, p, seat, d, end)
+	if !all {
+		g = newFind(v, seat, d, end)
+		g.run(p)
+	}
 	if g.hasFound {
 		n := &g.found
 		pos, play := n.pos, notate(n.steps[:n.n], hitsOf(rs, seat, &p, &n.pos))
