@@ -18,7 +18,8 @@ func (l *Ledger) signLoop() {
 	defer t.Stop()
 	var (
 		lastLog time.Time
-		quiet   int // failures not logged since lastLog
+		quiet   int  // failures not logged since lastLog
+		standby bool // Publish said ErrNotSequencer, and it was logged
 	)
 	for {
 		select {
@@ -29,8 +30,16 @@ func (l *Ledger) signLoop() {
 		case <-t.C:
 		}
 		if _, err := l.sign(context.Background()); err != nil {
-			// A failing Publish (the bucket away, or a standby's ledger)
-			// fails every round: logged at most every 10 s.
+			if errors.Is(err, ErrNotSequencer) {
+				// A standby: expected until it takes the log over.
+				if !standby {
+					l.log.Info("checkpoints are signed but not published while this node does not sequence the log", "reason", err)
+					standby = true
+				}
+				continue
+			}
+			// A failing Publish (the bucket away) fails every round:
+			// logged at most every 10 s.
 			if time.Since(lastLog) < 10*time.Second {
 				quiet++
 				continue
@@ -111,7 +120,9 @@ func (l *Ledger) publish(ctx context.Context, p *published, v *view) (*published
 			return nil, l.Err()
 		}
 		if err != nil {
-			l.met.publishFailures.Inc()
+			if !errors.Is(err, ErrNotSequencer) {
+				l.met.publishFailures.Inc()
+			}
 			return nil, fmt.Errorf("publishing the checkpoint of size %d: %w", p.cp.Size, err)
 		}
 		l.met.publishSeconds.Observe(time.Since(start).Seconds())

@@ -5,8 +5,16 @@ import (
 	"context"
 	crand "crypto/rand"
 	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	sumnote "golang.org/x/mod/sumdb/note"
 
@@ -277,5 +285,79 @@ func TestPublishHook(t *testing.T) {
 	case <-l2.Done():
 	default:
 		t.Fatal("the fenced ledger did not stop")
+	}
+}
+
+// A recordingHandler keeps the log records written through it.
+type recordingHandler struct {
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (h *recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *recordingHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.records = append(h.records, r)
+	return nil
+}
+func (h *recordingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *recordingHandler) WithGroup(string) slog.Handler      { return h }
+
+// TestPublishNotSequencer: a Publish that says ErrNotSequencer (a standby)
+// is expected, not a failure: the signing loop logs it once at Info, never
+// as an error, does not count it in zarlog_ledger_publish_failures_total,
+// and Close says so at Info too; the checkpoint is published once Publish
+// takes it.
+func TestPublishNotSequencer(t *testing.T) {
+	e := newTestEnv(t)
+	h := &recordingHandler{}
+	reg := prometheus.NewRegistry()
+	var standby atomic.Bool
+	standby.Store(true)
+	e.cfg.Logger, e.cfg.Metrics, e.cfg.CheckpointInterval = slog.New(h), reg, 5*time.Millisecond
+	e.cfg.Publish = func(ctx context.Context, c Commit) error {
+		if standby.Load() {
+			return fmt.Errorf("storage: %w", ErrNotSequencer)
+		}
+		return nil
+	}
+	l, err := Open(context.Background(), e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := newStreamGen(t, e.k, "standby", 2, 3)
+	appendAll(t, l, gen.take(20), 10)
+	time.Sleep(100 * time.Millisecond) // about 20 rounds
+	if n, _, _ := l.Latest(); n != nil {
+		t.Fatal("a checkpoint was published while Publish said ErrNotSequencer")
+	}
+	standby.Store(false)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := l.WaitCovering(ctx, 19); err != nil {
+		t.Fatalf("not published once Publish took it: %v", err)
+	}
+	standby.Store(true)
+	appendAll(t, l, gen.take(5), 5)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if v := testutil.ToFloat64(l.met.publishFailures); v != 0 {
+		t.Errorf("zarlog_ledger_publish_failures_total is %v", v)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	infos := 0
+	for _, r := range h.records {
+		if r.Level >= slog.LevelWarn {
+			t.Errorf("logged at %v: %s", r.Level, r.Message)
+		}
+		if strings.Contains(r.Message, "does not sequence the log") {
+			infos++
+		}
+	}
+	if infos != 2 { // once in the loop, once at close
+		t.Errorf("%d Info lines about not sequencing, want 2", infos)
 	}
 }

@@ -632,7 +632,9 @@ func (l *Ledger) Close() error {
 	close(l.signStop)
 	<-l.signDone
 	if l.cfg.CheckpointInterval > 0 && l.Err() == nil {
-		if _, err := l.sign(context.Background()); err != nil {
+		if _, err := l.sign(context.Background()); errors.Is(err, ErrNotSequencer) {
+			l.log.Info("the last checkpoint is not published: this node does not sequence the log", "reason", err)
+		} else if err != nil {
 			l.log.Error("signing the last checkpoint at close", "err", err)
 		}
 	}

@@ -21,6 +21,13 @@ import (
 // and signs nothing more.
 var ErrFenced = errors.New("another sequencer holds the log")
 
+// ErrNotSequencer is matched (errors.Is) by a Config.Publish error that
+// means this node does not sequence the log now, and nothing is wrong: a
+// standby, or a node waiting for a lapsed lease. The checkpoint is offered
+// again by the next round; the ledger logs this once, at Info, and does
+// not count it as a failed publication.
+var ErrNotSequencer = errors.New("this node does not sequence the log")
+
 // A Commit is a signed checkpoint offered to Config.Publish, with the tree
 // it covers. Its readers are valid only during the Publish call.
 type Commit struct {

@@ -26,9 +26,15 @@ var (
 	// aside and opens an empty one, which Prepare fills from the bucket.
 	ErrDiverged = errors.New("the local ledger has leaves the bucket's log does not have")
 	// ErrNotLeader is returned by Publish on a node that does not hold
-	// the lock: nothing is published.
-	ErrNotLeader = errors.New("this node does not hold the log's lock")
+	// the lock: nothing is published. It matches ledger.ErrNotSequencer,
+	// so that the ledger logs it as expected, not as a failure.
+	ErrNotLeader error = notLeader{}
 )
+
+type notLeader struct{}
+
+func (notLeader) Error() string        { return "this node does not hold the log's lock" }
+func (notLeader) Is(target error) bool { return target == ledger.ErrNotSequencer }
 
 // DefaultLease is Config.Lease's default.
 const DefaultLease = 6 * time.Second

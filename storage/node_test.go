@@ -370,3 +370,15 @@ func TestDiverged(t *testing.T) {
 		t.Fatalf("Prepare: %v", err)
 	}
 }
+
+// TestNotLeaderIsExpected: a standby's refusal to publish is
+// ledger.ErrNotSequencer (logged by the ledger as expected), never
+// ledger.ErrFenced.
+func TestNotLeaderIsExpected(t *testing.T) {
+	if !errors.Is(storage.ErrNotLeader, ledger.ErrNotSequencer) || errors.Is(storage.ErrNotLeader, ledger.ErrFenced) {
+		t.Fatal("ErrNotLeader does not match ledger.ErrNotSequencer alone")
+	}
+	if !errors.Is(fmt.Errorf("publishing: %w", storage.ErrNotLeader), storage.ErrNotLeader) {
+		t.Fatal("a wrapped ErrNotLeader is not ErrNotLeader")
+	}
+}

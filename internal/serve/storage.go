@@ -86,7 +86,14 @@ func openStorage(ctx context.Context, cfg *Config, key *loadedKey, log *slog.Log
 // and the log is read again from the bucket into a new one.
 func openLedgerOnBucket(ctx context.Context, cfg *Config, lcfg ledger.Config, node *storage.Node, log *slog.Logger) (*ledger.Ledger, error) {
 	lcfg.Publish = node.Publish
+	reg := lcfg.Metrics
 	for attempt := 0; ; attempt++ {
+		// The ledger's metrics are taken back if it is closed here, so
+		// that the ledger opened after it can register its own.
+		undo := &undoRegisterer{r: reg}
+		if reg != nil {
+			lcfg.Metrics = undo
+		}
 		l, err := ledger.Open(ctx, lcfg)
 		if err != nil {
 			return nil, fmt.Errorf("serve: %w", err)
@@ -99,6 +106,7 @@ func openLedgerOnBucket(ctx context.Context, cfg *Config, lcfg ledger.Config, no
 			return l, nil
 		}
 		l.Close()
+		undo.undo()
 		if !errors.Is(err, storage.ErrDiverged) || attempt > 0 {
 			return nil, fmt.Errorf("serve: %w", err)
 		}
@@ -109,4 +117,37 @@ func openLedgerOnBucket(ctx context.Context, cfg *Config, lcfg ledger.Config, no
 			return nil, fmt.Errorf("serve: moving the diverged ledger aside: %w", err)
 		}
 	}
+}
+
+// An undoRegisterer registers collectors with r and can unregister them
+// all again.
+type undoRegisterer struct {
+	r  prometheus.Registerer
+	cs []prometheus.Collector
+}
+
+func (u *undoRegisterer) Register(c prometheus.Collector) error {
+	if err := u.r.Register(c); err != nil {
+		return err
+	}
+	u.cs = append(u.cs, c)
+	return nil
+}
+
+func (u *undoRegisterer) MustRegister(cs ...prometheus.Collector) {
+	for _, c := range cs {
+		if err := u.Register(c); err != nil {
+			panic(err)
+		}
+	}
+}
+
+func (u *undoRegisterer) Unregister(c prometheus.Collector) bool { return u.r.Unregister(c) }
+
+// undo unregisters every collector registered through u.
+func (u *undoRegisterer) undo() {
+	for _, c := range u.cs {
+		u.r.Unregister(c)
+	}
+	u.cs = nil
 }

@@ -24,6 +24,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
 // VersitygwVersion is the versitygw the tests run.
@@ -209,4 +213,22 @@ func (s *S3Server) Log() string { return s.log.String() }
 // String names the server.
 func (s *S3Server) String() string {
 	return fmt.Sprintf("versitygw %s at %s", VersitygwVersion, s.Endpoint)
+}
+
+// PublicURL makes bucket readable by anyone, as a public log's bucket is
+// (a bucket policy allowing s3:GetObject to every principal, set through
+// the S3 API), and returns the bucket's HTTP base URL, ending in "/":
+// what a reader, a CDN or tessera's client fetches the objects from,
+// without credentials.
+func (s *S3Server) PublicURL(t testing.TB, bucket string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(s.Endpoint), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, "")})
+	policy := fmt.Sprintf(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":["s3:GetObject"],"Resource":["arn:aws:s3:::%s/*"]}]}`, bucket)
+	if _, err := c.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String(bucket), Policy: aws.String(policy)}); err != nil {
+		t.Fatalf("versitygw: making bucket %s public: %v", bucket, err)
+	}
+	return s.Endpoint + "/" + bucket + "/"
 }

@@ -1,0 +1,568 @@
+package main
+
+// The log in object storage, end to end: built `zarlog serve --storage`
+// nodes (a primary and a standby) on versitygw and one nats-server, a
+// backend playing games, the primary killed with SIGKILL; a node restored
+// from the bucket alone; the bucket read by tessera's client over HTTP
+// (docs/OPERATIONS.md "Running two nodes", "Restoring from the bucket").
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/zarlog/zarlog/bucket"
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/internal/testlog"
+	"github.com/zarlog/zarlog/internal/testonly"
+	"github.com/zarlog/zarlog/merkle"
+	"github.com/zarlog/zarlog/sdk"
+	"github.com/zarlog/zarlog/storage"
+	"github.com/zarlog/zarlog/verifier"
+)
+
+// startNATS runs a nats-server with JetStream in the test process (the
+// nodes' shared NATS: it outlives every zarlog serve) and returns its URL.
+func startNATS(t *testing.T) string {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server did not start")
+	}
+	t.Cleanup(s.Shutdown)
+	return s.ClientURL()
+}
+
+// A bucketRig is what the storage tests share: versitygw with bucket
+// "zarlog", a nats-server, the log's key file, an emitter and its
+// --emitters file, and the arguments every node takes.
+type bucketRig struct {
+	t        *testing.T
+	bin      string
+	dir      string
+	s3       *testonly.S3Server
+	natsURL  string
+	keyFile  string
+	vkey     string
+	verifier note.Verifier
+	signer   note.Signer // the emitter's
+	emitters string
+	storage  string
+}
+
+func newBucketRig(t *testing.T, bin string) *bucketRig {
+	t.Helper()
+	r := &bucketRig{t: t, bin: bin, dir: t.TempDir(), storage: "s3://zarlog/log"}
+	r.s3 = testonly.StartVersitygw(t, "zarlog")
+	r.s3.Setenv(t) // the nodes take the endpoint and credentials from the environment
+	r.natsURL = startNATS(t)
+	r.keyFile = filepath.Join(r.dir, "log.key")
+	stdout, stderr, code := runBin(t, r.dir, bin, "keygen", "--origin", "storage.zarlog.example/log", "--out", r.keyFile)
+	if code != 0 {
+		t.Fatalf("keygen: %s", stderr)
+	}
+	r.vkey = strings.TrimSpace(stdout)
+	var err error
+	if r.verifier, err = merkle.NewVerifier(r.vkey); err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	r.signer, _, line, _ = emitterKey(t, bin, r.dir, "tavla-east")
+	r.emitters = filepath.Join(r.dir, "emitters")
+	if err := os.WriteFile(r.emitters, []byte(line+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// args returns a node's command line on data directory data.
+func (r *bucketRig) args(data string, extra ...string) []string {
+	return append([]string{"--data", data, "--key", r.keyFile, "--emitters", r.emitters, "--storage", r.storage,
+		"--nats", r.natsURL, "--http", "127.0.0.1:0", "--admin", "off", "--checkpoint-interval", "50ms"}, extra...)
+}
+
+// lock reads the bucket's lock and its checkpoint.
+func (r *bucketRig) lock(ctx context.Context) (storage.Lock, merkle.Checkpoint) {
+	r.t.Helper()
+	b, err := bucket.Open(ctx, r.storage, bucket.Config{})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	data, _, err := b.Get(ctx, storage.LockKey, "")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	k, err := storage.ParseLock(data)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	cp, err := merkle.Open(k.Note, r.verifier)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return k, cp
+}
+
+// checkpoint returns the checkpoint a node serves.
+func (r *bucketRig) checkpoint(p *serveProc) (merkle.Checkpoint, []byte, bool) {
+	code, body := p.get("/checkpoint")
+	if code != 200 {
+		return merkle.Checkpoint{}, nil, false
+	}
+	cp, err := merkle.Open(body, r.verifier)
+	if err != nil {
+		r.t.Fatalf("the checkpoint %s serves: %v", p.base(), err)
+	}
+	return cp, body, true
+}
+
+// leader reports whether a node says (zarlog_storage_leader) it holds the
+// lock.
+func leader(p *serveProc) bool {
+	code, body := p.get("/metrics")
+	return code == 200 && bytes.Contains(body, []byte("\nzarlog_storage_leader 1\n"))
+}
+
+// A storageReceipt is a receipt the backend obtained, with the event's
+// bytes and when.
+type storageReceipt struct {
+	id         string
+	leaf       []byte
+	index      uint64
+	checkpoint []byte
+	at         time.Time
+}
+
+// A gamer plays games through the SDK the way a backend that keeps every
+// event until its receipt does: after each event it waits for the
+// receipt, and publishes the event again when none comes within
+// resendAfter (JetStream acknowledged it, the primary that took it from
+// the stream died before the bucket had its checkpoint, so the node that
+// took over never saw it). The next event of a game is published only
+// once the previous one is receipted, so a lost event never leaves a gap
+// that refuses its game's next.
+type gamer struct {
+	t      *testing.T
+	client *sdk.Client
+	b      *sdk.Backend
+	stop   chan struct{}
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	receipts []storageReceipt
+	finished map[string]uint64 // game id → its last seq
+	resent   int
+	games    int
+}
+
+const resendAfter = 3 * time.Second
+
+func newGamer(t *testing.T, natsURL string, signer note.Signer) *gamer {
+	t.Helper()
+	nc, err := sdk.Dial(natsURL, signer.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	c, err := sdk.New(nc, sdk.Config{Emitter: signer.Name(), AckTimeout: time.Second, RetryMin: 5 * time.Millisecond, RetryMax: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	b, err := sdk.NewBackend(c, sdk.GameConfig{Signer: signer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &gamer{t: t, client: c, b: b, stop: make(chan struct{}), finished: map[string]uint64{}}
+}
+
+// after is the games' testlog.After: it returns once the event is
+// receipted (or ctx ends).
+func (g *gamer) after(ctx context.Context) testlog.After {
+	return func(game string, seq uint64, leaf []byte) {
+		ev := sdk.Event{ID: fmt.Sprintf("%s:%d", game, seq), Data: leaf}
+		for ctx.Err() == nil {
+			rctx, cancel := context.WithTimeout(ctx, resendAfter)
+			r, err := g.client.Receipt(rctx, ev)
+			cancel()
+			if err == nil {
+				g.mu.Lock()
+				g.receipts = append(g.receipts, storageReceipt{id: ev.ID, leaf: leaf, index: r.Index, checkpoint: r.Checkpoint, at: time.Now()})
+				g.mu.Unlock()
+				return
+			}
+			var rej *sdk.RejectedError
+			if errors.As(err, &rej) || errors.Is(err, sdk.ErrBadReceipt) {
+				g.t.Errorf("the receipt of %s: %v", ev.ID, err)
+				return
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			// No receipt: publish it again (the ledger deduplicates).
+			if _, err := g.client.Publish(ctx, ev); err != nil && ctx.Err() == nil {
+				g.t.Logf("publishing %s again: %v", ev.ID, err)
+			}
+			g.mu.Lock()
+			g.resent++
+			g.mu.Unlock()
+		}
+	}
+}
+
+// play starts n players, each playing games one after another until
+// finish is called.
+func (g *gamer) play(ctx context.Context, label string, n int) {
+	after := g.after(ctx)
+	for i := range n {
+		g.wg.Go(func() {
+			for k := 0; ; k++ {
+				select {
+				case <-g.stop:
+					return
+				default:
+				}
+				id, err := testlog.Tavlarena(ctx, g.b, fmt.Sprintf("%s-%d-%d", label, i, k), `{"variant":"portes"}`, 10, after)
+				if err != nil {
+					if ctx.Err() == nil {
+						g.t.Errorf("a game: %v", err)
+					}
+					return
+				}
+				g.mu.Lock()
+				g.games++
+				g.mu.Unlock()
+				g.record(ctx, id)
+			}
+		})
+	}
+}
+
+// record notes a finished game's last seq (from its receipted events).
+func (g *gamer) record(ctx context.Context, id string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	last := uint64(0)
+	for _, r := range g.receipts {
+		if game, seq, ok := strings.Cut(r.id, ":"); ok && game == id {
+			if s, err := strconv.ParseUint(seq, 10, 64); err == nil && s > last {
+				last = s
+			}
+		}
+	}
+	g.finished[id] = last
+}
+
+// finish stops the players after their current games and waits for them.
+func (g *gamer) finish() {
+	close(g.stop)
+	g.wg.Wait()
+}
+
+// count returns how many receipts the gamer has.
+func (g *gamer) count() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.receipts)
+}
+
+// firstReceiptAfter returns when the first receipt obtained after t0
+// under a checkpoint larger than size came, if one has.
+func (g *gamer) firstReceiptAfter(t0 time.Time, size uint64, v note.Verifier) (time.Time, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, r := range g.receipts {
+		if r.at.Before(t0) {
+			continue
+		}
+		if cp, err := merkle.Open(r.checkpoint, v); err == nil && cp.Size > size {
+			return r.at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// checkLog checks the final log lg against what the gamer saw: every
+// receipted event is in it once, at its receipt's index, with its bytes;
+// every event of every finished game is in it once; no two checkpoints
+// It returns the receipted events missing from the log (lost) and the
+// events in it more than once (duplicated).
+func (g *gamer) checkLog(t *testing.T, lg *testonly.Log) (lost, duplicated int) {
+	t.Helper()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	count := map[string]int{}
+	index := map[string]uint64{}
+	for i, e := range lg.Entries {
+		ev, err := events.Parse(e)
+		if err != nil {
+			t.Fatalf("entry %d: %v", i, err)
+		}
+		count[ev.ID]++
+		index[ev.ID] = uint64(i)
+	}
+	for id, n := range count {
+		if n != 1 {
+			duplicated++
+			t.Errorf("event %s is in the log %d times", id, n)
+		}
+	}
+	for _, r := range g.receipts {
+		i, ok := index[r.id]
+		switch {
+		case !ok:
+			lost++
+			t.Errorf("the receipted event %s is not in the final log", r.id)
+		case i != r.index:
+			t.Errorf("the receipt of %s says index %d; the log has it at %d", r.id, r.index, i)
+		case !bytes.Equal(lg.Entries[i], r.leaf):
+			t.Errorf("the log's entry %d is not the bytes of the receipted event %s", i, r.id)
+		}
+	}
+	for id, last := range g.finished {
+		for seq := uint64(0); seq <= last; seq++ {
+			if n := count[fmt.Sprintf("%s:%d", id, seq)]; n != 1 {
+				if n == 0 {
+					lost++
+				}
+				t.Errorf("event %s:%d of a finished game is in the log %d times", id, seq, n)
+			}
+		}
+	}
+	return lost, duplicated
+}
+
+// checkpoints returns the distinct checkpoints of the receipts, checking
+// that no two of one size differ.
+func (g *gamer) checkpoints(t *testing.T, v note.Verifier) [][]byte {
+	t.Helper()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	bySize := map[uint64][]byte{}
+	for _, r := range g.receipts {
+		cp, err := merkle.Open(r.checkpoint, v)
+		if err != nil {
+			t.Fatalf("the checkpoint of the receipt of %s: %v", r.id, err)
+		}
+		if old, ok := bySize[cp.Size]; ok && !bytes.Equal(old, r.checkpoint) {
+			t.Errorf("two checkpoints of size %d differ:\n%s\n%s", cp.Size, old, r.checkpoint)
+		}
+		bySize[cp.Size] = r.checkpoint
+	}
+	var out [][]byte
+	for _, n := range bySize {
+		out = append(out, n)
+	}
+	return out
+}
+
+// median returns the median of ds (sorted in place).
+func median(ds []time.Duration) time.Duration {
+	slices.Sort(ds)
+	if len(ds) == 0 {
+		return 0
+	}
+	return ds[len(ds)/2]
+}
+
+// TestServeTakeover runs a primary and a standby `zarlog serve --storage`
+// on versitygw and one nats-server, with a backend playing games (each
+// event kept until its receipt, and published again when none comes),
+// and kills the primary with SIGKILL several times (3; 10 with
+// ZARLOG_SLOW=1): each time the standby takes over, and the killed node
+// is started again on its data directory as the new standby. It reports
+// the takeover times from the kill (without asserting them: the machine
+// is shared): to the standby holding the lock, to its first checkpoint
+// beyond the dead primary's last, and to the backend's first receipt under
+// it. It asserts that every receipted event is in the final log once, at
+// its index, with its bytes, and every finished game's events too; that
+// every checkpoint of a receipt is consistent with the final one and no
+// two of one size differ; that the final log read by tessera's client from
+// the bucket over HTTP is the one the primary serves; and that every
+// finished game's bundle verifies.
+func TestServeTakeover(t *testing.T) {
+	bin, _ := tools(t)
+	runs := 3
+	if os.Getenv("ZARLOG_SLOW") == "1" {
+		runs = 10
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(runs)*time.Minute+2*time.Minute)
+	defer cancel()
+	r := newBucketRig(t, bin)
+	dirs := []string{filepath.Join(r.dir, "a"), filepath.Join(r.dir, "b")}
+	p := startServe(t, bin, r.args(dirs[0])...)
+	if p.lines["storage"] != r.storage+"/" || !strings.Contains(p.lines["node"], " primary ") || p.lines["vkey"] != r.vkey {
+		t.Fatalf("the primary printed %v", p.lines)
+	}
+	q := startServe(t, bin, r.args(dirs[1], "--standby")...)
+	if !strings.Contains(q.lines["node"], " standby ") {
+		t.Fatalf("the standby printed %v", q.lines)
+	}
+	g := newGamer(t, r.natsURL, r.signer)
+	g.play(ctx, "takeover", 6)
+	defer func() {
+		select {
+		case <-g.stop:
+		default:
+			close(g.stop)
+		}
+	}()
+
+	var toLead, toCheckpoint, toReceipt []time.Duration
+	progress := func(n int) {
+		t.Helper()
+		for g.count() < n {
+			if ctx.Err() != nil {
+				t.Fatalf("only %d receipts, waiting for %d", g.count(), n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	seen := [][]byte{} // checkpoints read from the nodes and the bucket
+	for run := range runs {
+		progress(g.count() + 150)
+		if !leader(p) || leader(q) {
+			t.Fatalf("run %d: the primary is not the leader, or the standby is", run)
+		}
+		p.cmd.Process.Kill()
+		t0 := time.Now()
+		if code := p.wait(); code != -1 {
+			t.Fatalf("run %d: the primary exited with %d, not killed", run, code)
+		}
+		// The killed node (a standby that took over, after the first run)
+		// logged no error: a standby's waiting is not one.
+		for _, line := range strings.Split(p.stderr.String(), "\n") {
+			if strings.Contains(line, "level=ERROR") {
+				t.Errorf("run %d: the killed node logged an error: %s", run, line)
+			}
+		}
+		k, killed := r.lock(ctx)
+		seen = append(seen, k.Note)
+		var tl, tc time.Time
+		for tl.IsZero() || tc.IsZero() {
+			if ctx.Err() != nil {
+				t.Fatalf("run %d: the standby did not take over (leader %t)\n%s", run, !tl.IsZero(), q.stderr)
+			}
+			if tl.IsZero() && leader(q) {
+				tl = time.Now()
+			}
+			if cp, body, ok := r.checkpoint(q); ok && cp.Size > killed.Size && tc.IsZero() {
+				tc = time.Now()
+				seen = append(seen, body)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		var tr time.Time
+		for {
+			var ok bool
+			if tr, ok = g.firstReceiptAfter(t0, killed.Size, r.verifier); ok {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("run %d: no receipt after the takeover", run)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		nk, _ := r.lock(ctx)
+		if nk.Term != k.Term+1 || nk.Holder == k.Holder {
+			t.Fatalf("run %d: the lock went from %s term %d to %s term %d", run, k.Holder, k.Term, nk.Holder, nk.Term)
+		}
+		toLead, toCheckpoint, toReceipt = append(toLead, tl.Sub(t0)), append(toCheckpoint, tc.Sub(t0)), append(toReceipt, tr.Sub(t0))
+		t.Logf("run %d: killed the primary at size %d (term %d); the standby held the lock after %v, signed its first checkpoint after %v, the first receipt came after %v",
+			run, killed.Size, k.Term, tl.Sub(t0).Round(time.Millisecond), tc.Sub(t0).Round(time.Millisecond), tr.Sub(t0).Round(time.Millisecond))
+		// The killed node comes back on its data directory as the standby.
+		dirs[0], dirs[1] = dirs[1], dirs[0]
+		p, q = q, startServe(t, bin, r.args(dirs[1], "--standby")...)
+	}
+	progress(g.count() + 50)
+	g.finish()
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	// The final log, from the primary and from the bucket.
+	earlier := append(g.checkpoints(t, r.verifier), seen...)
+	lg, err := testonly.Fetch(ctx, p.base()+"/", nil, r.vkey, earlier...)
+	if err != nil {
+		t.Fatalf("the primary's log: %v", err)
+	}
+	lost, duplicated := g.checkLog(t, lg)
+	blg := r.fetchBucket(ctx, lg.Note)
+	if !bytes.Equal(blg.Note, lg.Note) || len(blg.Entries) != len(lg.Entries) {
+		t.Fatalf("the bucket's checkpoint is not the primary's:\n%s\n%s", blg.Note, lg.Note)
+	}
+	for i := range lg.Entries {
+		if !bytes.Equal(lg.Entries[i], blg.Entries[i]) {
+			t.Fatalf("entry %d differs between the bucket and the primary", i)
+		}
+	}
+	r.checkBundles(ctx, p, g)
+	t.Logf("%d takeovers (lease %v): to the lock median %v max %v; to the first checkpoint median %v max %v; to the first receipt median %v max %v",
+		runs, storage.DefaultLease, median(toLead).Round(time.Millisecond), slices.Max(toLead).Round(time.Millisecond),
+		median(toCheckpoint).Round(time.Millisecond), slices.Max(toCheckpoint).Round(time.Millisecond),
+		median(toReceipt).Round(time.Millisecond), slices.Max(toReceipt).Round(time.Millisecond))
+	t.Logf("%d games, %d events receipted, %d events published again by the backend, %d entries in the final log, %d receipted events lost, %d duplicated, %d checkpoints checked consistent",
+		g.games, g.count(), g.resent, len(lg.Entries), lost, duplicated, len(earlier))
+}
+
+// fetchBucket reads the log from the bucket's HTTP endpoint (made public
+// for reading) with tessera's client, checking it is consistent with the
+// earlier checkpoints.
+func (r *bucketRig) fetchBucket(ctx context.Context, earlier ...[]byte) *testonly.Log {
+	r.t.Helper()
+	base := r.s3.PublicURL(r.t, "zarlog") + "log/"
+	lg, err := testonly.Fetch(ctx, base, nil, r.vkey, earlier...)
+	if err != nil {
+		r.t.Fatalf("the log in the bucket (%s): %v", base, err)
+	}
+	return lg
+}
+
+// checkBundles checks that every finished game of g has a bundle at p
+// that verifies.
+func (r *bucketRig) checkBundles(ctx context.Context, p *serveProc, g *gamer) {
+	r.t.Helper()
+	logKey, err := verifier.ParseLogKey(r.vkey)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	g.mu.Lock()
+	pending := map[string]bool{}
+	for id := range g.finished {
+		pending[id] = true
+	}
+	g.mu.Unlock()
+	for len(pending) > 0 {
+		for id := range pending {
+			code, bundle := p.get("/games/" + id + "/proof.json")
+			if code != 200 {
+				continue
+			}
+			if rep := verifier.Verify(bundle, verifier.Options{LogKey: logKey}); rep.Exit() != 0 {
+				r.t.Fatalf("the bundle of %s: %s", id, rep.Text(verifier.English))
+			}
+			delete(pending, id)
+		}
+		select {
+		case <-ctx.Done():
+			r.t.Fatalf("%d finished games have no bundle", len(pending))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
