@@ -566,3 +566,127 @@ func (r *bucketRig) checkBundles(ctx context.Context, p *serveProc, g *gamer) {
 		}
 	}
 }
+
+// TestServeRestoreFromBucket is docs/OPERATIONS.md "Restoring from the
+// bucket": a primary `zarlog serve --storage` with a witness (a zarlog
+// witness, through --witness-policy) is killed with SIGKILL and its data
+// directory deleted; a node started on a new, empty data directory with
+// only the log's key, the bucket and NATS takes the log over and continues
+// it. Its checkpoints are consistent with every one the old primary
+// published (its receipts', its witnessed one), the witness, which
+// cosigned the old primary's, cosigns the new node's next checkpoint,
+// every receipted event is in the final log once with its bytes, and
+// every finished game's bundle, of either node, verifies on the new node.
+func TestServeRestoreFromBucket(t *testing.T) {
+	bin, _ := tools(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r := newBucketRig(t, bin)
+
+	// The witness, which knows the log's key.
+	logs := filepath.Join(r.dir, "logs")
+	if err := os.WriteFile(logs, []byte("log "+r.vkey+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wlines, _ := startWitness(t, bin, "--data", filepath.Join(r.dir, "witness"), "--http", "127.0.0.1:0", "--config", logs, "--init", "--name", "witness.example/zarlog")
+	policyFile := filepath.Join(r.dir, "witness.policy")
+	policy := fmt.Sprintf("witness W %s %s\nquorum W\n", wlines["vkey"][0], strings.TrimSuffix(wlines["add-checkpoint"][0], "/add-checkpoint"))
+	if err := os.WriteFile(policyFile, []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	extra := []string{"--witness-policy", policyFile, "--witness-interval", "1s", "--witness-timeout", "3s", "--lease", "3s"}
+
+	old := filepath.Join(r.dir, "old")
+	p := startServe(t, bin, r.args(old, extra...)...)
+	code, served := p.get("/witness-policy")
+	if code != 200 {
+		t.Fatalf("/witness-policy: %d", code)
+	}
+	pol, err := merkle.ParsePolicy(served)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// witnessed waits until node n serves a witnessed checkpoint of more
+	// than size leaves, meeting the policy, and returns it.
+	witnessed := func(n *serveProc, size uint64) ([]byte, merkle.Checkpoint) {
+		t.Helper()
+		for {
+			if code, body := n.get("/checkpoint.witnessed"); code == 200 {
+				cp, _, err := pol.Open(body)
+				if err != nil {
+					t.Fatalf("%s/checkpoint.witnessed does not meet the policy: %v\n%s", n.base(), err, body)
+				}
+				if cp.Size > size {
+					return body, cp
+				}
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%s serves no witnessed checkpoint of more than %d leaves", n.base(), size)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+
+	g := newGamer(t, r.natsURL, r.signer)
+	g.play(ctx, "restore", 4)
+	defer func() {
+		select {
+		case <-g.stop:
+		default:
+			close(g.stop)
+		}
+	}()
+	for g.count() < 150 {
+		if ctx.Err() != nil {
+			t.Fatalf("only %d receipts", g.count())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	w1, wcp1 := witnessed(p, 0)
+
+	// The machine is lost: the process killed, its disk gone.
+	p.cmd.Process.Kill()
+	if code := p.wait(); code != -1 {
+		t.Fatalf("the primary exited with %d, not killed", code)
+	}
+	k, killed := r.lock(ctx)
+	if err := os.RemoveAll(old); err != nil {
+		t.Fatal(err)
+	}
+	receiptsBefore := g.count()
+
+	// A new machine: an empty data directory, the key, the bucket, NATS.
+	fresh := filepath.Join(r.dir, "new")
+	n := startServe(t, bin, r.args(fresh, extra...)...)
+	if strings.Fields(n.lines["node"])[0] == k.Holder || n.lines["vkey"] != r.vkey {
+		t.Fatalf("the new node printed %v; the lock was %s's", n.lines, k.Holder)
+	}
+	// Before it holds the lock it serves the bucket's log.
+	if cp, _, ok := r.checkpoint(n); !ok || cp.Size != killed.Size {
+		t.Fatalf("the new node serves a checkpoint of %d leaves (%t), the bucket has %d", cp.Size, ok, killed.Size)
+	}
+	w2, wcp2 := witnessed(n, killed.Size)
+	if nk, _ := r.lock(ctx); nk.Term != k.Term+1 || nk.Holder != strings.Fields(n.lines["node"])[0] {
+		t.Fatalf("the lock is %s's, term %d; was %s's, term %d", nk.Holder, nk.Term, k.Holder, k.Term)
+	}
+	for g.count() < receiptsBefore+100 {
+		if ctx.Err() != nil {
+			t.Fatalf("only %d receipts after the restore", g.count()-receiptsBefore)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	g.finish()
+	if t.Failed() {
+		t.FailNow()
+	}
+	earlier := append(g.checkpoints(t, r.verifier), w1, w2, k.Note)
+	lg, err := testonly.Fetch(ctx, n.base()+"/", nil, r.vkey, earlier...)
+	if err != nil {
+		t.Fatalf("the restored log: %v", err)
+	}
+	lost, duplicated := g.checkLog(t, lg)
+	r.checkBundles(ctx, n, g)
+	t.Logf("the old primary's witnessed checkpoint: %d leaves, the bucket's at the kill: %d, the new node's first witnessed: %d, the final log: %d; %d receipts before the restore, %d after, %d events published again, %d lost, %d duplicated",
+		wcp1.Size, killed.Size, wcp2.Size, len(lg.Entries), receiptsBefore, g.count()-receiptsBefore, g.resent, lost, duplicated)
+}
