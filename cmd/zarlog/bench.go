@@ -21,14 +21,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("zarlog bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: zarlog bench [--events N] [--emitters N] [--games N] [--mix NAME] [--rate N] [--bundles N] [--checks production|structural] [--tessera] [--json] [--dir DIR] [--cpuprofile FILE]")
+		fmt.Fprintln(stderr, "usage: zarlog bench [--events N] [--emitters N] [--games N] [--mix NAME] [--rate N] [--bundles N] [--checks production|structural] [--pace saturated|human] [--human-games N] [--human-duration D] [--tessera] [--json] [--dir DIR] [--cpuprofile FILE]")
 		fmt.Fprintln(stderr, "\nMeasure zarlog on this machine: events end to end (SDK → embedded NATS JetStream → ingest → ledger →")
 		fmt.Fprintln(stderr, "signed checkpoint), publish→checkpoint latency, the ledger's bytes on disk per event, and the proof")
 		fmt.Fprintln(stderr, "bundles' size and verify time per game; with --tessera, the ledger alone and Tessera's POSIX log on")
 		fmt.Fprintln(stderr, "the same events. The ledger checks what `zarlog serve` checks (--checks production: the rules engine")
 		fmt.Fprintln(stderr, "checks every move, anchored games carry real drand beacons whose BLS signatures are checked), or")
-		fmt.Fprintln(stderr, "what the benchmarks checked until issue 31 (--checks structural). A progress bar on standard error")
-		fmt.Fprintln(stderr, "when it is a terminal.")
+		fmt.Fprintln(stderr, "what the benchmarks checked until issue 31 (--checks structural). With --pace human, also games at a")
+		fmt.Fprintln(stderr, "human pace in the same run: --human-games in play at once, each sending its next event 2-10 s after")
+		fmt.Fprintln(stderr, "the previous one's receipt, with CPU per event, publish→receipt latency, RSS and batching beside the")
+		fmt.Fprintln(stderr, "saturated run's. A progress bar on standard error when it is a terminal.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
@@ -44,6 +46,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&cfg.Rate, "rate", 0, "the offered load in events/s (0: as fast as the emitters can publish)")
 	fs.IntVar(&cfg.Bundles, "bundles", bench.DefaultBundles, "how many games' bundles are built and verified per scheme")
 	fs.StringVar(&cfg.Checks, "checks", bench.ChecksProduction, "what the ledger checks: production (as zarlog serve: the rules engine, real BLS-checked beacons) or structural (moves checked structurally, a fake drand chain)")
+	fs.StringVar(&cfg.Pace, "pace", bench.PaceSaturated, "saturated (as fast as the emitters can, then at half that rate), or human (those, then games at a human pace)")
+	fs.IntVar(&cfg.Human.Games, "human-games", bench.DefaultHumanGames, "--pace human: the number of games in play at once")
+	fs.DurationVar(&cfg.Human.Duration, "human-duration", bench.DefaultHumanDuration, "--pace human: how long the games are played, the first `duration` (the longest gap) not measured")
+	fs.DurationVar(&cfg.Human.MinGap, "human-gap-min", bench.DefaultHumanMinGap, "--pace human: the shortest pause between an event's receipt and the game's next event")
+	fs.DurationVar(&cfg.Human.MaxGap, "human-gap-max", bench.DefaultHumanMaxGap, "--pace human: the longest pause")
 	fs.BoolVar(&cfg.Tessera, "tessera", false, "also measure the ledger alone and Tessera's POSIX log on the same events")
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	fs.StringVar(&cfg.Dir, "dir", "", "scratch `directory` for the logs, removed at the end (default: a temporary one)")
@@ -65,6 +72,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if cfg.Events < 1 || cfg.Emitters < 1 || cfg.Games < 1 || cfg.Rate < 0 || cfg.Bundles < 1 {
 		fmt.Fprintln(stderr, "zarlog bench: --events, --emitters, --games and --bundles must be at least 1, --rate at least 0")
+		return 2
+	}
+	if cfg.Pace != bench.PaceSaturated && cfg.Pace != bench.PaceHuman {
+		fmt.Fprintf(stderr, "zarlog bench: --pace %q: want %s or %s\n", cfg.Pace, bench.PaceSaturated, bench.PaceHuman)
+		return 2
+	}
+	if h := cfg.Human; h.Games < 1 || h.MinGap <= 0 || h.MaxGap < h.MinGap || h.Duration <= h.MaxGap {
+		fmt.Fprintln(stderr, "zarlog bench: --human-games must be at least 1, --human-gap-min above 0, --human-gap-max at least --human-gap-min, --human-duration above --human-gap-max")
 		return 2
 	}
 	// Tessera logs through klog: its start-up lines are not the report's.

@@ -63,6 +63,32 @@ func TestBench(t *testing.T) {
 	}
 }
 
+// TestBenchHuman runs `zarlog bench --pace human --json` tiny (100 games,
+// gaps of 0.2–1 s, 4 s) and checks that the report carries the human pace
+// beside the saturated run, with its configuration. No timing is asserted.
+func TestBenchHuman(t *testing.T) {
+	args := []string{"bench", "--events", "2000", "--games", "8", "--bundles", "1", "--dir", t.TempDir() + "/b", "--json",
+		"--pace", "human", "--human-games", "100", "--human-duration", "4s", "--human-gap-min", "200ms", "--human-gap-max", "1s"}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
+		t.Fatalf("zarlog %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	h := rep.Human
+	if h == nil || h.Games != 100 || h.MinGapMs != 200 || h.MaxGapMs != 1000 || h.Events <= 0 || h.ReceiptCount <= 0 || h.CPUMicrosPerEvent <= 0 ||
+		rep.HumanCPURatio <= 0 || rep.Config.Pace != "saturated+human" || rep.Config.Moves != "rules" || rep.EndToEnd.Events != 2000 {
+		t.Errorf("report: %s", stdout.String())
+	}
+	for _, k := range []string{`"gamesInPlay": 100`, `"receiptP99ms"`, `"rssBytes"`, `"eventsPerAppend"`, `"eventsPerMessage"`, `"humanCpuRatio"`} {
+		if !strings.Contains(stdout.String(), k) {
+			t.Errorf("report without %s: %s", k, stdout.String())
+		}
+	}
+}
+
 func TestBenchUsage(t *testing.T) {
 	for _, tt := range []struct {
 		args []string
@@ -75,6 +101,10 @@ func TestBenchUsage(t *testing.T) {
 		{[]string{"bench", "--nope"}, 2},
 		{[]string{"bench", "--mix", "dominoes"}, 2},
 		{[]string{"bench", "--checks", "lenient"}, 2},
+		{[]string{"bench", "--pace", "leisurely"}, 2},
+		{[]string{"bench", "--pace", "human", "--human-games", "0"}, 2},
+		{[]string{"bench", "--pace", "human", "--human-gap-min", "3s", "--human-gap-max", "2s"}, 2},
+		{[]string{"bench", "--pace", "human", "--human-duration", "5s"}, 2},
 		{[]string{"bench", "--cpuprofile", "/nonexistent/dir/cpu.pprof"}, 2},
 	} {
 		var stderr bytes.Buffer

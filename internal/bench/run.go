@@ -102,7 +102,20 @@ type Config struct {
 	// end-to-end run at full speed, from which the report's split by stage
 	// is computed: the whole picture, for `go tool pprof`.
 	Profile io.Writer
+	// Pace is PaceSaturated, or PaceHuman: the runs of PaceSaturated, then
+	// the human pace (Human, with Human's configuration) in the same
+	// invocation. Zero means PaceSaturated.
+	Pace string
+	// Human configures the human pace (its Dir, Emitters and Checks are
+	// set from this Config's).
+	Human HumanConfig
 }
+
+// Paces of Config.Pace.
+const (
+	PaceSaturated = "saturated"
+	PaceHuman     = "human"
+)
 
 // A Report is what a run measured.
 type Report struct {
@@ -133,6 +146,10 @@ type Report struct {
 	// Ratios are the same-run throughput ratios against each Tessera
 	// setting (Config.Tessera): what issue 17's targets are stated in.
 	Ratios []Ratio `json:"ratios,omitempty"`
+	// Human is the human pace (Config.Pace PaceHuman), and
+	// HumanCPURatio its CPU per event over EndToEnd's, from the same run.
+	Human         *HumanMeasure `json:"human,omitempty"`
+	HumanCPURatio float64       `json:"humanCpuRatio,omitempty"`
 }
 
 // A RunConfig says what a run measured, so that no figure is read out of
@@ -151,7 +168,8 @@ type RunConfig struct {
 	// CheckpointIntervalMs is the ledger's checkpoint interval.
 	CheckpointIntervalMs int `json:"checkpointIntervalMs"`
 	// Pace is "saturated" (events offered as fast as the emitters take
-	// them, then at half that rate), or "rate" (Config.Rate).
+	// them, then at half that rate), or "rate" (Config.Rate); followed by
+	// "+human" when the run has the human pace too (Report.Human).
 	Pace string `json:"pace"`
 }
 
@@ -168,6 +186,9 @@ func runConfig(cfg Config, w *Workload) RunConfig {
 	}
 	if cfg.Rate > 0 {
 		c.Pace = "rate"
+	}
+	if cfg.Pace == PaceHuman {
+		c.Pace += "+" + PaceHuman
 	}
 	return c
 }
@@ -301,6 +322,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Bundles <= 0 {
 		cfg.Bundles = DefaultBundles
 	}
+	switch cfg.Pace {
+	case "":
+		cfg.Pace = PaceSaturated
+	case PaceSaturated, PaceHuman:
+	default:
+		return nil, fmt.Errorf("bench: unknown pace %q (want %s or %s)", cfg.Pace, PaceSaturated, PaceHuman)
+	}
 	progress := cfg.Progress
 	if progress == nil {
 		progress = func(string, int, int) {}
@@ -368,6 +396,20 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		os.RemoveAll(pdir)
 	} else {
 		rep.EndToEnd.OfferedPerSec = cfg.Rate
+	}
+
+	if cfg.Pace == PaceHuman {
+		h := cfg.Human
+		h.Dir, h.Emitters, h.Checks, h.Progress = filepath.Join(dir, "human"), cfg.Emitters, cfg.Checks, progress
+		m, err := Human(ctx, h)
+		if err != nil {
+			return nil, fmt.Errorf("human pace: %w", err)
+		}
+		rep.Human = &m
+		if rep.EndToEnd.CPUMicrosPerEvent > 0 {
+			rep.HumanCPURatio = m.CPUMicrosPerEvent / rep.EndToEnd.CPUMicrosPerEvent
+		}
+		os.RemoveAll(h.Dir)
 	}
 
 	if rep.Bundles, err = bundles(ctx, filepath.Join(e2eDir, "ledger"), w, cfg.Bundles, progress); err != nil {
@@ -589,6 +631,31 @@ func (r *Report) Text() string {
 	}
 	if e.EventsPerMessage > 0 {
 		fmt.Fprintf(&b, "batching   %.1f events per NATS message, %.0f per call of the ledger's Append\n", e.EventsPerMessage, e.EventsPerAppend)
+	}
+	if h := r.Human; h != nil {
+		fmt.Fprintf(&b, "human      %d games in play over %d emitters, each sending its next event %v to %v after the previous one's receipt\n",
+			h.Games, h.Emitters, time.Duration(h.MinGapMs)*time.Millisecond, time.Duration(h.MaxGapMs)*time.Millisecond)
+		fmt.Fprintf(&b, "           (games of %d rolls, each started at a random point: %d events appended directly before; measured over %.1f s)\n", h.Rolls, h.Preloaded, h.WindowS)
+		fmt.Fprintf(&b, "           %.0f events/s, %.0f bytes on average, %.1f%% signed\n", h.EventsPerSec, h.MeanBytes, 100*h.SignedShare)
+		fmt.Fprintf(&b, "           cpu %.1f µs per event, %.2f× the saturated run's %.1f (same run)\n", h.CPUMicrosPerEvent, r.HumanCPURatio, e.CPUMicrosPerEvent)
+		if len(h.CPUStagesMicros) > 0 {
+			var parts []string
+			for _, s := range stageOrder {
+				if v, ok := h.CPUStagesMicros[s]; ok {
+					parts = append(parts, fmt.Sprintf("%s %.1f", s, v))
+				}
+			}
+			fmt.Fprintf(&b, "           by stage (µs per event, CPU profile): %s\n", strings.Join(parts, ", "))
+		}
+		fmt.Fprintf(&b, "           publish → receipt p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d checked receipts; publish → JetStream ack p50 %.1f ms, p99 %.1f ms\n",
+			h.ReceiptP50ms, h.ReceiptP99ms, h.ReceiptMaxMs, h.ReceiptCount, h.AckP50ms, h.AckP99ms)
+		fmt.Fprintf(&b, "           (receipts: %s)\n", h.Receipts)
+		fmt.Fprintf(&b, "           batching %.1f events per NATS message, %.1f per call of the ledger's Append\n", h.EventsPerMessage, h.EventsPerAppend)
+		fmt.Fprintf(&b, "           rss %.0f MB (peak %.0f MB), of which the benchmark's events still to send take %.0f MB\n",
+			float64(h.RSSBytes)/1e6, float64(h.RSSPeakBytes)/1e6, float64(h.HeldEventBytes)/1e6)
+		if h.IdleGames > 0 {
+			fmt.Fprintf(&b, "           %d games ran out of events before the end\n", h.IdleGames)
+		}
 	}
 	fmt.Fprintf(&b, "disk       %.0f bytes per event in the ledger directory (%.0f in its tables)\n", r.DiskBytesPerEvent, r.TableBytesPerEvent)
 	bs := append([]Bundles(nil), r.Bundles...)

@@ -53,7 +53,9 @@ var owners = []struct {
 	exact    []string
 }{
 	{"publish", []string{"github.com/zarlog/zarlog/sdk."},
-		[]string{"github.com/zarlog/zarlog/internal/bench.EndToEnd", "github.com/zarlog/zarlog/internal/bench.awaitAcks"}},
+		[]string{"github.com/zarlog/zarlog/internal/bench.EndToEnd", "github.com/zarlog/zarlog/internal/bench.awaitAcks",
+			"github.com/zarlog/zarlog/internal/bench.(*humanScheduler).run", "github.com/zarlog/zarlog/internal/bench.(*humanScheduler).send",
+			"github.com/zarlog/zarlog/internal/bench.(*humanScheduler).humanWait"}},
 	{"checkpoint", []string{"github.com/zarlog/zarlog/ledger.(*Ledger).sign", "github.com/zarlog/zarlog/ledger.(*Ledger).signLoop"}, nil},
 }
 

@@ -146,11 +146,12 @@ func (c *Config) defaults() {
 
 // An Event is one event of the stream.
 type Event struct {
-	Emitter string // the emitter that publishes it (the NATS subject's)
-	ID      string // the event id (the Nats-Msg-Id)
-	Game    string // the game id; every event of a game has the same emitter
-	Data    []byte // the canonical leaf bytes
-	Signed  bool   // a binding event, carrying an Ed25519 signature
+	Emitter string      // the emitter that publishes it (the NATS subject's)
+	ID      string      // the event id (the Nats-Msg-Id)
+	Game    string      // the game id; every event of a game has the same emitter
+	Data    []byte      // the canonical leaf bytes
+	Signed  bool        // a binding event, carrying an Ed25519 signature
+	Type    events.Type // the event's type
 }
 
 // A Generator produces a stream. It is not safe for concurrent use.
@@ -249,6 +250,11 @@ func (g *Generator) Next() (Event, error) {
 	return ev, nil
 }
 
+// Game returns the events of a new game, whole and in order, instead of
+// interleaving them into the stream (a human-pace benchmark sends each
+// game's events itself); the game is one the stream would not give.
+func (g *Generator) Game() ([]Event, error) { return g.newGame() }
+
 // Take returns the next n events of the stream.
 func (g *Generator) Take(n int) ([]Event, error) {
 	out := make([]Event, n)
@@ -318,7 +324,7 @@ func (b *game) add(body events.Body) error {
 	if err != nil {
 		return fmt.Errorf("workload: game %s event %d (%s): %w", b.id, len(b.out), body.Type(), err)
 	}
-	b.out = append(b.out, Event{Emitter: ev.Emitter, ID: ev.ID, Game: ev.Game, Data: data, Signed: ev.Sig != nil})
+	b.out = append(b.out, Event{Emitter: ev.Emitter, ID: ev.ID, Game: ev.Game, Data: data, Signed: ev.Sig != nil, Type: ev.Type})
 	return nil
 }
 
