@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -58,6 +59,33 @@ type Config struct {
 	// OnRetry, if not nil, is called (from the Client's goroutines) with the
 	// error of each failed attempt, for logs and metrics.
 	OnRetry func(err error)
+	// FollowInterval is how often the Client asks the ledger about the
+	// events it holds: every event is held from PublishAsync until the
+	// ledger reports it logged (a signed checkpoint covers it) or refused,
+	// and published again if the stream lost it after acknowledging it
+	// (follow.go; docs/NATS.md §5, "Resending"). Zero means 500 ms. A
+	// negative value turns following off: the Client then forgets each
+	// event at its acknowledgement, and only Receipt publishes a lost event
+	// again.
+	FollowInterval time.Duration
+	// FollowAfter is how long after its acknowledgement an event is first
+	// asked about (by then a checkpoint covers it, unless the ledger is
+	// behind), and the least time between two resends of one event (it
+	// doubles with each resend, up to a minute). Zero means 1 s.
+	FollowAfter time.Duration
+	// MaxHeld and MaxHeldBytes bound the events held and their bytes:
+	// PublishAsync waits when either is reached (one event is always
+	// held), so a ledger that stops answering stops its publishers here,
+	// not in their memory. Zero means 1,048,576 events and 256 MiB.
+	MaxHeld      int
+	MaxHeldBytes int
+	// OnResend, if not nil, is called with the id of every event the
+	// Client publishes again (for logs and metrics).
+	OnResend func(id string)
+	// OnRejected, if not nil, is called once for every held event that the
+	// ledger reports refused (a game's calls learn of refusals through
+	// their receipts too).
+	OnRejected func(*RejectedError)
 	// LogKey is the log's verifier key (merkle.NewVerifier of the vkey
 	// `zarlog serve` prints): every receipt's checkpoint signature is
 	// checked against it (Receipt.SignatureChecked). Nil means the Client
@@ -88,6 +116,18 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RetryMax == 0 {
 		c.RetryMax = 2 * time.Second
+	}
+	if c.FollowInterval == 0 {
+		c.FollowInterval = 500 * time.Millisecond
+	}
+	if c.FollowAfter == 0 {
+		c.FollowAfter = time.Second
+	}
+	if c.MaxHeld == 0 {
+		c.MaxHeld = 1 << 20
+	}
+	if c.MaxHeldBytes == 0 {
+		c.MaxHeldBytes = 256 << 20
 	}
 	return c
 }
@@ -190,6 +230,16 @@ type Client struct {
 	window chan struct{} // one token per NATS message in flight
 	closed chan struct{}
 	wg     sync.WaitGroup
+	// life ends when the Client is closed: the context of the copies the
+	// follower publishes.
+	life context.Context
+	stop context.CancelFunc
+	// follow holds the events until the ledger has them (follow.go).
+	follow *follower
+	// receiptV is the receipt protocol version the Client asks with:
+	// wire.ReceiptStateVersion, or wire.ReceiptProofVersion once a ledger
+	// of that version refused the newer.
+	receiptV atomic.Int32
 
 	// reconnected is closed (and replaced) each time the connection has
 	// reconnected: a receipt request in flight then is asked again at once
@@ -217,6 +267,8 @@ type entry struct {
 	// settled is set when p is (guarded by Client.mu): a flag, not a
 	// receive on p.done, which would touch the channel once more.
 	settled bool
+	// h is the event's held record (nil when following is off).
+	h *held
 }
 
 // New returns a Client publishing on nc as cfg.Emitter. nc should reconnect
@@ -235,6 +287,9 @@ func New(nc *nats.Conn, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("sdk: Window %d, MaxBatchEvents %d (≤ %d), MaxQueued %d must be positive and MaxBatchBytes %d ≥ %d",
 			cfg.Window, cfg.MaxBatchEvents, wire.MaxBatchEvents, cfg.MaxQueued, cfg.MaxBatchBytes, wire.MaxEventSize)
 	}
+	if cfg.FollowAfter < 0 || cfg.MaxHeld < 1 || cfg.MaxHeldBytes < 1 {
+		return nil, fmt.Errorf("sdk: FollowAfter %v, MaxHeld %d and MaxHeldBytes %d must be positive", cfg.FollowAfter, cfg.MaxHeld, cfg.MaxHeldBytes)
+	}
 	js, err := jetstream.New(nc,
 		jetstream.WithPublishAsyncTimeout(cfg.AckTimeout),
 		jetstream.WithPublishAsyncMaxPending(cfg.Window+1))
@@ -252,9 +307,15 @@ func New(nc *nats.Conn, cfg Config) (*Client, error) {
 		tails:  map[string]*entry{},
 
 		reconnected: make(chan struct{}),
+		follow:      newFollower(cfg.FollowInterval < 0),
 	}
+	c.life, c.stop = context.WithCancel(context.Background())
+	c.receiptV.Store(wire.ReceiptStateVersion)
 	c.wg.Go(c.sender)
 	c.wg.Go(c.watchReconnects)
+	if cfg.FollowInterval > 0 {
+		c.wg.Go(c.followLoop)
+	}
 	return c, nil
 }
 
@@ -324,11 +385,15 @@ func (c *Client) Publish(ctx context.Context, ev Event) (Ack, error) {
 }
 
 // PublishAsync accepts ev for publication and returns at once, unless
-// MaxQueued events are already unacknowledged: then it waits for room or
-// the end of ctx. The event is retried until JetStream acknowledges it,
-// the Client is closed, or ctx ends: then the Pending fails with ctx's
-// error (once the Client notices: before the event is sent, or after the
-// attempt in flight, within AckTimeout) and the outcome is unknown.
+// MaxQueued events are already unacknowledged, or MaxHeld events (or
+// MaxHeldBytes) are held without the ledger having reported them logged:
+// then it waits for room or the end of ctx. The event is retried until
+// JetStream acknowledges it, the Client is closed, or ctx ends: then the
+// Pending fails with ctx's error (once the Client notices: before the event
+// is sent, or after the attempt in flight, within AckTimeout) and the
+// outcome is unknown. Once acknowledged, the event is held until the
+// ledger reports it logged or refused, and published again if the stream
+// loses it (Config.FollowInterval).
 func (c *Client) PublishAsync(ctx context.Context, ev Event) (*Pending, error) {
 	if err := wire.CheckEventID(ev.ID); err != nil {
 		return nil, fmt.Errorf("sdk: %w: %w", ErrInvalidEvent, err)
@@ -336,6 +401,16 @@ func (c *Client) PublishAsync(ctx context.Context, ev Event) (*Pending, error) {
 	if err := wire.CheckBatchable(ev.Data); err != nil {
 		return nil, fmt.Errorf("sdk: %w: event %s: %w", ErrInvalidEvent, ev.ID, err)
 	}
+	if err := c.reserve(ctx, len(ev.Data)); err != nil {
+		return nil, err
+	}
+	return c.publish(ctx, ev, nil)
+}
+
+// publish accepts a checked event: a new one (h nil: it is held now,
+// unless following is off), or a copy of the held event h, which the
+// caller has counted in h.copies.
+func (c *Client) publish(ctx context.Context, ev Event, h *held) (*Pending, error) {
 	select {
 	case c.admit <- struct{}{}:
 	case <-ctx.Done():
@@ -343,12 +418,15 @@ func (c *Client) PublishAsync(ctx context.Context, ev Event) (*Pending, error) {
 	case <-c.closed:
 		return nil, ErrClosed
 	}
-	e := &entry{ev: ev, ctx: ctx, p: &Pending{done: make(chan struct{})}}
+	e := &entry{ev: ev, ctx: ctx, p: &Pending{done: make(chan struct{})}, h: h}
 	c.mu.Lock()
 	if c.isClosed {
 		c.mu.Unlock()
 		<-c.admit
 		return nil, ErrClosed
+	}
+	if h == nil {
+		e.h = c.hold(ev)
 	}
 	c.unsettled++
 	if k := ev.OrderKey; k != "" {
@@ -414,6 +492,13 @@ func (c *Client) settleLocked(e *entry, ack Ack, err error) (settled bool, fail 
 	e.settled = true
 	e.p.ack, e.p.err = ack, err
 	close(e.p.done)
+	if e.h != nil {
+		if err == nil {
+			c.copyAcked(e.h, ack.Seq)
+		} else {
+			c.copyFailed(e.h)
+		}
+	}
 	next := e.next
 	e.next = nil
 	if k := e.ev.OrderKey; k != "" && c.tails[k] == e {
@@ -517,7 +602,9 @@ func (c *Client) Flush(ctx context.Context) error {
 }
 
 // Close stops the Client: events not yet acknowledged fail with ErrClosed
-// (they may still reach the stream). It does not close the connection.
+// (they may still reach the stream), and the events held are no longer
+// followed (WaitLogged first waits for them). It does not close the
+// connection.
 func (c *Client) Close() {
 	c.mu.Lock()
 	if c.isClosed {
@@ -527,6 +614,7 @@ func (c *Client) Close() {
 	c.isClosed = true
 	c.mu.Unlock()
 	close(c.closed)
+	c.stop()
 	c.wg.Wait()
 	// Fail what is queued or parked.
 	for {

@@ -49,6 +49,8 @@ type stack struct {
 	backend *sdk.Backend
 
 	stopIngest func()
+	sink       func(ingest.Sink) ingest.Sink
+	info       time.Duration
 	retries    chan error // every failed publish attempt of the client
 }
 
@@ -56,6 +58,12 @@ type stackOpts struct {
 	start       time.Time // the clock's start; zero means 2026-11-30T10:00:00Z
 	skipReceipt bool
 	ackTimeout  time.Duration
+	// config, if not nil, adjusts the client's Config.
+	config func(*sdk.Config)
+	// sink, if not nil, wraps the ledger as the ingest's sink.
+	sink func(ingest.Sink) ingest.Sink
+	// infoInterval is the ingest's InfoInterval; zero means none.
+	infoInterval time.Duration
 }
 
 func newStack(t testing.TB, o stackOpts) *stack {
@@ -68,7 +76,7 @@ func newStack(t testing.TB, o stackOpts) *stack {
 		o.start = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	}
 	s := &stack{t: t, dir: t.TempDir(), port: -1, clock: testlog.NewClock(o.start), signer: signer, vkey: vkey,
-		retries: make(chan error, 1024)}
+		retries: make(chan error, 1024), sink: o.sink, info: o.infoInterval}
 	s.ledger = testlog.OpenLedger(t, testlog.LedgerConfig{EmitterKeys: []string{vkey}, Now: s.clock.Now})
 	s.startNATS()
 	s.nc, err = sdk.Dial(s.srv.ClientURL(), emitter)
@@ -84,13 +92,17 @@ func newStack(t testing.TB, o stackOpts) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.client, err = sdk.New(s.nc, sdk.Config{Emitter: emitter, AckTimeout: ack, RetryMin: time.Millisecond, RetryMax: 50 * time.Millisecond, LogKey: logKey,
+	cfg := sdk.Config{Emitter: emitter, AckTimeout: ack, RetryMin: time.Millisecond, RetryMax: 50 * time.Millisecond, LogKey: logKey,
 		OnRetry: func(err error) {
 			select {
 			case s.retries <- err:
 			default:
 			}
-		}})
+		}}
+	if o.config != nil {
+		o.config(&cfg)
+	}
+	s.client, err = sdk.New(s.nc, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,12 +137,28 @@ func (s *stack) start() error {
 		s.port = srv.Addr().(*net.TCPAddr).Port
 	}
 	t.Cleanup(srv.Shutdown)
-	nc, err := srv.Connect()
+	return s.startIngest()
+}
+
+// startIngest starts an ingest into the ledger on the running server
+// (again, after stopIngest).
+func (s *stack) startIngest() error {
+	t := s.t
+	nc, err := s.srv.Connect()
 	if err != nil {
 		return err
 	}
-	in, err := ingest.New(nc, s.ledger.Ingest(ingest.Config{RetryMin: time.Millisecond, RetryMax: 50 * time.Millisecond, InfoInterval: -1}))
+	info := s.info
+	if info == 0 {
+		info = -1
+	}
+	cfg := s.ledger.Ingest(ingest.Config{RetryMin: time.Millisecond, RetryMax: 50 * time.Millisecond, InfoInterval: info})
+	if s.sink != nil {
+		cfg.Sink = s.sink(cfg.Sink)
+	}
+	in, err := ingest.New(nc, cfg)
 	if err != nil {
+		nc.Close()
 		return err
 	}
 	ictx, icancel := context.WithCancel(context.Background())

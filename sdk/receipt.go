@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -153,11 +154,15 @@ var ErrReceipt = errors.New("receipt request refused")
 // receiptWait is how long one request asks the ledger to hold it.
 const receiptWait = 20 * time.Second
 
-// Receipt waits until the event ev (its ID and Data; OrderKey is not used)
-// is durable and covered by a signed checkpoint, and returns its receipt: a
-// tlog-proof of ev.Data, checked (see Receipt). It asks again as long as
-// the answer is "pending" or the ledger does not answer, until ctx ends. It
-// fails with a *RejectedError if the ledger rejected the event, and with an
+// Receipt waits until the event ev (its ID and Data; OrderKey orders a
+// copy it publishes) is durable and covered by a signed checkpoint, and
+// returns its receipt: a tlog-proof of ev.Data, checked (see Receipt). It
+// asks again as long as the answer is "pending" or the ledger does not
+// answer, until ctx ends, and publishes the event again when the ledger's
+// answer shows that the stream lost it (wire.StreamState.Lost; docs/NATS.md
+// §5, "Resending"): an event the Client holds is sent again through it,
+// with its order key's later events; another is published as ev. It fails
+// with a *RejectedError if the ledger rejected the event, and with an
 // error wrapping ErrBadReceipt if the ledger's receipt does not prove
 // ev.Data (a log that answers for other bytes, or a broken proof).
 func (c *Client) Receipt(ctx context.Context, ev Event) (Receipt, error) {
@@ -168,7 +173,8 @@ func (c *Client) Receipt(ctx context.Context, ev Event) (Receipt, error) {
 // the ledger answers from its decision of that message (ack.Seq), never
 // from an earlier copy of the same id, so an event refused once and sent
 // again after its game allowed it gets its new answer, not the old
-// refusal. A zero Ack is Receipt.
+// refusal. Once a later copy is acknowledged (the Client published the
+// event again), the answer is that copy's. A zero Ack is Receipt.
 func (c *Client) ReceiptOf(ctx context.Context, ev Event, ack Ack) (Receipt, error) {
 	id := ev.ID
 	if err := wire.CheckEventID(id); err != nil {
@@ -178,7 +184,31 @@ func (c *Client) ReceiptOf(ctx context.Context, ev Event, ack Ack) (Receipt, err
 		return Receipt{}, fmt.Errorf("sdk: %w: the event's bytes are needed to check its receipt", ErrInvalidEvent)
 	}
 	backoff := c.cfg.RetryMin
+	// seq is the stream sequence asked about: the latest acknowledged
+	// copy's, or, for an event published elsewhere, the stream's last
+	// sequence in the first answer (no copy acknowledged before the first
+	// request can be above it).
+	seq := ack.Seq
+	var copying *Pending // a copy this call published, until acknowledged
 	for {
+		busy := false
+		if hs, hbusy, ok := c.heldSeq(id); ok {
+			busy = hbusy
+			if hs != 0 {
+				seq = hs
+			}
+		}
+		if copying != nil {
+			select {
+			case <-copying.Done():
+				if a, err := copying.Result(); err == nil {
+					seq = a.Seq
+				}
+				copying = nil
+			default:
+				busy = true
+			}
+		}
 		wait := receiptWait
 		if d, ok := ctx.Deadline(); ok {
 			wait = min(wait, time.Until(d))
@@ -187,7 +217,8 @@ func (c *Client) ReceiptOf(ctx context.Context, ev Event, ack Ack) (Receipt, err
 			<-ctx.Done() // the deadline has passed; ctx ends at once
 			return Receipt{}, ctx.Err()
 		}
-		req, err := wire.MarshalReceiptRequest(wire.ReceiptRequest{ID: id, WaitMillis: wait.Milliseconds(), Seq: ack.Seq, V: wire.ReceiptProofVersion})
+		v := int(c.receiptV.Load())
+		req, err := wire.MarshalReceiptRequest(wire.ReceiptRequest{ID: id, WaitMillis: wait.Milliseconds(), Seq: seq, V: v})
 		if err != nil {
 			return Receipt{}, fmt.Errorf("sdk: %w", err)
 		}
@@ -221,7 +252,7 @@ func (c *Client) ReceiptOf(ctx context.Context, ev Event, ack Ack) (Receipt, err
 			return Receipt{}, fmt.Errorf("sdk: receipt for %s: %w", id, err)
 		case err != nil:
 			// No ledger listening, a timeout, or a garbled reply: ask again.
-		case rep.Status == wire.StatusOK && rep.V != wire.ReceiptProofVersion:
+		case rep.Status == wire.StatusOK && rep.V < wire.ReceiptProofVersion:
 			return Receipt{}, fmt.Errorf("sdk: receipt for %s: %w: the ledger answered with receipt protocol version 1, without the inclusion proof", id, ErrBadReceipt)
 		case rep.Status == wire.StatusOK:
 			r := Receipt{EventID: id, TlogProof: merkle.TlogProof{Extra: bytes.Clone(ev.Data), Index: *rep.Index, Checkpoint: []byte(rep.Checkpoint)}}
@@ -232,10 +263,56 @@ func (c *Client) ReceiptOf(ctx context.Context, ev Event, ack Ack) (Receipt, err
 				return Receipt{}, err
 			}
 			return r, nil
+		case rep.Status == wire.StatusRejected && (busy || c.refusalOpen(id, rep.Code, seq)):
+			// The refusal of an older copy, or of an order refusal that the
+			// copies the Client publishes again may undo (a lost
+			// predecessor): ask again.
+			err = fmt.Errorf("refused (%s: %s) while the Client publishes it, or an earlier event of its order key, again", rep.Code, rep.Reason)
 		case rep.Status == wire.StatusRejected:
 			return Receipt{}, &RejectedError{EventID: id, Code: rep.Code, Reason: rep.Reason}
+		case rep.Status == wire.StatusError && rep.Code == "bad-request" && v == wire.ReceiptStateVersion && strings.Contains(rep.Reason, "version"):
+			// A ledger of receipt protocol version 2: ask as version 2
+			// from now on (no stream state: nothing to resend by).
+			c.receiptV.CompareAndSwap(wire.ReceiptStateVersion, wire.ReceiptProofVersion)
+			continue
 		case rep.Status == wire.StatusError && rep.Code == "bad-request":
 			return Receipt{}, fmt.Errorf("sdk: receipt for %s: %w: %s", id, ErrReceipt, rep.Reason)
+		case rep.Status == wire.StatusPending && rep.Index == nil && rep.Decided != nil:
+			st, _ := rep.State()
+			if seq == 0 {
+				// Published elsewhere, or before this Client: from now on
+				// the ledger waits until it has read past the stream's
+				// last sequence, and then says whether it has the event.
+				seq = max(st.Last, 1)
+				backoff = c.cfg.RetryMin
+				continue
+			}
+			if !st.Lost(seq) || busy {
+				// Not read yet, or a copy is on its way: ask again, at
+				// once if the ledger held the request.
+				if time.Since(start) >= wait/2 {
+					backoff = c.cfg.RetryMin
+					continue
+				}
+				break
+			}
+			if c.wakeFor(id) {
+				// The follower publishes it again, in its order key's
+				// order: ask again after a pause.
+				err = fmt.Errorf("the stream lost the event (its message %d; the ledger has decided the stream up to %d, and it ends at %d): the Client publishes it again", seq, st.Decided, st.Last)
+				break
+			}
+			p, err := c.PublishAsync(ctx, ev)
+			if err != nil {
+				return Receipt{}, fmt.Errorf("sdk: receipt for %s: the stream lost the event, and publishing it again failed: %w", id, err)
+			}
+			copying = p
+			c.noteResend(id)
+			if c.cfg.OnRetry != nil {
+				c.cfg.OnRetry(fmt.Errorf("receipt for %s: the stream lost the event (its message %d; the ledger has decided the stream up to %d, and it ends at %d): published again", id, seq, st.Decided, st.Last))
+			}
+			backoff = c.cfg.RetryMin
+			continue
 		case rep.Status == wire.StatusPending && time.Since(start) >= wait/2:
 			backoff = c.cfg.RetryMin // the ledger held the request: ask again at once
 			continue

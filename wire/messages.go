@@ -102,6 +102,15 @@ func (r Rejection) check() error {
 // ledger serves the SDKs of both versions. Every other version is refused.
 const ReceiptProofVersion = 2
 
+// ReceiptStateVersion is the version of the receipt protocol in which the
+// ledger also says how far it has read the events stream, so that an
+// emitter can tell an event the stream lost from one not yet read
+// (docs/NATS.md §5, "Resending"): a request with "v": 3 gets a reply with
+// "v": 3, as version 2's, except that a pending reply for an event the
+// ledger holds no record of carries "decided" and "last" (the StreamState).
+// Status requests (StatusRequest) are of this version only.
+const ReceiptStateVersion = 3
+
 // MaxProofHashes is the length of the longest inclusion proof, in a tree
 // of 2^64−1 leaves.
 const MaxProofHashes = 64
@@ -111,8 +120,9 @@ type ReceiptRequest struct {
 	// ID is the event id. Event ids are per emitter: the ledger answers
 	// about the requesting emitter's event with this id.
 	ID string `json:"id"`
-	// V is the protocol version: 0 (the member absent, version 1) or
-	// ReceiptProofVersion. The SDK asks for ReceiptProofVersion.
+	// V is the protocol version: 0 (the member absent, version 1),
+	// ReceiptProofVersion or ReceiptStateVersion. The SDK asks for
+	// ReceiptStateVersion.
 	V int `json:"v,omitempty"`
 	// WaitMillis is how long the ledger may hold the request waiting for
 	// the event to become durable and covered by a signed checkpoint before
@@ -157,10 +167,38 @@ func (q ReceiptRequest) check() error {
 }
 
 func checkVersion(v int) error {
-	if v != 0 && v != ReceiptProofVersion {
-		return fmt.Errorf("%w: receipt protocol version %d is not %d (or absent, version 1)", ErrMessage, v, ReceiptProofVersion)
+	if v != 0 && v != ReceiptProofVersion && v != ReceiptStateVersion {
+		return fmt.Errorf("%w: receipt protocol version %d is not %d or %d (or absent, version 1)", ErrMessage, v, ReceiptProofVersion, ReceiptStateVersion)
 	}
 	return nil
+}
+
+// A StreamState is how far the ledger has read the events stream, as it
+// tells an emitter in pending replies and status replies of version
+// ReceiptStateVersion. An emitter compares it with the stream sequence S
+// of the message that carried its event (its publish ack's): if the ledger
+// holds no record of the event and Decided > S, or Last < S and
+// Last < Decided, the stream lost the message (or the ledger that decided
+// it lost its decision), and the emitter publishes the event again
+// (docs/NATS.md §5, "Resending"). Both are read before the ledger looks
+// the event up.
+type StreamState struct {
+	// Decided is the ingest's cursor: every message of the stream whose
+	// sequence is below it has been decided by this ledger (its events
+	// appended or rejected, durably) or was gone from the stream when the
+	// ingest reached it.
+	Decided uint64
+	// Last is the stream's last sequence, read after the request arrived:
+	// below S, the stream no longer holds the message at S.
+	Last uint64
+}
+
+// Lost reports whether an event that the ledger holds no record of, and
+// whose message had stream sequence seq, is lost by st: Decided > seq, or
+// Last < seq and Last < Decided. It is the SDKs' rule for publishing an
+// event again.
+func (st StreamState) Lost(seq uint64) bool {
+	return seq < st.Decided || st.Last < seq && st.Last < st.Decided
 }
 
 // Receipt statuses.
@@ -200,9 +238,23 @@ type ReceiptReply struct {
 	Reason string `json:"reason,omitempty"`
 	// Status is one of the Status constants.
 	Status string `json:"status"`
-	// V is the protocol version, the request's: 0 (absent, version 1) or
-	// ReceiptProofVersion.
+	// V is the protocol version, the request's: 0 (absent, version 1),
+	// ReceiptProofVersion or ReceiptStateVersion.
 	V int `json:"v,omitempty"`
+	// Decided and Last are the StreamState, in a pending reply of version
+	// ReceiptStateVersion without Index (the ledger holds no record of the
+	// event), and only there; both or neither (the ledger could not read
+	// the stream's state).
+	Decided *uint64 `json:"decided,omitempty"`
+	Last    *uint64 `json:"last,omitempty"`
+}
+
+// State returns the reply's StreamState, and false if it carries none.
+func (p ReceiptReply) State() (StreamState, bool) {
+	if p.Decided == nil || p.Last == nil {
+		return StreamState{}, false
+	}
+	return StreamState{Decided: *p.Decided, Last: *p.Last}, true
 }
 
 // A Hash is a SHA-256 hash of a Merkle tree, as standard base64 (with
@@ -271,8 +323,14 @@ func (p ReceiptReply) check() error {
 	if err := checkVersion(p.V); err != nil {
 		return err
 	}
-	if p.Proof != nil && (p.Status != StatusOK || p.V != ReceiptProofVersion) {
-		return fmt.Errorf("%w: a proof is in a reply of version %d with status ok only", ErrMessage, ReceiptProofVersion)
+	if p.Proof != nil && (p.Status != StatusOK || p.V < ReceiptProofVersion) {
+		return fmt.Errorf("%w: a proof is in a reply of version %d or %d with status ok only", ErrMessage, ReceiptProofVersion, ReceiptStateVersion)
+	}
+	if (p.Decided == nil) != (p.Last == nil) {
+		return fmt.Errorf("%w: decided and last come together", ErrMessage)
+	}
+	if p.Decided != nil && (p.Status != StatusPending || p.V != ReceiptStateVersion || p.Index != nil) {
+		return fmt.Errorf("%w: decided and last are in a pending reply of version %d without index only", ErrMessage, ReceiptStateVersion)
 	}
 	if p.Proof != nil && len(p.Proof) == 0 {
 		return fmt.Errorf("%w: an empty proof is written without the proof member", ErrMessage)
@@ -337,4 +395,210 @@ func isHex(s string, n int) bool {
 		}
 	}
 	return true
+}
+
+// MaxStatusEvents is the most events one StatusRequest asks about.
+const MaxStatusEvents = 256
+
+// MaxStatusReason bounds the reason of a rejected event in a StatusReply
+// (longer ones are cut): a reply of MaxStatusEvents events stays far below
+// NATS's 1 MiB payload. A receipt request gives the whole reason.
+const MaxStatusReason = 256
+
+// A StatusRequest asks, on Subjects.Receipts, what the ledger knows of up
+// to MaxStatusEvents of the emitter's events at once, without waiting: what
+// an SDK sends to follow the events it holds until they are logged
+// (docs/NATS.md §5, "Resending"). Its version is ReceiptStateVersion.
+type StatusRequest struct {
+	// Events are the events asked about, at least one.
+	Events []StatusQuery `json:"events"`
+	// V is ReceiptStateVersion.
+	V int `json:"v"`
+}
+
+// A StatusQuery names one event of a StatusRequest.
+type StatusQuery struct {
+	// ID is the event id (the requesting emitter's).
+	ID string `json:"id"`
+	// Seq, if not 0, is the stream sequence of the message that carried
+	// the latest copy of the event: the ledger then answers "unknown"
+	// rather than from an earlier copy until it has decided that message
+	// (as ReceiptRequest.Seq).
+	Seq uint64 `json:"seq,omitempty"`
+}
+
+// MarshalStatusRequest encodes q.
+func MarshalStatusRequest(q StatusRequest) ([]byte, error) {
+	if err := q.check(); err != nil {
+		return nil, err
+	}
+	return marshal(q)
+}
+
+// ParseStatusRequest decodes a StatusRequest.
+func ParseStatusRequest(b []byte) (StatusRequest, error) {
+	var q StatusRequest
+	if err := unmarshal(b, &q); err != nil {
+		return StatusRequest{}, err
+	}
+	if err := q.check(); err != nil {
+		return StatusRequest{}, err
+	}
+	return q, nil
+}
+
+func (q StatusRequest) check() error {
+	if q.V != ReceiptStateVersion {
+		return fmt.Errorf("%w: a status request is of receipt protocol version %d, not %d", ErrMessage, ReceiptStateVersion, q.V)
+	}
+	if len(q.Events) == 0 || len(q.Events) > MaxStatusEvents {
+		return fmt.Errorf("%w: a status request asks about 1…%d events, not %d", ErrMessage, MaxStatusEvents, len(q.Events))
+	}
+	for i, e := range q.Events {
+		if err := CheckEventID(e.ID); err != nil {
+			return fmt.Errorf("%w: events[%d]: %w", ErrMessage, i, err)
+		}
+	}
+	return nil
+}
+
+// The statuses of one event in a StatusReply.
+const (
+	// EventLogged: the event is in the log at Index, and the reply's
+	// checkpoint, a signed checkpoint of a larger tree, covers it.
+	EventLogged = "logged"
+	// EventAppended: the event is durable at Index; no signed checkpoint
+	// covers it yet.
+	EventAppended = "appended"
+	// EventUnknown: the ledger holds no record of the event (or not from
+	// the message the query's Seq names).
+	EventUnknown = "unknown"
+	// EventRejected: the ledger refused the event; Code and Reason say why.
+	EventRejected = "rejected"
+)
+
+// A StatusReply answers a StatusRequest: Status StatusOK with one
+// EventStatus per query, in the same order, or StatusError with a Code and
+// Reason ("bad-request", "unavailable", "busy").
+type StatusReply struct {
+	// Checkpoint is the latest signed checkpoint note, verbatim, read
+	// before the events were looked up; absent if the ledger has signed
+	// none yet.
+	Checkpoint string `json:"checkpoint,omitempty"`
+	// Code and Reason: the error's, with StatusError.
+	Code string `json:"code,omitempty"`
+	// Decided and Last are the StreamState, read before the events were
+	// looked up; both or neither (the ledger could not read the stream).
+	Decided *uint64       `json:"decided,omitempty"`
+	Events  []EventStatus `json:"events,omitempty"`
+	Last    *uint64       `json:"last,omitempty"`
+	Reason  string        `json:"reason,omitempty"`
+	Status  string        `json:"status"`
+	// V is ReceiptStateVersion.
+	V int `json:"v"`
+}
+
+// State returns the reply's StreamState, and false if it carries none.
+func (p StatusReply) State() (StreamState, bool) {
+	if p.Decided == nil || p.Last == nil {
+		return StreamState{}, false
+	}
+	return StreamState{Decided: *p.Decided, Last: *p.Last}, true
+}
+
+// An EventStatus is what the ledger knows of one event of a StatusRequest.
+type EventStatus struct {
+	// Code and Reason (at most MaxStatusReason bytes) say why an
+	// EventRejected event was refused.
+	Code string `json:"code,omitempty"`
+	ID   string `json:"id"`
+	// Index is the leaf index of an EventLogged or EventAppended event.
+	Index  *uint64 `json:"index,omitempty"`
+	Reason string  `json:"reason,omitempty"`
+	// Status is one of the Event constants.
+	Status string `json:"status"`
+}
+
+// MarshalStatusReply encodes p.
+func MarshalStatusReply(p StatusReply) ([]byte, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	return marshal(p)
+}
+
+// ParseStatusReply decodes a StatusReply and checks that its members fit
+// its status.
+func ParseStatusReply(b []byte) (StatusReply, error) {
+	var p StatusReply
+	if err := unmarshal(b, &p); err != nil {
+		return StatusReply{}, err
+	}
+	if err := p.check(); err != nil {
+		return StatusReply{}, err
+	}
+	return p, nil
+}
+
+func (p StatusReply) check() error {
+	if p.V != ReceiptStateVersion {
+		return fmt.Errorf("%w: a status reply is of receipt protocol version %d, not %d", ErrMessage, ReceiptStateVersion, p.V)
+	}
+	if (p.Decided == nil) != (p.Last == nil) {
+		return fmt.Errorf("%w: decided and last come together", ErrMessage)
+	}
+	if len(p.Reason) > MaxReasonLength {
+		return fmt.Errorf("%w: reason of %d bytes exceeds %d", ErrMessage, len(p.Reason), MaxReasonLength)
+	}
+	switch p.Status {
+	case StatusOK:
+		if p.Code != "" || p.Reason != "" || len(p.Events) == 0 || len(p.Events) > MaxStatusEvents {
+			return fmt.Errorf("%w: status ok carries 1…%d events and no code or reason", ErrMessage, MaxStatusEvents)
+		}
+	case StatusError:
+		if p.Checkpoint != "" || p.Decided != nil || p.Events != nil {
+			return fmt.Errorf("%w: status error carries no checkpoint, state or events", ErrMessage)
+		}
+		return CheckCode(p.Code)
+	default:
+		return fmt.Errorf("%w: unknown status %q of a status reply", ErrMessage, p.Status)
+	}
+	logged := false
+	for i, e := range p.Events {
+		if err := e.check(); err != nil {
+			return fmt.Errorf("%w: events[%d]: %w", ErrMessage, i, err)
+		}
+		logged = logged || e.Status == EventLogged
+	}
+	if logged && p.Checkpoint == "" {
+		return fmt.Errorf("%w: a logged event without the checkpoint that covers it", ErrMessage)
+	}
+	return nil
+}
+
+func (e EventStatus) check() error {
+	if err := CheckEventID(e.ID); err != nil {
+		return err
+	}
+	if len(e.Reason) > MaxStatusReason {
+		return fmt.Errorf("reason of %d bytes exceeds %d", len(e.Reason), MaxStatusReason)
+	}
+	switch e.Status {
+	case EventLogged, EventAppended:
+		if e.Index == nil || e.Code != "" || e.Reason != "" {
+			return fmt.Errorf("status %s needs index only", e.Status)
+		}
+	case EventUnknown:
+		if e.Index != nil || e.Code != "" || e.Reason != "" {
+			return errors.New("status unknown carries nothing")
+		}
+	case EventRejected:
+		if e.Index != nil {
+			return errors.New("status rejected carries no index")
+		}
+		return CheckCode(e.Code)
+	default:
+		return fmt.Errorf("unknown status %q", e.Status)
+	}
+	return nil
 }

@@ -214,7 +214,14 @@ type Ingester struct {
 
 	// decided is the session's cursor, for receipts that name the stream
 	// sequence of their message: every sequence below it is decided.
+	// moved is closed and replaced each time it is stored (setDecided):
+	// requests wait on it for the ingest to reach their message.
 	decided atomic.Uint64
+	movedMu sync.Mutex
+	moved   chan struct{}
+	// last caches the stream's last sequence for the StreamState of
+	// receipt replies (streamState).
+	last lastSeq
 
 	rejLogMu   sync.Mutex
 	rejTokens  float64
@@ -265,6 +272,7 @@ func New(nc *nats.Conn, cfg Config) (*Ingester, error) {
 	in := &Ingester{cfg: cfg, nc: nc, js: js, log: cfg.Logger, m: m, waiters: waiters{m: map[waiterKey][]chan ledger.Outcome{}},
 		held: budget{by: map[string]int{}, max: cfg.MaxReceiptRequestsPerEmitter, total: cfg.MaxReceiptRequests}}
 	in.adm = newAdmission(in)
+	in.moved = make(chan struct{})
 	in.health.now = cfg.Now
 	in.health.sessionSince = cfg.Now()
 	in.rejTokens, in.rejRefill = rejectLogBurst, cfg.Now()
@@ -374,7 +382,7 @@ func (in *Ingester) session(ctx context.Context) error {
 	in.log.Info("ingest session started", "stream", in.cfg.Stream.Name, "consumer", in.cfg.Consumer.Name, "next", next)
 
 	st := &sessionState{stream: stream, next: next}
-	in.decided.Store(next)
+	in.setDecided(next)
 	for {
 		var first jetstream.Msg
 		select {
@@ -451,6 +459,7 @@ func (in *Ingester) pollInfo(ctx context.Context, stream jetstream.Stream, cons 
 	t := time.NewTicker(in.cfg.InfoInterval)
 	defer t.Stop()
 	for {
+		at := time.Now()
 		info, err := cons.Info(ctx)
 		var si *jetstream.StreamInfo
 		if err == nil {
@@ -460,6 +469,10 @@ func (in *Ingester) pollInfo(ctx context.Context, stream jetstream.Stream, cons 
 		}
 		if ctx.Err() != nil {
 			return
+		}
+		if si != nil {
+			in.last.set(si.State.LastSeq, at)
+			in.wakeWaiters()
 		}
 		in.health.polled(info, si, err)
 		select {
@@ -548,7 +561,7 @@ func (in *Ingester) process(ctx context.Context, st *sessionState, batch []jetst
 		}
 	}
 	st.next, st.subs = next, len(subs)
-	in.decided.Store(next)
+	in.setDecided(next)
 	in.report(len(items), subs, outs)
 	return nil
 }

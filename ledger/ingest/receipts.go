@@ -65,16 +65,32 @@ func (in *Ingester) serveReceipts(ctx context.Context) (*nats.Subscription, erro
 			}
 			in.m.limitRefusals.WithLabelValues(emitter, limit).Inc()
 			in.busyLog.log(in.log, "receipt request over a limit, answered busy", "emitter", emitter, "limit", limit, "reason", reason)
+			if _, err := wire.ParseStatusRequest(m.Data); err == nil {
+				in.replyStatus(m, wire.StatusReply{Status: wire.StatusError, Code: "busy", Reason: truncate(reason, wire.MaxReasonLength), V: wire.ReceiptStateVersion})
+				return
+			}
 			in.reply(m, wire.ReceiptReply{Status: wire.StatusError, Code: "busy", Reason: truncate(reason, wire.MaxReasonLength)})
 			return
 		}
 		in.m.receiptsHeld.WithLabelValues(emitter).Inc()
+		arrived := time.Now()
 		go func() {
 			defer func() {
 				in.held.release(emitter)
 				in.m.receiptsHeld.WithLabelValues(emitter).Dec()
 			}()
-			in.reply(m, in.receipt(ctx, emitter, m.Data))
+			q, err := wire.ParseReceiptRequest(m.Data)
+			if err != nil {
+				if sq, serr := wire.ParseStatusRequest(m.Data); serr == nil {
+					in.replyStatus(m, in.status(ctx, emitter, sq, arrived))
+					return
+				}
+				in.reply(m, wire.ReceiptReply{Status: wire.StatusError, Code: "bad-request", Reason: truncate(err.Error(), wire.MaxReasonLength)})
+				return
+			}
+			p := in.receiptOf(ctx, emitter, q, arrived)
+			p.V = q.V
+			in.reply(m, p)
 		}()
 	})
 	if err != nil {
@@ -95,19 +111,21 @@ func (in *Ingester) reply(m *nats.Msg, p wire.ReceiptReply) {
 	}
 }
 
-// receipt answers one receipt request.
-func (in *Ingester) receipt(ctx context.Context, emitter string, data []byte) wire.ReceiptReply {
-	q, err := wire.ParseReceiptRequest(data)
+func (in *Ingester) replyStatus(m *nats.Msg, p wire.StatusReply) {
+	in.m.receipts.WithLabelValues("status-" + p.Status).Inc()
+	b, err := wire.MarshalStatusReply(p)
 	if err != nil {
-		return wire.ReceiptReply{Status: wire.StatusError, Code: "bad-request", Reason: truncate(err.Error(), wire.MaxReasonLength)}
+		in.log.Error("encoding a status reply", "err", err)
+		return
 	}
-	p := in.receiptOf(ctx, emitter, q)
-	p.V = q.V
-	return p
+	if err := m.Respond(b); err != nil {
+		in.log.Warn("sending a status reply", "err", err)
+	}
 }
 
-// receiptOf answers a parsed receipt request, but for its version.
-func (in *Ingester) receiptOf(ctx context.Context, emitter string, q wire.ReceiptRequest) wire.ReceiptReply {
+// receiptOf answers a parsed receipt request that arrived at arrived, but
+// for its version.
+func (in *Ingester) receiptOf(ctx context.Context, emitter string, q wire.ReceiptRequest, arrived time.Time) wire.ReceiptReply {
 	if in.cfg.Locator == nil || in.cfg.Checkpoints == nil {
 		return wire.ReceiptReply{ID: q.ID, Status: wire.StatusError, Code: "unavailable", Reason: "this ledger serves no receipts"}
 	}
@@ -120,22 +138,79 @@ func (in *Ingester) receiptOf(ctx context.Context, emitter string, q wire.Receip
 	defer in.waiters.remove(key, ch)
 	var out ledger.Outcome
 	var err error
-	if q.Seq > 0 && q.Seq >= in.decided.Load() {
-		// The message that carried this copy is not decided yet: what the
-		// ledger holds for the id (an earlier refusal, say) is not the
-		// answer. Wait for the decision.
-		err = ledger.ErrNotFound
-	} else {
-		out, err = in.cfg.Locator.Locate(ctx, emitter, q.ID)
-	}
-	if errors.Is(err, ledger.ErrNotFound) {
+	for {
+		d, moved := in.decidedNow()
+		out, err = in.locate(ctx, emitter, q.ID, q.Seq, d)
+		if !errors.Is(err, ledger.ErrNotFound) {
+			break
+		}
+		var next <-chan struct{}
+		if q.V >= wire.ReceiptStateVersion && q.Seq == 0 {
+			// No message named: answer at once with the stream's state,
+			// whose last sequence bounds every copy acknowledged before
+			// the request; the emitter asks again with it as seq.
+			return in.pending(ctx, emitter, q, arrived)
+		}
+		if q.V >= wire.ReceiptStateVersion {
+			if st, ok := in.polledState(arrived); q.Seq < d || ok && st.Lost(q.Seq) {
+				// Decided past its message, or the stream ends below it
+				// and is read to its end, and no record of it: the
+				// stream lost it. Say so at once: the emitter publishes
+				// it again.
+				return in.pending(ctx, emitter, q, arrived)
+			}
+			next = moved // wake when the ingest reaches its message, or the stream's state is read
+		}
 		select {
 		case out = <-ch:
 			err = nil
+		case <-next:
+			continue
 		case <-wctx.Done():
+			if q.V >= wire.ReceiptStateVersion {
+				return in.pending(ctx, emitter, q, arrived)
+			}
 			return wire.ReceiptReply{ID: q.ID, Status: wire.StatusPending}
 		}
+		break
 	}
+	return in.answer(ctx, emitter, q, out, err, wctx)
+}
+
+// locate looks emitter's event id up, unless seq, the stream sequence of
+// the message that carried the copy asked about, is not decided yet (at or
+// above the cursor d): what the ledger holds for the id (an earlier
+// refusal, say) is then not the answer, and it returns ErrNotFound.
+func (in *Ingester) locate(ctx context.Context, emitter, id string, seq, d uint64) (ledger.Outcome, error) {
+	if seq > 0 && seq >= d {
+		return ledger.Outcome{}, ledger.ErrNotFound
+	}
+	return in.cfg.Locator.Locate(ctx, emitter, id)
+}
+
+// pending answers a request of version wire.ReceiptStateVersion that found
+// no record: it reads the stream's state, then looks the event up once
+// more (a record made meanwhile is the answer), and answers pending with
+// the state, which the emitter's rule needs to have been read before the
+// lookup.
+func (in *Ingester) pending(ctx context.Context, emitter string, q wire.ReceiptRequest, arrived time.Time) wire.ReceiptReply {
+	st, ok := in.streamState(ctx, arrived)
+	if !ok {
+		return wire.ReceiptReply{ID: q.ID, Status: wire.StatusPending}
+	}
+	out, err := in.locate(ctx, emitter, q.ID, q.Seq, st.Decided)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return wire.ReceiptReply{ID: q.ID, Status: wire.StatusPending, Decided: &st.Decided, Last: &st.Last}
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel() // answer now: a checkpoint covering it, or pending with its index
+	return in.answer(ctx, emitter, q, out, err, done)
+}
+
+// answer answers a request whose event the ledger has decided (out), or
+// whose lookup failed (err), waiting for a covering checkpoint until wctx
+// ends.
+func (in *Ingester) answer(ctx context.Context, emitter string, q wire.ReceiptRequest, out ledger.Outcome, err error, wctx context.Context) wire.ReceiptReply {
 	if err != nil {
 		return wire.ReceiptReply{ID: q.ID, Status: wire.StatusError, Code: "unavailable", Reason: truncate(err.Error(), wire.MaxReasonLength)}
 	}
@@ -284,4 +359,133 @@ func (r *rateLog) log(l *slog.Logger, msg string, args ...any) {
 		args = append(args, "similar_lines_skipped", skipped)
 	}
 	l.Warn(msg, args...)
+}
+
+// setDecided stores the session's cursor and wakes the requests waiting
+// for it to move.
+func (in *Ingester) setDecided(next uint64) {
+	in.decided.Store(next)
+	in.wakeWaiters()
+}
+
+// wakeWaiters wakes the requests waiting for the cursor to move, to look
+// at a new stream state.
+func (in *Ingester) wakeWaiters() {
+	in.movedMu.Lock()
+	close(in.moved)
+	in.moved = make(chan struct{})
+	in.movedMu.Unlock()
+}
+
+// decidedNow returns the cursor and a channel closed when it next moves.
+func (in *Ingester) decidedNow() (uint64, <-chan struct{}) {
+	in.movedMu.Lock()
+	defer in.movedMu.Unlock()
+	return in.decided.Load(), in.moved
+}
+
+// A lastSeq caches the stream's last sequence and when it was asked for.
+type lastSeq struct {
+	mu  sync.Mutex
+	seq uint64
+	at  time.Time // when the request that read seq was sent
+}
+
+func (l *lastSeq) set(seq uint64, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if at.After(l.at) {
+		l.seq, l.at = seq, at
+	}
+}
+
+// polledState returns the StreamState with the stream's last sequence as
+// the poller last read it, if it read it after since, without reading it.
+func (in *Ingester) polledState(since time.Time) (wire.StreamState, bool) {
+	d := in.decided.Load()
+	in.last.mu.Lock()
+	defer in.last.mu.Unlock()
+	if !in.last.at.After(since) {
+		return wire.StreamState{}, false
+	}
+	return wire.StreamState{Decided: d, Last: in.last.seq}, true
+}
+
+// streamState returns the wire.StreamState for a request that arrived at
+// since: the cursor, read first, and the stream's last sequence read no
+// earlier than since (the poller's, or read now; one read at a time, so
+// that a burst of requests costs one). False if the stream cannot be read.
+func (in *Ingester) streamState(ctx context.Context, since time.Time) (wire.StreamState, bool) {
+	d := in.decided.Load()
+	in.last.mu.Lock()
+	defer in.last.mu.Unlock()
+	if in.last.at.Before(since) {
+		at := time.Now()
+		ictx, cancel := context.WithTimeout(ctx, streamInfoTimeout)
+		s, err := in.js.Stream(ictx, in.cfg.Stream.Name)
+		cancel()
+		if err != nil {
+			return wire.StreamState{}, false
+		}
+		in.last.seq, in.last.at = s.CachedInfo().State.LastSeq, at
+	}
+	return wire.StreamState{Decided: d, Last: in.last.seq}, true
+}
+
+// streamInfoTimeout bounds the read of the stream's state for a reply.
+const streamInfoTimeout = 2 * time.Second
+
+// status answers a status request that arrived at arrived: the stream's
+// state and the latest signed checkpoint, read first, then each event's
+// record.
+func (in *Ingester) status(ctx context.Context, emitter string, q wire.StatusRequest, arrived time.Time) wire.StatusReply {
+	fail := func(code, reason string) wire.StatusReply {
+		return wire.StatusReply{Status: wire.StatusError, Code: code, Reason: truncate(reason, wire.MaxReasonLength), V: wire.ReceiptStateVersion}
+	}
+	if in.cfg.Locator == nil || in.cfg.Checkpoints == nil {
+		return fail("unavailable", "this ledger serves no receipts")
+	}
+	p := wire.StatusReply{Status: wire.StatusOK, V: wire.ReceiptStateVersion, Events: make([]wire.EventStatus, len(q.Events))}
+	st, ok := in.streamState(ctx, arrived)
+	d := in.decided.Load()
+	if ok {
+		p.Decided, p.Last, d = &st.Decided, &st.Last, st.Decided
+	}
+	var size uint64
+	done, cancel := context.WithCancel(ctx)
+	cancel() // the latest checkpoint, without waiting
+	if cp, err := in.cfg.Checkpoints.WaitCovering(done, 0); err == nil {
+		c, err := merkle.ParseSignedCheckpoint(cp)
+		if err != nil {
+			return fail("unavailable", "the latest checkpoint: "+err.Error())
+		}
+		p.Checkpoint, size = string(cp), c.Size
+	}
+	for i, e := range q.Events {
+		s := &p.Events[i]
+		s.ID = e.ID
+		out, err := in.locate(ctx, emitter, e.ID, e.Seq, d)
+		switch {
+		case errors.Is(err, ledger.ErrNotFound):
+			s.Status = wire.EventUnknown
+		case err != nil:
+			return fail("unavailable", fmt.Sprintf("looking up event %s: %s", e.ID, err.Error()))
+		case out.Result == ledger.Rejected:
+			code, reason := refusal(out)
+			if wire.CheckCode(code) != nil {
+				code = "rejected"
+			}
+			s.Status, s.Code, s.Reason = wire.EventRejected, code, truncate(reason, wire.MaxStatusReason)
+		case out.Result == ledger.Appended || out.Result == ledger.Duplicate:
+			index := out.Index
+			s.Index = &index
+			s.Status = wire.EventAppended
+			if index < size {
+				s.Status = wire.EventLogged
+			}
+		default:
+			return fail("unavailable", fmt.Sprintf("the ledger returned outcome %v for event %s", out.Result, e.ID))
+		}
+	}
+	return p
 }

@@ -1,0 +1,667 @@
+// This file is the follower: a Client keeps every event it accepted until
+// the ledger reports it logged (a signed checkpoint covers it) or refused,
+// asks the ledger about the events it holds in batches (wire.StatusRequest),
+// and publishes again every event that the events stream lost after
+// acknowledging it: JetStream's lazy fsync on a power loss, a truncated or
+// corrupted stream file, a stream deleted and created again, or a ledger
+// that decided the message and died before its checkpoint reached the
+// bucket (docs/NATS.md §5, "Resending"). The ledger deduplicates by
+// (emitter, id), so a copy it already has costs nothing but the message.
+//
+// The bound: the ledger tells, with every answer, how far it has read the
+// stream (wire.StreamState: Decided, its cursor, and Last, the stream's
+// last sequence). An event the ledger holds no record of, whose latest
+// copy was acknowledged at stream sequence S, is lost once Decided > S (the
+// ledger has decided every message up to S, and none held it) or Last < S
+// and Last < Decided (the stream ends below S, and the ledger has read all
+// of it). Until then it is only not read yet, and the Client waits.
+
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/merkle"
+	"github.com/zarlog/zarlog/wire"
+)
+
+// FollowStats counts what a Client's following did (Client.FollowStats).
+type FollowStats struct {
+	// Held is the number of events held now: accepted, and not yet
+	// reported logged or refused. HeldBytes is their size.
+	Held, HeldBytes int
+	// Logged and Rejected count the events the ledger reported logged
+	// (covered by a signed checkpoint) or refused; Resent counts the
+	// copies the Client published again because the stream had lost the
+	// event (or, once, after a refusal caused by a lost predecessor).
+	Logged, Rejected, Resent uint64
+	// Requests counts the status requests sent.
+	Requests uint64
+}
+
+// ErrFollowUnsupported is given to Config.OnRetry once when the ledger
+// does not serve status requests (receipt protocol version 3): the Client
+// then stops following and holds nothing.
+var ErrFollowUnsupported = errors.New("the ledger does not answer status requests (receipt protocol version 3); the Client does not follow its events")
+
+// A held is one event the Client holds until the ledger reports it logged
+// or refused. Its fields are guarded by follower.mu.
+type held struct {
+	ev Event
+	n  uint64 // acceptance number, for WaitLogged
+	// seq is the stream sequence of the latest copy's acknowledgement, 0
+	// until one is acknowledged; acked is when. bound stands for seq when
+	// the event is followed without its acknowledgement (Follow): the
+	// stream's last sequence in the first answer, which no copy
+	// acknowledged before the question can be above.
+	seq, bound uint64
+	acked      time.Time
+	// appended is set once the ledger reported the event durable at an
+	// index: it is not lost, only not covered yet.
+	appended bool
+	// copies is the number of copies being published (not yet
+	// acknowledged or failed): no resend while one is under way.
+	copies int
+	// resends and resentAt pace the resends of this event.
+	resends  int
+	resentAt time.Time
+	// retriedOrder: the event was sent again once after an out-of-order or
+	// unknown-game refusal (its predecessor had been lost).
+	retriedOrder bool
+	done         bool
+}
+
+// A follower is the Client's set of held events.
+type follower struct {
+	mu       sync.Mutex
+	byID     map[string]*held
+	byKey    map[string][]*held // held events of each order key, in acceptance order
+	order    []*held            // in acceptance order; done ones are dropped from the front lazily
+	accepted uint64
+	bytes    int
+	count    int
+	room     chan struct{} // closed and replaced when room is made
+	idle     []logWaiter   // WaitLogged callers
+	off      bool          // following is off, or the ledger does not support it
+	stats    FollowStats
+	wake     chan struct{} // wakes the loop early (a Receipt found a loss)
+}
+
+type logWaiter struct {
+	n  uint64
+	ch chan struct{}
+}
+
+func newFollower(off bool) *follower {
+	return &follower{byID: map[string]*held{}, byKey: map[string][]*held{}, room: make(chan struct{}), off: off, wake: make(chan struct{}, 1)}
+}
+
+// reserve waits until the Client may hold one more event of size bytes.
+func (c *Client) reserve(ctx context.Context, size int) error {
+	f := c.follow
+	for {
+		f.mu.Lock()
+		if f.off || f.count < c.cfg.MaxHeld && (f.count == 0 || f.bytes+size <= c.cfg.MaxHeldBytes) {
+			f.mu.Unlock()
+			return nil
+		}
+		room := f.room
+		f.mu.Unlock()
+		select {
+		case <-room:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.closed:
+			return ErrClosed
+		}
+	}
+}
+
+// hold returns the held record of ev, making one if the Client holds no
+// event with its id (or holds other bytes under it: the newer replaces
+// it), and counts one more copy on its way. It returns nil when following
+// is off.
+func (c *Client) hold(ev Event) *held {
+	f := c.follow
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.off {
+		return nil
+	}
+	if h := f.byID[ev.ID]; h != nil && !h.done {
+		if string(h.ev.Data) == string(ev.Data) {
+			h.copies++
+			return h
+		}
+		c.dropLocked(h)
+	}
+	f.accepted++
+	h := &held{ev: ev, n: f.accepted, copies: 1}
+	f.byID[ev.ID] = h
+	if k := ev.OrderKey; k != "" {
+		f.byKey[k] = append(f.byKey[k], h)
+	}
+	f.order = append(f.order, h)
+	f.count++
+	f.bytes += len(ev.Data)
+	f.stats.Held, f.stats.HeldBytes = f.count, f.bytes
+	return h
+}
+
+// copyAcked records the acknowledgement of a copy of h.
+func (c *Client) copyAcked(h *held, seq uint64) {
+	f := c.follow
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h.copies--
+	if h.done {
+		return
+	}
+	h.seq, h.acked = seq, time.Now()
+}
+
+// copyFailed records that a copy of h failed. An event no copy of which
+// was ever acknowledged is dropped: its publisher got the error (it may be
+// in the stream or not, and publishing it again is the publisher's call,
+// as before following).
+func (c *Client) copyFailed(h *held) {
+	f := c.follow
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h.copies--
+	if !h.done && h.seq == 0 && h.bound == 0 && h.copies == 0 {
+		c.dropLocked(h)
+	}
+}
+
+// dropLocked forgets h without a verdict.
+func (c *Client) dropLocked(h *held) {
+	f := c.follow
+	if h.done {
+		return
+	}
+	h.done = true
+	if f.byID[h.ev.ID] == h {
+		delete(f.byID, h.ev.ID)
+	}
+	if k := h.ev.OrderKey; k != "" {
+		list := f.byKey[k]
+		for i, o := range list {
+			if o == h {
+				list = append(list[:i:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(f.byKey, k)
+		} else {
+			f.byKey[k] = list
+		}
+	}
+	f.count--
+	f.bytes -= len(h.ev.Data)
+	f.stats.Held, f.stats.HeldBytes = f.count, f.bytes
+	close(f.room)
+	f.room = make(chan struct{})
+	// Advance the front of the acceptance order and wake WaitLogged.
+	for len(f.order) > 0 && f.order[0].done {
+		f.order[0] = nil
+		f.order = f.order[1:]
+	}
+	if len(f.order) == 0 {
+		f.order = nil
+	}
+	first := f.accepted + 1
+	if len(f.order) > 0 {
+		first = f.order[0].n
+	}
+	kept := f.idle[:0]
+	for _, w := range f.idle {
+		if w.n < first {
+			close(w.ch)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	f.idle = kept
+}
+
+// Follow makes the Client hold ev (its ID, Data and OrderKey) as if it had
+// published it, without publishing it: the Client asks the ledger about it
+// and publishes it again if the stream lost it. A backend that restarted
+// calls it for the events it had published and holds no receipt for
+// (ResumeTavlarena and the others do it for a game's acknowledged events).
+// It returns at once; WaitLogged waits for the verdicts.
+func (c *Client) Follow(ev Event) error {
+	if err := wire.CheckEventID(ev.ID); err != nil {
+		return fmt.Errorf("sdk: %w: %w", ErrInvalidEvent, err)
+	}
+	if err := wire.CheckBatchable(ev.Data); err != nil {
+		return fmt.Errorf("sdk: %w: event %s: %w", ErrInvalidEvent, ev.ID, err)
+	}
+	h := c.hold(ev)
+	if h == nil {
+		return nil
+	}
+	f := c.follow
+	f.mu.Lock()
+	h.copies--
+	if h.seq == 0 && h.acked.IsZero() {
+		h.acked = time.Now().Add(-c.cfg.FollowAfter) // ask at the next round
+	}
+	f.mu.Unlock()
+	return nil
+}
+
+// WaitLogged waits until the ledger has reported every event the Client
+// accepted (or was given to Follow) before the call logged, covered by a
+// signed checkpoint, or refused, or until ctx ends. Events whose
+// publication failed before any copy was acknowledged are not waited for.
+// A backend calls it before Close to be sure that nothing it published is
+// held in its memory only. With following off it returns at once.
+func (c *Client) WaitLogged(ctx context.Context) error {
+	f := c.follow
+	f.mu.Lock()
+	if f.off || len(f.order) == 0 {
+		f.mu.Unlock()
+		return nil
+	}
+	w := logWaiter{n: f.accepted, ch: make(chan struct{})}
+	f.idle = append(f.idle, w)
+	f.mu.Unlock()
+	select {
+	case <-w.ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.closed:
+		return ErrClosed
+	}
+}
+
+// FollowStats returns the follower's counters.
+func (c *Client) FollowStats() FollowStats {
+	f := c.follow
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.stats
+}
+
+// maxRequestsPerRound bounds the status requests of one round: a round
+// asks about the oldest events first, and stops early when the ledger has
+// not read past them yet.
+const maxRequestsPerRound = 16
+
+// statusTimeout bounds one status request.
+const statusTimeout = 5 * time.Second
+
+// followLoop asks the ledger about the held events every FollowInterval.
+func (c *Client) followLoop() {
+	t := time.NewTicker(c.cfg.FollowInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.closed:
+			return
+		case <-t.C:
+		case <-c.follow.wake:
+		}
+		c.round()
+	}
+}
+
+// round asks about the events due, oldest first, in batches.
+func (c *Client) round() {
+	f := c.follow
+	now := time.Now()
+	f.mu.Lock()
+	if f.off {
+		f.mu.Unlock()
+		return
+	}
+	var due []*held
+	for _, h := range f.order {
+		if len(due) == maxRequestsPerRound*wire.MaxStatusEvents {
+			break
+		}
+		if h.done || h.acked.IsZero() || now.Sub(h.acked) < c.cfg.FollowAfter {
+			continue
+		}
+		due = append(due, h)
+	}
+	f.mu.Unlock()
+	for len(due) > 0 {
+		n := min(len(due), wire.MaxStatusEvents)
+		batch := due[:n]
+		due = due[n:]
+		progress, err := c.ask(batch)
+		if err != nil {
+			if c.cfg.OnRetry != nil {
+				c.cfg.OnRetry(fmt.Errorf("following %d events: %w", len(batch), err))
+			}
+			return
+		}
+		if !progress {
+			return // the ledger has not read past these yet: the later ones wait too
+		}
+	}
+}
+
+// ask sends one status request about batch and acts on the reply. It
+// reports whether the ledger has read past any of them (a verdict, or a
+// loss), which tells the round whether asking about later events is worth
+// it.
+func (c *Client) ask(batch []*held) (progress bool, err error) {
+	f := c.follow
+	q := wire.StatusRequest{V: wire.ReceiptStateVersion, Events: make([]wire.StatusQuery, len(batch))}
+	f.mu.Lock()
+	for i, h := range batch {
+		q.Events[i] = wire.StatusQuery{ID: h.ev.ID, Seq: h.seq}
+	}
+	f.stats.Requests++
+	f.mu.Unlock()
+	req, err := wire.MarshalStatusRequest(q)
+	if err != nil {
+		return false, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-c.closed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	msg, err := c.nc.RequestWithContext(ctx, c.cfg.Subjects.Receipts(c.cfg.Emitter), req)
+	if err != nil {
+		return false, err
+	}
+	rep, err := wire.ParseStatusReply(msg.Data)
+	if err != nil {
+		if old, err2 := wire.ParseReceiptReply(msg.Data); err2 == nil && old.Status == wire.StatusError && old.Code == "bad-request" {
+			c.stopFollowing()
+			return false, ErrFollowUnsupported
+		}
+		return false, err
+	}
+	if rep.Status != wire.StatusOK {
+		return false, fmt.Errorf("status %s, code %s: %s", rep.Status, rep.Code, rep.Reason)
+	}
+	if len(rep.Events) != len(batch) {
+		return false, fmt.Errorf("%w: %d statuses for %d events", wire.ErrMessage, len(rep.Events), len(batch))
+	}
+	var size uint64
+	if rep.Checkpoint != "" {
+		cp, err := c.openCheckpoint([]byte(rep.Checkpoint))
+		if err != nil {
+			return false, fmt.Errorf("the status reply's checkpoint: %w", err)
+		}
+		size = cp.Size
+	}
+	st, stOK := rep.State()
+	var resend []*held
+	var rejected []*RejectedError
+	now := time.Now()
+	f.mu.Lock()
+	for i, h := range batch {
+		s := rep.Events[i]
+		if h.done || s.ID != h.ev.ID {
+			continue
+		}
+		if s.Status != wire.EventLogged && s.Status != wire.EventAppended && h.seq != q.Events[i].Seq {
+			// A copy acknowledged since the question (Receipt published
+			// it again): this answer is about the older one.
+			continue
+		}
+		switch s.Status {
+		case wire.EventLogged:
+			if *s.Index >= size {
+				continue // a reply that contradicts itself: ask again
+			}
+			f.stats.Logged++
+			c.dropLocked(h)
+			progress = true
+		case wire.EventAppended:
+			h.appended = true
+			progress = true
+		case wire.EventRejected:
+			progress = true
+			if h.copies > 0 {
+				continue // the refusal of an older copy: the new one's answer is the one
+			}
+			code := events.Code(s.Code)
+			if orderRefusal(h, code) {
+				if f.predecessorHeld(h) {
+					continue // refused because an earlier event is missing: wait for it
+				}
+				if !h.retriedOrder && h.copies == 0 {
+					h.retriedOrder = true
+					resend = append(resend, c.claimLocked(f.tail(h))...)
+					continue
+				}
+			}
+			f.stats.Rejected++
+			rejected = append(rejected, &RejectedError{EventID: h.ev.ID, Code: s.Code, Reason: s.Reason})
+			c.dropLocked(h)
+		case wire.EventUnknown:
+			if !stOK || h.copies > 0 {
+				continue
+			}
+			seq := h.seq
+			if seq == 0 {
+				if h.bound == 0 {
+					h.bound = max(st.Last, 1)
+				}
+				seq = h.bound
+			}
+			if !st.Lost(seq) {
+				continue
+			}
+			progress = true
+			if wait := c.resendWait(h); now.Sub(h.resentAt) < wait {
+				continue
+			}
+			resend = append(resend, c.claimLocked(f.tail(h))...)
+		}
+	}
+	f.mu.Unlock()
+	c.resend(resend)
+	if c.cfg.OnRejected != nil {
+		for _, r := range rejected {
+			c.cfg.OnRejected(r)
+		}
+	}
+	return progress, nil
+}
+
+// resendWait is how long after its last resend an event may be sent again:
+// FollowAfter, doubling with each resend, at most a minute.
+func (c *Client) resendWait(h *held) time.Duration {
+	if h.resends == 0 {
+		return 0
+	}
+	return min(c.cfg.FollowAfter<<min(h.resends-1, 10), time.Minute)
+}
+
+// predecessorHeld reports whether an event accepted before h with its
+// order key is still held without the ledger having it.
+func (f *follower) predecessorHeld(h *held) bool {
+	for _, o := range f.byKey[h.ev.OrderKey] {
+		if o == h {
+			return false
+		}
+		if !o.done && !o.appended {
+			return true
+		}
+	}
+	return false
+}
+
+// tail returns h and the events held after it with its order key that the
+// ledger does not have and that are not on their way already: sent again
+// in this order after h, they cannot land before it (a refusal of theirs
+// caused by h's loss is then judged anew).
+func (f *follower) tail(h *held) []*held {
+	out := []*held{h}
+	if k := h.ev.OrderKey; k != "" {
+		after := false
+		for _, o := range f.byKey[k] {
+			if o == h {
+				after = true
+				continue
+			}
+			if after && !o.done && !o.appended && o.copies == 0 && o.seq != 0 {
+				out = append(out, o)
+			}
+		}
+	}
+	return out
+}
+
+// claimLocked counts one more copy on its way of each of hs that is not
+// done and has none on its way, once each, and returns those: the copies
+// to publish (resend). Claiming under the lock that chose them keeps two
+// rounds or Receipt calls from sending the same event twice.
+func (c *Client) claimLocked(hs []*held) []*held {
+	f := c.follow
+	now := time.Now()
+	var live []*held
+	for _, h := range hs {
+		if h.done || h.copies > 0 {
+			continue // a lost event's tail may hold another lost event
+		}
+		h.copies++
+		h.resends++
+		h.resentAt = now
+		f.stats.Resent++
+		live = append(live, h)
+	}
+	return live
+}
+
+// resend publishes a copy of each of hs, which claimLocked returned, in
+// order. The copies go through the Client's queue with their order key, so
+// a key's copies keep their order.
+func (c *Client) resend(hs []*held) {
+	for _, h := range hs {
+		if c.cfg.OnResend != nil {
+			c.cfg.OnResend(h.ev.ID)
+		}
+		if _, err := c.publish(c.life, h.ev, h); err != nil {
+			c.copyFailed(h)
+		}
+	}
+}
+
+// noteResend counts a copy of id that Receipt published for an event the
+// Client does not hold, and tells OnResend.
+func (c *Client) noteResend(id string) {
+	f := c.follow
+	f.mu.Lock()
+	f.stats.Resent++
+	f.mu.Unlock()
+	if c.cfg.OnResend != nil {
+		c.cfg.OnResend(id)
+	}
+}
+
+// wakeFor wakes the follower for a Receipt that found the held event id
+// lost: the follower asks about every held event in acceptance order and
+// publishes again the lost ones, each with its order key's later events,
+// so the copies go in their order. It returns false if the Client does
+// not hold the event (Receipt then publishes it itself).
+func (c *Client) wakeFor(id string) bool {
+	f := c.follow
+	f.mu.Lock()
+	h := f.byID[id]
+	held := h != nil && !h.done
+	f.mu.Unlock()
+	if held {
+		select {
+		case f.wake <- struct{}{}:
+		default:
+		}
+	}
+	return held
+}
+
+// orderRefusal reports whether code refuses h only for what came before it
+// under its order key (out-of-order, unknown-game): a lost predecessor
+// published again undoes it.
+func orderRefusal(h *held, code events.Code) bool {
+	return h.ev.OrderKey != "" && (code == events.CodeOutOfOrder || code == events.CodeUnknownGame)
+}
+
+// refusalOpen reports whether the refusal (code) of the held event id,
+// answered for its copy at stream sequence seq, may still be undone, so
+// that Receipt asks again rather than return it: a newer copy of the event
+// is on its way or acknowledged, or the refusal is an order refusal while
+// an earlier event of its order key is held without the ledger having it,
+// or before the follower's one retry of it. It wakes the follower.
+func (c *Client) refusalOpen(id, code string, seq uint64) bool {
+	f := c.follow
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := f.byID[id]
+	if h == nil || h.done {
+		return false
+	}
+	open := h.copies > 0 || h.seq != 0 && h.seq != seq ||
+		orderRefusal(h, events.Code(code)) && (f.predecessorHeld(h) || !h.retriedOrder)
+	if open {
+		select {
+		case f.wake <- struct{}{}:
+		default:
+		}
+	}
+	return open
+}
+
+// heldSeq returns the stream sequence of the latest acknowledged copy of
+// the held event id (or its bound), and whether a copy is on its way.
+func (c *Client) heldSeq(id string) (seq uint64, busy, ok bool) {
+	f := c.follow
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := f.byID[id]
+	if h == nil || h.done {
+		return 0, false, false
+	}
+	if h.seq != 0 {
+		return h.seq, h.copies > 0, true
+	}
+	return h.bound, h.copies > 0, true
+}
+
+// stopFollowing turns following off for good: the ledger cannot answer.
+func (c *Client) stopFollowing() {
+	f := c.follow
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.off {
+		return
+	}
+	for _, h := range append([]*held(nil), f.order...) {
+		c.dropLocked(h)
+	}
+	f.off = true
+	for _, w := range f.idle {
+		close(w.ch)
+	}
+	f.idle = nil
+}
+
+// openCheckpoint parses a signed checkpoint note, checking its signature
+// with the log's key when the Client has one.
+func (c *Client) openCheckpoint(b []byte) (merkle.Checkpoint, error) {
+	if c.cfg.LogKey != nil {
+		return merkle.Open(b, c.cfg.LogKey)
+	}
+	return merkle.ParseSignedCheckpoint(b)
+}

@@ -1,0 +1,433 @@
+package sdk_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zarlog/zarlog/ledger"
+	"github.com/zarlog/zarlog/ledger/ingest"
+	"github.com/zarlog/zarlog/sdk"
+)
+
+// resends records the ids the client publishes again.
+type resends struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (r *resends) add(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ids = append(r.ids, id)
+}
+
+func (r *resends) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.ids)
+}
+
+// following is a stack option: the client follows its events often, and
+// records its resends in r.
+func following(r *resends) func(*sdk.Config) {
+	return func(c *sdk.Config) {
+		c.FollowInterval = 20 * time.Millisecond
+		c.FollowAfter = 50 * time.Millisecond
+		c.OnResend = r.add
+	}
+}
+
+// truncateStream stops the server and the ingest, cuts the events
+// stream's block file at the message of stream sequence from, so that it
+// and every later message are gone (a truncated block file, as in Jepsen's
+// NATS 2.12.1 analysis; what JetStream's lazy fsync leaves after a power
+// loss looks the same), removes the stream's state file so that the server
+// reads the blocks again, and starts the server and the ingest again. It
+// returns the stream's last sequence after the restart.
+func (s *stack) truncateStream(ctx context.Context, from uint64) uint64 {
+	s.t.Helper()
+	s.stopNATS()
+	var blks []string
+	var state string
+	err := filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if filepath.Base(filepath.Dir(p)) == "msgs" && filepath.Base(filepath.Dir(filepath.Dir(p))) == "ZARLOG_EVENTS" {
+			switch {
+			case strings.HasSuffix(p, ".blk"):
+				blks = append(blks, p)
+			case d.Name() == "index.db":
+				state = p
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	cut := false
+	for _, p := range blks {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		// A record: its length (4 bytes, the high bit flags headers), its
+		// sequence (8, the high bit flags a deleted one), then the rest.
+		for o := 0; o+12 <= len(b); {
+			rl := int(binary.LittleEndian.Uint32(b[o:]) &^ (1 << 31))
+			seq := binary.LittleEndian.Uint64(b[o+4:]) &^ (1 << 63)
+			if seq == from {
+				if err := os.Truncate(p, int64(o)); err != nil {
+					s.t.Fatal(err)
+				}
+				cut = true
+				break
+			}
+			if rl <= 0 {
+				break
+			}
+			o += rl
+		}
+	}
+	if !cut {
+		s.t.Fatalf("no stream message %d in the block files %v", from, blks)
+	}
+	if state != "" {
+		if err := os.Remove(state); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	s.startNATS()
+	return s.streamMessages(ctx)
+}
+
+// pauseIngest stops the ingest once it has made the events stream.
+func (s *stack) pauseIngest(ctx context.Context) {
+	s.t.Helper()
+	for {
+		nc, err := s.srv.Connect()
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		js, err := jetstream.New(nc)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		_, err = js.Stream(ctx, "ZARLOG_EVENTS")
+		nc.Close()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			s.t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.stopIngest()
+}
+
+// publishEach publishes evs one by one (each in a message of its own) and
+// returns their acks.
+func publishEach(t *testing.T, ctx context.Context, c *sdk.Client, evs []sdk.Event) []sdk.Ack {
+	t.Helper()
+	acks := make([]sdk.Ack, len(evs))
+	for i, ev := range evs {
+		var err error
+		if acks[i], err = c.Publish(ctx, ev); err != nil {
+			t.Fatalf("publishing %s: %v", ev.ID, err)
+		}
+		if acks[i].Events != 1 {
+			t.Fatalf("%s went in a message of %d events", ev.ID, acks[i].Events)
+		}
+	}
+	return acks
+}
+
+// TestResendLost: JetStream acknowledged events and then lost them before
+// the ledger read them: the stream's block file is cut (as Jepsen did to
+// NATS 2.12.1) at the last event of game a, taking with it the first half
+// of game b, commit included, all published while the ingest was stopped.
+// The second half of b is published after the restart, so the ledger
+// refuses it (unknown-game) until the lost half is sent again. ReceiptOf
+// with each event's original ack returns a checked receipt for every
+// event, none a refusal: the client saw from the ledger's answers (no
+// record, and its cursor past the stream's end or past the lost message)
+// that the stream lost the events, and published them again, each with its
+// game's later events. Only lost events and the later events of their game
+// are sent again, and both games' bundles verify.
+func TestResendLost(t *testing.T) {
+	ctx := testCtx(t)
+	var r resends
+	s := newStack(t, stackOpts{config: following(&r)})
+	s.pauseIngest(ctx)
+	a := chosenGame(t, emitter, s.signer, "resend-a", "resend-a")
+	b := chosenGame(t, emitter, s.signer, "resend-b", "resend-b")
+	k := len(b) / 2
+	acksA := publishEach(t, ctx, s.client, a)
+	acksB := publishEach(t, ctx, s.client, b[:k])
+	cut := acksA[len(a)-1].Seq
+	if last := s.truncateStream(ctx, cut); last != cut-1 {
+		t.Fatalf("after the cut at %d the stream ends at %d", cut, last)
+	}
+	acksB = append(acksB, publishEach(t, ctx, s.client, b[k:])...)
+	lost := []string{a[len(a)-1].ID}
+	for _, ev := range b[:k] {
+		lost = append(lost, ev.ID)
+	}
+	may := slices.Clone(lost)
+	for _, ev := range b[k:] {
+		may = append(may, ev.ID)
+	}
+
+	var wg sync.WaitGroup
+	for _, g := range []struct {
+		evs  []sdk.Event
+		acks []sdk.Ack
+	}{{a, acksA}, {b, acksB}} {
+		for i, ev := range g.evs {
+			wg.Go(func() {
+				rc, err := s.client.ReceiptOf(ctx, ev, g.acks[i])
+				if err != nil {
+					t.Errorf("receipt of %s: %v", ev.ID, err)
+					return
+				}
+				if !rc.SignatureChecked {
+					t.Errorf("receipt of %s: signature not checked", ev.ID)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	s.verifyBundle(ctx, a[0].OrderKey)
+	s.verifyBundle(ctx, b[0].OrderKey)
+	got := r.list()
+	for _, id := range lost {
+		if !slices.Contains(got, id) {
+			t.Errorf("lost event %s was not published again (resent %v)", id, got)
+		}
+	}
+	count := map[string]int{}
+	for _, id := range got {
+		count[id]++
+		if !slices.Contains(may, id) {
+			t.Errorf("event %s was published again, but the stream had not lost it nor an event before it in its game", id)
+		}
+	}
+	for id, n := range count {
+		if n > 2 {
+			t.Errorf("event %s published again %d times", id, n)
+		}
+	}
+	if err := s.client.WaitLogged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := s.client.FollowStats()
+	t.Logf("resent %v", got)
+	t.Logf("lost %d events; %d copies published again (%d distinct events; %d may be); follow stats %+v", len(lost), len(got), len(count), len(may), st)
+	if st.Resent != uint64(len(got)) {
+		t.Errorf("FollowStats.Resent %d, OnResend called %d times", st.Resent, len(got))
+	}
+	if st.Held != 0 || st.HeldBytes != 0 || st.Rejected != 0 {
+		t.Errorf("after WaitLogged: %+v", st)
+	}
+}
+
+// TestResendFollowing: the follower alone (no Receipt call) publishes the
+// lost events again: a backend that publishes and never asks for receipts
+// loses nothing the stream acknowledged. WaitLogged returns once every
+// event is logged.
+func TestResendFollowing(t *testing.T) {
+	ctx := testCtx(t)
+	var r resends
+	s := newStack(t, stackOpts{config: following(&r)})
+	s.pauseIngest(ctx)
+	g := chosenGame(t, emitter, s.signer, "resend-follow", "resend-follow")
+	acks := publishEach(t, ctx, s.client, g)
+	last := len(g) - 1
+	s.truncateStream(ctx, acks[last-1].Seq)
+	if err := s.client.WaitLogged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.verifyBundle(ctx, g[0].OrderKey)
+	got := r.list()
+	slices.Sort(got)
+	want := []string{g[last-1].ID, g[last].ID}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("published again %v, want %v", got, want)
+	}
+	if st := s.client.FollowStats(); st.Logged != uint64(len(g)) || st.Held != 0 {
+		t.Errorf("follow stats %+v: want %d logged, none held", st, len(g))
+	}
+}
+
+// TestResendElsewhere: an event published by another process (raw
+// JetStream here) and lost: Receipt without its ack, on a client that does
+// not follow its events, learns the stream's last sequence from the first
+// answer, sees the ledger read past it without the event, and publishes
+// the event itself, once.
+func TestResendElsewhere(t *testing.T) {
+	ctx := testCtx(t)
+	var r resends
+	// The ingest reads the stream's state every 100 ms: a receipt
+	// request held for an event past the stream's end is answered once
+	// the ledger has read the stream to its end.
+	s := newStack(t, stackOpts{infoInterval: 100 * time.Millisecond, config: func(c *sdk.Config) {
+		c.FollowInterval = -1
+		c.OnResend = r.add
+	}})
+	s.pauseIngest(ctx)
+	g := chosenGame(t, emitter, s.signer, "resend-elsewhere", "resend-elsewhere")
+	nc, err := s.srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa, err := js.Publish(ctx, "zarlog.events."+emitter, g[0].Data)
+	nc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := s.truncateStream(ctx, pa.Sequence); last != pa.Sequence-1 {
+		t.Fatalf("after the cut the stream ends at %d", last)
+	}
+	rc, err := s.client.Receipt(ctx, g[0])
+	if err != nil {
+		t.Fatalf("receipt of the lost commit: %v", err)
+	}
+	if rc.Index != 0 || !rc.SignatureChecked {
+		t.Errorf("receipt at index %d, signature checked %v", rc.Index, rc.SignatureChecked)
+	}
+	if got := s.streamMessages(ctx); got != pa.Sequence {
+		t.Errorf("the stream's last sequence is %d, want %d: one copy published", got, pa.Sequence)
+	}
+	if st := s.client.FollowStats(); st.Held != 0 || st.Resent != 1 {
+		t.Errorf("a client that does not follow: %+v, want nothing held and one copy published again", st)
+	}
+	if got := r.list(); !slices.Equal(got, []string{g[0].ID}) {
+		t.Errorf("published again %v", got)
+	}
+}
+
+// A gate holds the ingest's sink until it is opened: a ledger that is
+// behind the stream, but answers.
+type gate struct {
+	ingest.Sink
+	open chan struct{}
+}
+
+func (g *gate) Append(ctx context.Context, in []ledger.Input) ([]ledger.Outcome, error) {
+	select {
+	case <-g.open:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return g.Sink.Append(ctx, in)
+}
+
+// TestNoResendWhenBehind: a ledger that answers but has not read the
+// events yet (its sink held) is asked about them many times, and nothing
+// is published again; neither by the follower nor by a Receipt whose
+// context ends while the ledger is behind. Once the ledger goes on, every
+// event gets its receipt, and still nothing was sent twice.
+func TestNoResendWhenBehind(t *testing.T) {
+	ctx := testCtx(t)
+	var r resends
+	g := &gate{open: make(chan struct{})}
+	s := newStack(t, stackOpts{config: following(&r), sink: func(sk ingest.Sink) ingest.Sink {
+		g.Sink = sk
+		return g
+	}})
+	evs := chosenGame(t, emitter, s.signer, "resend-behind", "resend-behind")
+	acks := publishEach(t, ctx, s.client, evs)
+	// Until the follower has asked about every event in many rounds (and
+	// the ledger has answered), and a Receipt has waited.
+	rctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err := s.client.ReceiptOf(rctx, evs[len(evs)-1], acks[len(evs)-1])
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("receipt while the ledger is behind: %v", err)
+	}
+	for s.client.FollowStats().Requests < 20 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := r.list(); len(got) != 0 {
+		t.Fatalf("published again while the ledger was behind: %v", got)
+	}
+	close(g.open)
+	for i, ev := range evs {
+		if _, err := s.client.ReceiptOf(ctx, ev, acks[i]); err != nil {
+			t.Fatalf("receipt of %s: %v", ev.ID, err)
+		}
+	}
+	if err := s.client.WaitLogged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := s.client.FollowStats()
+	t.Logf("follow stats %+v", st)
+	if got := r.list(); len(got) != 0 || st.Resent != 0 {
+		t.Errorf("published again %v (Resent %d)", got, st.Resent)
+	}
+	if got := s.streamMessages(ctx); got != acks[len(acks)-1].Seq {
+		t.Errorf("the stream's last sequence is %d, want %d: nothing published twice", got, acks[len(acks)-1].Seq)
+	}
+}
+
+// TestResendAnswers: a copy of an event the ledger already logged gets the
+// event's receipt, at the same index, not a refusal; a copy of an event
+// the ledger refused gets the same refusal.
+func TestResendAnswers(t *testing.T) {
+	ctx := testCtx(t)
+	s := newStack(t, stackOpts{})
+	g := chosenGame(t, emitter, s.signer, "resend-answers", "resend-answers")
+	logged := g[0]
+	other := chosenGame(t, emitter, s.signer, "resend-refused", "resend-refused")
+	refused := sdk.Event{ID: other[1].ID, Data: other[1].Data} // its commit is never sent: unknown-game, no order key
+	var first []error
+	var idx []uint64
+	for copyN := range 2 {
+		ack, err := s.client.Publish(ctx, logged)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc, err := s.client.ReceiptOf(ctx, logged, ack)
+		if err != nil {
+			t.Fatalf("copy %d of a logged event: %v", copyN, err)
+		}
+		idx = append(idx, rc.Index)
+	}
+	if idx[0] != idx[1] {
+		t.Errorf("the copies of a logged event got indexes %v", idx)
+	}
+	for range 2 {
+		ack, err := s.client.Publish(ctx, refused)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.client.ReceiptOf(ctx, refused, ack)
+		var rej *sdk.RejectedError
+		if !errors.As(err, &rej) {
+			t.Fatalf("copy of a refused event: %v", err)
+		}
+		first = append(first, rej)
+	}
+	r0, r1 := first[0].(*sdk.RejectedError), first[1].(*sdk.RejectedError)
+	if r0.Code != "unknown-game" || r0.Code != r1.Code || r0.Reason != r1.Reason {
+		t.Errorf("the copies of a refused event got %q (%s) and %q (%s)", r0.Code, r0.Reason, r1.Code, r1.Reason)
+	}
+}
