@@ -503,8 +503,36 @@ func TestReceiptProof(t *testing.T) {
 	if rep := ask(`{"id":"nope:0","v":2}`); rep.Status != wire.StatusPending || rep.V != 2 {
 		t.Errorf("version 2 pending: %+v", rep)
 	}
-	if rep := ask(`{"id":"proof:0","v":3}`); rep.Status != wire.StatusError || rep.Code != "bad-request" {
-		t.Errorf("version 3: %+v", rep)
+	if rep := ask(`{"id":"proof:0","v":4}`); rep.Status != wire.StatusError || rep.Code != "bad-request" {
+		t.Errorf("version 4: %+v", rep)
+	}
+	// Version 3: the proof as version 2's; for an event without a record,
+	// pending at once with the stream's state: all 5 messages decided.
+	if v3 := ask(`{"id":"proof:2","v":3}`); v3.Status != wire.StatusOK || v3.V != 3 || len(v3.Proof) != len(want) || v3.Decided != nil {
+		t.Errorf("version 3 reply: %+v", v3)
+	}
+	v3 := ask(`{"id":"nope:0","v":3,"wait_ms":60000}`)
+	st, ok := v3.State()
+	if v3.Status != wire.StatusPending || v3.V != 3 || !ok || st.Decided != 6 || st.Last != 5 || !st.Lost(5) {
+		t.Errorf("version 3 pending: %+v (%+v)", v3, st)
+	}
+	// Asked with the sequence of a message decided without it: lost.
+	if st, ok := ask(`{"id":"nope:0","seq":3,"v":3,"wait_ms":60000}`).State(); !ok || !st.Lost(3) {
+		t.Errorf("version 3 pending for a passed message: %+v, %v", st, ok)
+	}
+	// A status request: logged, unknown, and the state.
+	m, err := nc.RequestWithContext(ctx, wire.Subjects{}.Receipts("e1"), []byte(`{"events":[{"id":"proof:1"},{"id":"nope:0","seq":2},{"id":"proof:4","seq":5}],"v":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr, err := wire.ParseStatusReply(m.Data)
+	if err != nil {
+		t.Fatalf("status reply %s: %v", m.Data, err)
+	}
+	if st, ok := sr.State(); !ok || st.Decided != 6 || sr.Checkpoint != v1.Checkpoint || len(sr.Events) != 3 ||
+		sr.Events[0].Status != wire.EventLogged || *sr.Events[0].Index != 1 || sr.Events[1].Status != wire.EventUnknown ||
+		sr.Events[2].Status != wire.EventLogged || *sr.Events[2].Index != 4 {
+		t.Errorf("status reply: %s", m.Data)
 	}
 
 	for i, ev := range evs {
