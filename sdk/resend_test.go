@@ -10,10 +10,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
@@ -113,29 +112,17 @@ func (s *stack) truncateStream(ctx context.Context, from uint64) uint64 {
 	return s.streamMessages(ctx)
 }
 
-// pauseIngest stops the ingest once it has made the events stream.
-func (s *stack) pauseIngest(ctx context.Context) {
-	s.t.Helper()
-	for {
-		nc, err := s.srv.Connect()
-		if err != nil {
-			s.t.Fatal(err)
+// holding returns a stack's sink option: while hold is set, each ingest
+// started gets its sink behind a closed gate (the ledger admits and
+// answers, but reads nothing), so that what is published stays in the
+// stream until truncateStream restarts the ingest with hold cleared.
+func holding(hold *atomic.Bool) func(ingest.Sink) ingest.Sink {
+	return func(sk ingest.Sink) ingest.Sink {
+		if hold.Load() {
+			return &gate{Sink: sk, open: make(chan struct{})}
 		}
-		js, err := jetstream.New(nc)
-		if err != nil {
-			s.t.Fatal(err)
-		}
-		_, err = js.Stream(ctx, "ZARLOG_EVENTS")
-		nc.Close()
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			s.t.Fatal(err)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return sk
 	}
-	s.stopIngest()
 }
 
 // publishEach publishes evs one by one (each in a message of its own) and
@@ -170,14 +157,16 @@ func publishEach(t *testing.T, ctx context.Context, c *sdk.Client, evs []sdk.Eve
 func TestResendLost(t *testing.T) {
 	ctx := testCtx(t)
 	var r resends
-	s := newStack(t, stackOpts{config: following(&r)})
-	s.pauseIngest(ctx)
+	var hold atomic.Bool
+	hold.Store(true)
+	s := newStack(t, stackOpts{config: following(&r), sink: holding(&hold)})
 	a := chosenGame(t, emitter, s.signer, "resend-a", "resend-a")
 	b := chosenGame(t, emitter, s.signer, "resend-b", "resend-b")
 	k := len(b) / 2
 	acksA := publishEach(t, ctx, s.client, a)
 	acksB := publishEach(t, ctx, s.client, b[:k])
 	cut := acksA[len(a)-1].Seq
+	hold.Store(false)
 	if last := s.truncateStream(ctx, cut); last != cut-1 {
 		t.Fatalf("after the cut at %d the stream ends at %d", cut, last)
 	}
@@ -251,11 +240,13 @@ func TestResendLost(t *testing.T) {
 func TestResendFollowing(t *testing.T) {
 	ctx := testCtx(t)
 	var r resends
-	s := newStack(t, stackOpts{config: following(&r)})
-	s.pauseIngest(ctx)
+	var hold atomic.Bool
+	hold.Store(true)
+	s := newStack(t, stackOpts{config: following(&r), sink: holding(&hold)})
 	g := chosenGame(t, emitter, s.signer, "resend-follow", "resend-follow")
 	acks := publishEach(t, ctx, s.client, g)
 	last := len(g) - 1
+	hold.Store(false)
 	s.truncateStream(ctx, acks[last-1].Seq)
 	if err := s.client.WaitLogged(ctx); err != nil {
 		t.Fatal(err)
@@ -273,8 +264,8 @@ func TestResendFollowing(t *testing.T) {
 	}
 }
 
-// TestResendElsewhere: an event published by another process (raw
-// JetStream here) and lost: Receipt without its ack, on a client that does
+// TestResendElsewhere: an event published by another process (another
+// Client here, whose ack the asking Client does not have) and lost: Receipt without its ack, on a client that does
 // not follow its events, learns the stream's last sequence from the first
 // answer, sees the ledger read past it without the event, and publishes
 // the event itself, once.
@@ -284,26 +275,24 @@ func TestResendElsewhere(t *testing.T) {
 	// The ingest reads the stream's state every 100 ms: a receipt
 	// request held for an event past the stream's end is answered once
 	// the ledger has read the stream to its end.
-	s := newStack(t, stackOpts{infoInterval: 100 * time.Millisecond, config: func(c *sdk.Config) {
+	var hold atomic.Bool
+	hold.Store(true)
+	s := newStack(t, stackOpts{infoInterval: 100 * time.Millisecond, sink: holding(&hold), config: func(c *sdk.Config) {
 		c.FollowInterval = -1
 		c.OnResend = r.add
 	}})
-	s.pauseIngest(ctx)
 	g := chosenGame(t, emitter, s.signer, "resend-elsewhere", "resend-elsewhere")
-	nc, err := s.srv.Connect()
+	other, err := sdk.New(s.nc, sdk.Config{Emitter: emitter, FollowInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	js, err := jetstream.New(nc)
+	pa, err := other.Publish(ctx, g[0])
+	other.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	pa, err := js.Publish(ctx, "zarlog.events."+emitter, g[0].Data)
-	nc.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if last := s.truncateStream(ctx, pa.Sequence); last != pa.Sequence-1 {
+	hold.Store(false)
+	if last := s.truncateStream(ctx, pa.Seq); last != pa.Seq-1 {
 		t.Fatalf("after the cut the stream ends at %d", last)
 	}
 	rc, err := s.client.Receipt(ctx, g[0])
@@ -313,8 +302,8 @@ func TestResendElsewhere(t *testing.T) {
 	if rc.Index != 0 || !rc.SignatureChecked {
 		t.Errorf("receipt at index %d, signature checked %v", rc.Index, rc.SignatureChecked)
 	}
-	if got := s.streamMessages(ctx); got != pa.Sequence {
-		t.Errorf("the stream's last sequence is %d, want %d: one copy published", got, pa.Sequence)
+	if got := s.streamMessages(ctx); got != pa.Seq {
+		t.Errorf("the stream's last sequence is %d, want %d: one copy published", got, pa.Seq)
 	}
 	if st := s.client.FollowStats(); st.Held != 0 || st.Resent != 1 {
 		t.Errorf("a client that does not follow: %+v, want nothing held and one copy published again", st)
