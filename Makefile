@@ -20,7 +20,9 @@ RACE_PKGS := ./ledger/... ./internal/serve ./internal/demo ./sdk/... ./publisher
 #   internal/bench: the measurements, tested from one goroutine
 #   internal/testlog, internal/testonly: test support, run under -race by the
 #     packages using them
-RACE_EXEMPT := ./cmd/zarlog ./events/drand ./internal/bench ./internal/testlog ./internal/testonly
+#   internal/faults: the fault harness; its test runs the built binaries in
+#     network namespaces, which -race would not instrument
+RACE_EXEMPT := ./cmd/zarlog ./events/drand ./internal/bench ./internal/testlog ./internal/testonly ./internal/faults
 
 .PHONY: demo test deps vet lint
 

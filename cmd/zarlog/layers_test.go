@@ -30,7 +30,10 @@ var layers = map[string]int{
 	// 7 and up: the wiring, the measurements, the commands.
 	"internal/serve": 7,
 	"internal/demo":  8, "internal/bench": 8, "internal/testlog": 8,
-	"cmd/zarlog": 10, "cmd/zarlog-verify": 10,
+	// the fault harness: namespaces, processes and the outside checker
+	// (its test runs the whole deployment).
+	"internal/faults": 9,
+	"cmd/zarlog":      10, "cmd/zarlog-verify": 10,
 }
 
 // pure are the packages that may do no I/O: they import no network, file,
