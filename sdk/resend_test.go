@@ -1,11 +1,14 @@
 package sdk_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -419,4 +422,97 @@ func TestResendAnswers(t *testing.T) {
 	if r0.Code != "unknown-game" || r0.Code != r1.Code || r0.Reason != r1.Reason {
 		t.Errorf("the copies of a refused event got %q (%s) and %q (%s)", r0.Code, r0.Reason, r1.Code, r1.Reason)
 	}
+}
+
+// nodeEvent is an event as tools/resend.mjs reads it.
+type nodeEvent struct {
+	ID       string `json:"id"`
+	Data     []byte `json:"data"`
+	OrderKey string `json:"orderKey"`
+	Seq      uint64 `json:"seq,omitempty"`
+}
+
+// runResendTool runs sdk/js/tools/resend.mjs in mode on evs against the
+// stack's server and decodes what it prints into out.
+func runResendTool(t *testing.T, node string, s *stack, mode string, evs []nodeEvent, out any) {
+	t.Helper()
+	raw, err := json.Marshal(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(t.TempDir(), mode+".json")
+	if err := os.WriteFile(in, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, filepath.Join("js", "tools", "resend.mjs"), "--nats", s.srv.ClientURL(), "--emitter", emitter,
+		"--log-key", s.ledger.VerifierKey(), mode, in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node tools/resend.mjs %s: %v\n%s", mode, err, stderr.String())
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("node tools/resend.mjs %s printed %s: %v", mode, b, err)
+	}
+}
+
+// TestNodeResend: the Node SDK's receipt() resends as the Go SDK's does,
+// with the same rule on the same wire members. A game published with
+// zarlog-emitter, its last two events lost when the stream's block file
+// is cut (TestResendLost); a new Node process asks for every receipt in
+// order, the second to last with its ack, the last without (it learns the
+// bound from the ledger's first answer): every receipt is checked against
+// the log's key, exactly the two lost events are published again, once
+// each, and the game's bundle verifies.
+func TestNodeResend(t *testing.T) {
+	node := nodeSDK(t)
+	ctx := testCtx(t)
+	var hold atomic.Bool
+	hold.Store(true)
+	s := newStack(t, stackOpts{infoInterval: 100 * time.Millisecond, sink: holding(&hold)})
+	g := chosenGame(t, emitter, s.signer, "resend-node", "resend-node")
+	evs := make([]nodeEvent, len(g))
+	for i, ev := range g {
+		evs[i] = nodeEvent{ID: ev.ID, Data: ev.Data, OrderKey: ev.OrderKey}
+	}
+	var acks []struct {
+		ID  string `json:"id"`
+		Seq uint64 `json:"seq"`
+	}
+	runResendTool(t, node, s, "publish", evs, &acks)
+	if len(acks) != len(g) {
+		t.Fatalf("node published %d of %d events", len(acks), len(g))
+	}
+	for i := range evs {
+		evs[i].Seq = acks[i].Seq
+	}
+	last := len(g) - 1
+	evs[last].Seq = 0 // asked without its ack
+	hold.Store(false)
+	if got := s.truncateStream(ctx, acks[last-1].Seq); got != acks[last-1].Seq-1 {
+		t.Fatalf("after the cut the stream ends at %d", got)
+	}
+	var out struct {
+		Receipts []struct {
+			ID               string `json:"id"`
+			Index            uint64 `json:"index"`
+			SignatureChecked bool   `json:"signatureChecked"`
+		} `json:"receipts"`
+		Resent []string `json:"resent"`
+	}
+	runResendTool(t, node, s, "receipts", evs, &out)
+	if len(out.Receipts) != len(g) {
+		t.Fatalf("node got %d receipts for %d events", len(out.Receipts), len(g))
+	}
+	for i, r := range out.Receipts {
+		if r.ID != g[i].ID || r.Index != uint64(i) || !r.SignatureChecked {
+			t.Errorf("receipt %d: %+v", i, r)
+		}
+	}
+	if want := []string{g[last-1].ID, g[last].ID}; !slices.Equal(out.Resent, want) {
+		t.Errorf("node published again %v, want %v", out.Resent, want)
+	}
+	t.Logf("node: %d receipts, published again %v", len(out.Receipts), out.Resent)
+	s.verifyBundle(ctx, g[0].OrderKey)
 }

@@ -53,6 +53,8 @@ export interface ClientConfig {
   retryMax?: number;
   /** Called with the error of each failed attempt (publishes and receipt requests), for logs. */
   onRetry?: (err: Error) => void;
+  /** Called with the id of each event receipt() publishes again because the stream lost it (docs/NATS.md §5, "Resending"). */
+  onResend?: (id: string) => void;
   /**
    * The log's verifier key (the vkey zarlog serve prints): every receipt's checkpoint signature is
    * checked against it. Without it, only each receipt's inclusion proof of the event is checked.
@@ -98,8 +100,14 @@ export class Client {
   publishAsync(ev: Event, options?: CallOptions): Promise<Ack>;
   /** flush resolves once every event accepted so far is acknowledged or failed. */
   flush(): Promise<void>;
-  /** receipt waits until the event is durable and covered by a signed checkpoint; the receipt is checked against ev.data. */
-  receipt(ev: Event, ack?: Ack, options?: CallOptions): Promise<Receipt>;
+  /**
+   * receipt waits until the event is durable and covered by a signed checkpoint; the receipt is checked
+   * against ev.data. It publishes the event again when the ledger's answer shows that the stream lost it
+   * after acknowledging it (the ledger read past its message without it), and waits for that copy.
+   */
+  receipt(ev: Event, ack?: Ack | null, options?: CallOptions): Promise<Receipt>;
+  /** The number of copies receipt() published again because the stream lost the event. */
+  readonly resent?: number;
   /** rejections calls handle with every rejection announced for this emitter's events (best effort). */
   rejections(handle: (r: Rejection) => void): Subscription;
   close(): Promise<void>;

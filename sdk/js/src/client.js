@@ -12,7 +12,7 @@ import { connect, headers as natsHeaders, nkeyAuthenticator } from "@nats-io/tra
 import { jetstream } from "@nats-io/jetstream";
 import {
   Subjects, checkEmitter, checkEventID, checkBatchable, joinBatch, inboxPrefix, formatReceiptRequest,
-  parseReceiptReply, parseRejection, HEADER_EVENTS, MAX_BATCH_EVENTS, MAX_EVENT_SIZE,
+  parseReceiptReply, parseRejection, lost, HEADER_EVENTS, MAX_BATCH_EVENTS, MAX_EVENT_SIZE, RECEIPT_PROOF_VERSION, RECEIPT_STATE_VERSION,
 } from "./wire.js";
 import { Receipt, BadReceiptError } from "./receipt.js";
 
@@ -107,7 +107,8 @@ export async function dial(url, emitter, opts) {
  * (subject root, "zarlog"), window (messages awaiting their ack, 32),
  * maxBatchEvents (256), maxBatchBytes (256 KiB), maxQueued (65536),
  * ackTimeout (ms, 5000), retryMin and retryMax (ms, 25 and 2000),
- * onRetry(err) (each failed attempt, for logs), and logKey (the log's
+ * onRetry(err) (each failed attempt, for logs), onResend(id) (each copy
+ * receipt publishes of an event the stream lost), and logKey (the log's
  * verifier key, which `zarlog serve` prints: every receipt's signature is
  * checked against it; without it the Client checks each receipt's
  * inclusion proof of the event but not the log's signature).
@@ -316,25 +317,37 @@ export class Client {
   }
 
   /**
-   * receipt waits until the event ev ({id, data}) is durable and covered
-   * by a signed checkpoint, and resolves to its Receipt: a C2SP tlog-proof
-   * of ev.data, checked (with cfg.logKey, its signature too). ack, if
-   * given (the event's publish ack), makes the ledger answer from its
-   * decision of that message (seq). It asks again while the answer is
-   * "pending" or nobody answers, until options.signal aborts. It rejects
-   * with a RejectedError (the ledger's code and reason) if the ledger
-   * refused the event, and a BadReceiptError if the ledger's receipt does
-   * not prove ev.data.
+   * receipt waits until the event ev ({id, data, orderKey}) is durable and
+   * covered by a signed checkpoint, and resolves to its Receipt: a C2SP
+   * tlog-proof of ev.data, checked (with cfg.logKey, its signature too).
+   * ack, if given (the event's publish ack), makes the ledger answer from
+   * its decision of that message (seq). It asks again while the answer is
+   * "pending" or nobody answers, until options.signal aborts, and publishes
+   * the event again when the ledger's answer shows that the stream lost it
+   * after acknowledging it (the ledger read past its message without it:
+   * lost() in wire.js; docs/NATS.md §5, "Resending"), then waits for that
+   * copy (cfg.onResend(id) is called for each copy, and resent counts
+   * them). Without ack it learns a bound from the ledger's first answer. It
+   * rejects with a RejectedError (the ledger's code and reason) if the
+   * ledger refused the event, and a BadReceiptError if the ledger's receipt
+   * does not prove ev.data. It publishes only the event asked about: ask
+   * for a game's receipts in its order.
    */
   async receipt(ev, ack, options) {
     const signal = options && options.signal;
     checkEventID(ev.id);
     if (!ev.data || ev.data.length === 0) throw new TypeError("zarlog-emitter: the event's bytes are needed to check its receipt");
     let backoff = this.cfg.retryMin;
+    // seq is the stream sequence asked about: the latest acknowledged
+    // copy's, or, without ack, the stream's last sequence in the first
+    // answer (no copy acknowledged before the first request is above it).
+    let seq = ack && ack.seq ? ack.seq : 0;
+    let copying = null; // a copy this call published, until settled
     for (;;) {
       if (signal && signal.aborted) throw signal.reason;
       if (this.closed) throw new ClosedError();
-      const req = formatReceiptRequest({ id: ev.id, waitMs: RECEIPT_WAIT, seq: ack && ack.seq ? ack.seq : 0 });
+      const v = this.receiptV || RECEIPT_STATE_VERSION;
+      const req = formatReceiptRequest({ id: ev.id, waitMs: RECEIPT_WAIT, seq: seq, v: v });
       const start = Date.now();
       let rep, err;
       try {
@@ -344,14 +357,44 @@ export class Client {
         err = e;
       }
       if (signal && signal.aborted) throw signal.reason;
+      if (copying && copying.done) {
+        if (copying.ack) seq = copying.ack.seq;
+        copying = null;
+      }
       if (!err) {
         if (rep.status === "ok") {
           const r = new Receipt(ev.id, ev.data, rep.index, rep.proof, rep.checkpoint);
           await r.check(ev.data, this.cfg.logKey || null);
           return r;
         }
-        if (rep.status === "rejected") throw new RejectedError(ev.id, rep.code, rep.reason);
+        if (rep.status === "rejected" && !copying) throw new RejectedError(ev.id, rep.code, rep.reason);
+        if (rep.status === "error" && rep.code === "bad-request" && v === RECEIPT_STATE_VERSION && rep.reason.indexOf("version") >= 0) {
+          this.receiptV = RECEIPT_PROOF_VERSION; // a ledger of version 2: no stream state, nothing to resend by
+          continue;
+        }
         if (rep.status === "error" && rep.code === "bad-request") throw new ReceiptRefusedError("zarlog-emitter: receipt for " + ev.id + ": receipt request refused: " + rep.reason);
+        if (rep.status === "pending" && rep.state && rep.index === null) {
+          if (seq === 0) {
+            seq = Math.max(rep.state.last, 1);
+            backoff = this.cfg.retryMin;
+            continue;
+          }
+          if (!copying && lost(rep.state, seq)) {
+            const c = { done: false, ack: null };
+            copying = c;
+            this.resent = (this.resent || 0) + 1;
+            if (this.cfg.onResend) this.cfg.onResend(ev.id);
+            this.publishAsync({ id: ev.id, data: ev.data, orderKey: ev.orderKey }, { signal: signal }).then(
+              function (a) { c.ack = a; c.done = true; }, function () { c.done = true; });
+            if (this.cfg.onRetry) {
+              this.cfg.onRetry(new Error("receipt for " + ev.id + ": the stream lost the event (its message " + seq + "; the ledger has decided the stream up to " +
+                rep.state.decided + ", and it ends at " + rep.state.last + "): published again"));
+            }
+            await sleep(backoff, signal); // a copy that fails is sent again after a growing pause
+            backoff = Math.min(2 * backoff, this.cfg.retryMax);
+            continue;
+          }
+        }
         if (rep.status === "pending" && Date.now() - start >= RECEIPT_WAIT / 2) {
           backoff = this.cfg.retryMin; // the ledger held the request: ask again at once
           continue;

@@ -15,6 +15,12 @@ export const MAX_EVENT_SIZE = 65535;
 export const MAX_BATCH_EVENTS = 4096;
 /** The receipt protocol version whose ok replies carry the inclusion proof. */
 export const RECEIPT_PROOF_VERSION = 2;
+/**
+ * The receipt protocol version whose pending replies for an event the
+ * ledger holds no record of carry the stream's state, decided and last
+ * (docs/NATS.md §5, "Resending"): what the SDK asks with.
+ */
+export const RECEIPT_STATE_VERSION = 3;
 
 const EMITTER = /^[a-z0-9][a-z0-9-]{0,62}$/;
 const EVENT_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
@@ -98,10 +104,12 @@ function parseObject(bytes, allowed) {
 }
 const isUint = function (x) { return typeof x === "number" && Number.isSafeInteger(x) && x >= 0; };
 
-/** formatReceiptRequest encodes a receipt request {id, v, wait_ms, seq}. */
+/** formatReceiptRequest encodes a receipt request {id, v (RECEIPT_STATE_VERSION unless given), wait_ms, seq}. */
 export function formatReceiptRequest(q) {
   checkEventID(q.id);
-  const o = { id: q.id, v: RECEIPT_PROOF_VERSION };
+  const v = q.v === undefined ? RECEIPT_STATE_VERSION : q.v;
+  if (v !== RECEIPT_PROOF_VERSION && v !== RECEIPT_STATE_VERSION) throw new WireError("receipt protocol version " + v + " is not " + RECEIPT_PROOF_VERSION + " or " + RECEIPT_STATE_VERSION);
+  const o = { id: q.id, v: v };
   if (q.waitMs) o.wait_ms = Math.max(0, Math.min(Math.floor(q.waitMs), 2 ** 31));
   if (q.seq) o.seq = q.seq;
   return te.encode(JSON.stringify(o));
@@ -110,20 +118,29 @@ export function formatReceiptRequest(q) {
 /**
  * parseReceiptReply decodes a receipt reply and checks that its members fit
  * its status (wire.ParseReceiptReply): {status, id, index (BigInt), checkpoint,
- * proof (32-byte hashes), code, reason, v}.
+ * proof (32-byte hashes), code, reason, v, state}. state is the stream's
+ * state {decided, last} of a pending reply of version 3 for an event the
+ * ledger holds no record of, or null.
  */
 export function parseReceiptReply(bytes) {
-  const o = parseObject(bytes, ["checkpoint", "code", "id", "index", "proof", "reason", "status", "v"]);
+  const o = parseObject(bytes, ["checkpoint", "code", "decided", "id", "index", "last", "proof", "reason", "status", "v"]);
   const bad = function (why) { throw new WireError("malformed zarlog wire message: " + why); };
   if (typeof o.id !== "string" || o.id.length > 128) bad("id");
   if (typeof o.status !== "string") bad("status");
-  if (o.v !== undefined && o.v !== RECEIPT_PROOF_VERSION) bad("receipt protocol version " + o.v + " is not " + RECEIPT_PROOF_VERSION + " (or absent, version 1)");
+  if (o.v !== undefined && o.v !== RECEIPT_PROOF_VERSION && o.v !== RECEIPT_STATE_VERSION) {
+    bad("receipt protocol version " + o.v + " is not " + RECEIPT_PROOF_VERSION + " or " + RECEIPT_STATE_VERSION + " (or absent, version 1)");
+  }
+  if ((o.decided === undefined) !== (o.last === undefined)) bad("decided and last come together");
+  if (o.decided !== undefined && (!isUint(o.decided) || !isUint(o.last) || o.status !== "pending" || o.v !== RECEIPT_STATE_VERSION || o.index !== undefined)) {
+    bad("decided and last are in a pending reply of version " + RECEIPT_STATE_VERSION + " without index only");
+  }
   if (o.reason !== undefined && (typeof o.reason !== "string" || o.reason.length > 4096)) bad("reason");
   if (o.index !== undefined && !isUint(o.index)) bad("index");
   const r = { status: o.status, id: o.id, v: o.v || 0, index: o.index === undefined ? null : BigInt(o.index),
-    checkpoint: o.checkpoint || "", code: o.code || "", reason: o.reason || "", proof: [] };
+    checkpoint: o.checkpoint || "", code: o.code || "", reason: o.reason || "", proof: [],
+    state: o.decided === undefined ? null : { decided: o.decided, last: o.last } };
   if (o.proof !== undefined) {
-    if (!Array.isArray(o.proof) || o.proof.length === 0 || o.proof.length > 64 || o.status !== "ok" || r.v !== RECEIPT_PROOF_VERSION) bad("proof");
+    if (!Array.isArray(o.proof) || o.proof.length === 0 || o.proof.length > 64 || o.status !== "ok" || r.v < RECEIPT_PROOF_VERSION) bad("proof");
     for (const h of o.proof) {
       const b = typeof h === "string" && h.length === 44 ? b64canonical(h) : null;
       if (!b || b.length !== 32) bad("hash " + JSON.stringify(h) + " is not standard base64 of 32 bytes");
@@ -145,6 +162,17 @@ export function parseReceiptReply(bytes) {
       bad("unknown status " + JSON.stringify(r.status));
   }
   return r;
+}
+
+/**
+ * lost reports whether an event that the ledger holds no record of, whose
+ * message had stream sequence seq, is lost by the stream's state {decided,
+ * last}: decided > seq, or last < seq and last < decided (the Go SDK's
+ * wire.StreamState.Lost; docs/NATS.md §5, "Resending"). It is the rule for
+ * publishing an event again.
+ */
+export function lost(state, seq) {
+  return seq < state.decided || (state.last < seq && state.last < state.decided);
 }
 
 /** parseRejection decodes a rejection announced on R.rejected.E: {code, id, msg_id, part, reason, seq, sha256}. */

@@ -15,7 +15,7 @@ import {
   Backend, parseSignerKey, KeyError, checkRoll, RollCheckError, RefusedError, NotNowError, Receipt, parseReceipt, BadReceiptError,
   rollSeats, quicknetBeacons, BeaconNotYetError, SeatNamesError,
 } from "../src/index.js";
-import { parseReceiptReply, parseRejection, formatReceiptRequest, joinBatch, WireError, Subjects } from "../src/wire.js";
+import { parseReceiptReply, parseRejection, formatReceiptRequest, joinBatch, lost, WireError, Subjects } from "../src/wire.js";
 
 const te = new TextEncoder();
 
@@ -51,14 +51,29 @@ test("wire: receipt replies and rejections are read strictly", function () {
   const ok = parseReceiptReply(te.encode('{"checkpoint":"x\\n","id":"g:0","index":4,"status":"ok","v":2}'));
   assert.equal(ok.index, 4n);
   for (const bad of ['{"id":"g:0","status":"ok","v":2}', '{"id":"g:0","status":"pending","code":"x"}', '{"id":"g:0","status":"weird"}',
-    '{"id":"g:0","status":"pending","extra":1}', '{"id":"g:0","status":"ok","index":1,"checkpoint":"c","v":3}', "[]", "{",
+    '{"id":"g:0","status":"pending","extra":1}', '{"id":"g:0","status":"ok","index":1,"checkpoint":"c","v":4}', "[]", "{",
+    '{"decided":3,"id":"a","status":"pending","v":3}', '{"id":"a","last":3,"status":"pending","v":3}', '{"decided":3,"id":"a","last":4,"status":"pending","v":2}',
+    '{"decided":3,"id":"a","index":1,"last":4,"status":"pending","v":3}', '{"code":"x","decided":3,"id":"a","last":4,"status":"rejected","v":3}',
+    '{"decided":-1,"id":"a","last":4,"status":"pending","v":3}',
     '{"checkpoint":"c","id":"g:0","index":1,"proof":["AAAA"],"status":"ok","v":2}']) {
     assert.throws(function () { parseReceiptReply(te.encode(bad)); }, WireError, bad);
   }
   const r = parseRejection(te.encode('{"code":"bad-signature","id":"g:1","reason":"no","seq":3,"sha256":"' + "ab".repeat(32) + '"}'));
   assert.equal(r.code, "bad-signature");
   assert.throws(function () { parseRejection(te.encode('{"code":"Bad","reason":"","seq":1,"sha256":"' + "ab".repeat(32) + '"}')); }, WireError);
-  assert.equal(new TextDecoder().decode(formatReceiptRequest({ id: "g:0", waitMs: 20000, seq: 7 })), '{"id":"g:0","v":2,"wait_ms":20000,"seq":7}');
+  assert.equal(new TextDecoder().decode(formatReceiptRequest({ id: "g:0", waitMs: 20000, seq: 7 })), '{"id":"g:0","v":3,"wait_ms":20000,"seq":7}');
+  assert.equal(new TextDecoder().decode(formatReceiptRequest({ id: "g:0", waitMs: 20000, seq: 7, v: 2 })), '{"id":"g:0","v":2,"wait_ms":20000,"seq":7}');
+  assert.throws(function () { formatReceiptRequest({ id: "g:0", v: 4 }); }, WireError);
+  // Version 3: the stream's state in a pending reply without a record.
+  const p3 = parseReceiptReply(te.encode('{"decided":5,"id":"g:0","last":0,"status":"pending","v":3}'));
+  assert.deepEqual(p3.state, { decided: 5, last: 0 });
+  assert.equal(parseReceiptReply(te.encode('{"id":"g:0","status":"pending","v":3}')).state, null);
+  assert.equal(parseReceiptReply(te.encode('{"checkpoint":"x\\n","id":"g:0","index":4,"proof":["' + "A".repeat(43) + '="],"status":"ok","v":3}')).proof.length, 1);
+  // The resend rule at each side of its bounds: the Go SDK's TestStreamStateLost table.
+  for (const [decided, last, seq, want] of [[10, 20, 9, true], [10, 20, 10, false], [10, 20, 15, false], [21, 20, 25, true],
+    [20, 20, 25, false], [1, 0, 500, true], [0, 0, 1, false], [31, 30, 30, true]]) {
+    assert.equal(lost({ decided: decided, last: last }, seq), want, JSON.stringify([decided, last, seq]));
+  }
   assert.deepEqual(Array.from(joinBatch([te.encode("a"), te.encode("bc")])), Array.from(te.encode("a\nbc")));
   assert.throws(function () { joinBatch([te.encode("a\n"), te.encode("b")]); }, WireError);
   assert.throws(function () { new Subjects("a.*"); }, WireError);
