@@ -141,7 +141,8 @@ func flip(i int) func([]byte) []byte {
 // the one the log serves, the root compared with the checkpoint's. It does
 // so while games are being played (the log growing under it) and once they
 // stop, on a log of more than two full entry bundles with a partial one,
-// and a second level of tiles. fsck must find the log consistent. Then a
+// and a second level of tiles. fsck must find the log consistent, and so
+// the copy a `zarlog mirror` of it serves. Then a
 // proxy in front of the log alters one served resource at a time (a byte of
 // a full hash tile, of a leaf in a full and in the partial entry bundle, of
 // the level-1 tile, of the checkpoint's root) and fsck must fail each time.
@@ -222,6 +223,15 @@ func TestServeTesseraFsck(t *testing.T) {
 		t.Fatalf("Tessera's fsck on the log of %d leaves: %v", n, err)
 	}
 	t.Logf("Tessera's fsck: the log of %d leaves is consistent, in %s", n, time.Since(t0).Round(time.Millisecond))
+
+	// A `zarlog mirror` of the log serves tiles and bundles it built from
+	// its verified copy: fsck finds them consistent too.
+	m := start(t, bin, "healthz", "mirror", "--from", p.base(), "--log-key", vkey, "--data", t.TempDir(), "--http", "127.0.0.1:0", "--poll", "50ms")
+	m.waitLog(t, "checkpoint verified", "size="+strconv.FormatUint(n, 10))
+	if err := runFsck(ctx, strings.TrimSuffix(m.lines["checkpoint"], "checkpoint"), vkey); err != nil {
+		t.Fatalf("Tessera's fsck on zarlog mirror's copy of the log of %d leaves: %v", n, err)
+	}
+	t.Logf("Tessera's fsck: zarlog mirror's copy of the log of %d leaves is consistent", n)
 
 	// Through a proxy, unaltered: consistent; then each alteration fails.
 	px, pbase := newTamperProxy(t, p.base())
