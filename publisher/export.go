@@ -8,6 +8,7 @@ package publisher
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,8 +16,10 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/zarlog/zarlog/merkle"
 )
@@ -27,10 +30,23 @@ import (
 // secret).
 const ExportStateFile = ".zarlog-export.json"
 
-// ExportConfig configures an Exporter. Dir and Log are required.
+// ExportConfig configures an Exporter. Log is required, and Dir or
+// Target.
 type ExportConfig struct {
 	// Dir is the directory written; it is created if missing.
 	Dir string
+	// Target, if not nil, is written instead of Dir (an object store:
+	// `zarlog serve --storage`). Its progress is kept in StateFile.
+	Target ExportTarget
+	// StateFile is the local file where the Exporter keeps its progress
+	// through the bundle store (default Dir/.zarlog-export.json; required
+	// with Target).
+	StateFile string
+	// NoLog: the checkpoint, tiles and entry bundles are not written, only
+	// what the pages and the proofs need (package storage writes the log
+	// itself to the bucket, under its lock). Sync still reads the
+	// checkpoint, and reports its size.
+	NoLog bool
 	// Log is the log exported: its checkpoint and tiles.
 	Log LogReader
 	// Bundles, if not nil, is the bundle store whose games are exported:
@@ -54,6 +70,34 @@ type ExportConfig struct {
 	Logger *slog.Logger
 }
 
+// An ExportTarget is where an Exporter writes files, by slash-separated
+// names relative to the export's root (as the URL paths).
+type ExportTarget interface {
+	// Read returns a file's bytes, or an error wrapping fs.ErrNotExist.
+	Read(ctx context.Context, name string) ([]byte, error)
+	// Write writes a file whole: a reader sees the old bytes or the new.
+	Write(ctx context.Context, name string, data []byte) error
+	// RemoveAll removes name and everything under name/.
+	RemoveAll(ctx context.Context, name string) error
+}
+
+// A dirTarget is a directory (ExportConfig.Dir).
+type dirTarget string
+
+func (d dirTarget) path(name string) string {
+	return filepath.Join(string(d), filepath.FromSlash(name))
+}
+
+func (d dirTarget) Read(_ context.Context, name string) ([]byte, error) {
+	return os.ReadFile(d.path(name))
+}
+
+func (d dirTarget) Write(_ context.Context, name string, data []byte) error {
+	return writeFile(d.path(name), data)
+}
+
+func (d dirTarget) RemoveAll(_ context.Context, name string) error { return os.RemoveAll(d.path(name)) }
+
 // An Exporter keeps a directory in step with a log. Sync may be called
 // again and again (after each new checkpoint, say): it writes only what
 // changed. Not safe for concurrent use.
@@ -63,6 +107,10 @@ type Exporter struct {
 	staticDone  bool
 	stateLoaded bool
 	state       exportState
+	target      ExportTarget
+	// written holds the hash of what writeIfChanged last wrote under each
+	// name, so that an unchanged page costs no read of a Target.
+	written map[string][32]byte
 }
 
 type exportState struct {
@@ -84,14 +132,24 @@ type ExportResult struct {
 
 // NewExporter returns an Exporter for cfg.
 func NewExporter(cfg ExportConfig) (*Exporter, error) {
-	if cfg.Dir == "" || cfg.Log == nil {
-		return nil, errors.New("publisher: export: Dir and Log are required")
+	if (cfg.Dir == "") == (cfg.Target == nil) || cfg.Log == nil {
+		return nil, errors.New("publisher: export: Log and one of Dir and Target are required")
+	}
+	target := cfg.Target
+	if target == nil {
+		target = dirTarget(cfg.Dir)
+		if cfg.StateFile == "" {
+			cfg.StateFile = filepath.Join(cfg.Dir, ExportStateFile)
+		}
+	}
+	if cfg.StateFile == "" {
+		return nil, errors.New("publisher: export: a Target needs a StateFile")
 	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Exporter{cfg: cfg, log: log}, nil
+	return &Exporter{cfg: cfg, log: log, target: target, written: map[string][32]byte{}}, nil
 }
 
 // Sync brings the directory up to the log's latest checkpoint: it writes
@@ -112,29 +170,36 @@ func (e *Exporter) Sync(ctx context.Context) (ExportResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("export: the log's checkpoint: %w", err)
 	}
-	if err := os.MkdirAll(e.cfg.Dir, 0o755); err != nil {
-		return res, fmt.Errorf("export: %w", err)
+	if e.cfg.Dir != "" {
+		if err := os.MkdirAll(e.cfg.Dir, 0o755); err != nil {
+			return res, fmt.Errorf("export: %w", err)
+		}
 	}
 	if !e.stateLoaded {
 		if err := e.loadState(); err != nil {
 			return res, err
 		}
 	}
-	old, err := os.ReadFile(filepath.Join(e.cfg.Dir, "checkpoint"))
+	var old []byte
+	if !e.cfg.NoLog {
+		old, err = e.target.Read(ctx, "checkpoint")
+	}
 	switch {
+	case e.cfg.NoLog:
+		res.OldSize = cp.Size
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return res, fmt.Errorf("export: %w", err)
 	default:
 		ocp, err := merkle.ParseSignedCheckpoint(old)
 		if err != nil {
-			return res, fmt.Errorf("export: the exported checkpoint in %s: %w", e.cfg.Dir, err)
+			return res, fmt.Errorf("export: the exported checkpoint in %s: %w", e.where(), err)
 		}
 		if ocp.Origin != cp.Origin {
-			return res, fmt.Errorf("export: %s holds the log %q, not %q", e.cfg.Dir, ocp.Origin, cp.Origin)
+			return res, fmt.Errorf("export: %s holds the log %q, not %q", e.where(), ocp.Origin, cp.Origin)
 		}
 		if ocp.Size > cp.Size {
-			return res, fmt.Errorf("export: %s holds a tree of %d leaves, the log's checkpoint has %d", e.cfg.Dir, ocp.Size, cp.Size)
+			return res, fmt.Errorf("export: %s holds a tree of %d leaves, the log's checkpoint has %d", e.where(), ocp.Size, cp.Size)
 		}
 		res.OldSize = ocp.Size
 	}
@@ -159,7 +224,7 @@ func (e *Exporter) Sync(ctx context.Context) (ExportResult, error) {
 		for _, k := range e.cfg.EmitterKeys {
 			b = append(append(b, k...), '\n')
 		}
-		if err := writeIfChanged(filepath.Join(e.cfg.Dir, EmitterKeysPath), b); err != nil {
+		if err := e.writeIfChanged(ctx, EmitterKeysPath, b); err != nil {
 			return res, fmt.Errorf("export: %w", err)
 		}
 	}
@@ -171,20 +236,20 @@ func (e *Exporter) Sync(ctx context.Context) (ExportResult, error) {
 			if f.data == nil {
 				continue
 			}
-			if err := writeIfChanged(filepath.Join(e.cfg.Dir, f.name), f.data); err != nil {
+			if err := e.writeIfChanged(ctx, f.name, f.data); err != nil {
 				return res, fmt.Errorf("export: %w", err)
 			}
 		}
 	}
-	if !bytes.Equal(old, note) {
-		if err := writeFile(filepath.Join(e.cfg.Dir, "checkpoint"), note); err != nil {
+	if !e.cfg.NoLog && !bytes.Equal(old, note) {
+		if err := e.target.Write(ctx, "checkpoint", note); err != nil {
 			return res, fmt.Errorf("export: %w", err)
 		}
 	}
 	if err := e.saveState(); err != nil {
 		return res, err
 	}
-	e.log.Debug("export: synced", "dir", e.cfg.Dir, "size", res.Size, "tiles", res.Tiles, "games", res.Games)
+	e.log.Debug("export: synced", "to", e.where(), "size", res.Size, "tiles", res.Tiles, "games", res.Games)
 	return res, nil
 }
 
@@ -207,14 +272,13 @@ func (e *Exporter) writeTiles(ctx context.Context, oldSize, newSize uint64) (int
 			if err != nil {
 				return i + j, fmt.Errorf("export: %w", err)
 			}
-			p := filepath.Join(e.cfg.Dir, filepath.FromSlash(t.Path()))
-			if err := writeFile(p, d); err != nil {
+			if err := e.target.Write(ctx, t.Path(), d); err != nil {
 				return i + j, fmt.Errorf("export: %w", err)
 			}
 			if t.IsFull() {
 				// The partial versions are superseded: C2SP tlog-tiles lets
 				// a log delete them once the full tile exists.
-				if err := os.RemoveAll(p + ".p"); err != nil {
+				if err := e.target.RemoveAll(ctx, t.Path()+".p"); err != nil {
 					return i + j, fmt.Errorf("export: %w", err)
 				}
 			}
@@ -280,8 +344,8 @@ func (e *Exporter) writeGame(ctx context.Context, game string) error {
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	dir := filepath.Join(e.cfg.Dir, "games", game)
-	if err := writeFile(filepath.Join(dir, "proof.json"), bundle); err != nil {
+	dir := "games/" + game + "/"
+	if err := e.target.Write(ctx, dir+"proof.json", bundle); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
 	proofs, err := TlogProofs(bundle)
@@ -289,7 +353,7 @@ func (e *Exporter) writeGame(ctx context.Context, game string) error {
 		return fmt.Errorf("export: game %q: %w", game, err)
 	}
 	for i, p := range proofs {
-		if err := writeFile(filepath.Join(e.cfg.Dir, filepath.FromSlash(TlogProofPath(game, i))), p); err != nil {
+		if err := e.target.Write(ctx, TlogProofPath(game, i), p); err != nil {
 			return fmt.Errorf("export: %w", err)
 		}
 	}
@@ -299,7 +363,7 @@ func (e *Exporter) writeGame(ctx context.Context, game string) error {
 			if err != nil {
 				return err
 			}
-			if err := writeFile(filepath.Join(dir, x[1]), b); err != nil {
+			if err := e.target.Write(ctx, dir+x[1], b); err != nil {
 				return fmt.Errorf("export: %w", err)
 			}
 		}
@@ -329,7 +393,7 @@ func (e *Exporter) writePages(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := writeIfChanged(filepath.Join(e.cfg.Dir, filepath.FromSlash(files[p])), b); err != nil {
+		if err := e.writeIfChanged(ctx, files[p], b); err != nil {
 			return fmt.Errorf("export: %w", err)
 		}
 	}
@@ -376,7 +440,7 @@ func (r *recorder) Write(b []byte) (int, error) {
 }
 
 func (e *Exporter) loadState() error {
-	b, err := os.ReadFile(filepath.Join(e.cfg.Dir, ExportStateFile))
+	b, err := os.ReadFile(e.cfg.StateFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -397,7 +461,11 @@ func (e *Exporter) saveState() error {
 	if err != nil {
 		return err
 	}
-	if err := writeIfChanged(filepath.Join(e.cfg.Dir, ExportStateFile), append(b, '\n')); err != nil {
+	b = append(b, '\n')
+	if old, err := os.ReadFile(e.cfg.StateFile); err == nil && bytes.Equal(old, b) {
+		return nil
+	}
+	if err := writeFile(e.cfg.StateFile, b); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
 	return nil
@@ -431,10 +499,47 @@ func writeFile(path string, data []byte) error {
 	return nil
 }
 
-// writeIfChanged writes data to path unless the file already holds it.
-func writeIfChanged(path string, data []byte) error {
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
-		return nil
+// writeIfChanged writes data to the file name unless it already holds it.
+func (e *Exporter) writeIfChanged(ctx context.Context, name string, data []byte) error {
+	h := sha256.Sum256(data)
+	if e.cfg.Target != nil && e.written[name] == h {
+		return nil // a directory is read every time: someone may have changed it
 	}
-	return writeFile(path, data)
+	if old, err := e.target.Read(ctx, name); err != nil || !bytes.Equal(old, data) {
+		if err := e.target.Write(ctx, name, data); err != nil {
+			return err
+		}
+	}
+	e.written[name] = h
+	return nil
+}
+
+// where names what the Exporter writes, for errors and logs.
+func (e *Exporter) where() string {
+	if e.cfg.Dir != "" {
+		return e.cfg.Dir
+	}
+	return fmt.Sprint(e.cfg.Target)
+}
+
+// ExportContentType returns the Content-Type the read API serves the
+// exported file name with: what an ExportTarget that stores types (an
+// object store) gives it.
+func ExportContentType(name string) string {
+	if f, ok := strings.CutPrefix(name, "static/"); ok {
+		if ct, ok := staticTypes[f]; ok {
+			return ct
+		}
+	}
+	switch path.Ext(name) {
+	case ".html":
+		return "text/html; charset=utf-8"
+	case ".json":
+		return "application/json"
+	case ".py":
+		return "text/x-python; charset=utf-8"
+	case ".tlog-proof":
+		return ContentTypeTlogProof
+	}
+	return "text/plain; charset=utf-8" // checkpoint.witnessed, witness-policy, emitter-keys
 }

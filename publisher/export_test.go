@@ -3,6 +3,7 @@ package publisher
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -169,5 +170,104 @@ func TestExport(t *testing.T) {
 	}
 	if _, err := exp.Sync(ctx); err == nil || !strings.Contains(err.Error(), "other.example/log") {
 		t.Errorf("exporting another log into the directory: %v", err)
+	}
+}
+
+// A memTarget is an ExportTarget in memory that counts its reads and
+// writes.
+type memTarget struct {
+	files         map[string][]byte
+	reads, writes int
+}
+
+func (m *memTarget) Read(_ context.Context, name string) ([]byte, error) {
+	m.reads++
+	b, ok := m.files[name]
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", name, fs.ErrNotExist)
+	}
+	return b, nil
+}
+
+func (m *memTarget) Write(_ context.Context, name string, data []byte) error {
+	m.writes++
+	m.files[name] = bytes.Clone(data)
+	return nil
+}
+
+func (m *memTarget) RemoveAll(_ context.Context, name string) error {
+	for k := range m.files {
+		if k == name || strings.HasPrefix(k, name+"/") {
+			delete(m.files, k)
+		}
+	}
+	return nil
+}
+
+// TestExportTarget: an Exporter writing to a Target with NoLog (what serve
+// --storage writes to the bucket beside the log that package storage
+// writes) writes the game's proof bundle, tlog-proofs and pages, the
+// emitter keys and the landing page, but no checkpoint and no tile; keeps
+// its progress in its local StateFile; and a second Sync with nothing new
+// writes nothing and reads nothing.
+func TestExportTarget(t *testing.T) {
+	ctx := context.Background()
+	signer, _ := testKey(t, testEmitter)
+	l := &apiLog{memLog: newMemLog(t)}
+	g := l.interleave(t, fillerLeaf, 2, tavlarenaGame(t, signer, "target", 6))[0]
+	cp := l.sign(t)
+	bundle, err := BuildBundle(ctx, l, g, cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := gameIDOf(t, g[0].Leaf)
+	store := openTestStore(t, t.TempDir())
+	if err := store.Add(ctx, g[len(g)-1].Index+1, []StoredBundle{{Index: g[len(g)-1].Index, Game: id, Bundle: bundle}}); err != nil {
+		t.Fatal(err)
+	}
+	pages, err := NewPages(Config{Games: storeGames{store}, LogKey: l.vkey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	pages.Register(mux)
+	if _, err := NewExporter(ExportConfig{Target: &memTarget{}, Log: l}); err == nil {
+		t.Fatal("a Target without a StateFile was taken")
+	}
+	m := &memTarget{files: map[string][]byte{}}
+	state := filepath.Join(t.TempDir(), "state.json")
+	exp, err := NewExporter(ExportConfig{Target: m, StateFile: state, NoLog: true, Log: l, Bundles: store, Pages: mux, EmitterKeys: []string{"k1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := exp.Sync(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Games != 1 || res.Tiles != 0 {
+		t.Errorf("Sync: %+v", res)
+	}
+	if !bytes.Equal(m.files["games/"+id+"/proof.json"], bundle) {
+		t.Error("the game's bundle was not written")
+	}
+	for _, name := range []string{"games/" + id + "/index.html", "games/" + id + "/check.py", TlogProofPath(id, 0), "index.html", "stats/index.html", "auditor.html", EmitterKeysPath} {
+		if len(m.files[name]) == 0 {
+			t.Errorf("%s was not written", name)
+		}
+	}
+	for name := range m.files {
+		if name == "checkpoint" || strings.HasPrefix(name, "tile/") {
+			t.Errorf("%s was written with NoLog", name)
+		}
+	}
+	if _, err := os.Stat(state); err != nil {
+		t.Fatalf("the state file: %v", err)
+	}
+	m.reads, m.writes = 0, 0
+	if res, err := exp.Sync(ctx); err != nil || res.Games != 0 {
+		t.Fatalf("second Sync: %+v, %v", res, err)
+	}
+	if m.reads != 0 || m.writes != 0 {
+		t.Errorf("a Sync with nothing new read %d and wrote %d files", m.reads, m.writes)
 	}
 }

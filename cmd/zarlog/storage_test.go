@@ -11,6 +11,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -513,6 +515,7 @@ func TestServeTakeover(t *testing.T) {
 		}
 	}
 	r.checkBundles(ctx, p, g)
+	r.checkBucketFiles(ctx, g, nil)
 	t.Logf("%d takeovers (lease %v): to the lock median %v max %v; to the first checkpoint median %v max %v; to the first receipt median %v max %v",
 		runs, storage.DefaultLease, median(toLead).Round(time.Millisecond), slices.Max(toLead).Round(time.Millisecond),
 		median(toCheckpoint).Round(time.Millisecond), slices.Max(toCheckpoint).Round(time.Millisecond),
@@ -687,6 +690,86 @@ func TestServeRestoreFromBucket(t *testing.T) {
 	}
 	lost, duplicated := g.checkLog(t, lg)
 	r.checkBundles(ctx, n, g)
+	r.checkBucketFiles(ctx, g, pol)
 	t.Logf("the old primary's witnessed checkpoint: %d leaves, the bucket's at the kill: %d, the new node's first witnessed: %d, the final log: %d; %d receipts before the restore, %d after, %d events published again, %d lost, %d duplicated",
 		wcp1.Size, killed.Size, wcp2.Size, len(lg.Entries), receiptsBefore, g.count()-receiptsBefore, g.resent, lost, duplicated)
+}
+
+// checkBucketFiles checks what the primary writes to the bucket beside the
+// log, read over the bucket's public HTTP endpoint: every finished game's
+// proof bundle (it verifies, against the witness policy pol if not nil)
+// and its page, the landing page with its type, the emitter keys, and with
+// pol the policy and a witnessed checkpoint meeting it.
+func (r *bucketRig) checkBucketFiles(ctx context.Context, g *gamer, pol *merkle.Policy) {
+	r.t.Helper()
+	base := r.s3.PublicURL(r.t, "zarlog") + "log/"
+	get := func(name string) (int, string, []byte) {
+		r.t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+name, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		return resp.StatusCode, resp.Header.Get("Content-Type"), b
+	}
+	logKey, err := verifier.ParseLogKey(r.vkey)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	g.mu.Lock()
+	pending := map[string]bool{}
+	for id := range g.finished {
+		pending[id] = true
+	}
+	g.mu.Unlock()
+	opts := verifier.Options{LogKey: logKey, WitnessPolicy: pol}
+	for len(pending) > 0 {
+		for id := range pending {
+			code, _, bundle := get("games/" + id + "/proof.json")
+			if code != 200 {
+				continue
+			}
+			rep := verifier.Verify(bundle, opts)
+			if rep.Exit() != 0 {
+				if pol != nil {
+					continue // not at a witnessed checkpoint yet
+				}
+				r.t.Fatalf("the bucket's bundle of %s: %s", id, rep.Text(verifier.English))
+			}
+			if code, ct, _ := get("games/" + id + "/index.html"); code != 200 {
+				continue // written after the bundle
+			} else if !strings.HasPrefix(ct, "text/html") {
+				r.t.Fatalf("the bucket's page of game %s is served as %s", id, ct)
+			}
+			delete(pending, id)
+		}
+		select {
+		case <-ctx.Done():
+			r.t.Fatalf("%d finished games have no bundle in the bucket that verifies", len(pending))
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	if code, ct, _ := get("index.html"); code != 200 || !strings.HasPrefix(ct, "text/html") {
+		r.t.Fatalf("the bucket's index.html: %d %s", code, ct)
+	}
+	if code, _, keys := get("emitter-keys"); code != 200 || !strings.HasPrefix(string(keys), "tavla-east+") {
+		r.t.Fatalf("the bucket's emitter-keys: %d %q", code, keys)
+	}
+	if pol != nil {
+		if code, _, b := get("witness-policy"); code != 200 || !strings.HasPrefix(string(b), "log "+r.vkey+"\n") {
+			r.t.Fatalf("the bucket's witness-policy: %d %q", code, b)
+		}
+		code, _, b := get("checkpoint.witnessed")
+		if code != 200 {
+			r.t.Fatalf("the bucket's checkpoint.witnessed: %d", code)
+		}
+		if _, _, err := pol.Open(b); err != nil {
+			r.t.Fatalf("the bucket's checkpoint.witnessed does not meet the policy: %v", err)
+		}
+	}
 }

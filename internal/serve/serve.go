@@ -328,9 +328,10 @@ func Run(ctx context.Context, cfg Config) error {
 	var (
 		l    *ledger.Ledger
 		node *storage.Node
+		bkt  bucket.Store
 	)
 	if cfg.Storage != "" {
-		if node, err = openStorage(ctx, &cfg, key, log, reg); err != nil {
+		if node, bkt, err = openStorage(ctx, &cfg, key, log, reg); err != nil {
 			return err
 		}
 		l, err = openLedgerOnBucket(ctx, &cfg, lcfg, node, log)
@@ -411,15 +412,18 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fail(fmt.Errorf("serve: %w", err))
 	}
-	// stored wakes the exporter when a bundle is stored: a game's witnessed
-	// bundle may come without a new checkpoint.
-	stored := make(chan struct{}, 1)
+	// stored and bstored wake the exporters (of --export and of the
+	// bucket) when a bundle is stored: a game's witnessed bundle may come
+	// without a new checkpoint.
+	stored, bstored := make(chan struct{}, 1), make(chan struct{}, 1)
 	announce := publisher.NATSAnnouncer(nc, cfg.Subjects)
 	bundler, err := publisher.NewBundler(publisher.BundlerConfig{Source: NewBundleSource(l), Store: store, Witnessed: wit.source(),
 		Announce: func(ctx context.Context, a publisher.Announcement) error {
-			select {
-			case stored <- struct{}{}:
-			default:
+			for _, c := range []chan struct{}{stored, bstored} {
+				select {
+				case c <- struct{}{}:
+				default:
+				}
 			}
 			return announce(ctx, a)
 		},
@@ -481,6 +485,17 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.ExportDir != "" {
 		exp, err = publisher.NewExporter(publisher.ExportConfig{Dir: cfg.ExportDir, Log: NewSource(l, store), Bundles: store, Witness: wit.reader(), EmitterKeys: append([]string{}, cfg.EmitterKeys...), Pages: mux,
 			Logger: log.With("component", "export")})
+		if err != nil {
+			return fail(fmt.Errorf("serve: %w", err))
+		}
+	}
+	// With a bucket, what the read API serves beside the log goes there
+	// too, written by the node that holds the lock.
+	var bexp *publisher.Exporter
+	if bkt != nil {
+		bexp, err = publisher.NewExporter(publisher.ExportConfig{Target: bucketTarget{bkt}, StateFile: cfg.bucketExportState(), NoLog: true,
+			Log: NewSource(l, store), Bundles: store, Witness: wit.reader(), EmitterKeys: append([]string{}, cfg.EmitterKeys...), Pages: mux,
+			Logger: log.With("component", "bucket-export")})
 		if err != nil {
 			return fail(fmt.Errorf("serve: %w", err))
 		}
@@ -570,7 +585,17 @@ func Run(ctx context.Context, cfg Config) error {
 		wg.Go(func() { healStream(pubCtx, srv, cfg.natsDir(), log.With("component", "nats")) })
 	}
 	if exp != nil {
-		wg.Go(func() { endedCh <- ended{"export", follow(pubCtx, l, exp, stored, log)} })
+		wg.Go(func() { endedCh <- ended{"export", follow(pubCtx, l, exp, stored, 0, log)} })
+	}
+	if bexp != nil {
+		wg.Go(func() {
+			select {
+			case <-leading:
+			case <-pubCtx.Done():
+				return
+			}
+			endedCh <- ended{"bucket export", follow(pubCtx, l, bexp, bstored, bucketExportEvery, log)}
+		})
 	}
 	if wit != nil && wit.sub != nil {
 		wg.Go(func() {
@@ -710,9 +735,11 @@ func healStream(ctx context.Context, srv *ingest.Server, dir string, log *slog.L
 
 // follow keeps the export in step with the log: a Sync after each new
 // checkpoint and each bundle stored (coalesced: a Sync covers every
-// checkpoint published and bundle stored while the one before ran).
-func follow(ctx context.Context, l *ledger.Ledger, exp *publisher.Exporter, stored <-chan struct{}, log *slog.Logger) error {
+// checkpoint published and bundle stored while the one before ran), at
+// most one every every.
+func follow(ctx context.Context, l *ledger.Ledger, exp *publisher.Exporter, stored <-chan struct{}, every time.Duration, log *slog.Logger) error {
 	for {
+		last := time.Now()
 		note, _, next := l.Latest()
 		if note != nil {
 			if res, err := exp.Sync(ctx); err != nil {
@@ -729,6 +756,13 @@ func follow(ctx context.Context, l *ledger.Ledger, exp *publisher.Exporter, stor
 			return ctx.Err()
 		case <-next:
 		case <-stored:
+		}
+		if wait := every - time.Since(last); wait > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(wait):
+			}
 		}
 	}
 }

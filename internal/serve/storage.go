@@ -22,6 +22,7 @@ import (
 
 	"github.com/zarlog/zarlog/bucket"
 	"github.com/zarlog/zarlog/ledger"
+	"github.com/zarlog/zarlog/publisher"
 	"github.com/zarlog/zarlog/storage"
 )
 
@@ -62,22 +63,63 @@ func nodeID(cfg *Config) (string, error) {
 }
 
 // openStorage opens the bucket of cfg.Storage and makes the node.
-func openStorage(ctx context.Context, cfg *Config, key *loadedKey, log *slog.Logger, reg prometheus.Registerer) (*storage.Node, error) {
+func openStorage(ctx context.Context, cfg *Config, key *loadedKey, log *slog.Logger, reg prometheus.Registerer) (*storage.Node, bucket.Store, error) {
 	b, err := bucket.Open(ctx, cfg.Storage, bucket.Config{})
 	if err != nil {
-		return nil, fmt.Errorf("serve: --storage: %w", err)
+		return nil, nil, fmt.Errorf("serve: --storage: %w", err)
 	}
 	id, err := nodeID(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	n, err := storage.New(storage.Config{Bucket: b, LogKey: key.verifier, NodeID: id, Standby: cfg.Standby, Lease: cfg.Lease,
 		Logger: log.With("component", "storage"), Registerer: reg})
 	if err != nil {
-		return nil, fmt.Errorf("serve: %w", err)
+		return nil, nil, fmt.Errorf("serve: %w", err)
 	}
-	return n, nil
+	return n, b, nil
 }
+
+// bucketExportState is where the bucket's exporter keeps its progress
+// through this node's bundle store: locally, since another node's bundle
+// store is listed in another order (a node that takes over writes every
+// game once again).
+func (c *Config) bucketExportState() string { return filepath.Join(c.Dir, "bucket-export.json") }
+
+// bucketExportEvery is the least time between two exports to the bucket:
+// the landing page and /stats change with every event.
+const bucketExportEvery = time.Second
+
+// A bucketTarget is the bucket as the exporter's target (the proof
+// bundles, tlog-proofs, witnessed checkpoint, policy, emitter keys and
+// pages beside the log that the storage node writes), each object with the
+// type the read API serves it with.
+type bucketTarget struct{ b bucket.Store }
+
+func (t bucketTarget) Read(ctx context.Context, name string) ([]byte, error) {
+	data, _, err := t.b.Get(ctx, name, "")
+	if errors.Is(err, bucket.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %w", fs.ErrNotExist, err)
+	}
+	return data, err
+}
+
+func (t bucketTarget) Write(ctx context.Context, name string, data []byte) error {
+	cc := "no-cache" // a game's bundle is replaced by its witnessed one; pages change
+	if strings.HasPrefix(name, "static/") {
+		cc = "public, max-age=300"
+	}
+	_, err := t.b.Put(ctx, name, data, bucket.PutOptions{ContentType: publisher.ExportContentType(name), CacheControl: cc})
+	return err
+}
+
+// RemoveAll is not needed: the exporter writes no tile to the bucket
+// (NoLog).
+func (t bucketTarget) RemoveAll(context.Context, string) error {
+	return errors.New("serve: the bucket's exporter removes nothing")
+}
+
+func (t bucketTarget) String() string { return t.b.URL() }
 
 // openLedgerOnBucket opens the ledger with node as its Publish and brings
 // it up to the bucket's log. A ledger with leaves the bucket's log does not
