@@ -516,7 +516,7 @@ func (f *follower) tail(h *held) []*held {
 				after = true
 				continue
 			}
-			if after && !o.done && !o.appended && o.copies == 0 && o.seq != 0 {
+			if after && !o.done && !o.appended && o.copies == 0 && !o.acked.IsZero() {
 				out = append(out, o)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/sdk"
@@ -515,4 +517,73 @@ func TestNodeResend(t *testing.T) {
 	}
 	t.Logf("node: %d receipts, published again %v", len(out.Receipts), out.Resent)
 	s.verifyBundle(ctx, g[0].OrderKey)
+}
+
+// TestResumeFollows: a backend restarted from a game's Snapshot follows
+// the events the snapshot says were acknowledged. The stream lost two of
+// them (its block file cut) after the first backend's process was gone:
+// the resumed game's Client publishes exactly those two again, WaitLogged
+// returns, and the game plays on to a bundle that verifies.
+func TestResumeFollows(t *testing.T) {
+	ctx := testCtx(t)
+	var hold atomic.Bool
+	hold.Store(true)
+	s := newStack(t, stackOpts{skipReceipt: true, sink: holding(&hold)})
+	g, err := s.backend.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: seats("resume-follows"), Settings: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cut := s.streamMessages(ctx) + 1
+	for seat := range 2 {
+		if err := g.Contribute(ctx, seat, testonly.Label32(fmt.Sprint("resume-follows", seat))); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, err := g.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.client.Close() // the first backend's process is gone
+	hold.Store(false)
+	if got := s.truncateStream(ctx, cut); got != cut-1 {
+		t.Fatalf("after the cut at %d the stream ends at %d", cut, got)
+	}
+
+	var r resends
+	nc, err := sdk.Dial(s.srv.ClientURL(), emitter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	cfg := sdk.Config{Emitter: emitter, RetryMin: time.Millisecond, RetryMax: 50 * time.Millisecond}
+	following(&r)(&cfg)
+	c, err := sdk.New(nc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	b, err := sdk.NewBackend(c, sdk.GameConfig{Signer: s.signer, Now: s.clock.Now, Rand: newRand("resume-follows"), SkipCommitReceipt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g2, err := b.ResumeTavlarena(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitLogged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{g.ID() + ":1", g.ID() + ":2"}
+	if got := r.list(); !slices.Equal(got, want) {
+		t.Errorf("published again %v, want %v", got, want)
+	}
+	play(t, ctx, g2, "resume-follows", 4)
+	s.verifyBundle(ctx, g2.ID())
+	t.Logf("follow stats %+v", c.FollowStats())
 }

@@ -404,12 +404,28 @@ func (b *Backend) restore(data []byte, scheme events.Scheme) (*game, error) {
 			return nil, snapErr("the seed does not give the pending roll's commitment")
 		}
 	}
+	if b.client != nil && !b.Local() {
+		// The stream may have lost acknowledged events since (its lazy
+		// fsync, a truncated file): the Client follows them until the
+		// ledger reports them logged, and publishes again the lost ones
+		// (follow.go). A commit with its receipt is logged.
+		for i := range s.Acked {
+			if i == 0 && g.receipt != nil {
+				continue
+			}
+			if err := b.client.Follow(Event{ID: evs[i].ID, Data: s.Events[i], OrderKey: g.id}); err != nil {
+				return nil, snapErr("events[%d]: %w", i, err)
+			}
+		}
+	}
 	return g, nil
 }
 
 // ResumeTavlarena resumes a tavlarena-v1 game from its Snapshot. Events that
 // JetStream had not acknowledged are published by the game's next call (or
-// Flush); the ledger deduplicates any that had arrived.
+// Flush); the ledger deduplicates any that had arrived. The acknowledged
+// ones are given to Client.Follow, which publishes again any the stream
+// lost (WaitLogged waits for them).
 func (b *Backend) ResumeTavlarena(snapshot []byte) (*TavlarenaGame, error) {
 	g, err := b.restore(snapshot, events.Tavlarena)
 	if err != nil {
