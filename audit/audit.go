@@ -58,6 +58,14 @@ const (
 	DefaultWitnessGrace = 10 * time.Minute
 	// maxBundle bounds a fetched proof bundle.
 	maxBundle = 64 << 20
+	// DefaultMaxDisk is the verified copy's default disk budget with a
+	// data directory, 100 GiB: a log of about 290 million events at
+	// zarlog's 370 bytes an event (docs/OPERATIONS.md §3).
+	DefaultMaxDisk = 100 << 30
+	// DefaultMaxMemory is the copy's default budget without a data
+	// directory, where it is kept in memory: 1 GiB, a log of about 2.9
+	// million events.
+	DefaultMaxMemory = 1 << 30
 )
 
 // Config configures an Auditor. From, LogKey are required; every other
@@ -101,6 +109,16 @@ type Config struct {
 	Workers int
 	// Concurrency and Chunk are the follower's (follow.Config).
 	Concurrency, Chunk int
+	// MaxSize is the largest tree the auditor accepts: a larger
+	// checkpoint is a problem (ProblemLogFault) found before anything is
+	// fetched. Zero means follow.DefaultMaxSize (2^38).
+	MaxSize uint64
+	// MaxDisk is the verified copy's budget in bytes (on disk in DIR/log,
+	// or in memory without Dir): a catch-up stops before a step would
+	// take it past it, and the pass fails saying so (follow.ErrBudget).
+	// Zero means DefaultMaxDisk, or DefaultMaxMemory without Dir;
+	// negative: no budget.
+	MaxDisk int64
 	// Progress, if not nil, receives the progress of each catch-up.
 	Progress func(follow.Progress)
 	// Found, if not nil, is called with each new problem.
@@ -132,15 +150,17 @@ type Auditor struct {
 	evidenceDir string
 	m           *metrics
 
-	mu       sync.Mutex
-	missing  map[string]time.Time // game → when its bundle was first missing
-	pendingW map[string]time.Time // game → when its bundle was first seen not witnessed
-	waiting  int                  // games of the last sweep whose bundles are not witnessed yet
-	wit      witnessState
-	inFlight map[string]bool
-	pending  []observed // checkpoints of extra sources to check once the view reaches them
-	last     *Problem
-	nprobs   int
+	mu        sync.Mutex
+	missing   map[string]time.Time // game → when its bundle was first missing
+	pendingW  map[string]time.Time // game → when its bundle was first seen not witnessed
+	waiting   int                  // games of the last sweep whose bundles are not witnessed yet
+	wit       witnessState
+	inFlight  map[string]bool
+	pending   []observed // checkpoints of extra sources to check once the view reaches them
+	last      *Problem
+	nprobs    int
+	lastFault string // the limit, size and source of the last ProblemLogFault
+	budget    error  // the copy is at its budget (follow.ErrBudget), until a checkpoint is accepted
 }
 
 // New opens the auditor's state (and copy) and returns the Auditor.
@@ -215,8 +235,17 @@ func New(ctx context.Context, cfg Config) (*Auditor, error) {
 		}
 		a.also = append(a.also, s)
 	}
+	maxDisk := cfg.MaxDisk
+	switch {
+	case maxDisk == 0 && cfg.Dir == "":
+		maxDisk = DefaultMaxMemory
+	case maxDisk == 0:
+		maxDisk = DefaultMaxDisk
+	case maxDisk < 0:
+		maxDisk = 0
+	}
 	if a.f, err = follow.New(ctx, follow.Config{Source: a.src, LogKey: key, Policy: a.policy, Store: a.copy, Concurrency: cfg.Concurrency,
-		Chunk: cfg.Chunk, Progress: cfg.Progress, Now: cfg.Now, Logger: a.log.With("component", "follow"), Registerer: cfg.Registerer}); err != nil {
+		Chunk: cfg.Chunk, MaxSize: cfg.MaxSize, MaxBytes: maxDisk, Progress: cfg.Progress, Now: cfg.Now, Logger: a.log.With("component", "follow"), Registerer: cfg.Registerer}); err != nil {
 		return fail(fmt.Errorf("audit: %w", err))
 	}
 	ps, err := a.st.problems()
@@ -260,15 +289,17 @@ func (a *Auditor) EvidenceDir() string { return a.evidenceDir }
 // earlier runs on the same data directory included).
 func (a *Auditor) Problems() ([]Problem, error) { return a.st.problems() }
 
-// Health returns nil if no problem was ever found, else an error that says
-// how many and the last one.
+// Health returns nil if no problem was ever found and the copy is not
+// stopped at its budget, else an error that says how many problems and the
+// last one, and the budget.
 func (a *Auditor) Health(context.Context) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.nprobs == 0 {
-		return nil
+	var err error
+	if a.nprobs > 0 {
+		err = fmt.Errorf("%d problems found; the last: %s", a.nprobs, a.last)
 	}
-	return fmt.Errorf("%d problems found; the last: %s", a.nprobs, a.last)
+	return errors.Join(err, a.budget)
 }
 
 // found reports problems that were just stored.
@@ -329,6 +360,20 @@ func (a *Auditor) refused(ref *follow.Refusal, game string) *Problem {
 	}
 	return &Problem{Time: a.cfg.Now().UTC(), Kind: kind, Game: game, Check: "view-consistency", Detail: ref.Err.Error(),
 		Source: ref.Evidence.Conflicting.Source, Evidence: path}
+}
+
+// logFault turns a limit the log went past by its own fault into a
+// problem, or nil if the last such problem was the same limit and size.
+func (a *Auditor) logFault(lim *follow.LimitError) *Problem {
+	key := fmt.Sprintf("%s %d %s", lim.Limit, lim.Got, lim.Source)
+	a.mu.Lock()
+	same := a.lastFault == key
+	a.lastFault = key
+	a.mu.Unlock()
+	if same {
+		return nil
+	}
+	return &Problem{Time: a.cfg.Now().UTC(), Kind: ProblemLogFault, Check: lim.Limit, Detail: lim.Err.Error(), Source: lim.Source}
 }
 
 func observedSize(o *follow.Observation) uint64 {
@@ -430,6 +475,7 @@ func (a *Auditor) recheck(ctx context.Context) []Problem {
 func (a *Auditor) Pass(ctx context.Context, final bool) (undecided int, err error) {
 	res, err := a.f.Update(ctx)
 	var ref *follow.Refusal
+	var lim *follow.LimitError
 	switch {
 	case errors.As(err, &ref):
 		if p := a.refused(ref, ""); p != nil {
@@ -437,9 +483,23 @@ func (a *Auditor) Pass(ctx context.Context, final bool) (undecided int, err erro
 				return 0, err
 			}
 		}
+	case errors.As(err, &lim) && lim.LogFault():
+		if p := a.logFault(lim); p != nil {
+			if err := a.store(nil, []Problem{*p}, nil, nil); err != nil {
+				return 0, err
+			}
+		}
+	case errors.Is(err, follow.ErrBudget):
+		a.mu.Lock()
+		a.budget = err
+		a.mu.Unlock()
+		return 0, err
 	case err != nil:
 		return 0, err
 	case res.Accepted:
+		a.mu.Lock()
+		a.budget = nil
+		a.mu.Unlock()
 		a.log.Info("audit: checkpoint verified", "size", res.Checkpoint.Size, "bundles", res.Bundles, "entries", res.Entries)
 	}
 	a.m.checkpoints.WithLabelValues("log").Inc()

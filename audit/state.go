@@ -199,6 +199,12 @@ const (
 	// ProblemEntries: the log's entries do not give a checkpoint's root;
 	// an evidence file is written.
 	ProblemEntries = "entries"
+	// ProblemLogFault: the log served what no honest log serves and no
+	// retry mends: a checkpoint larger than the largest tree accepted
+	// (--max-size), an entry bundle or tile larger than the format allows,
+	// or one that does not parse (follow.ErrLogFault). Nothing of it is
+	// kept; the view stays at its verified checkpoint.
+	ProblemLogFault = "log-fault"
 	// ProblemLeaf: a leaf of the log is not a zarlog event, or an event the
 	// state machine refuses.
 	ProblemLeaf = "leaf"
@@ -258,7 +264,7 @@ func ParseProblem(b []byte) (Problem, error) {
 		return Problem{}, fmt.Errorf("audit: problem record: data after the object: %w", ErrCorrupt)
 	}
 	switch p.Kind {
-	case ProblemGame, ProblemMissingBundle, ProblemSplitView, ProblemEntries, ProblemLeaf, ProblemWitnessing:
+	case ProblemGame, ProblemMissingBundle, ProblemSplitView, ProblemEntries, ProblemLeaf, ProblemWitnessing, ProblemLogFault:
 	default:
 		return Problem{}, fmt.Errorf("audit: problem record of kind %q: %w", p.Kind, ErrCorrupt)
 	}

@@ -708,23 +708,26 @@ func (f *Follower) catchUp(ctx context.Context, b *merkle.Builder, cp merkle.Che
 		n       int
 		err     error
 	}
-	// At most window bundles are fetched and not yet appended: in flight,
-	// or arrived out of order.
-	window := uint64(f.cfg.Concurrency)
-	out := make(chan result, window)
-	tokens := make(chan struct{}, window)
-	jobs := make(chan uint64)
+	// At most Concurrency bundles are fetched and not yet appended (in
+	// flight, or arrived out of order), and while more than one is, at
+	// most about StepBytes of them (the gate).
+	g := newGate(f.cfg.Concurrency, int64(f.cfg.StepBytes))
+	out := make(chan result, f.cfg.Concurrency)
+	type job struct {
+		i        uint64
+		reserved int64
+	}
+	jobs := make(chan job)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		defer close(jobs)
 		for i := range total {
-			select {
-			case tokens <- struct{}{}:
-			case <-ctx.Done():
+			reserved, ok := g.acquire()
+			if !ok {
 				return
 			}
 			select {
-			case jobs <- i:
+			case jobs <- job{i, reserved}:
 			case <-ctx.Done():
 				return
 			}
@@ -732,15 +735,17 @@ func (f *Follower) catchUp(ctx context.Context, b *merkle.Builder, cp merkle.Che
 	})
 	for range f.cfg.Concurrency {
 		wg.Go(func() {
-			for i := range jobs {
-				t, _ := merkle.TileAt(merkle.EntriesLevel, first+i, cp.Size)
+			for j := range jobs {
+				t, _ := merkle.TileAt(merkle.EntriesLevel, first+j.i, cp.Size)
 				entries, n, err := f.cfg.Source.Bundle(ctx, t)
-				out <- result{i, entries, n, err}
+				g.fetched(j.reserved, int64(n))
+				out <- result{j.i, entries, n, err}
 			}
 		})
 	}
 	defer func() {
 		cancel()
+		g.close()
 		wg.Wait()
 	}()
 
@@ -796,7 +801,7 @@ func (f *Follower) catchUp(ctx context.Context, b *merkle.Builder, cp merkle.Che
 				break
 			}
 			delete(got, next)
-			<-tokens
+			g.done(int64(r.n))
 			if r.err != nil {
 				f.m.fetchErrors.Inc()
 				err := f.fault(fmt.Errorf("follow: catching up from %d to %d: %w", start, cp.Size, r.err), "bundle-size", source)
@@ -846,6 +851,71 @@ func (f *Follower) catchUp(ctx context.Context, b *merkle.Builder, cp merkle.Che
 		}
 	}
 	return bundles, nbytes, nil
+}
+
+// A gate bounds the entry bundles a catch-up has fetched and not yet
+// appended: at most max of them, and, while more than one, bytes within
+// budget. A fetch reserves the largest bundle seen so far in the catch-up
+// (before the first, the largest the format allows), so that against a log
+// serving full 16.8 MB bundles the catch-up fetches one or two at a time,
+// and against a log of small bundles all max at once.
+type gate struct {
+	mu         sync.Mutex
+	cond       *sync.Cond
+	n, max     int
+	bytes, est int64
+	budget     int64
+	seen       bool
+	closed     bool
+}
+
+func newGate(max int, budget int64) *gate {
+	g := &gate{max: max, budget: budget, est: maxBundleBytes}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+// acquire waits for room for one more bundle and returns the bytes it
+// reserved; false once the gate is closed.
+func (g *gate) acquire() (int64, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for !g.closed && (g.n >= g.max || (g.n > 0 && g.bytes+g.est > g.budget)) {
+		g.cond.Wait()
+	}
+	if g.closed {
+		return 0, false
+	}
+	g.n++
+	g.bytes += g.est
+	return g.est, true
+}
+
+// fetched replaces a reservation by the bundle's actual size.
+func (g *gate) fetched(reserved, n int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.bytes += n - reserved
+	if !g.seen || n > g.est {
+		g.est, g.seen = max(n, 1), true
+	}
+	g.cond.Broadcast()
+}
+
+// done releases a bundle of n bytes that was appended (or dropped).
+func (g *gate) done(n int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.n--
+	g.bytes -= n
+	g.cond.Broadcast()
+}
+
+func (g *gate) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+	g.cond.Broadcast()
 }
 
 // checkBudget fails with ErrBudget if storing n more bytes would take the

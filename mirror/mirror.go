@@ -54,6 +54,10 @@ const (
 	// ShutdownTimeout bounds how long the HTTP server waits for requests
 	// in flight when the mirror stops.
 	ShutdownTimeout = 10 * time.Second
+	// DefaultMaxDisk is the verified copy's default disk budget, 100 GiB:
+	// a log of about 290 million events at zarlog's 370 bytes an event
+	// (docs/OPERATIONS.md §3). Raise it for a larger log.
+	DefaultMaxDisk = 100 << 30
 )
 
 // Config is what `zarlog mirror` is asked to run. From, LogKey and Dir are
@@ -91,6 +95,16 @@ type Config struct {
 	// Chunk is how many entry bundles are stored per durable batch while
 	// catching up. Zero means 16.
 	Chunk int
+	// MaxSize is the largest tree the mirror accepts: a larger checkpoint
+	// is refused as the origin's fault before anything is fetched (/healthz
+	// says so, zarlog_follow_log_fault is 1). Zero means
+	// follow.DefaultMaxSize (2^38).
+	MaxSize uint64
+	// MaxDisk is the verified copy's disk budget in bytes (DIR/log): the
+	// mirror stops fetching before a step would take it past it, says so in
+	// /healthz, and keeps serving what it has verified. Zero means
+	// DefaultMaxDisk; negative: no budget.
+	MaxDisk int64
 	// Progress, if not nil, receives the progress of each catch-up.
 	Progress func(follow.Progress)
 	// Logger receives every component's logs. Nil discards them.
@@ -194,8 +208,15 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("mirror: %w", err)
 	}
+	maxDisk := cfg.MaxDisk
+	switch {
+	case maxDisk == 0:
+		maxDisk = DefaultMaxDisk
+	case maxDisk < 0:
+		maxDisk = 0
+	}
 	f, err := follow.New(ctx, follow.Config{Source: src, LogKey: key, Policy: policy, Store: st, Concurrency: cfg.Concurrency, Chunk: cfg.Chunk,
-		Progress: cfg.Progress, Logger: log.With("component", "follow"), Registerer: reg})
+		MaxSize: cfg.MaxSize, MaxBytes: maxDisk, Progress: cfg.Progress, Logger: log.With("component", "follow"), Registerer: reg})
 	if err != nil {
 		return fmt.Errorf("mirror: %w", err)
 	}
@@ -255,6 +276,13 @@ func Run(ctx context.Context, cfg Config) error {
 				return
 			}
 			var ref *follow.Refusal
+			var lim *follow.LimitError
+			switch {
+			case errors.As(err, &lim):
+				h.setLimit(limitHealth(lim, res.Checkpoint.Size))
+			case err == nil && (res.Accepted || res.Same):
+				h.setLimit(nil)
+			}
 			switch {
 			case errors.As(err, &ref):
 				path, wrote, werr := follow.WriteEvidence(filepath.Join(cfg.Dir, "evidence"), &ref.Evidence)
@@ -265,6 +293,8 @@ func Run(ctx context.Context, cfg Config) error {
 					refusals.Inc()
 					log.Error("mirror: evidence kept", "file", path)
 				}
+			case lim != nil:
+				// The follower logged it (an error if the origin is at fault).
 			case err != nil:
 				log.Warn("mirror: following the origin", "err", err, "verified_size", res.Checkpoint.Size)
 			case res.Accepted:
@@ -351,10 +381,13 @@ func Handler(st *follow.Store, bundles *publisher.Store, wit *Witnessing, vkey s
 }
 
 // health is the mirror's /healthz: red once it refused a checkpoint, until
-// it restarts (the evidence file stays).
+// it restarts (the evidence file stays); red while the origin's latest
+// checkpoint is past a limit (the origin's fault, or the copy's disk
+// budget), until a checkpoint is accepted.
 type health struct {
-	mu  sync.Mutex
-	err error
+	mu    sync.Mutex
+	err   error
+	limit error
 }
 
 func (h *health) set(err error) {
@@ -363,10 +396,24 @@ func (h *health) set(err error) {
 	h.err = err
 }
 
+func (h *health) setLimit(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.limit = err
+}
+
 func (h *health) check(context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.err
+	return errors.Join(h.err, h.limit)
+}
+
+// limitHealth is what /healthz says of a limit the origin went past.
+func limitHealth(lim *follow.LimitError, verified uint64) error {
+	if lim.LogFault() {
+		return fmt.Errorf("the origin log is at fault (%s): %w; serving the verified copy of size %d", lim.Limit, lim.Err, verified)
+	}
+	return fmt.Errorf("the copy is at its disk budget (%s): %w; serving the verified copy of size %d", lim.Limit, lim.Err, verified)
 }
 
 func orDefault(s, d string) string {

@@ -18,7 +18,8 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: zarlog audit --from URL --log-key VKEY [--data DIR] [--once] [--witness-policy FILE] [--evidence-dir DIR]")
-		fmt.Fprintln(stderr, "                    [--also URL]... [--nats URL [--nats-creds FILE]] [--http ADDR] [--poll D] [--bundle-grace D]")
+		fmt.Fprintln(stderr, "                    [--also URL]... [--nats URL [--nats-creds FILE]] [--http ADDR] [--poll D] [--bundle-grace D]\n"+
+			"                    [--max-size N] [--max-disk BYTES]")
 		fmt.Fprintln(stderr, "\nFollow a zarlog log, verify every finished game's proof bundle and every signed checkpoint seen against")
 		fmt.Fprintln(stderr, "a verified copy of the log; keep evidence of split views (docs/WATCHERS.md).")
 		fmt.Fprintln(stderr, "--once: catch up, verify everything, print what was found; exit 0 if all is good, 1 if a problem was")
@@ -52,6 +53,8 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&cfg.WitnessGrace, "witness-grace", audit.DefaultWitnessGrace, "how long the log's witnessed checkpoint may stay behind a log that grew, and a game's bundle not witnessed, before that is a problem")
 	fs.IntVar(&cfg.Concurrency, "concurrency", 8, "entry bundles fetched at once")
 	fs.IntVar(&cfg.Chunk, "batch", 16, "entry bundles stored per durable write while catching up (a killed process fetches at most this many again, and those in flight)")
+	fs.Uint64Var(&cfg.MaxSize, "max-size", follow.DefaultMaxSize, "the largest tree `size` accepted: a larger checkpoint is a problem (log-fault), found before anything is fetched")
+	fs.Int64Var(&cfg.MaxDisk, "max-disk", 0, "the verified copy's budget in `bytes` (DIR/log, or memory without --data): past it the catch-up stops and says so (default 100 GiB with --data, 1 GiB without; -1: none)")
 	logs.register(fs)
 	checkFile := fs.String("check-evidence", "", "check an evidence `file` with --log-key instead of auditing, and say what it proves")
 	if code, ok := parseFlags(fs, args); !ok {

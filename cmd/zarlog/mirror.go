@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/zarlog/zarlog/follow"
 	"github.com/zarlog/zarlog/mirror"
 	"github.com/zarlog/zarlog/publisher"
 )
@@ -18,7 +19,7 @@ func runMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := flag.NewFlagSet("zarlog mirror", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: zarlog mirror --from URL --log-key VKEY --data DIR [--http ADDR] [--witness-policy FILE] [--poll D]")
+		fmt.Fprintln(stderr, "usage: zarlog mirror --from URL --log-key VKEY --data DIR [--http ADDR] [--witness-policy FILE] [--poll D] [--max-size N] [--max-disk BYTES]")
 		fmt.Fprintln(stderr, "\nFollow a tlog-tiles log over HTTP, verify every checkpoint by rebuilding the tree from its entries,")
 		fmt.Fprintln(stderr, "and serve the verified copy read-only: the same read API and game pages as the origin (docs/WATCHERS.md).")
 		fmt.Fprintln(stderr, "Prints the log's verifier key and every URL it serves, one per line, label first.")
@@ -40,6 +41,8 @@ func runMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.DurationVar(&cfg.Poll, "poll", mirror.DefaultPoll, "how often to fetch the origin's checkpoint")
 	fs.IntVar(&cfg.Concurrency, "concurrency", 8, "entry bundles fetched at once")
 	fs.IntVar(&cfg.Chunk, "batch", 16, "entry bundles stored per durable write while catching up (a killed process fetches at most this many again, and those in flight)")
+	fs.Uint64Var(&cfg.MaxSize, "max-size", follow.DefaultMaxSize, "the largest tree `size` accepted: a larger checkpoint is refused as the origin's fault, before anything is fetched")
+	fs.Int64Var(&cfg.MaxDisk, "max-disk", mirror.DefaultMaxDisk, "the verified copy's disk budget in `bytes` (DIR/log): past it the mirror stops fetching, says so in /healthz, and serves what it verified (-1: none)")
 	logs.register(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
