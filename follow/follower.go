@@ -97,7 +97,8 @@ var ErrBudget = errors.New("the copy is at its disk budget")
 
 // A LimitError says which limit a log's checkpoint or response went past.
 // It wraps ErrLogFault (the log's fault: Limit "max-size", "bundle-size",
-// "tile-size" or "malformed") or ErrBudget (Limit "max-disk").
+// "tile-size", "checkpoint-size" or "malformed") or ErrBudget (Limit
+// "max-disk").
 type LimitError struct {
 	Limit  string // the limit, by the flag of zarlog mirror and zarlog audit that sets it
 	Max    uint64 // the limit's value (0 for "malformed")
@@ -218,7 +219,7 @@ func (f *Follower) Update(ctx context.Context) (Result, error) {
 	if err != nil {
 		f.m.fetchErrors.Inc()
 		_, cp, _ := f.cfg.Store.Checkpoint()
-		return Result{Checkpoint: cp}, fmt.Errorf("follow: fetching the checkpoint: %w", err)
+		return Result{Checkpoint: cp}, f.fault(fmt.Errorf("follow: fetching the checkpoint: %w", err), "checkpoint-size", f.cfg.Source.URL("checkpoint"))
 	}
 	if f.cfg.Policy != nil && !f.meetsPolicy(n) {
 		// A log that has its checkpoints witnessed apart from signing them
@@ -555,6 +556,8 @@ func (f *Follower) fault(err error, limit, source string) error {
 	var max uint64
 	var what string
 	switch {
+	case errors.Is(err, ErrTooLarge) && limit == "checkpoint-size":
+		max, what = merkle.MaxNoteSize, fmt.Sprintf("checkpoint-size: a checkpoint has at most %d bytes", merkle.MaxNoteSize)
 	case errors.Is(err, ErrTooLarge) && limit == "bundle-size":
 		max, what = maxBundleBytes, fmt.Sprintf("bundle-size: an entry bundle has at most %d bytes", maxBundleBytes)
 	case errors.Is(err, ErrTooLarge):

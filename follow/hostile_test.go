@@ -131,3 +131,15 @@ func TestDeclaredTooLarge(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// TestCheckpointTooLarge: a /checkpoint over 64 KiB is the log's fault.
+func TestCheckpointTooLarge(t *testing.T) {
+	m := newMemLog(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(make([]byte, merkle.MaxNoteSize+1))
+	}))
+	defer srv.Close()
+	f := newFollower(t, srv.URL, m.vkey, nil)
+	_, err := f.Update(context.Background())
+	limit("checkpoint-size", true)(t, err)
+}
