@@ -250,7 +250,7 @@ func (p *Policy) CheckWitnesses(msg []byte) ([]Cosignature, error) {
 		}
 	}
 	if !p.quorum.satisfied(signed) {
-		return nil, fmt.Errorf("witness quorum not met: %d of the policy's %d witnesses cosigned: %w", len(signed), len(p.witnesses), ErrSignature)
+		return nil, fmt.Errorf("witness quorum not met: %d of the %d in the policy's list of witnesses cosigned: %w", len(signed), len(p.witnesses), ErrSignature)
 	}
 	return cosigs, nil
 }

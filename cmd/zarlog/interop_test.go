@@ -380,7 +380,7 @@ func TestServeSigsumWitness(t *testing.T) {
 			t.Fatal(err)
 		}
 		out, stderr, code := runBin(t, dir, verify, "--log-key", logVkey, "--witness-policy", servedFile, f)
-		if code != 0 || !strings.Contains(out, "PASS  log-witnesses: 1 of the policy's 1 witnesses cosigned the checkpoint") {
+		if code != 0 || !strings.Contains(out, "PASS  log-witnesses: 1 of the 1 in the policy's list of witnesses cosigned the checkpoint") {
 			t.Fatalf("zarlog-verify --witness-policy %s: exit %d\n%s%s", id, code, out, stderr)
 		}
 	}
