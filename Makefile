@@ -20,9 +20,11 @@ RACE_PKGS := ./ledger/... ./internal/serve ./internal/demo ./sdk/... ./publisher
 #   internal/bench: the measurements, tested from one goroutine
 #   internal/testlog, internal/testonly: test support, run under -race by the
 #     packages using them
+#   rules: a sync.Pool of the move generator's buffers, no goroutines; the
+#     ledger's tests check moves with it under -race
 #   internal/faults: the fault harness; its test runs the built binaries in
 #     network namespaces, which -race would not instrument
-RACE_EXEMPT := ./cmd/zarlog ./events/drand ./internal/bench ./internal/testlog ./internal/testonly ./internal/faults
+RACE_EXEMPT := ./cmd/zarlog ./events/drand ./rules ./internal/bench ./internal/testlog ./internal/testonly ./internal/faults
 
 .PHONY: demo test deps vet lint
 
