@@ -9,15 +9,15 @@ package faults_test
 //	ack <unix ms> <event id> <base64 bytes>        the SDK's JetStream ack
 //	receipt <unix ms> <event id> <index> <base64 checkpoint>
 //	finished <unix ms> <game id>                    its reveal receipted
-//	resend <unix ms> <event id>                     published again
+//	resend <unix ms> <event id>                     the SDK published it again
+//	rejected <unix ms> <event id> <code>            the ledger refused it
 //	failed <unix ms> <label> <error>                a game that stopped
 //	done
 //
-// Until the SDK resends by itself (issue 29), it does what a backend must:
-// an event it holds no receipt for after resendAfter is published again,
-// with its game's other unreceipted events before it, in order (an event
-// JetStream acknowledged and the log then lost, or whose predecessor was
-// lost and which was refused out-of-order); the ledger deduplicates.
+// It has no resending of its own: what JetStream acknowledged and then
+// lost (a truncated block file, a takeover past events the old primary
+// never published to the bucket) the SDK publishes again by itself
+// (docs/NATS.md §5, "Resending"), and the backend only asks for receipts.
 
 import (
 	"bufio"
@@ -27,8 +27,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -45,9 +43,9 @@ import (
 const (
 	backendEnv  = "ZARLOG_FAULTS_BACKEND"
 	emitterName = "jepsen"
-	// resendAfter is how long the backend waits for an event's receipt
-	// before it publishes it again.
-	resendAfter = 4 * time.Second
+	// askFor is how long one receipt request may take before the backend
+	// asks again.
+	askFor = 10 * time.Second
 	// maxUnreceipted bounds the events published and not yet receipted: a
 	// game waits past it, so the games go at the pace of the receipts.
 	maxUnreceipted = 300
@@ -61,13 +59,10 @@ type backendConfig struct {
 	Rolls       int    // rolls per game
 }
 
-// A held event: published, no receipt yet.
+// A held event: acknowledged, no receipt yet.
 type held struct {
-	ev       sdk.Event
-	game     string
-	seq      uint64
-	since    time.Time // last published
-	rejected string    // the last refusal's code, if any
+	ev   sdk.Event
+	game string
 }
 
 type backend struct {
@@ -123,8 +118,10 @@ func runBackend(cfg backendConfig) error {
 		return err
 	}
 	defer nc.Close()
+	var b *backend
 	client, err := sdk.New(nc, sdk.Config{Emitter: emitterName, LogKey: logKey, AckTimeout: 2 * time.Second,
-		RetryMin: 20 * time.Millisecond, RetryMax: time.Second})
+		RetryMin: 20 * time.Millisecond, RetryMax: time.Second,
+		OnResend: func(id string) { b.print("resend %d %s", now(), id) }})
 	if err != nil {
 		return err
 	}
@@ -133,7 +130,7 @@ func runBackend(cfg backendConfig) error {
 	if err != nil {
 		return err
 	}
-	b := &backend{client: client, out: bufio.NewWriter(os.Stdout), held: map[string]*held{}, asking: map[string]bool{},
+	b = &backend{client: client, out: bufio.NewWriter(os.Stdout), held: map[string]*held{}, asking: map[string]bool{},
 		queue: make(chan string, 1<<16)}
 	b.cond = sync.NewCond(&b.mu)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -142,7 +139,6 @@ func runBackend(cfg backendConfig) error {
 	for range 32 {
 		workers.Go(func() { b.receipts(ctx) })
 	}
-	go b.resender(ctx)
 
 	// Play until stdin closes.
 	stop := make(chan struct{})
@@ -193,7 +189,7 @@ func (b *backend) after(game string, seq uint64, leaf []byte) {
 	}
 	b.print("ack %d %s %s", now(), id, base64.StdEncoding.EncodeToString(leaf))
 	b.mu.Lock()
-	b.held[id] = &held{ev: sdk.Event{ID: id, Data: leaf, OrderKey: game}, game: game, seq: seq, since: time.Now()}
+	b.held[id] = &held{ev: sdk.Event{ID: id, Data: leaf, OrderKey: game}, game: game}
 	for len(b.held) > maxUnreceipted {
 		b.cond.Wait()
 	}
@@ -218,7 +214,7 @@ func (b *backend) receipts(ctx context.Context) {
 		}
 		b.asking[id] = true
 		b.mu.Unlock()
-		rctx, cancel := context.WithTimeout(ctx, resendAfter)
+		rctx, cancel := context.WithTimeout(ctx, askFor)
 		r, err := b.client.Receipt(rctx, h.ev)
 		cancel()
 		b.mu.Lock()
@@ -229,13 +225,18 @@ func (b *backend) receipts(ctx context.Context) {
 			delete(b.held, id)
 			b.cond.Broadcast()
 			b.print("receipt %d %s %d %s", now(), id, r.Index, base64.StdEncoding.EncodeToString(r.Checkpoint))
-			if h.ev.ID == id && strings.HasSuffix(id, ":"+strconv.FormatUint(h.seq, 10)) && isReveal(h.ev.Data) {
+			if isReveal(h.ev.Data) {
 				b.print("finished %d %s", now(), h.game)
 			}
 		case errors.As(err, &rej):
-			h.rejected = rej.Code // the resender publishes it again, after its predecessors
+			delete(b.held, id)
+			b.cond.Broadcast()
+			b.print("rejected %d %s %s", now(), id, rej.Code)
 		}
 		b.mu.Unlock()
+		if err != nil && rej == nil {
+			b.queue <- id // ask again
+		}
 	}
 }
 
@@ -246,56 +247,4 @@ func isReveal(leaf []byte) bool {
 	}
 	json.Unmarshal(leaf, &ev)
 	return ev.Type == "reveal"
-}
-
-// resender publishes again, every second, the events held longer than
-// resendAfter with no receipt request out, each game's in order.
-func (b *backend) resender(ctx context.Context) {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return
-		}
-		b.mu.Lock()
-		stale := map[string]bool{}
-		for _, h := range b.held {
-			if time.Since(h.since) >= resendAfter && !b.asking[h.ev.ID] {
-				stale[h.game] = true
-			}
-		}
-		var evs []*held
-		for _, h := range b.held {
-			if stale[h.game] && !b.asking[h.ev.ID] {
-				evs = append(evs, h)
-				h.since = time.Now()
-			}
-		}
-		b.mu.Unlock()
-		slices.SortFunc(evs, func(x, y *held) int {
-			if c := strings.Compare(x.game, y.game); c != 0 {
-				return c
-			}
-			return int(x.seq) - int(y.seq)
-		})
-		var pending []*sdk.Pending
-		for _, h := range evs {
-			p, err := b.client.PublishAsync(ctx, h.ev)
-			if err != nil {
-				continue
-			}
-			b.print("resend %d %s %s", now(), h.ev.ID, h.rejected)
-			pending = append(pending, p)
-		}
-		for _, p := range pending {
-			wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			p.Wait(wctx)
-			cancel()
-		}
-		for _, h := range evs {
-			b.queue <- h.ev.ID
-		}
-	}
 }

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -227,10 +228,13 @@ func TestJepsen(t *testing.T) {
 	if err := rec.wait(5 * time.Minute); err != nil {
 		t.Fatalf("the backend: %v", err)
 	}
-	d.logf("backend done: %d events acknowledged, %d receipted, %d resent, %d games finished, %d failed",
+	d.logf("backend done: %d events acknowledged, %d receipted, %d resent by the SDK, %d games finished, %d failed",
 		len(rec.acks), len(rec.receipts), rec.resent, len(rec.finished), len(rec.failed))
 	for _, f := range rec.failed {
 		t.Errorf("a game failed: %s", f)
+	}
+	for _, r := range rec.rejected {
+		t.Errorf("an acknowledged event was refused: %s", r)
 	}
 
 	// The final log, from the primary, once the bucket has it.
@@ -260,6 +264,7 @@ func TestJepsen(t *testing.T) {
 	if unreceipted > 0 {
 		t.Errorf("%d acknowledged events have no receipt", unreceipted)
 	}
+	d.logf("the events stream as each NATS node has it: %s", d.streamStates())
 	// The standby follows to the same checkpoint.
 	d.standbyCatchesUp(ctx, primary, log)
 
@@ -269,7 +274,7 @@ func TestJepsen(t *testing.T) {
 	windows := rec.windows(d.start, time.Second)
 	var lines []string
 	lines = append(lines, fmt.Sprintf("seed %d, %v of faults, %d faults: %s", seed, duration, len(d.faultsDone()), strings.Join(d.faultsDone(), ", ")))
-	lines = append(lines, fmt.Sprintf("events: %d acknowledged, %d receipted (%d resent by the backend), %d in the final log (size %d); lost %d, duplicated %d, forks %d; %d distinct checkpoints checked; %d games finished, %d bundles verified by zarlog-verify",
+	lines = append(lines, fmt.Sprintf("events: %d acknowledged, %d receipted (%d resent by the SDK), %d in the final log (size %d); lost %d, duplicated %d, forks %d; %d distinct checkpoints checked; %d games finished, %d bundles verified by zarlog-verify",
 		len(rec.acks), res.Receipted, rec.resent, res.Entries, log.Checkpoint.Size, res.Lost, res.Duplicated, res.Forks, res.Checkpoints, len(rec.finished), verified))
 	lines = append(lines, "takeovers after kill -9 of the primary: "+takeovers.String())
 	var ws []string
@@ -618,6 +623,7 @@ type recorder struct {
 	finished  []string // game ids
 	failed    []string
 	resent    int
+	rejected  []string
 	done      bool
 	changed   chan struct{}
 }
@@ -628,6 +634,7 @@ func (d *deployment) startBackend(ctx context.Context) *recorder {
 	r := &recorder{d: d, acks: map[string][]byte{}, receipted: map[string]bool{}, changed: make(chan struct{})}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestBackendChild$", "-test.count=1", "-test.timeout=0")
 	cmd.Env = append(os.Environ(), backendEnv+"="+string(cfg))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -738,6 +745,8 @@ func (r *recorder) line(line string) {
 		r.finished = append(r.finished, f[2])
 	case "resend":
 		r.resent++
+	case "rejected":
+		r.rejected = append(r.rejected, strings.Join(f[2:], " "))
 	case "failed":
 		r.failed = append(r.failed, strings.Join(f[2:], " "))
 	case "played":

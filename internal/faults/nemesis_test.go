@@ -3,6 +3,7 @@ package faults_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -64,8 +65,8 @@ func (ts takeovers) String() string {
 	return fmt.Sprintf("%d; the standby took over after median %v, max %v; the next receipt after median %v, max %v (lease 6 s, the default)", len(ts), m1, x1, m2, x2)
 }
 
-// nemesis runs faults for duration: every kind once in a seeded order,
-// then kinds at random, with a quiet second or three between them.
+// nemesis runs faults for duration: every kind once (kill-primary three
+// times) in a seeded order, then kinds at random, with a quiet second or three between them.
 func (d *deployment) nemesis(ctx context.Context, rng *rand.Rand, duration time.Duration, rec *recorder) takeovers {
 	nc, err := nats.Connect(d.natsURLs(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	if err != nil {
@@ -73,7 +74,9 @@ func (d *deployment) nemesis(ctx context.Context, rng *rand.Rand, duration time.
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
-	order := slices.Clone(faultKinds)
+	// Every kind once, and kill-primary twice more: three takeovers to
+	// measure in the shortest run.
+	order := append(slices.Clone(faultKinds), "kill-primary", "kill-primary")
 	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 	var tos takeovers
 	end := time.Now().Add(duration)
@@ -437,4 +440,43 @@ func (d *deployment) verifyBundles(ctx context.Context, primary *zNode, rec *rec
 		verified++
 	}
 	return verified
+}
+
+// streamStates returns each NATS node's view of the events stream
+// (messages, first and last sequence), from its monitoring endpoint.
+func (d *deployment) streamStates() string {
+	var out []string
+	for i, h := range d.natsHosts {
+		resp, err := http.Get("http://" + h.IP + ":8222/jsz?accounts=true&streams=true")
+		if err != nil {
+			out = append(out, fmt.Sprintf("n%d: %v", i+1, err))
+			continue
+		}
+		var jsz struct {
+			Accounts []struct {
+				Streams []struct {
+					Name  string `json:"name"`
+					State struct {
+						Msgs     uint64 `json:"messages"`
+						FirstSeq uint64 `json:"first_seq"`
+						LastSeq  uint64 `json:"last_seq"`
+					} `json:"state"`
+				} `json:"stream_detail"`
+			} `json:"account_details"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&jsz)
+		resp.Body.Close()
+		if err != nil {
+			out = append(out, fmt.Sprintf("n%d: %v", i+1, err))
+			continue
+		}
+		for _, a := range jsz.Accounts {
+			for _, st := range a.Streams {
+				if st.Name == streamName {
+					out = append(out, fmt.Sprintf("n%d: %d messages, seq %d–%d", i+1, st.State.Msgs, st.State.FirstSeq, st.State.LastSeq))
+				}
+			}
+		}
+	}
+	return strings.Join(out, "; ")
 }
