@@ -159,6 +159,11 @@ type Config struct {
 	// (ingest.Config.BacklogBytesPerEmitter, BacklogMessagesPerEmitter).
 	// Zero means the ingest's defaults.
 	BacklogBytesPerEmitter, BacklogMessagesPerEmitter int64
+	// RateBytesPerEmitter and RateMessagesPerEmitter bound how fast one
+	// emitter may publish (ingest.Config.RateBytesPerEmitter,
+	// RateMessagesPerEmitter). Zero means the ingest's defaults, negative
+	// no limit.
+	RateBytesPerEmitter, RateMessagesPerEmitter int64
 
 	// CheckpointInterval is how often a grown tree is signed. Zero means
 	// the ledger's default (100 ms).
@@ -408,6 +413,7 @@ func Run(ctx context.Context, cfg Config) error {
 		Subjects: cfg.Subjects, Stream: streamCfg,
 		MaxReceiptRequestsPerEmitter: cfg.ReceiptRequestsPerEmitter, MaxReceiptRequests: cfg.ReceiptRequests,
 		BacklogBytesPerEmitter: cfg.BacklogBytesPerEmitter, BacklogMessagesPerEmitter: cfg.BacklogMessagesPerEmitter,
+		RateBytesPerEmitter: cfg.RateBytesPerEmitter, RateMessagesPerEmitter: cfg.RateMessagesPerEmitter,
 		Logger: log.With("component", "ingest"), Registerer: reg})
 	if err != nil {
 		return fail(fmt.Errorf("serve: %w", err))

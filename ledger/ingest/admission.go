@@ -52,6 +52,8 @@ const admissionQueue = "zarlog-admission"
 const (
 	LimitBacklogBytes    = "backlog-bytes-per-emitter"
 	LimitBacklogMessages = "backlog-messages-per-emitter"
+	LimitRateBytes       = "rate-bytes-per-emitter"
+	LimitRateMessages    = "rate-messages-per-emitter"
 )
 
 // Defaults of the backlog budget (docs/OPERATIONS.md §9), sized for an
@@ -65,6 +67,12 @@ const (
 	// DefaultBacklogMessagesPerEmitter: 2,500 messages a second (an event
 	// each: the SDK packs events only once they queue up) for 40 s.
 	DefaultBacklogMessagesPerEmitter = 100_000
+	// DefaultRateBytesPerEmitter: four times the peak's 2,500 events a
+	// second of 600 bytes.
+	DefaultRateBytesPerEmitter = 6 << 20
+	// DefaultRateMessagesPerEmitter: four times the peak's 2,500 events a
+	// second, one a message.
+	DefaultRateMessagesPerEmitter = 10_000
 )
 
 // pendingAge is how long the admission waits for the stream's ack of a
@@ -79,11 +87,63 @@ type admission struct {
 	mu      sync.Mutex
 	by      map[string]*backlogCount
 	pending map[uint64]forwarded
+	rates   map[string]*bucket
 	next    uint64
 	log     rateLog
 }
 
 type backlogCount struct{ bytes, msgs int64 }
+
+// rateBurst is how many seconds of its rate an emitter may publish at once.
+const rateBurst = 2
+
+// A bucket holds an emitter's tokens of its rate budget: bytes and
+// messages it may publish now.
+type bucket struct {
+	bytes, msgs float64
+	at          time.Time
+}
+
+// overRate takes size bytes and one message from emitter's rate budget
+// (a.mu held), or returns the limit it is over and the refusal's words.
+func (a *admission) overRate(emitter string, size int) (limit, desc string) {
+	cfg := &a.in.cfg
+	if cfg.RateBytesPerEmitter < 0 && cfg.RateMessagesPerEmitter < 0 {
+		return "", ""
+	}
+	now := cfg.Now()
+	maxBytes := float64(max(rateBurst*cfg.RateBytesPerEmitter, maxMessageSize))
+	maxMsgs := float64(max(rateBurst*cfg.RateMessagesPerEmitter, 1))
+	k := a.rates[emitter]
+	if k == nil {
+		k = &bucket{bytes: maxBytes, msgs: maxMsgs, at: now}
+		a.rates[emitter] = k
+	}
+	if dt := now.Sub(k.at).Seconds(); dt > 0 {
+		k.bytes = min(maxBytes, k.bytes+dt*float64(cfg.RateBytesPerEmitter))
+		k.msgs = min(maxMsgs, k.msgs+dt*float64(cfg.RateMessagesPerEmitter))
+		k.at = now
+	}
+	switch {
+	case cfg.RateBytesPerEmitter >= 0 && k.bytes < float64(size):
+		return LimitRateBytes, fmt.Sprintf("maximum rate exceeded: emitter %s publishes more than its limit of bytes a second (%s %d, a burst of %d s); publish again later",
+			emitter, LimitRateBytes, cfg.RateBytesPerEmitter, rateBurst)
+	case cfg.RateMessagesPerEmitter >= 0 && k.msgs < 1:
+		return LimitRateMessages, fmt.Sprintf("maximum rate exceeded: emitter %s publishes more than its limit of messages a second (%s %d, a burst of %d s); publish again later",
+			emitter, LimitRateMessages, cfg.RateMessagesPerEmitter, rateBurst)
+	}
+	if cfg.RateBytesPerEmitter >= 0 {
+		k.bytes -= float64(size)
+	}
+	if cfg.RateMessagesPerEmitter >= 0 {
+		k.msgs--
+	}
+	return "", ""
+}
+
+// maxMessageSize is the largest message a stream takes by default: an
+// emitter's burst of bytes holds at least one.
+const maxMessageSize = 1 << 20
 
 // A forwarded message waits for the stream's ack.
 type forwarded struct {
@@ -96,7 +156,7 @@ type forwarded struct {
 func newAdmission(in *Ingester) *admission {
 	// Upper case: no emitter's inbox (wire.InboxPrefix of an emitter id,
 	// which is lower case) can cover the admission's.
-	return &admission{in: in, prefix: "_INBOX.ZARLOG_ADMISSION." + nuid.Next(), by: map[string]*backlogCount{}, pending: map[uint64]forwarded{}}
+	return &admission{in: in, prefix: "_INBOX.ZARLOG_ADMISSION." + nuid.Next(), by: map[string]*backlogCount{}, pending: map[uint64]forwarded{}, rates: map[string]*bucket{}}
 }
 
 // run subscribes to the emitters' events subjects and to the stream's acks,
@@ -205,27 +265,24 @@ func (a *admission) admit(m *nats.Msg) {
 		b = &backlogCount{}
 		a.by[emitter] = b
 	}
-	limit := ""
+	limit, desc := "", ""
 	switch {
 	case b.bytes+int64(size) > in.cfg.BacklogBytesPerEmitter && b.msgs > 0:
 		limit = LimitBacklogBytes
+		desc = fmt.Sprintf("maximum bytes exceeded: emitter %s has %d bytes in the backlog (admitted, not yet decided), and this message of %d bytes would take it past its limit (%s %d)",
+			emitter, b.bytes, size, LimitBacklogBytes, in.cfg.BacklogBytesPerEmitter)
 	case b.msgs+1 > in.cfg.BacklogMessagesPerEmitter:
 		limit = LimitBacklogMessages
+		desc = fmt.Sprintf("maximum messages exceeded: emitter %s has %d messages in the backlog (admitted, not yet decided), its limit (%s %d)",
+			emitter, b.msgs, LimitBacklogMessages, in.cfg.BacklogMessagesPerEmitter)
+	default:
+		limit, desc = a.overRate(emitter, size)
 	}
 	if limit != "" {
-		held, msgs := b.bytes, b.msgs
 		a.mu.Unlock()
 		in.m.admissions.WithLabelValues("over-limit").Inc()
 		in.m.limitRefusals.WithLabelValues(emitter, limit).Inc()
-		var desc string
-		if limit == LimitBacklogBytes {
-			desc = fmt.Sprintf("maximum bytes exceeded: emitter %s has %d bytes in the backlog (admitted, not yet decided), and this message of %d bytes would take it past its limit (%s %d)",
-				emitter, held, size, LimitBacklogBytes, in.cfg.BacklogBytesPerEmitter)
-		} else {
-			desc = fmt.Sprintf("maximum messages exceeded: emitter %s has %d messages in the backlog (admitted, not yet decided), its limit (%s %d)",
-				emitter, msgs, LimitBacklogMessages, in.cfg.BacklogMessagesPerEmitter)
-		}
-		a.log.log(in.log, "message over its emitter's backlog limit, refused", "emitter", emitter, "limit", limit, "reason", desc)
+		a.log.log(in.log, "message over a limit of its emitter, refused", "emitter", emitter, "limit", limit, "reason", desc)
 		if m.Reply != "" {
 			b, _ := json.Marshal(struct {
 				Error apiError `json:"error"`
@@ -329,6 +386,12 @@ func (a *admission) forget(now time.Time) {
 		if now.Sub(f.at) > pendingAge {
 			old = append(old, f)
 			delete(a.pending, n)
+		}
+	}
+	// An emitter idle for longer than its burst has a full bucket again.
+	for e, k := range a.rates {
+		if a.in.cfg.Now().Sub(k.at) > rateBurst*time.Second {
+			delete(a.rates, e)
 		}
 	}
 	a.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -201,5 +202,79 @@ func TestAdmissionReply(t *testing.T) {
 	}
 	if st := streamState(t, connect(t, s), "ZARLOG_EVENTS"); st.Msgs != 0 {
 		t.Errorf("the stream holds %d messages, want 0", st.Msgs)
+	}
+}
+
+// TestRateBudget: an emitter publishing faster than its rate budget (here
+// 5 messages a second, a burst of 2 s) is refused at once past its burst,
+// "maximum rate exceeded" naming the emitter and the limit (which the SDK
+// sends again after its backoff, not sdk.ErrBacklog), counted; another
+// emitter publishes meanwhile; a second later the emitter has a second's
+// worth again. The bytes' rate likewise.
+func TestRateBudget(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t, ServerConfig{})
+	ensureStream(t, connect(t, s), StreamConfig{})
+	var mu sync.Mutex
+	now := time.Unix(1_800_000_000, 0)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	in := newIngester(t, connect(t, s), Config{Sink: newFakeSink(), Now: clock,
+		RateMessagesPerEmitter: 5, RateBytesPerEmitter: 1 << 20})
+	startAdmission(t, in)
+	js := map[string]jetstream.JetStream{}
+	for _, e := range []string{"mallory", "alice", "bigmouth"} {
+		j, err := jetstream.New(clientConn(t, s, e))
+		if err != nil {
+			t.Fatal(err)
+		}
+		js[e] = j
+	}
+	for i := range 10 {
+		if _, err := publishRaw(ctx, js["mallory"], "mallory", []byte("m")); err != nil {
+			t.Fatalf("mallory's message %d, within its burst: %v", i, err)
+		}
+	}
+	_, err := publishRaw(ctx, js["mallory"], "mallory", []byte("m"))
+	var api *jetstream.APIError
+	if !errors.As(err, &api) || api.ErrorCode != 10077 {
+		t.Fatalf("mallory past its rate: %v, want JetStream error 10077", err)
+	}
+	for _, want := range []string{"maximum rate exceeded", "emitter mallory", "rate-messages-per-emitter 5"} {
+		if !strings.Contains(api.Description, want) {
+			t.Errorf("mallory's refusal %q does not say %q", api.Description, want)
+		}
+	}
+	if strings.Contains(api.Description, "maximum messages") || strings.Contains(api.Description, "maximum bytes") {
+		t.Errorf("a rate refusal %q would read as a full backlog to the SDK (sdk.ErrBacklog, not sent again)", api.Description)
+	}
+	if n := testutil.ToFloat64(in.m.limitRefusals.WithLabelValues("mallory", LimitRateMessages)); n != 1 {
+		t.Errorf("zarlog_ingest_limit_refusals_total{mallory,%s} = %v, want 1", LimitRateMessages, n)
+	}
+	for i := range 10 {
+		if _, err := publishRaw(ctx, js["alice"], "alice", []byte("a")); err != nil {
+			t.Fatalf("alice's message %d while mallory is over its rate: %v", i, err)
+		}
+	}
+	advance(time.Second)
+	for i := range 5 {
+		if _, err := publishRaw(ctx, js["mallory"], "mallory", []byte("m")); err != nil {
+			t.Fatalf("mallory's message %d a second later: %v", i, err)
+		}
+	}
+	if _, err := publishRaw(ctx, js["mallory"], "mallory", []byte("m")); err == nil {
+		t.Error("mallory's sixth message in that second was admitted")
+	}
+
+	// Bytes: 1 MiB a second, a burst of 2 MiB.
+	big := make([]byte, 700<<10)
+	for i := range 2 {
+		if _, err := publishRaw(ctx, js["bigmouth"], "bigmouth", big); err != nil {
+			t.Fatalf("bigmouth's message %d: %v", i, err)
+		}
+	}
+	_, err = publishRaw(ctx, js["bigmouth"], "bigmouth", big)
+	if !errors.As(err, &api) || !strings.Contains(api.Description, "rate-bytes-per-emitter 1048576") || !strings.Contains(api.Description, "emitter bigmouth") {
+		t.Errorf("bigmouth past its bytes a second: %v", err)
 	}
 }

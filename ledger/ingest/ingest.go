@@ -103,6 +103,16 @@ type Config struct {
 	// stream's bound.
 	BacklogBytesPerEmitter    int64
 	BacklogMessagesPerEmitter int64
+	// RateBytesPerEmitter and RateMessagesPerEmitter bound how fast one
+	// emitter may publish, in bytes and messages a second, with a burst of
+	// two seconds' worth (the admission): past either, its publish is
+	// refused at once ("maximum rate exceeded", which the SDK sends again
+	// after its backoff), naming the emitter and the limit, so that one
+	// emitter cannot take the ledger's whole capacity. Zero means
+	// DefaultRateBytesPerEmitter and DefaultRateMessagesPerEmitter;
+	// negative means no limit.
+	RateBytesPerEmitter    int64
+	RateMessagesPerEmitter int64
 	// InfoInterval is how often the consumer's and the stream's state are
 	// read, for the lag metrics and Health. Zero means 2 s; negative
 	// disables it (Health then cannot see a stall).
@@ -164,6 +174,12 @@ func (c Config) withDefaults() Config {
 		if st.MaxMsgs > 0 {
 			c.BacklogMessagesPerEmitter = max(1, min(c.BacklogMessagesPerEmitter, st.MaxMsgs/4))
 		}
+	}
+	if c.RateBytesPerEmitter == 0 {
+		c.RateBytesPerEmitter = DefaultRateBytesPerEmitter
+	}
+	if c.RateMessagesPerEmitter == 0 {
+		c.RateMessagesPerEmitter = DefaultRateMessagesPerEmitter
 	}
 	if c.InfoInterval == 0 {
 		c.InfoInterval = 2 * time.Second

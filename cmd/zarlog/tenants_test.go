@@ -1,0 +1,441 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/zarlog/zarlog/events/dice"
+	"github.com/zarlog/zarlog/internal/testlog"
+	"github.com/zarlog/zarlog/internal/testonly"
+	"github.com/zarlog/zarlog/merkle"
+	"github.com/zarlog/zarlog/sdk"
+	"github.com/zarlog/zarlog/wire"
+)
+
+// The budgets TestTenantLoad runs `zarlog serve` with: the defaults'
+// mechanisms at a scale a test reaches in seconds (OPERATIONS.md §9 has
+// the defaults).
+const (
+	tenantReceipts     = 512     // --receipt-requests-per-emitter
+	tenantOpenGames    = 400     // --open-games-per-emitter
+	tenantGameBytes    = 8 << 20 // --open-game-bytes-per-emitter
+	tenantBacklogBytes = 8 << 20 // --backlog-bytes-per-emitter
+	// The rates, for a machine whose ledger decides a few thousand
+	// events a second (2 loaded cores): a tenth of it for each emitter.
+	tenantRateBytes = 1 << 20 // --rate-bytes-per-emitter
+	tenantRateMsgs  = 500     // --rate-messages-per-emitter
+)
+
+// A flood is one abusive emitter's attack, run until ctx ends. It calls
+// refused once with what the service answered when it reached its limit:
+// the named refusal the test waits for before it measures.
+type flood struct {
+	name    string
+	emitter string
+	// what the abuser does, for the table
+	what string
+	run  func(ctx context.Context, t *testing.T, f *floodEnv, refused func(string))
+}
+
+// floodEnv is what a flood has: its emitter's keys and the service.
+type floodEnv struct {
+	url    string
+	signer note.Signer
+	nkey   string
+	b      *sdk.Backend
+	c      *sdk.Client
+	nc     *nats.Conn
+}
+
+// TestTenantLoad: one honest emitter (alice) plays games on a built `zarlog
+// serve` while an abusive emitter runs each flood in turn: held receipt
+// requests for ids that never come, open games never ended, open games with
+// the largest settings, a backlog of the largest messages, and junk
+// (invalid events) as fast as it can. It logs alice's game time and
+// publish→receipt p99 under each flood against no flood, measured in the
+// same run (docs/BENCHMARKS.md "Fair share"). It asserts correctness only,
+// never timing: every game of alice's finishes, every receipt's inclusion
+// proof and signature check, and each abuser gets its named refusal (the
+// limit and the emitter) before alice plays.
+//
+//	go test -run TestTenantLoad -v ./cmd/zarlog/            # 5 games a phase
+//	ZARLOG_SLOW=1 go test -run TestTenantLoad -v ./cmd/zarlog/  # 20
+func TestTenantLoad(t *testing.T) {
+	bin, _ := tools(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	games := 5
+	if os.Getenv("ZARLOG_SLOW") != "" {
+		games = 20
+	}
+	dir := t.TempDir()
+	floods := tenantFloods()
+	names := []string{"alice"}
+	for _, f := range floods {
+		names = append(names, f.emitter)
+	}
+	var lines []string
+	signers := map[string]note.Signer{}
+	nkeys := map[string]string{}
+	for _, n := range names {
+		s, _, line, nk := emitterKey(t, bin, dir, n)
+		signers[n], nkeys[n] = s, nk
+		lines = append(lines, line)
+	}
+	emitters := filepath.Join(dir, "emitters")
+	if err := os.WriteFile(emitters, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, bin, "--data", filepath.Join(dir, "data"), "--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0",
+		"--emitters", emitters,
+		"--receipt-requests-per-emitter", fmt.Sprint(tenantReceipts),
+		"--open-games-per-emitter", fmt.Sprint(tenantOpenGames),
+		"--open-game-bytes-per-emitter", fmt.Sprint(tenantGameBytes),
+		"--backlog-bytes-per-emitter", fmt.Sprint(tenantBacklogBytes),
+		"--rate-bytes-per-emitter", fmt.Sprint(tenantRateBytes),
+		"--rate-messages-per-emitter", fmt.Sprint(tenantRateMsgs))
+	url := p.lines["nats"]
+	logKey, err := merkle.NewVerifier(p.lines["vkey"])
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// alice: an SDK client that checks every receipt's signature.
+	auth, err := nats.NkeyOptionFromSeed(nkeys["alice"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	anc, err := sdk.Dial(url, "alice", auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer anc.Close()
+	alice, err := sdk.New(anc, sdk.Config{Emitter: "alice", LogKey: logKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alice.Close()
+	ab, err := sdk.NewBackend(alice, sdk.GameConfig{Signer: signers["alice"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	type result struct {
+		phase, what, refusal string
+		games, receipts      []time.Duration
+	}
+	var results []result
+	play := func(phase string) result {
+		r := result{phase: phase}
+		var mu sync.Mutex
+		for i := range games {
+			var wg sync.WaitGroup
+			start := time.Now()
+			id, err := testlog.Tavlarena(ctx, ab, fmt.Sprintf("%s-%d", phase, i), `{}`, 12, func(game string, seq uint64, leaf []byte) {
+				acked := time.Now()
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ev := sdk.Event{ID: fmt.Sprintf("%s:%d", game, seq), Data: leaf}
+					rc, err := alice.Receipt(ctx, ev)
+					if err != nil {
+						t.Errorf("%s: alice's receipt of %s: %v", phase, ev.ID, err)
+						return
+					}
+					if !rc.SignatureChecked {
+						t.Errorf("%s: alice's receipt of %s: the checkpoint's signature was not checked", phase, ev.ID)
+					}
+					mu.Lock()
+					r.receipts = append(r.receipts, time.Since(acked))
+					mu.Unlock()
+				}()
+			})
+			d := time.Since(start)
+			wg.Wait()
+			if err != nil {
+				t.Fatalf("%s: alice's game %s: %v", phase, id, err)
+			}
+			r.games = append(r.games, d)
+		}
+		return r
+	}
+
+	q := func(ds []time.Duration, f float64) time.Duration {
+		s := slices.Clone(ds)
+		slices.Sort(s)
+		if len(s) == 0 {
+			return 0
+		}
+		return s[min(len(s)-1, int(f*float64(len(s))))]
+	}
+	results = append(results, play("none"))
+	for _, f := range floods {
+		if only := os.Getenv("ZARLOG_FLOODS"); only != "" && !slices.Contains(strings.Split(only, ","), f.name) {
+			continue
+		}
+		auth, err := nats.NkeyOptionFromSeed(nkeys[f.emitter])
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc, err := sdk.Dial(url, f.emitter, auth, nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := sdk.New(nc, sdk.Config{Emitter: f.emitter, RetryMin: 5 * time.Millisecond, RetryMax: 100 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := sdk.NewBackend(c, sdk.GameConfig{Signer: signers[f.emitter]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := &floodEnv{url: url, signer: signers[f.emitter], nkey: nkeys[f.emitter], b: b, c: c, nc: nc}
+		fctx, stop := context.WithCancel(ctx)
+		got := make(chan string, 1)
+		var once sync.Once
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			f.run(fctx, t, env, func(s string) { once.Do(func() { got <- s }) })
+		}()
+		var refusal string
+		select {
+		case refusal = <-got:
+		case <-time.After(2 * time.Minute):
+			stop()
+			<-done
+			t.Fatalf("flood %s: %s never got its refusal", f.name, f.emitter)
+		}
+		r := play(f.name)
+		r.what, r.refusal = f.what, refusal
+		stop()
+		<-done
+		c.Close()
+		nc.Close()
+		results = append(results, r)
+		t.Logf("%s: alice's games %v; receipt p99 %v; %s", f.name, r.games, q(r.receipts, 0.99), r.refusal)
+		// Let the service decide what the flood left in the stream.
+		time.Sleep(2 * time.Second)
+	}
+	results = append(results, play("none, again"))
+
+	// The table: medians and the worst, ratios to the first no-flood
+	// phase (the same run, the same machine's load).
+	base, baseP99 := q(results[0].games, 0.5), q(results[0].receipts, 0.99)
+	var b strings.Builder
+	fmt.Fprintf(&b, "alice's %d games (12 rolls, tavlarena-v1) a phase; publish→receipt of each event\n", games)
+	fmt.Fprintf(&b, "| flood | alice's game, median | worst | × none | receipt p50 | receipt p99 | × none | the abuser's refusal |\n|---|---|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		g, p99 := q(r.games, 0.5), q(r.receipts, 0.99)
+		phase := r.phase
+		if r.what != "" {
+			phase += ": " + r.what
+		}
+		fmt.Fprintf(&b, "| %s | %v | %v | %.2f | %v | %v | %.2f | %s |\n", phase,
+			g.Round(time.Millisecond), q(r.games, 1).Round(time.Millisecond), float64(g)/float64(base),
+			q(r.receipts, 0.5).Round(time.Millisecond), p99.Round(time.Millisecond), float64(p99)/float64(baseP99), truncateText(r.refusal, 160))
+	}
+	t.Log("\n" + b.String())
+}
+
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// tenantFloods are the five attacks of issue 28, each by its own emitter
+// (an emitter's open games outlive its flood).
+func tenantFloods() []flood {
+	return []flood{
+		{name: "receipts", emitter: "m-receipts", what: fmt.Sprintf("%d receipt requests a second for ids that never come, each asking to be held 30 s", tenantReceipts+100),
+			run: func(ctx context.Context, t *testing.T, f *floodEnv, refused func(string)) {
+				inbox := wire.InboxPrefix("m-receipts") + ".held"
+				sub, err := f.nc.Subscribe(inbox, func(m *nats.Msg) {
+					rep, err := wire.ParseReceiptReply(m.Data)
+					if err == nil && rep.Code == "busy" && strings.Contains(rep.Reason, "m-receipts") && strings.Contains(rep.Reason, "receipt-requests-per-emitter") {
+						refused("busy: " + rep.Reason)
+					}
+				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer sub.Unsubscribe()
+				for n := 0; ; {
+					for range tenantReceipts + 100 {
+						req, _ := wire.MarshalReceiptRequest(wire.ReceiptRequest{ID: fmt.Sprintf("never-%d", n), WaitMillis: 30_000})
+						n++
+						f.nc.PublishRequest(wire.Subjects{}.Receipts("m-receipts"), inbox, req)
+					}
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(time.Second):
+					}
+				}
+			}},
+		{name: "open games", emitter: "m-games", what: "commits never followed by anything, 4 at a time, as fast as acknowledged",
+			run: func(ctx context.Context, t *testing.T, f *floodEnv, refused func(string)) {
+				openGames(ctx, t, f, `{}`, []string{"open-games-per-emitter"}, refused)
+			}},
+		{name: "big settings", emitter: "m-settings", what: "commits with 60,000 bytes of settings, never followed, 4 at a time",
+			run: func(ctx context.Context, t *testing.T, f *floodEnv, refused func(string)) {
+				openGames(ctx, t, f, `{"pad":"`+strings.Repeat("x", 60_000)+`"}`, []string{"open-game-bytes-per-emitter"}, refused)
+			}},
+		{name: "backlog", emitter: "m-backlog", what: "messages of 1,000,000 bytes (junk), 32 in flight, 25 ms of pause after a refusal (the SDK's)",
+			run: func(ctx context.Context, t *testing.T, f *floodEnv, refused func(string)) {
+				rawFlood(ctx, t, f, 1_000_000, 32, 25*time.Millisecond, backlogRefusal("m-backlog", refused), nil)
+			}},
+		{name: "backlog, resent at once", emitter: "m-spin", what: "as backlog, sent again at once after a refusal",
+			run: func(ctx context.Context, t *testing.T, f *floodEnv, refused func(string)) {
+				rawFlood(ctx, t, f, 1_000_000, 32, 0, backlogRefusal("m-spin", refused), nil)
+			}},
+		{name: "junk", emitter: "m-junk", what: "invalid events of 40 bytes, 256 in flight, 25 ms of pause after a refusal",
+			run: func(ctx context.Context, t *testing.T, f *floodEnv, refused func(string)) {
+				rawFlood(ctx, t, f, 0, 256, 25*time.Millisecond, nil, func(r wire.Rejection) {
+					refused("rejected " + r.Code + ": " + r.Reason)
+				})
+			}},
+	}
+}
+
+// backlogRefusal reports the first refusal of emitter's publish that
+// names its backlog's or its rate's limit.
+func backlogRefusal(emitter string, refused func(string)) func(error) {
+	return func(err error) {
+		var api *jetstream.APIError
+		if errors.As(err, &api) && api.ErrorCode == 10077 && strings.Contains(api.Description, "emitter "+emitter) &&
+			(strings.Contains(api.Description, "backlog-bytes-per-emitter") || strings.Contains(api.Description, "rate-bytes-per-emitter")) {
+			refused("10077: " + api.Description)
+		}
+	}
+}
+
+// openGames opens games with the given settings from 4 goroutines until
+// ctx ends, and reports the first commit refused over-limit naming one of
+// limits and the emitter.
+func openGames(ctx context.Context, t *testing.T, f *floodEnv, settings string, limits []string, refused func(string)) {
+	emitter := f.signer.Name()
+	sub, err := f.nc.Subscribe(wire.Subjects{}.Rejected(emitter), func(m *nats.Msg) {
+		r, err := wire.ParseRejection(m.Data)
+		if err != nil || r.Code != "over-limit" || !strings.Contains(r.Reason, emitter) {
+			return
+		}
+		for _, l := range limits {
+			if strings.Contains(r.Reason, "("+l) {
+				refused("rejected over-limit: " + r.Reason)
+				return
+			}
+		}
+	})
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer sub.Unsubscribe()
+	var wg sync.WaitGroup
+	var n atomic.Int64
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				k := n.Add(1)
+				_, err := f.b.NewTavlarena(ctx, sdk.TavlarenaSpec{Seats: [2]dice.UUID{testonly.LabelUUID(fmt.Sprintf("%s/%d/0", emitter, k)), testonly.LabelUUID(fmt.Sprintf("%s/%d/1", emitter, k))}, Settings: []byte(settings)})
+				if err != nil {
+					if ctx.Err() == nil {
+						t.Errorf("%s: commit: %v", emitter, err)
+					}
+					return
+				}
+				// Paced by the acks: as fast as the stream takes them.
+				if err := f.c.Flush(ctx); err != nil && ctx.Err() == nil {
+					t.Errorf("%s: commit: %v", emitter, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// rawFlood publishes junk on the flood's events subject (a JetStream
+// publish: the reply is the ack) with inFlight unacknowledged at once,
+// until ctx ends; size 0 means small invalid events. onErr sees each
+// publish error, onRejected each rejection announced.
+func rawFlood(ctx context.Context, t *testing.T, f *floodEnv, size, inFlight int, pause time.Duration, onErr func(error), onRejected func(wire.Rejection)) {
+	emitter := f.signer.Name()
+	if onRejected != nil {
+		sub, err := f.nc.Subscribe(wire.Subjects{}.Rejected(emitter), func(m *nats.Msg) {
+			if r, err := wire.ParseRejection(m.Data); err == nil {
+				onRejected(r)
+			}
+		})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer sub.Unsubscribe()
+	}
+	js, err := jetstream.New(f.nc, jetstream.WithPublishAsyncMaxPending(inFlight))
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	big := make([]byte, size)
+	for i := range big {
+		big[i] = 'z'
+	}
+	subject := wire.Subjects{}.Events(emitter)
+	errs := make(chan error, inFlight)
+	for i := 0; ctx.Err() == nil; i++ {
+		data := big
+		if size == 0 {
+			data = fmt.Appendf(nil, `{"junk":%d,"emitter":%q}`, i, emitter)
+		}
+		fut, err := js.PublishAsync(subject, data)
+		if err != nil {
+			if ctx.Err() == nil && onErr != nil {
+				onErr(err)
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		go func() {
+			select {
+			case <-fut.Ok():
+			case err := <-fut.Err():
+				select {
+				case errs <- err:
+				default:
+				}
+			case <-ctx.Done():
+			}
+		}()
+		select {
+		case err := <-errs:
+			if onErr != nil {
+				onErr(err)
+			}
+			// Refused: wait before sending again, as the SDK does
+			// (its RetryMin), or not at all.
+			time.Sleep(pause)
+		default:
+		}
+	}
+}
