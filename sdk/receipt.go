@@ -151,8 +151,18 @@ func (e *RejectedError) Error() string {
 // request); temporary refusals ("busy", "unavailable") are retried.
 var ErrReceipt = errors.New("receipt request refused")
 
-// receiptWait is how long one request asks the ledger to hold it.
-const receiptWait = 20 * time.Second
+// receiptWait is how long one request asks the ledger to hold it, and
+// receiptSlack how much longer the Client waits for the answer. A request
+// held by a ledger that dies (a primary killed, whose standby takes the
+// log over: docs/OPERATIONS.md §10) is never answered, and nothing tells
+// the Client: it asks again after receiptWait+receiptSlack, so these bound
+// how late a backend learns of the new primary's receipt (with 20 s and
+// 5 s, TestServeTakeover's backends had their first receipt 25 s after
+// the kill; the new primary had signed it after 6.3 s).
+const (
+	receiptWait  = 5 * time.Second
+	receiptSlack = 2 * time.Second
+)
 
 // Receipt waits until the event ev (its ID and Data; OrderKey orders a
 // copy it publishes) is durable and covered by a signed checkpoint, and
@@ -223,7 +233,7 @@ func (c *Client) ReceiptOf(ctx context.Context, ev Event, ack Ack) (Receipt, err
 			return Receipt{}, fmt.Errorf("sdk: %w", err)
 		}
 		start := time.Now()
-		rctx, cancel := context.WithTimeout(ctx, wait+5*time.Second)
+		rctx, cancel := context.WithTimeout(ctx, wait+receiptSlack)
 		// A reconnect while the request is held means the server that held
 		// it may be gone: ask again at once rather than after the wait.
 		reconn := c.reconnects()
