@@ -166,7 +166,7 @@ type gamer struct {
 	mu       sync.Mutex
 	receipts []storageReceipt
 	finished map[string]uint64 // game id → its last seq
-	resent   int // events the SDK published again
+	resent   int               // events the SDK published again
 	games    int
 }
 
