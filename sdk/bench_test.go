@@ -108,17 +108,21 @@ func (s *benchSink) WaitCovering(ctx context.Context, index uint64) ([]byte, err
 // ingest, and a sink that fsyncs every batch. Each game's calls wait for
 // their JetStream acks; with receipt=true the first roll also waits for the
 // commit's receipt. One iteration plays one game per goroutine. Compare
-// events/s with BenchmarkEndToEnd in ledger/ingest (transport only).
+// events/s with BenchmarkEndToEnd in ledger/ingest (transport only). With
+// follow=true the Client follows its events (FollowInterval 500 ms): the
+// ratio is what holding every event until the ledger reports it logged,
+// and asking about it, costs.
 func BenchmarkGames(b *testing.B) {
 	for _, bc := range []struct {
 		games   int
 		receipt bool
-	}{{64, false}, {512, false}, {512, true}, {2048, false}} {
-		b.Run(fmt.Sprintf("games=%d/receipt=%t", bc.games, bc.receipt), func(b *testing.B) { benchGames(b, bc.games, bc.receipt) })
+		follow  bool
+	}{{64, false, false}, {512, false, false}, {512, false, true}, {512, true, false}, {2048, false, false}} {
+		b.Run(fmt.Sprintf("games=%d/receipt=%t/follow=%t", bc.games, bc.receipt, bc.follow), func(b *testing.B) { benchGames(b, bc.games, bc.receipt, bc.follow) })
 	}
 }
 
-func benchGames(b *testing.B, games int, receipt bool) {
+func benchGames(b *testing.B, games int, receipt, follow bool) {
 	ctx := context.Background()
 	f, err := os.Create(filepath.Join(b.TempDir(), "log"))
 	if err != nil {
@@ -154,7 +158,11 @@ func benchGames(b *testing.B, games int, receipt bool) {
 		b.Fatal(err)
 	}
 	defer nc.Close()
-	client, err := sdk.New(nc, sdk.Config{Emitter: emitter})
+	cfg := sdk.Config{Emitter: emitter}
+	if follow {
+		cfg.FollowInterval = 500 * time.Millisecond
+	}
+	client, err := sdk.New(nc, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -215,5 +223,10 @@ func benchGames(b *testing.B, games int, receipt bool) {
 	}
 	elapsed := time.Since(start)
 	b.ReportMetric(float64(total)/elapsed.Seconds(), "events/s")
+	if follow {
+		st := client.FollowStats()
+		b.ReportMetric(float64(st.Requests), "status-requests")
+		b.ReportMetric(float64(st.Resent), "resent")
+	}
 	b.ReportMetric(float64(total)/float64(b.N*games), "events/game")
 }

@@ -61,9 +61,14 @@ type held struct {
 	// acknowledged before the question can be above.
 	seq, bound uint64
 	acked      time.Time
-	// appended is set once the ledger reported the event durable at an
-	// index: it is not lost, only not covered yet.
-	appended bool
+	// appended is set once the ledger reported the event durable at
+	// index, at appendedAt: it is not lost, only not covered yet. It is
+	// logged once a reply's checkpoint is larger than index; it is asked
+	// about again only after appendedAgain (a ledger restored from an
+	// older copy may have lost it).
+	appended   bool
+	index      uint64
+	appendedAt time.Time
 	// copies is the number of copies being published (not yet
 	// acknowledged or failed): no resend while one is under way.
 	copies int
@@ -90,6 +95,10 @@ type follower struct {
 	off      bool          // following is off, or the ledger does not support it
 	stats    FollowStats
 	wake     chan struct{} // wakes the loop early (a Receipt found a loss)
+	// decided and last are the stream's state in the latest reply that
+	// carried one, and size the largest checkpoint seen: a round asks only
+	// about the events they leave open (round).
+	decided, last, size uint64
 }
 
 type logWaiter struct {
@@ -236,7 +245,8 @@ func (c *Client) dropLocked(h *held) {
 // and publishes it again if the stream lost it. A backend that restarted
 // calls it for the events it had published and holds no receipt for
 // (ResumeTavlarena and the others do it for a game's acknowledged events).
-// It returns at once; WaitLogged waits for the verdicts.
+// It returns at once; WaitLogged waits for the verdicts. It does nothing if
+// the Client does not follow its events (Config.FollowInterval).
 func (c *Client) Follow(ev Event) error {
 	if err := wire.CheckEventID(ev.ID); err != nil {
 		return fmt.Errorf("sdk: %w: %w", ErrInvalidEvent, err)
@@ -292,10 +302,9 @@ func (c *Client) FollowStats() FollowStats {
 	return f.stats
 }
 
-// maxRequestsPerRound bounds the status requests of one round: a round
-// asks about the oldest events first, and stops early when the ledger has
-// not read past them yet.
-const maxRequestsPerRound = 16
+// appendedAgain is how long after the ledger reported an event appended,
+// without a checkpoint covering it since, the follower asks about it again.
+const appendedAgain = 30 * time.Second
 
 // statusTimeout bounds one status request.
 const statusTimeout = 5 * time.Second
@@ -324,15 +333,39 @@ func (c *Client) round() {
 		f.mu.Unlock()
 		return
 	}
-	var due []*held
+	var due, covered []*held
+	// Every due event, however many: a cap on a round would cap the
+	// events a Client can confirm per FollowInterval, and so (through
+	// MaxHeld) its sustained publish rate. A round asks about the oldest
+	// first, one request at a time, and stops at the first batch the
+	// ledger has not read past yet. What the last replies said spares the
+	// ledger a lookup of each event per round: an event appended at an
+	// index below the largest checkpoint seen is logged; one appended is
+	// not asked about again before appendedAgain; one whose message the
+	// ledger has not decided yet and that is still in the stream (by the
+	// latest state) is not asked about, but for the oldest due event,
+	// which is asked about every round to learn the state.
 	for _, h := range f.order {
-		if len(due) == maxRequestsPerRound*wire.MaxStatusEvents {
-			break
-		}
 		if h.done || h.acked.IsZero() || now.Sub(h.acked) < c.cfg.FollowAfter {
 			continue
 		}
+		if h.appended {
+			if h.index < f.size {
+				covered = append(covered, h)
+				continue
+			}
+			if now.Sub(h.appendedAt) < appendedAgain {
+				continue
+			}
+		}
+		if len(due) > 0 && h.seq != 0 && f.decided <= h.seq && h.seq <= f.last {
+			continue
+		}
 		due = append(due, h)
+	}
+	for _, h := range covered {
+		f.stats.Logged++
+		c.dropLocked(h)
 	}
 	f.mu.Unlock()
 	for len(due) > 0 {
@@ -405,6 +438,12 @@ func (c *Client) ask(batch []*held) (progress bool, err error) {
 		size = cp.Size
 	}
 	st, stOK := rep.State()
+	f.mu.Lock()
+	if stOK {
+		f.decided, f.last = st.Decided, st.Last
+	}
+	f.size = max(f.size, size)
+	f.mu.Unlock()
 	var resend []*held
 	var rejected []*RejectedError
 	now := time.Now()
@@ -428,7 +467,9 @@ func (c *Client) ask(batch []*held) (progress bool, err error) {
 			c.dropLocked(h)
 			progress = true
 		case wire.EventAppended:
-			h.appended = true
+			if !h.appended {
+				h.appended, h.index, h.appendedAt = true, *s.Index, now
+			}
 			progress = true
 		case wire.EventRejected:
 			progress = true
