@@ -152,8 +152,24 @@ type Follower struct {
 	log *slog.Logger
 	m   *metrics
 
-	mu sync.Mutex      // serializes catch-ups and writes
-	b  *merkle.Builder // the stored tree; nil: reopen from the store
+	mu  sync.Mutex      // serializes catch-ups and writes
+	b   *merkle.Builder // the stored tree; nil: reopen from the store
+	bad refused         // the last checkpoint refused after fetching
+}
+
+// RefuseFor is how long a larger checkpoint refused after its entries were
+// fetched (a *Refusal, or the log's fault: a response past the format's
+// size, malformed) is refused again at once, with the same error, without
+// fetching anything: a hostile log that keeps serving it costs a follower
+// one step of bundles per RefuseFor, not per poll. A new checkpoint is
+// fetched at once.
+const RefuseFor = 10 * time.Minute
+
+// refused is the last checkpoint refused after fetching.
+type refused struct {
+	note  []byte
+	err   error
+	until time.Time
 }
 
 // New returns a Follower for cfg. It finishes the projection of leaves
@@ -318,7 +334,18 @@ func (f *Follower) Advance(ctx context.Context, signed []byte, source string) (R
 	if accNote, acc, _ = f.cfg.Store.Checkpoint(); accNote != nil && cp.Size <= acc.Size {
 		return f.check(ctx, sc, source, true)
 	}
-	return f.advance(ctx, sc, source)
+	now := f.cfg.Now()
+	if f.bad.err != nil && bytes.Equal(f.bad.note, signed) && now.Before(f.bad.until) {
+		f.m.checkpoints.WithLabelValues("refused-before").Inc()
+		return Result{Checkpoint: acc}, f.bad.err
+	}
+	res, err := f.advance(ctx, sc, source)
+	var ref *Refusal
+	var lim *LimitError
+	if errors.As(err, &ref) || (errors.As(err, &lim) && lim.LogFault()) {
+		f.bad = refused{note: signed, err: err, until: now.Add(RefuseFor)}
+	}
+	return res, err
 }
 
 // Check checks a signed checkpoint from source against the verified copy

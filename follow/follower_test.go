@@ -175,7 +175,8 @@ func TestBadEntries(t *testing.T) {
 	m.addN(300, "a")
 	m.sign()
 	srv := serve(t, m)
-	f := newFollower(t, srv.URL, m.vkey, nil)
+	now := time.Unix(1_800_000_000, 0)
+	f := newFollower(t, srv.URL, m.vkey, nil, func(c *Config) { c.Now = func() time.Time { return now } })
 	if _, err := f.Update(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -203,6 +204,13 @@ func TestBadEntries(t *testing.T) {
 		t.Fatalf("stored size %d after the refusal, want 300", f.store.State().Size)
 	}
 	srv.setHook(nil)
+	// The same checkpoint is refused again without a fetch for RefuseFor,
+	// then fetched again.
+	fetched := srv.count("/tile/entries/002")
+	if _, err := f.Update(ctx); !errors.As(err, &ref) || srv.count("/tile/entries/002") != fetched {
+		t.Fatalf("the same checkpoint within RefuseFor: %v, %d fetches of its bundle, want the refusal and none", err, srv.count("/tile/entries/002")-fetched)
+	}
+	now = now.Add(RefuseFor)
 	if res, err := f.Update(ctx); err != nil || !res.Accepted {
 		t.Fatalf("after the log is fixed: %+v %v", res, err)
 	}

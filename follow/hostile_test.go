@@ -47,12 +47,19 @@ func TestHostileLog(t *testing.T) {
 			f := newFollower(t, srv.URL, h.VKey(), vfs.Default, func(c *Config) {
 				c.Concurrency, c.Chunk, c.StepBytes, c.MaxBytes = 2, 4, 4<<20, budget
 			})
-			for range 2 { // the second call changes nothing
+			var first int64
+			for i := range 2 { // the second call changes nothing
 				res, err := f.Update(context.Background())
 				if res.Accepted || res.Checkpoint.Size != 0 {
 					t.Fatalf("accepted %+v", res)
 				}
 				tc.check(t, err)
+				n, _ := h.Served()
+				if i == 0 {
+					first = n
+				} else if n != first && tc.lie != testonly.LieNone {
+					t.Errorf("the same lying checkpoint again: %d bundles fetched again", n-first)
+				}
 			}
 			bundles, sent := h.Served()
 			stored := f.store.State().Size

@@ -28,7 +28,7 @@ func newMetrics() *metrics {
 		limits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zarlog_follow_limit_stops_total",
 			Help: "Catch-ups stopped at a limit, by limit: max-size, bundle-size, tile-size, malformed (the log's fault), max-disk (the copy's budget)."}, []string{"limit"}),
 		checkpoints: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zarlog_follow_checkpoints_total",
-			Help: "Checkpoints considered, by result: accepted, same, stale, refused, bad-signature, quorum."}, []string{"result"}),
+			Help: "Checkpoints considered, by result: accepted, same, stale, refused, refused-before (the same note refused within follow.RefuseFor, not fetched again), bad-signature, quorum."}, []string{"result"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zarlog_follow_refusals_total",
 			Help: "Validly signed checkpoints refused, by evidence kind: fork, inconsistent, entries."}, []string{"kind"}),
 	}
