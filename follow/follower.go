@@ -295,7 +295,9 @@ func (f *Follower) Open(signed []byte) (merkle.Checkpoint, error) {
 //     dropped. A failed fetch returns an error wrapping ErrFetch (or
 //     merkle.ErrNotFound), a response no honest log serves (too large,
 //     malformed) a *LimitError wrapping ErrLogFault; the verified steps
-//     stored so far are kept for the next call.
+//     stored so far are kept for the next call. A checkpoint refused after
+//     a fetch (a *Refusal, the log's fault) is refused again with the same
+//     error, without a fetch, for RefuseFor.
 //
 // The accepted checkpoint only ever grows, and only to checkpoints whose
 // root the copy's own tree reproduces.
