@@ -49,6 +49,9 @@ const (
 	// maxUnreceipted bounds the events published and not yet receipted: a
 	// game waits past it, so the games go at the pace of the receipts.
 	maxUnreceipted = 300
+	// keepAlive is how long without a receipt, events waiting, before
+	// the backend starts one more game to keep the stream moving.
+	keepAlive = 3 * time.Second
 )
 
 // backendConfig is what the test gives the backend process.
@@ -70,11 +73,12 @@ type backend struct {
 	out    *bufio.Writer
 	outMu  sync.Mutex
 
-	mu     sync.Mutex
-	cond   *sync.Cond
-	held   map[string]*held // by event id
-	asking map[string]bool  // a receipt request is out
-	queue  chan string
+	mu          sync.Mutex
+	cond        *sync.Cond
+	held        map[string]*held // by event id
+	lastReceipt time.Time
+	asking      map[string]bool // a receipt request is out
+	queue       chan string
 }
 
 func (b *backend) print(format string, args ...any) {
@@ -149,6 +153,47 @@ func runBackend(cfg backendConfig) error {
 		close(stop)
 	}()
 	var games sync.WaitGroup
+	play := func(label string) {
+		id, err := testlog.Tavlarena(ctx, sb, label, `{"variant":"portes"}`, cfg.Rolls, b.after)
+		if err != nil {
+			b.print("failed %d %s %s", now(), label, strings.ReplaceAll(err.Error(), "\n", " "))
+			return
+		}
+		b.print("played %d %s", now(), id)
+	}
+	// Keep the stream moving: when events wait and no receipt has come
+	// for keepAlive, one more game starts (at most two such at once). A
+	// ledger learns that an event is lost only once its stream cursor
+	// passes the event's sequence; on a quiet stream whose messages
+	// another ingest acknowledged (a fenced primary's) it does not, and
+	// the SDK would wait for ever (docs/FAULTS.md §4).
+	extraCtx, stopExtra := context.WithCancel(ctx)
+	var extra sync.WaitGroup
+	extra.Go(func() {
+		slots := make(chan struct{}, 2)
+		for n := 0; ; n++ {
+			select {
+			case <-extraCtx.Done():
+				return
+			case <-time.After(keepAlive):
+			}
+			b.mu.Lock()
+			stuck := len(b.held) > 0 && time.Since(b.lastReceipt) >= keepAlive
+			b.mu.Unlock()
+			if !stuck {
+				continue
+			}
+			select {
+			case slots <- struct{}{}:
+				b.print("keepalive %d", now())
+				games.Go(func() {
+					defer func() { <-slots }()
+					play(fmt.Sprintf("jepsen-%d-extra-%d", os.Getpid(), n))
+				})
+			default:
+			}
+		}
+	})
 	slots := make(chan struct{}, cfg.Concurrency)
 	for i := 0; ; i++ {
 		select {
@@ -156,20 +201,25 @@ func runBackend(cfg backendConfig) error {
 		case slots <- struct{}{}:
 			games.Go(func() {
 				defer func() { <-slots }()
-				label := fmt.Sprintf("jepsen-%d-%d", os.Getpid(), i)
-				id, err := testlog.Tavlarena(ctx, sb, label, `{"variant":"portes"}`, cfg.Rolls, b.after)
-				if err != nil {
-					b.print("failed %d %s %s", now(), label, strings.ReplaceAll(err.Error(), "\n", " "))
-					return
-				}
-				b.print("played %d %s", now(), id)
+				play(fmt.Sprintf("jepsen-%d-%d", os.Getpid(), i))
 			})
 			continue
 		}
 		break
 	}
+	// Every game finished, every event receipted.
+	for {
+		b.mu.Lock()
+		n := len(b.held)
+		b.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	stopExtra()
+	extra.Wait()
 	games.Wait()
-	// Every event receipted.
 	b.mu.Lock()
 	for len(b.held) > 0 {
 		b.cond.Wait()
@@ -223,6 +273,7 @@ func (b *backend) receipts(ctx context.Context) {
 		switch {
 		case err == nil:
 			delete(b.held, id)
+			b.lastReceipt = time.Now()
 			b.cond.Broadcast()
 			b.print("receipt %d %s %d %s", now(), id, r.Index, base64.StdEncoding.EncodeToString(r.Checkpoint))
 			if isReveal(h.ev.Data) {

@@ -208,8 +208,8 @@ func TestJepsen(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	go d.supervise(ctx)
-	var pollers sync.WaitGroup
+	var pollers sync.WaitGroup // stopped before the processes are
+	pollers.Go(func() { d.supervise(ctx) })
 	pollers.Go(func() { d.pollCheckpoints(ctx) })
 	t.Cleanup(func() { cancel(); pollers.Wait() })
 
@@ -228,8 +228,8 @@ func TestJepsen(t *testing.T) {
 	if err := rec.wait(5 * time.Minute); err != nil {
 		t.Fatalf("the backend: %v", err)
 	}
-	d.logf("backend done: %d events acknowledged, %d receipted, %d resent by the SDK, %d games finished, %d failed",
-		len(rec.acks), len(rec.receipts), rec.resent, len(rec.finished), len(rec.failed))
+	d.logf("backend done: %d events acknowledged, %d receipted, %d resent by the SDK, %d games finished, %d failed, %d started to keep the stream moving",
+		len(rec.acks), len(rec.receipts), rec.resent, len(rec.finished), len(rec.failed), rec.keepalives)
 	for _, f := range rec.failed {
 		t.Errorf("a game failed: %s", f)
 	}
@@ -267,6 +267,7 @@ func TestJepsen(t *testing.T) {
 	d.logf("the events stream as each NATS node has it: %s", d.streamStates())
 	// The standby follows to the same checkpoint.
 	d.standbyCatchesUp(ctx, primary, log)
+	d.bucketHoldsLog(ctx, log)
 
 	verified := d.verifyBundles(ctx, primary, rec)
 
@@ -492,13 +493,13 @@ func (d *deployment) nodeLine(nd *zNode) func(p *faults.Proc, stream, line strin
 		case strings.Contains(line, "storage: took over the log"):
 			nd.primary = true
 			nd.took = append(nd.took, time.Now())
-			go d.logf("%s: took over the log (%s)", nd.name, afterField(line))
+			d.logf("%s: took over the log (%s)", nd.name, afterField(line))
 		case strings.Contains(line, "storage: this node is the primary"):
 			nd.primary = true
 		case strings.Contains(line, "LOST THE LEASE"):
 			nd.primary = false
 			nd.lost++
-			go d.logf("%s: lost the lease, stops", nd.name)
+			d.logf("%s: lost the lease, stops", nd.name)
 		}
 	}
 }
@@ -616,16 +617,17 @@ type recorder struct {
 	stdin io.WriteCloser
 	wait  func(timeout time.Duration) error // for the process to end, done
 
-	mu        sync.Mutex
-	acks      map[string][]byte // event id → bytes
-	receipts  []gotReceipt
-	receipted map[string]bool
-	finished  []string // game ids
-	failed    []string
-	resent    int
-	rejected  []string
-	done      bool
-	changed   chan struct{}
+	mu         sync.Mutex
+	acks       map[string][]byte // event id → bytes
+	receipts   []gotReceipt
+	receipted  map[string]bool
+	finished   []string // game ids
+	failed     []string
+	resent     int
+	keepalives int
+	rejected   []string
+	done       bool
+	changed    chan struct{}
 }
 
 func (d *deployment) startBackend(ctx context.Context) *recorder {
@@ -749,6 +751,8 @@ func (r *recorder) line(line string) {
 		r.rejected = append(r.rejected, strings.Join(f[2:], " "))
 	case "failed":
 		r.failed = append(r.failed, strings.Join(f[2:], " "))
+	case "keepalive":
+		r.keepalives++
 	case "played":
 	case "done":
 		r.done = true

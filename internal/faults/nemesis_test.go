@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -479,4 +480,28 @@ func (d *deployment) streamStates() string {
 		}
 	}
 	return strings.Join(out, "; ")
+}
+
+// bucketHoldsLog reads the log again from the bucket's own objects (the
+// directory versitygw serves, through a plain file server): the same
+// checkpoint and entries as the final log.
+func (d *deployment) bucketHoldsLog(ctx context.Context, l *faults.Log) {
+	srv := httptest.NewServer(http.FileServer(http.Dir(filepath.Join(d.s3Root, bucketName))))
+	defer srv.Close()
+	b, err := faults.FetchLog(ctx, srv.Client(), srv.URL+"/", d.verifier)
+	if err != nil {
+		d.t.Errorf("the bucket's log: %v", err)
+		return
+	}
+	if !bytes.Equal(b.Checkpoint.Note, l.Checkpoint.Note) || len(b.Entries) != len(l.Entries) {
+		d.t.Errorf("the bucket's log has size %d, the final log %d", b.Checkpoint.Size, l.Checkpoint.Size)
+		return
+	}
+	for i := range l.Entries {
+		if !bytes.Equal(b.Entries[i], l.Entries[i]) {
+			d.t.Errorf("the bucket's entry %d differs from the primary's", i)
+			return
+		}
+	}
+	d.logf("the bucket's own objects hold the same log: checkpoint, tiles and %d entries", len(b.Entries))
 }
