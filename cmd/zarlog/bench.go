@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/zarlog/zarlog/bucket"
 	"github.com/zarlog/zarlog/follow"
 	"github.com/zarlog/zarlog/internal/bench"
 	"github.com/zarlog/zarlog/internal/workload"
@@ -21,7 +22,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("zarlog bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: zarlog bench [--events N] [--emitters N] [--games N] [--mix NAME] [--rate N] [--bundles N] [--checks production|structural] [--pace saturated|human] [--human-games N] [--human-duration D] [--tessera] [--json] [--dir DIR] [--cpuprofile FILE]")
+		fmt.Fprintln(stderr, "usage: zarlog bench [--events N] [--emitters N] [--games N] [--mix NAME] [--rate N] [--bundles N] [--checks production|structural] [--pace saturated|human] [--human-games N] [--human-duration D] [--tessera] [--storage s3://BUCKET[/PREFIX]] [--json] [--dir DIR] [--cpuprofile FILE]")
 		fmt.Fprintln(stderr, "\nMeasure zarlog on this machine: events end to end (SDK → embedded NATS JetStream → ingest → ledger →")
 		fmt.Fprintln(stderr, "signed checkpoint), publish→checkpoint latency, the ledger's bytes on disk per event, and the proof")
 		fmt.Fprintln(stderr, "bundles' size and verify time per game; with --tessera, the ledger alone and Tessera's POSIX log on")
@@ -52,6 +53,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&cfg.Human.MinGap, "human-gap-min", bench.DefaultHumanMinGap, "--pace human: the shortest pause between an event's receipt and the game's next event")
 	fs.DurationVar(&cfg.Human.MaxGap, "human-gap-max", bench.DefaultHumanMaxGap, "--pace human: the longest pause")
 	fs.BoolVar(&cfg.Tessera, "tessera", false, "also measure the ledger alone and Tessera's POSIX log on the same events")
+	fs.StringVar(&cfg.Storage, "storage", "", "also run end to end with the log kept in S3-compatible object storage at `s3://BUCKET[/PREFIX]`, as zarlog serve --storage\n(under PREFIX/zarlog-bench-<time>/, left there; endpoint and credentials from AWS_ENDPOINT_URL_S3 etc.)")
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	fs.StringVar(&cfg.Dir, "dir", "", "scratch `directory` for the logs, removed at the end (default: a temporary one)")
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "write the CPU profile of the end-to-end run to `file` (go tool pprof), the one the split by stage comes from")
@@ -73,6 +75,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if cfg.Events < 1 || cfg.Emitters < 1 || cfg.Games < 1 || cfg.Rate < 0 || cfg.Bundles < 1 {
 		fmt.Fprintln(stderr, "zarlog bench: --events, --emitters, --games and --bundles must be at least 1, --rate at least 0")
 		return 2
+	}
+	if cfg.Storage != "" {
+		if _, _, err := bucket.ParseURL(cfg.Storage); err != nil {
+			fmt.Fprintln(stderr, "zarlog bench: --storage:", err)
+			return 2
+		}
 	}
 	if cfg.Pace != bench.PaceSaturated && cfg.Pace != bench.PaceHuman {
 		fmt.Fprintf(stderr, "zarlog bench: --pace %q: want %s or %s\n", cfg.Pace, bench.PaceSaturated, bench.PaceHuman)

@@ -18,11 +18,13 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/zarlog/zarlog/bucket"
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/internal/workload"
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/sdk"
+	"github.com/zarlog/zarlog/storage"
 	"github.com/zarlog/zarlog/wire"
 )
 
@@ -54,6 +56,11 @@ type EndToEndConfig struct {
 	// tlog-proof of the event, checked by the SDK against the event's bytes
 	// and the log's key. Result.Receipt* are then set.
 	Receipts bool
+	// Storage, if not nil, is an empty bucket prefix where the log is kept
+	// as `zarlog serve --storage` keeps it (package storage): every
+	// checkpoint is published only once it, its tiles, entry bundles and
+	// append times are in the bucket and the lock holds it.
+	Storage bucket.Store
 }
 
 // ReceiptSample is how often, besides the commits, EndToEnd asks for an
@@ -91,7 +98,7 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 		return Result{}, err
 	}
 	defer srv.Shutdown()
-	l, err := OpenLedger(ctx, filepath.Join(cfg.Dir, "ledger"), w, cfg.CheckpointInterval, nil)
+	l, err := openEndToEndLedger(ctx, cfg, w)
 	if err != nil {
 		return Result{}, err
 	}
@@ -239,6 +246,45 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	res.cpuMetrics(startCPU)
 	res.Stages = stages
 	return res, nil
+}
+
+// openEndToEndLedger opens EndToEnd's ledger: with cfg.Storage, as the
+// primary of the bucket's log (the node holds the lock when it returns;
+// its renewal runs until ctx ends).
+func openEndToEndLedger(ctx context.Context, cfg EndToEndConfig, w *Workload) (*ledger.Ledger, error) {
+	dir := filepath.Join(cfg.Dir, "ledger")
+	if cfg.Storage == nil {
+		return OpenLedger(ctx, dir, w, cfg.CheckpointInterval, nil)
+	}
+	lc, err := ledgerConfig(dir, w, cfg.CheckpointInterval, nil)
+	if err != nil {
+		return nil, err
+	}
+	node, err := storage.New(storage.Config{Bucket: cfg.Storage, LogKey: lc.Verifier, NodeID: "bench"})
+	if err != nil {
+		return nil, err
+	}
+	lc.Publish = node.Publish
+	l, err := ledger.Open(ctx, lc)
+	if err != nil {
+		return nil, err
+	}
+	if err := node.Prepare(ctx, l); err != nil {
+		l.Close()
+		return nil, err
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- node.Run(ctx) }()
+	select {
+	case <-node.Leading():
+		return l, nil
+	case err := <-ran:
+		l.Close()
+		return nil, fmt.Errorf("bench: the storage node: %w", err)
+	case <-ctx.Done():
+		l.Close()
+		return nil, ctx.Err()
+	}
 }
 
 // receipts are the receipt requests of a run (EndToEndConfig.Receipts):

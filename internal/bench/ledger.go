@@ -46,9 +46,18 @@ type LedgerConfig struct {
 // the fake chain of package internal/workload and the real clock. metrics,
 // if not nil, receives the ledger's metrics.
 func OpenLedger(ctx context.Context, dir string, w *Workload, interval time.Duration, metrics prometheus.Registerer) (*ledger.Ledger, error) {
-	signer, verifier, err := logKey(ledgerOrigin)
+	cfg, err := ledgerConfig(dir, w, interval, metrics)
 	if err != nil {
 		return nil, err
+	}
+	return ledger.Open(ctx, cfg)
+}
+
+// ledgerConfig is the configuration OpenLedger opens.
+func ledgerConfig(dir string, w *Workload, interval time.Duration, metrics prometheus.Registerer) (ledger.Config, error) {
+	signer, verifier, err := logKey(ledgerOrigin)
+	if err != nil {
+		return ledger.Config{}, err
 	}
 	cfg := ledger.Config{Dir: dir, Signer: signer, Verifier: verifier, Emitters: w.Keyring,
 		Beacons: workload.Beacons, CheckpointInterval: interval, Metrics: metrics}
@@ -60,7 +69,7 @@ func OpenLedger(ctx context.Context, dir string, w *Workload, interval time.Dura
 		off := time.Until(workload.QuicknetStart)
 		cfg.Now = func() time.Time { return time.Now().Add(off) }
 	}
-	return ledger.Open(ctx, cfg)
+	return cfg, nil
 }
 
 // ledgerOrigin is the origin of the ledgers OpenLedger opens.

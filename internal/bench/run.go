@@ -49,6 +49,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zarlog/zarlog/bucket"
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/internal/serve"
 	"github.com/zarlog/zarlog/internal/workload"
@@ -109,6 +110,13 @@ type Config struct {
 	// Human configures the human pace (its Dir, Emitters and Checks are
 	// set from this Config's).
 	Human HumanConfig
+	// Storage, if not empty, is an s3://BUCKET[/PREFIX] URL (the endpoint
+	// and credentials from the environment, as `zarlog serve --storage`
+	// takes them): after the end-to-end run, the same events run end to
+	// end again with the log kept in the bucket, under a new prefix
+	// PREFIX/zarlog-bench-<time>/ (left there), and the report compares
+	// the two (Report.Storage, StorageRatio).
+	Storage string
 }
 
 // Paces of Config.Pace.
@@ -150,6 +158,12 @@ type Report struct {
 	// HumanCPURatio its CPU per event over EndToEnd's, from the same run.
 	Human         *HumanMeasure `json:"human,omitempty"`
 	HumanCPURatio float64       `json:"humanCpuRatio,omitempty"`
+	// Storage is the end-to-end run with the log kept in the bucket
+	// (Config.Storage), StorageURL where, and StorageRatio its events/s
+	// over EndToEnd's, measured in the same run.
+	Storage      *Measure `json:"storage,omitempty"`
+	StorageURL   string   `json:"storageUrl,omitempty"`
+	StorageRatio float64  `json:"storageRatio,omitempty"`
 }
 
 // A RunConfig says what a run measured, so that no figure is read out of
@@ -382,6 +396,27 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.TableBytesPerEvent = float64(tables) / float64(res.Events)
 	rep.EndToEnd.DiskBytesPerEvent = rep.DiskBytesPerEvent
 
+	if cfg.Storage != "" {
+		b, err := bucket.Open(ctx, strings.TrimSuffix(cfg.Storage, "/")+"/zarlog-bench-"+time.Now().UTC().Format("20060102T150405.000Z"), bucket.Config{})
+		if err != nil {
+			return nil, err
+		}
+		sdir := filepath.Join(dir, "storage")
+		res, err := EndToEnd(ctx, EndToEndConfig{Dir: sdir, Rate: cfg.Rate, Storage: b,
+			Progress: func(done int) { progress("end to end, bucket", done, cfg.Events) }}, w)
+		if err != nil {
+			return nil, fmt.Errorf("end to end with the bucket: %w", err)
+		}
+		res.Name = "zarlog-endtoend-bucket"
+		m := measure(res)
+		m.OfferedPerSec = rep.EndToEnd.OfferedPerSec
+		rep.Storage, rep.StorageURL = &m, b.URL()
+		if rep.EndToEnd.EventsPerSec > 0 {
+			rep.StorageRatio = m.EventsPerSec / rep.EndToEnd.EventsPerSec
+		}
+		os.RemoveAll(sdir)
+	}
+
 	if cfg.Rate == 0 {
 		rate := int(res.EventsPerSec() / 2)
 		pdir := filepath.Join(dir, "paced")
@@ -603,6 +638,11 @@ func (r *Report) Text() string {
 		offered = fmt.Sprintf("%d events/s offered", e.OfferedPerSec)
 	}
 	fmt.Fprintf(&b, "end to end %.0f events/s, SDK → NATS JetStream → ingest → ledger → signed checkpoint (%s, %.1f s)\n", e.EventsPerSec, offered, e.Seconds)
+	if st := r.Storage; st != nil {
+		fmt.Fprintf(&b, "bucket     %.0f events/s end to end with the log kept in %s (each checkpoint published once it and its tiles are there), %.2f× the embedded store's (same run, %.1f s)\n",
+			st.EventsPerSec, r.StorageURL, r.StorageRatio, st.Seconds)
+		fmt.Fprintf(&b, "           publish → checkpoint p50 %.1f ms, p99 %.1f ms (the embedded store's: %.1f, %.1f)\n", st.P50ms, st.P99ms, e.P50ms, e.P99ms)
+	}
 	lat := e
 	if r.Paced != nil {
 		lat = *r.Paced
