@@ -18,10 +18,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/sdk"
+	"github.com/zarlog/zarlog/wire"
 )
 
 // resends records the ids the client publishes again.
@@ -586,4 +589,88 @@ func TestResumeFollows(t *testing.T) {
 	play(t, ctx, g2, "resume-follows", 4)
 	s.verifyBundle(ctx, g2.ID())
 	t.Logf("follow stats %+v", c.FollowStats())
+}
+
+// TestReceiptVersion2Ledger: a ledger of receipt protocol version 2 (a
+// fake answering as wire.ParseReceiptRequest of that version did) refuses
+// a request of version 3 as a bad request naming the version; the Client
+// asks with version 2 from then on, gets the receipt's answer (a refusal
+// here), and a following Client stops following (ErrFollowUnsupported)
+// when its status request is refused too.
+func TestReceiptVersion2Ledger(t *testing.T) {
+	srv := startServer(t)
+	nc := dial(t, srv, emitter)
+	var mu sync.Mutex
+	var versions []int
+	sub, err := nc.Subscribe(wire.Subjects{}.Receipts(emitter), func(m *nats.Msg) {
+		var q struct {
+			V int `json:"v"`
+		}
+		json.Unmarshal(m.Data, &q)
+		status := bytes.Contains(m.Data, []byte(`"events"`))
+		if !status {
+			mu.Lock()
+			versions = append(versions, q.V)
+			mu.Unlock()
+		}
+		p := wire.ReceiptReply{Status: wire.StatusError, Code: "bad-request"}
+		switch {
+		case status:
+			p.Reason = `malformed zarlog wire message: json: unknown field "events"`
+		case q.V == wire.ReceiptStateVersion:
+			p.Reason = "malformed zarlog wire message: receipt protocol version 3 is not 2 (or absent, version 1)"
+		default:
+			p = wire.ReceiptReply{ID: "g:0", Status: wire.StatusRejected, Code: "bad-signature", Reason: "no", V: q.V}
+		}
+		b, err := wire.MarshalReceiptReply(p)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		m.Respond(b)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	createStream(t, nc, 0)
+	var retries []error
+	c := newClient(t, nc, sdk.Config{Emitter: emitter, FollowInterval: 10 * time.Millisecond, FollowAfter: time.Millisecond,
+		OnRetry: func(err error) {
+			mu.Lock()
+			retries = append(retries, err)
+			mu.Unlock()
+		}})
+	ctx := testContext(t)
+	ev := sdk.Event{ID: "g:0", Data: []byte(`{"x":1}`)}
+	if _, err := c.Publish(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Receipt(ctx, ev)
+	var rej *sdk.RejectedError
+	if !errors.As(err, &rej) || rej.Code != "bad-signature" {
+		t.Fatalf("receipt from a version-2 ledger: %v", err)
+	}
+	mu.Lock()
+	if !slices.Equal(versions, []int{wire.ReceiptStateVersion, wire.ReceiptProofVersion}) {
+		t.Errorf("receipt requests asked with versions %v, want 3 then 2", versions)
+	}
+	mu.Unlock()
+	// The follower's status request is refused too: it stops, holding
+	// nothing.
+	for {
+		mu.Lock()
+		unsupported := slices.ContainsFunc(retries, func(e error) bool { return errors.Is(e, sdk.ErrFollowUnsupported) })
+		mu.Unlock()
+		if unsupported {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("following went on against a version-2 ledger: %v", retries)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if st := c.FollowStats(); st.Held != 0 {
+		t.Errorf("a Client that stopped following holds %+v", st)
+	}
 }
