@@ -236,7 +236,7 @@ func Run(ctx context.Context, cfg Config) error {
 	h := &health{}
 	refusals := prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_mirror_evidence_files_total", Help: "Evidence files written for refused checkpoints."})
 	reg.MustRegister(refusals)
-	mux, err := Handler(st, bundles, wit, cfg.LogKey, cfg.HiddenNames, log, reg, h.check)
+	mux, err := Handler(st, bundles, wit, cfg.LogKey, cfg.HiddenNames, log, reg, h.check, h.ready)
 	if err != nil {
 		return err
 	}
@@ -354,11 +354,11 @@ func Run(ctx context.Context, cfg Config) error {
 // witnessing and emitter keys as wit keeps them (nil: none). vkey is the
 // log's verifier key (shown on the pages); hidden are the players' names
 // the pages do not show; reg is served at /metrics and gets the API's
-// metrics; health is /healthz.
-func Handler(st *follow.Store, bundles *publisher.Store, wit *Witnessing, vkey string, hidden *publisher.HiddenNames, log *slog.Logger, reg *prometheus.Registry, health func(context.Context) error) (http.Handler, error) {
+// metrics; health is /healthz and ready /readyz (nil: as /healthz).
+func Handler(st *follow.Store, bundles *publisher.Store, wit *Witnessing, vkey string, hidden *publisher.HiddenNames, log *slog.Logger, reg *prometheus.Registry, health, ready func(context.Context) error) (http.Handler, error) {
 	src := NewSource(st, bundles)
 	pcfg := publisher.Config{Games: src, Stats: src, LogKey: vkey, HiddenNames: hidden, Origin: st.Origin(), Logger: log.With("component", "pages")}
-	acfg := publisher.APIConfig{Log: src, Games: src, Metrics: reg, Registerer: reg, Health: health, Logger: log.With("component", "api")}
+	acfg := publisher.APIConfig{Log: src, Games: src, Metrics: reg, Registerer: reg, Health: health, Ready: ready, Logger: log.With("component", "api")}
 	if wit != nil {
 		pcfg.Witness, pcfg.EmitterKeysFunc = wit, wit.EmitterKeys
 		acfg.Witness, acfg.EmitterKeys = wit, wit.EmitterKeys
@@ -383,7 +383,9 @@ func Handler(st *follow.Store, bundles *publisher.Store, wit *Witnessing, vkey s
 // health is the mirror's /healthz: red once it refused a checkpoint, until
 // it restarts (the evidence file stays); red while the origin's latest
 // checkpoint is past a limit (the origin's fault, or the copy's disk
-// budget), until a checkpoint is accepted.
+// budget), until a checkpoint is accepted. Its /readyz (ready) is red only
+// for a refused checkpoint: past a limit the mirror still serves its
+// verified copy, and a load balancer keeps it.
 type health struct {
 	mu    sync.Mutex
 	err   error
@@ -406,6 +408,12 @@ func (h *health) check(context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return errors.Join(h.err, h.limit)
+}
+
+func (h *health) ready(context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err
 }
 
 // limitHealth is what /healthz says of a limit the origin went past.

@@ -98,6 +98,10 @@ func TestHostileLogWatchers(t *testing.T) {
 			time.Sleep(run)
 			code, health := get(t, p.lines["healthz"])
 			_, metrics := get(t, p.lines["metrics"])
+			readyCode, ready := get(t, strings.TrimSuffix(p.lines["healthz"], "healthz")+"readyz")
+			if tc.want.problem != entries.problem && readyCode != http.StatusOK {
+				t.Errorf("/readyz %d %q: past a limit the mirror still serves its verified copy", readyCode, ready)
+			}
 			if _, cp := get(t, strings.TrimSuffix(p.lines["healthz"], "healthz")+"checkpoint"); strings.Contains(cp, "hostile") {
 				t.Errorf("the mirror serves the hostile log's checkpoint")
 			}
