@@ -22,7 +22,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("zarlog bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: zarlog bench [--events N] [--emitters N] [--games N] [--mix NAME] [--rate N] [--bundles N] [--checks production|structural] [--pace saturated|human] [--human-games N] [--human-duration D] [--tessera] [--storage s3://BUCKET[/PREFIX]] [--json] [--dir DIR] [--cpuprofile FILE]")
+		fmt.Fprintln(stderr, "usage: zarlog bench [--events N] [--emitters N] [--games N] [--mix NAME] [--rate N] [--bundles N] [--checks production|structural] [--pace saturated|human] [--human-games N] [--human-duration D] [--human-cpuprofile FILE] [--tessera] [--storage s3://BUCKET[/PREFIX]] [--json] [--dir DIR] [--cpuprofile FILE]")
 		fmt.Fprintln(stderr, "\nMeasure zarlog on this machine: events end to end (SDK → embedded NATS JetStream → ingest → ledger →")
 		fmt.Fprintln(stderr, "signed checkpoint), publish→checkpoint latency, the ledger's bytes on disk per event, and the proof")
 		fmt.Fprintln(stderr, "bundles' size and verify time per game; with --tessera, the ledger alone and Tessera's POSIX log on")
@@ -36,9 +36,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fs.PrintDefaults()
 	}
 	var (
-		cfg        bench.Config
-		asJSON     bool
-		cpuProfile string
+		cfg          bench.Config
+		asJSON       bool
+		cpuProfile   string
+		humanProfile string
 	)
 	fs.IntVar(&cfg.Events, "events", bench.DefaultEvents, "the number of events")
 	fs.IntVar(&cfg.Emitters, "emitters", bench.DefaultEmitters, "the number of emitters (game backends), each with its own NATS connection")
@@ -57,6 +58,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	fs.StringVar(&cfg.Dir, "dir", "", "scratch `directory` for the logs, removed at the end (default: a temporary one)")
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "write the CPU profile of the end-to-end run to `file` (go tool pprof), the one the split by stage comes from")
+	fs.StringVar(&humanProfile, "human-cpuprofile", "", "--pace human: write the CPU profile of the human pace's measured window to `file`")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -108,6 +110,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		defer f.Close()
 		prof, cfg.Profile = f, f
 	}
+	var hprof *os.File
+	if humanProfile != "" {
+		f, err := os.Create(humanProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "zarlog bench: --human-cpuprofile:", err)
+			return 2
+		}
+		defer f.Close()
+		hprof, cfg.Human.Profile = f, f
+	}
 	rep, err := bench.Run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "zarlog bench:", err)
@@ -119,6 +131,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return 1
 		}
 		fmt.Fprintf(stderr, "zarlog bench: the CPU profile of the end-to-end run is in %s (go tool pprof %s)\n", cpuProfile, cpuProfile)
+	}
+	if hprof != nil {
+		if err := hprof.Close(); err != nil {
+			fmt.Fprintln(stderr, "zarlog bench: --human-cpuprofile:", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "zarlog bench: the CPU profile of the human pace is in %s (go tool pprof %s)\n", humanProfile, humanProfile)
 	}
 	if asJSON {
 		stdout.Write(rep.JSON())

@@ -65,10 +65,13 @@ func TestBench(t *testing.T) {
 
 // TestBenchHuman runs `zarlog bench --pace human --json` tiny (100 games,
 // gaps of 0.2–1 s, 4 s) and checks that the report carries the human pace
-// beside the saturated run, with its configuration. No timing is asserted.
+// beside the saturated run, with its configuration, and that
+// --human-cpuprofile writes a profile pprof reads. No timing is asserted.
 func TestBenchHuman(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "human.pprof")
 	args := []string{"bench", "--events", "2000", "--games", "8", "--bundles", "1", "--dir", t.TempDir() + "/b", "--json",
-		"--pace", "human", "--human-games", "100", "--human-duration", "4s", "--human-gap-min", "200ms", "--human-gap-max", "1s"}
+		"--pace", "human", "--human-games", "100", "--human-duration", "4s", "--human-gap-min", "200ms", "--human-gap-max", "1s",
+		"--human-cpuprofile", prof}
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
 		t.Fatalf("zarlog %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
@@ -86,6 +89,14 @@ func TestBenchHuman(t *testing.T) {
 		if !strings.Contains(stdout.String(), k) {
 			t.Errorf("report without %s: %s", k, stdout.String())
 		}
+	}
+	f, err := os.Open(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := profile.Parse(f); err != nil {
+		t.Errorf("--human-cpuprofile: %v", err)
 	}
 }
 

@@ -122,7 +122,7 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
-	in, err := ingest.New(nc, ingest.Config{Sink: sink, Locator: l, Checkpoints: l, InfoInterval: -1,
+	in, err := ingest.New(nc, ingest.Config{Sink: sink, Locator: l, Checkpoints: l, InfoInterval: -1, Linger: ingest.DefaultLinger,
 		// The bench measures the service's capacity: no emitter's rate is
 		// limited (docs/OPERATIONS.md §9).
 		RateBytesPerEmitter: -1, RateMessagesPerEmitter: -1})

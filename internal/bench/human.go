@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
@@ -67,6 +68,12 @@ type HumanConfig struct {
 	// Progress, if not nil, is called as the run goes: the step, and how
 	// many of its total items are done.
 	Progress func(step string, done, total int)
+	// Profile, if not nil, receives the CPU profile (pprof format) of the
+	// measured window, the one HumanMeasure.CPUStagesMicros comes from.
+	Profile io.Writer
+	// IngestLinger is the ingest's Linger (ingest.Config). Zero means
+	// ingest.DefaultLinger, as `zarlog serve` runs it; negative, none.
+	IngestLinger time.Duration
 }
 
 // A HumanMeasure is what a human-pace run measured, in its window (from
@@ -150,6 +157,9 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	cfg.Warmup = cmpOr(cfg.Warmup, cfg.MaxGap)
 	cfg.Emitters = cmpOr(cfg.Emitters, DefaultEmitters)
 	cfg.Rolls = cmpOr(cfg.Rolls, DefaultHumanRolls)
+	if cfg.IngestLinger == 0 {
+		cfg.IngestLinger = ingest.DefaultLinger
+	}
 	if cfg.MaxGap < cfg.MinGap || cfg.Warmup >= cfg.Duration {
 		return HumanMeasure{}, fmt.Errorf("bench: human pace: gaps %v to %v, warm-up %v of %v", cfg.MinGap, cfg.MaxGap, cfg.Warmup, cfg.Duration)
 	}
@@ -268,7 +278,7 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	if err != nil {
 		return HumanMeasure{}, err
 	}
-	in, err := ingest.New(nc, ingest.Config{Sink: sink, Locator: l, Checkpoints: l, InfoInterval: -1})
+	in, err := ingest.New(nc, ingest.Config{Sink: sink, Locator: l, Checkpoints: l, InfoInterval: -1, Linger: max(cfg.IngestLinger, 0)})
 	if err != nil {
 		return HumanMeasure{}, err
 	}
@@ -332,7 +342,7 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	cpu1, t1 := cpuTime(), time.Now()
 	count1, submits1 := sink.count.Load(), sink.submits.Load()
 	n := int(count1 - count0)
-	stages, err := prof.stages(max(n, 1), nil)
+	stages, err := prof.stages(max(n, 1), cfg.Profile)
 	if err != nil {
 		return HumanMeasure{}, err
 	}

@@ -54,6 +54,7 @@ import (
 	"github.com/zarlog/zarlog/internal/serve"
 	"github.com/zarlog/zarlog/internal/workload"
 	"github.com/zarlog/zarlog/ledger"
+	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/publisher"
 	"github.com/zarlog/zarlog/verifier"
 )
@@ -181,6 +182,9 @@ type RunConfig struct {
 	Receipts string `json:"receipts"`
 	// CheckpointIntervalMs is the ledger's checkpoint interval.
 	CheckpointIntervalMs int `json:"checkpointIntervalMs"`
+	// IngestLingerMs is how long the ingest lets a small batch wait for
+	// more messages (ingest.DefaultLinger, as `zarlog serve` runs it).
+	IngestLingerMs int `json:"ingestLingerMs"`
 	// Pace is "saturated" (events offered as fast as the emitters take
 	// them, then at half that rate), or "rate" (Config.Rate); followed by
 	// "+human" when the run has the human pace too (Report.Human).
@@ -191,6 +195,7 @@ type RunConfig struct {
 func runConfig(cfg Config, w *Workload) RunConfig {
 	c := RunConfig{Checks: w.Checks(), Moves: "structural", Beacons: "fake", Pace: "saturated",
 		CheckpointIntervalMs: int(ledger.DefaultCheckpointInterval / time.Millisecond),
+		IngestLingerMs:       int(ingest.DefaultLinger / time.Millisecond),
 		Receipts:             fmt.Sprintf("every game's commit and every %dth event, in the latency pass", ReceiptSample)}
 	if w.Moves {
 		c.Moves = "rules"
@@ -734,7 +739,7 @@ func (c RunConfig) describe() string {
 	if c.Beacons == "bls" {
 		beacons = "real quicknet beacons, BLS-checked once per anchored-v1 game"
 	}
-	return fmt.Sprintf("%s: %s; %s; a checkpoint every %d ms", c.Checks, moves, beacons, c.CheckpointIntervalMs)
+	return fmt.Sprintf("%s: %s; %s; a checkpoint every %d ms; small ingest batches wait up to %d ms", c.Checks, moves, beacons, c.CheckpointIntervalMs, c.IngestLingerMs)
 }
 
 func orUnknown(s string) string {

@@ -414,7 +414,7 @@ func Run(ctx context.Context, cfg Config) error {
 		MaxReceiptRequestsPerEmitter: cfg.ReceiptRequestsPerEmitter, MaxReceiptRequests: cfg.ReceiptRequests,
 		BacklogBytesPerEmitter: cfg.BacklogBytesPerEmitter, BacklogMessagesPerEmitter: cfg.BacklogMessagesPerEmitter,
 		RateBytesPerEmitter: cfg.RateBytesPerEmitter, RateMessagesPerEmitter: cfg.RateMessagesPerEmitter,
-		Logger: log.With("component", "ingest"), Registerer: reg})
+		Linger: ingest.DefaultLinger, Logger: log.With("component", "ingest"), Registerer: reg})
 	if err != nil {
 		return fail(fmt.Errorf("serve: %w", err))
 	}

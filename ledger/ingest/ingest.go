@@ -44,6 +44,12 @@ import (
 	"github.com/zarlog/zarlog/wire"
 )
 
+// DefaultLinger is the Linger `zarlog serve` runs with: at a human pace
+// (a few hundred events a second, one or two per message) it cut the CPU
+// per event by about a third in `zarlog bench --pace human`
+// (docs/BENCHMARKS.md, issue 31), for at most 20 ms more per group.
+const DefaultLinger = 20 * time.Millisecond
+
 // Config configures an Ingester. Every field's zero value is documented.
 type Config struct {
 	// Sink receives the events. Required.
@@ -64,6 +70,15 @@ type Config struct {
 	// means 8192. The Ingester takes whatever has arrived, up to MaxBatch,
 	// while the previous Append runs: batches grow when the sink is slow.
 	MaxBatch int
+	// Linger is how long a batch of fewer than LingerEvents events waits
+	// for more messages before it is handed to Append: at a low rate, a
+	// group (one Pebble batch, one fsync, the partial tiles rewritten)
+	// then carries more events, for a latency of at most Linger. Zero
+	// means no waiting; `zarlog serve` uses DefaultLinger.
+	Linger time.Duration
+	// LingerEvents is the batch size from which a batch does not linger.
+	// Zero means 256.
+	LingerEvents int
 	// MaxBatchBytes is the most bytes of messages handed to one Append
 	// (a batch may exceed it by one message). Zero means 16 MiB.
 	MaxBatchBytes int
@@ -134,6 +149,9 @@ func (c Config) withDefaults() Config {
 	c.Consumer = c.Consumer.withDefaults()
 	if c.MaxBatch == 0 {
 		c.MaxBatch = 8192
+	}
+	if c.LingerEvents == 0 {
+		c.LingerEvents = 256
 	}
 	if c.Prefetch == 0 {
 		c.Prefetch = min(2048, c.Consumer.MaxAckPending)
@@ -421,6 +439,24 @@ func (in *Ingester) session(ctx context.Context) error {
 			default:
 				break drain
 			}
+		}
+		if in.cfg.Linger > 0 && events < in.cfg.LingerEvents {
+			timer := time.NewTimer(in.cfg.Linger)
+		linger:
+			for events < in.cfg.LingerEvents && size < in.cfg.MaxBatchBytes {
+				select {
+				case m := <-msgs:
+					batch = append(batch, m)
+					events += eventCount(m)
+					size += len(m.Data())
+				case <-timer.C:
+					break linger
+				case <-ctx.Done():
+					timer.Stop()
+					return ctx.Err()
+				}
+			}
+			timer.Stop()
 		}
 		waiting.give(size)
 		in.m.inflight.Set(float64(len(batch) + len(msgs)))

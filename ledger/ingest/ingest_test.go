@@ -564,3 +564,36 @@ func TestReceiptProof(t *testing.T) {
 		t.Errorf("a proof the ledger cannot make: %+v", rep)
 	}
 }
+
+// TestLinger: with Linger, a batch of fewer than LingerEvents events waits
+// for more messages: six events published one after another, each
+// acknowledged before the next, reach the sink in one Append (the
+// linger, an hour here, ends as soon as the sixth arrives).
+func TestLinger(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t, ServerConfig{})
+	sink := newFakeSink()
+	in := newIngester(t, connect(t, s), Config{Sink: sink, Locator: sink, Checkpoints: sink, Linger: time.Hour, LingerEvents: 6})
+	runIngest(t, in)
+	c := newClient(t, clientConn(t, s, "e1"), sdk.Config{Emitter: "e1"})
+	var ids []string
+	for g := range 6 {
+		id, data := makeEvent("e1", fmt.Sprintf("linger%d", g), 0)
+		p, err := c.PublishAsync(ctx, sdk.Event{ID: id, Data: data, OrderKey: fmt.Sprintf("linger%d", g)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	sink.waitLen(t, ctx, len(ids))
+	sink.checkExactlyOnce(t, ids)
+	sink.mu.Lock()
+	calls := sink.calls
+	sink.mu.Unlock()
+	if calls != 1 {
+		t.Errorf("%d Appends for six events published one by one, want 1 (they linger until the sixth)", calls)
+	}
+}
