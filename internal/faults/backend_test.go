@@ -11,6 +11,8 @@ package faults_test
 //	finished <unix ms> <game id>                    its reveal receipted
 //	resend <unix ms> <event id>                     the SDK published it again
 //	rejected <unix ms> <event id> <code>            the ledger refused it
+//	refused <unix ms> <event id> <code>             refused out-of-order or unknown-game
+//	resent <unix ms> <event id>                     published again by the backend
 //	failed <unix ms> <label> <error>                a game that stopped
 //	done
 //
@@ -21,12 +23,14 @@ package faults_test
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -66,6 +70,8 @@ type backendConfig struct {
 type held struct {
 	ev   sdk.Event
 	game string
+	seq  uint64
+	ack  sdk.Ack // of the backend's own copy, once it sent one again
 }
 
 type backend struct {
@@ -77,6 +83,7 @@ type backend struct {
 	cond        *sync.Cond
 	held        map[string]*held // by event id
 	lastReceipt time.Time
+	resentGame  map[string]time.Time
 	asking      map[string]bool // a receipt request is out
 	queue       chan string
 }
@@ -134,7 +141,7 @@ func runBackend(cfg backendConfig) error {
 	if err != nil {
 		return err
 	}
-	b = &backend{client: client, out: bufio.NewWriter(os.Stdout), held: map[string]*held{}, asking: map[string]bool{},
+	b = &backend{client: client, out: bufio.NewWriter(os.Stdout), held: map[string]*held{}, resentGame: map[string]time.Time{}, asking: map[string]bool{},
 		queue: make(chan string, 1<<16)}
 	b.cond = sync.NewCond(&b.mu)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -239,7 +246,7 @@ func (b *backend) after(game string, seq uint64, leaf []byte) {
 	}
 	b.print("ack %d %s %s", now(), id, base64.StdEncoding.EncodeToString(leaf))
 	b.mu.Lock()
-	b.held[id] = &held{ev: sdk.Event{ID: id, Data: leaf, OrderKey: game}, game: game}
+	b.held[id] = &held{ev: sdk.Event{ID: id, Data: leaf, OrderKey: game}, game: game, seq: seq}
 	for len(b.held) > maxUnreceipted {
 		b.cond.Wait()
 	}
@@ -265,7 +272,10 @@ func (b *backend) receipts(ctx context.Context) {
 		b.asking[id] = true
 		b.mu.Unlock()
 		rctx, cancel := context.WithTimeout(ctx, askFor)
-		r, err := b.client.Receipt(rctx, h.ev)
+		b.mu.Lock()
+		ack := h.ack
+		b.mu.Unlock()
+		r, err := b.client.ReceiptOf(rctx, h.ev, ack)
 		cancel()
 		b.mu.Lock()
 		delete(b.asking, id)
@@ -279,13 +289,21 @@ func (b *backend) receipts(ctx context.Context) {
 			if isReveal(h.ev.Data) {
 				b.print("finished %d %s", now(), h.game)
 			}
+		case errors.As(err, &rej) && (rej.Code == "out-of-order" || rej.Code == "unknown-game"):
+			// Its predecessor was lost (a takeover), and the SDK returned
+			// the refusal before it found that out: the backend sends the
+			// game's unreceipted events again, in order (docs/FAULTS.md §4).
+			b.print("refused %d %s %s", now(), id, rej.Code)
 		case errors.As(err, &rej):
 			delete(b.held, id)
 			b.cond.Broadcast()
 			b.print("rejected %d %s %s", now(), id, rej.Code)
 		}
 		b.mu.Unlock()
-		if err != nil && rej == nil {
+		switch {
+		case rej != nil && (rej.Code == "out-of-order" || rej.Code == "unknown-game"):
+			b.resendGame(ctx, h.game)
+		case err != nil && rej == nil:
 			b.queue <- id // ask again
 		}
 	}
@@ -298,4 +316,46 @@ func isReveal(leaf []byte) bool {
 	}
 	json.Unmarshal(leaf, &ev)
 	return ev.Type == "reveal"
+}
+
+// resendGame publishes again, in order, every event of game that has no
+// receipt, at most once a second per game, and asks for their receipts.
+func (b *backend) resendGame(ctx context.Context, game string) {
+	b.mu.Lock()
+	if time.Since(b.resentGame[game]) < time.Second {
+		b.mu.Unlock()
+		time.Sleep(time.Second)
+		b.mu.Lock()
+	}
+	b.resentGame[game] = time.Now()
+	var evs []*held
+	for _, h := range b.held {
+		if h.game == game {
+			evs = append(evs, h)
+		}
+	}
+	b.mu.Unlock()
+	slices.SortFunc(evs, func(x, y *held) int { return cmp.Compare(x.seq, y.seq) })
+	pending := map[*held]*sdk.Pending{}
+	for _, h := range evs {
+		p, err := b.client.PublishAsync(ctx, h.ev)
+		if err != nil {
+			continue
+		}
+		b.print("resent %d %s", now(), h.ev.ID)
+		pending[h] = p
+	}
+	for h, p := range pending {
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		ack, err := p.Wait(wctx)
+		cancel()
+		if err == nil {
+			b.mu.Lock()
+			h.ack = ack
+			b.mu.Unlock()
+		}
+	}
+	for _, h := range evs {
+		b.queue <- h.ev.ID
+	}
 }

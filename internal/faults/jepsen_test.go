@@ -80,8 +80,23 @@ type deployment struct {
 	spans    []span
 	notes    map[string][]byte
 	finished bool
+	holder   *zNode // the node that took the log last
 
 	backendErr func() string
+}
+
+// setHolder records the node that took the log last: another node that
+// still thinks it holds it (cut off, say) has lost it.
+func (d *deployment) setHolder(nd *zNode) {
+	d.mu.Lock()
+	d.holder = nd
+	d.mu.Unlock()
+}
+
+func (d *deployment) isHolder(nd *zNode) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.holder == nd
 }
 
 // dump logs the last lines of every process, for a failure.
@@ -228,8 +243,8 @@ func TestJepsen(t *testing.T) {
 	if err := rec.wait(5 * time.Minute); err != nil {
 		t.Fatalf("the backend: %v", err)
 	}
-	d.logf("backend done: %d events acknowledged, %d receipted, %d resent by the SDK, %d games finished, %d failed, %d started to keep the stream moving",
-		len(rec.acks), len(rec.receipts), rec.resent, len(rec.finished), len(rec.failed), rec.keepalives)
+	d.logf("backend done: %d events acknowledged, %d receipted, %d resent by the SDK, %d games finished, %d failed, %d started to keep the stream moving, %d refusals out-of-order or unknown-game the SDK returned (%d events sent again by the backend)",
+		len(rec.acks), len(rec.receipts), rec.resent, len(rec.finished), len(rec.failed), rec.keepalives, rec.refused, rec.backendResent)
 	for _, f := range rec.failed {
 		t.Errorf("a game failed: %s", f)
 	}
@@ -275,8 +290,8 @@ func TestJepsen(t *testing.T) {
 	windows := rec.windows(d.start, time.Second)
 	var lines []string
 	lines = append(lines, fmt.Sprintf("seed %d, %v of faults, %d faults: %s", seed, duration, len(d.faultsDone()), strings.Join(d.faultsDone(), ", ")))
-	lines = append(lines, fmt.Sprintf("events: %d acknowledged, %d receipted (%d resent by the SDK), %d in the final log (size %d); lost %d, duplicated %d, forks %d; %d distinct checkpoints checked; %d games finished, %d bundles verified by zarlog-verify",
-		len(rec.acks), res.Receipted, rec.resent, res.Entries, log.Checkpoint.Size, res.Lost, res.Duplicated, res.Forks, res.Checkpoints, len(rec.finished), verified))
+	lines = append(lines, fmt.Sprintf("events: %d acknowledged, %d receipted (%d resent by the SDK, %d by the backend after a refusal the SDK returned), %d in the final log (size %d); lost %d, duplicated %d, forks %d; %d distinct checkpoints checked; %d games finished, %d bundles verified by zarlog-verify",
+		len(rec.acks), res.Receipted, rec.resent, rec.backendResent, res.Entries, log.Checkpoint.Size, res.Lost, res.Duplicated, res.Forks, res.Checkpoints, len(rec.finished), verified))
 	lines = append(lines, "takeovers after kill -9 of the primary: "+takeovers.String())
 	var ws []string
 	var longest time.Duration
@@ -492,10 +507,12 @@ func (d *deployment) nodeLine(nd *zNode) func(p *faults.Proc, stream, line strin
 			}
 		case strings.Contains(line, "storage: took over the log"):
 			nd.primary = true
+			d.setHolder(nd)
 			nd.took = append(nd.took, time.Now())
 			d.logf("%s: took over the log (%s)", nd.name, afterField(line))
 		case strings.Contains(line, "storage: this node is the primary"):
 			nd.primary = true
+			d.setHolder(nd)
 		case strings.Contains(line, "LOST THE LEASE"):
 			nd.primary = false
 			nd.lost++
@@ -525,7 +542,7 @@ func (d *deployment) waitPrimary(timeout time.Duration) *zNode {
 	deadline := time.Now().Add(timeout)
 	for {
 		for _, nd := range d.nodes {
-			if nd.isPrimary() && nd.proc.Running() {
+			if nd.isPrimary() && d.isHolder(nd) && nd.proc.Running() {
 				return nd
 			}
 		}
@@ -617,17 +634,19 @@ type recorder struct {
 	stdin io.WriteCloser
 	wait  func(timeout time.Duration) error // for the process to end, done
 
-	mu         sync.Mutex
-	acks       map[string][]byte // event id → bytes
-	receipts   []gotReceipt
-	receipted  map[string]bool
-	finished   []string // game ids
-	failed     []string
-	resent     int
-	keepalives int
-	rejected   []string
-	done       bool
-	changed    chan struct{}
+	mu            sync.Mutex
+	acks          map[string][]byte // event id → bytes
+	receipts      []gotReceipt
+	receipted     map[string]bool
+	finished      []string // game ids
+	failed        []string
+	resent        int
+	keepalives    int
+	refused       int // refused out-of-order or unknown-game, then sent again by the backend
+	backendResent int
+	rejected      []string
+	done          bool
+	changed       chan struct{}
 }
 
 func (d *deployment) startBackend(ctx context.Context) *recorder {
@@ -751,6 +770,10 @@ func (r *recorder) line(line string) {
 		r.rejected = append(r.rejected, strings.Join(f[2:], " "))
 	case "failed":
 		r.failed = append(r.failed, strings.Join(f[2:], " "))
+	case "refused":
+		r.refused++
+	case "resent":
+		r.backendResent++
 	case "keepalive":
 		r.keepalives++
 	case "played":
