@@ -655,6 +655,22 @@ func TestServeRestoreFromBucket(t *testing.T) {
 	if cp, _, ok := r.checkpoint(n); !ok || cp.Size != killed.Size {
 		t.Fatalf("the new node serves a checkpoint of %d leaves (%t), the bucket has %d", cp.Size, ok, killed.Size)
 	}
+	// It serves the old primary's witnessed checkpoint, copied from the
+	// bucket, before it holds the lock (the lease is 3 s).
+	for {
+		wasLeader := leader(n)
+		if code, body := n.get("/checkpoint.witnessed"); code == 200 {
+			cp, _, err := pol.Open(body)
+			if err != nil || wasLeader || cp.Size > killed.Size {
+				t.Fatalf("the new node's first witnessed checkpoint (size %d, leader %t): %v", cp.Size, wasLeader, err)
+			}
+			break
+		}
+		if wasLeader || ctx.Err() != nil {
+			t.Fatal("the new node served no witnessed checkpoint from the bucket before it took the lock")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	w2, wcp2 := witnessed(n, killed.Size)
 	if nk, _ := r.lock(ctx); nk.Term != k.Term+1 || nk.Holder != strings.Fields(n.lines["node"])[0] {
 		t.Fatalf("the lock is %s's, term %d; was %s's, term %d", nk.Holder, nk.Term, k.Holder, k.Term)

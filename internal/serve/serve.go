@@ -593,6 +593,11 @@ func Run(ctx context.Context, cfg Config) error {
 	if exp != nil {
 		wg.Go(func() { endedCh <- ended{"export", follow(pubCtx, l, exp, stored, 0, log)} })
 	}
+	if bkt != nil && wit != nil {
+		wg.Go(func() {
+			copyWitnessed(pubCtx, bkt, l, wit.store, key.verifier, leading, log.With("component", "storage"))
+		})
+	}
 	if bexp != nil {
 		wg.Go(func() {
 			select {

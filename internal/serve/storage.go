@@ -7,6 +7,7 @@ package serve
 // the node holds the log's lock.
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -19,11 +20,14 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/zarlog/zarlog/bucket"
 	"github.com/zarlog/zarlog/ledger"
+	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/publisher"
 	"github.com/zarlog/zarlog/storage"
+	"github.com/zarlog/zarlog/witness"
 )
 
 // nodeIDFile is where a node keeps its id (storage.Config.NodeID): a
@@ -192,4 +196,58 @@ func (u *undoRegisterer) undo() {
 		u.r.Unregister(c)
 	}
 	u.cs = nil
+}
+
+// copyWitnessed keeps the bucket's checkpoint.witnessed (the primary's,
+// exported there) in this node's witnessed store while it follows the
+// bucket, until it holds the lock (then its own witnessing keeps it): a
+// standby serves the witnessed checkpoint and builds witnessed bundles as
+// the primary does, and a node that takes over has it from its first
+// second. A checkpoint is kept only once the ledger holds its tree with
+// its root, and if it meets the policy (witness.Witnessed.Put).
+func copyWitnessed(ctx context.Context, b bucket.Store, l *ledger.Ledger, store *witness.Witnessed, logKey note.Verifier, leading <-chan struct{}, log *slog.Logger) {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	var etag string // of the object last dealt with
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-leading:
+			return
+		case <-t.C:
+		}
+		t.Reset(time.Second)
+		data, et, err := b.Get(ctx, publisher.WitnessedPath, etag)
+		if errors.Is(err, bucket.ErrNotModified) || errors.Is(err, bucket.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			log.Debug("reading the bucket's witnessed checkpoint", "err", err)
+			continue
+		}
+		cp, err := merkle.Open(data, logKey)
+		if err != nil {
+			log.Warn("the bucket's witnessed checkpoint is not the log's", "err", err)
+			etag = et
+			continue
+		}
+		if size, err := l.Size(); err != nil || size < cp.Size {
+			continue // not imported yet: read it again
+		}
+		etag = et
+		if cur, ccp, _ := store.Latest(); bytes.Equal(cur, data) || ccp.Size > cp.Size {
+			continue
+		}
+		root, err := merkle.RootHash(ctx, l.TileReader(), cp.Size)
+		if err != nil || root != cp.Hash {
+			log.Warn("the bucket's witnessed checkpoint is not this node's log", "size", cp.Size, "err", err)
+			continue
+		}
+		if err := store.Put(data); err != nil {
+			log.Warn("keeping the bucket's witnessed checkpoint", "err", err)
+			continue
+		}
+		log.Debug("the bucket's witnessed checkpoint kept", "size", cp.Size)
+	}
 }
