@@ -62,7 +62,12 @@ export class ReceiptRefusedError extends Error {
   constructor(message) { super(message); this.name = "ReceiptRefusedError"; this.code = "bad-request"; }
 }
 
-const RECEIPT_WAIT = 20000;
+// RECEIPT_WAIT is how long one receipt request asks the ledger to hold it, and RECEIPT_SLACK
+// how much longer the client waits for the answer: a request held by a ledger that dies (a
+// primary killed, whose standby takes the log over) is never answered, so these bound how late
+// a backend learns of the new primary's receipt. The same as the Go SDK (sdk/receipt.go).
+const RECEIPT_WAIT = 5000;
+const RECEIPT_SLACK = 2000;
 
 const defaults = {
   window: 32, maxBatchEvents: 256, maxBatchBytes: 256 << 10, maxQueued: 65536,
@@ -351,7 +356,7 @@ export class Client {
       const start = Date.now();
       let rep, err;
       try {
-        const m = await this.nc.request(this.subjects.receipts(this.emitter), req, { timeout: RECEIPT_WAIT + 5000 });
+        const m = await this.nc.request(this.subjects.receipts(this.emitter), req, { timeout: RECEIPT_WAIT + RECEIPT_SLACK });
         rep = parseReceiptReply(m.data);
       } catch (e) {
         err = e;
