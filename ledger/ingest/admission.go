@@ -181,6 +181,13 @@ func (a *admission) run(ctx context.Context) (stop func(), err error) {
 		// callbacks are quick, and the buffer is bounded by bytes anyway.
 		s.SetPendingLimits(-1, 256<<20)
 	}
+	// The subscriptions are the server's once it answers a ping: a message
+	// published after run returns reaches the admission (TestAdmissionReply
+	// publishes at once). On a connection that is down they are sent again
+	// when it comes back, so a failed flush is only said.
+	if err := nc.FlushTimeout(5 * time.Second); err != nil {
+		a.in.log.Warn("the admission's subscriptions are not confirmed by the server yet", "err", err)
+	}
 	done := make(chan struct{})
 	go func() {
 		t := time.NewTicker(pendingAge / 3)
