@@ -25,6 +25,21 @@ var testLimits = httpserve.Limits{ReadHeaderTimeout: 300 * time.Millisecond, Rea
 // with 413; the others at the read timeout).
 func TestSlowClients(t *testing.T) {
 	r := start(t, serve.Config{Dir: t.TempDir(), HTTPLimits: testLimits, AdminLimits: testLimits})
+	// The honest request's answer must be the healthy one: wait until the
+	// service says so (it answers 503 for a moment at start, once in CI).
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		resp, err := http.Get(r.info.HTTP + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/healthz not 200 after 30 s: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	token, err := os.ReadFile(r.info.AdminToken)
 	if err != nil {
 		t.Fatal(err)
