@@ -106,8 +106,16 @@ func (c *Cosigner) KeyHash() uint32 { return c.id }
 
 // VerifierKey returns the cosigner's verifier key, of signature type 0x04.
 func (c *Cosigner) VerifierKey() string {
-	pub := append([]byte{sigTypeCosignV1}, c.key.Public().(ed25519.PublicKey)...)
-	return fmt.Sprintf("%s+%08x+%s", c.name, c.id, base64.StdEncoding.EncodeToString(pub))
+	return CosignatureVerifierKey(c.name, c.key.Public().(ed25519.PublicKey))
+}
+
+// CosignatureVerifierKey returns the C2SP tlog-cosignature/v1 verifier key
+// of the witness named name with Ed25519 public key pub:
+// "<name>+<key ID>+<base64(0x04 ‖ pub)>". It does not check the name (see
+// NewCosignatureVerifier, which does).
+func CosignatureVerifierKey(name string, pub ed25519.PublicKey) string {
+	b := append([]byte{sigTypeCosignV1}, pub...)
+	return fmt.Sprintf("%s+%08x+%s", name, keyID(name, sigTypeCosignV1, pub), base64.StdEncoding.EncodeToString(b))
 }
 
 // Sign returns the timestamped signature of a checkpoint text: the timestamp

@@ -12,7 +12,7 @@ import (
 var layers = map[string]int{
 	// 0: the pure bottom: formats and arithmetic, no I/O.
 	"events/cjson": 0, "events/drand": 0, "merkle": 0, "rules": 0, "wire": 0,
-	"internal/pebblefs": 0, "internal/httpserve": 0, "bucket": 0,
+	"internal/pebblefs": 0, "internal/httpserve": 0, "bucket": 0, "internal/toolproc": 0,
 	"events/dice": 1,
 	"events":      2,
 	// 3: the rules engine's adapter, test workloads.

@@ -3,10 +3,9 @@
 // independent implementation of C2SP tlog-witness, beside a zarlog process:
 // the demo's second witness and the tests' third-party one. torchwood's
 // witness is an internal package of its module, so it cannot run in
-// process: Start builds the command with the go command (go tool -n, from
-// the build cache after the first time), holds its key in an in-process
-// ssh-agent as litewitness wants, adds the logs with torchwood's
-// witnessctl, and runs it until Stop.
+// process: Start builds the command with the go command (package
+// toolproc), holds its key in an in-process ssh-agent as litewitness
+// wants, adds the logs with torchwood's witnessctl, and runs it until Stop.
 package litewitness
 
 import (
@@ -14,9 +13,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -24,13 +20,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
-	"time"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/mod/sumdb/note"
+
+	"github.com/zarlog/zarlog/internal/toolproc"
+	"github.com/zarlog/zarlog/merkle"
 )
 
 // Version is the litewitness go.mod pins.
@@ -65,10 +61,8 @@ type Witness struct {
 	// VerifierKey is its cosignature/v1 verifier key.
 	VerifierKey string
 
-	cmd  *exec.Cmd
+	proc *toolproc.Proc
 	ln   net.Listener
-	done chan error
-	once sync.Once
 }
 
 // Start builds and starts a litewitness and returns once it listens. It
@@ -80,15 +74,11 @@ func Start(ctx context.Context, cfg Config) (*Witness, error) {
 	}
 	bins := map[string]string{}
 	for _, tool := range []string{"litewitness", "witnessctl"} {
-		cmd := exec.CommandContext(ctx, "go", "tool", "-n", tool)
-		cmd.Dir = cfg.GoDir
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
+		bin, err := toolproc.Path(ctx, cfg.GoDir, tool)
 		if err != nil {
-			return nil, fmt.Errorf("litewitness: building %s with the go command: %w: %s", tool, err, strings.TrimSpace(stderr.String()))
+			return nil, fmt.Errorf("litewitness: %w", err)
 		}
-		bins[tool] = strings.TrimSpace(string(out))
+		bins[tool] = bin
 	}
 	r := cfg.Rand
 	if r == nil {
@@ -113,7 +103,7 @@ func Start(ctx context.Context, cfg Config) (*Witness, error) {
 			}
 		}
 	}
-	w := &Witness{done: make(chan error, 1)}
+	w := &Witness{}
 	keyring := agent.NewKeyring()
 	if err := keyring.Add(agent.AddedKey{PrivateKey: priv}); err != nil {
 		return nil, fmt.Errorf("litewitness: %w", err)
@@ -137,57 +127,26 @@ func Start(ctx context.Context, cfg Config) (*Witness, error) {
 	}
 	addr := cfg.Addr
 	if addr == "" {
-		probe, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
+		if addr, err = toolproc.FreeAddr(); err != nil {
 			w.ln.Close()
 			return nil, fmt.Errorf("litewitness: %w", err)
 		}
-		addr = probe.Addr().String()
-		probe.Close()
 	}
-	w.cmd = exec.Command(bins["litewitness"], "-db", db, "-name", cfg.Name, "-key", ssh.FingerprintSHA256(sshPub),
-		"-ssh-agent", w.ln.Addr().String(), "-listen", addr)
-	out := cfg.Log
-	if out == nil {
-		out = io.Discard
-	}
-	w.cmd.Stdout, w.cmd.Stderr = out, out
-	if err := w.cmd.Start(); err != nil {
+	args := []string{"-db", db, "-name", cfg.Name, "-key", ssh.FingerprintSHA256(sshPub),
+		"-ssh-agent", w.ln.Addr().String(), "-listen", addr}
+	if w.proc, err = toolproc.Start(ctx, bins["litewitness"], args, cfg.Log, addr); err != nil {
 		w.ln.Close()
 		return nil, fmt.Errorf("litewitness: %w", err)
 	}
-	go func() { w.done <- w.cmd.Wait() }()
-	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case err := <-w.done:
-			w.ln.Close()
-			return nil, fmt.Errorf("litewitness exited at start: %v", err)
-		default:
-		}
-		if time.Since(start) > 30*time.Second || ctx.Err() != nil {
-			w.Stop()
-			return nil, fmt.Errorf("litewitness does not listen on %s", addr)
-		}
-	}
 	w.URL = "http://" + addr
-	h := sha256.Sum256(append([]byte(cfg.Name+"\n\x04"), pub...))
-	w.VerifierKey = cfg.Name + "+" + hex.EncodeToString(h[:4]) + "+" + base64.StdEncoding.EncodeToString(append([]byte{0x04}, pub...))
+	w.VerifierKey = merkle.CosignatureVerifierKey(cfg.Name, pub)
 	return w, nil
 }
 
 // Stop stops the litewitness (SIGKILL: it keeps its state in SQLite,
 // committed before it answers) and its ssh-agent.
 func (w *Witness) Stop() error {
-	w.once.Do(func() {
-		if w.cmd.Process != nil {
-			w.cmd.Process.Kill()
-		}
-		<-w.done
-		w.ln.Close()
-	})
+	w.proc.Stop()
+	w.ln.Close()
 	return nil
 }

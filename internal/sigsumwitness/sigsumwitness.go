@@ -15,36 +15,32 @@
 // witness networks want) cannot be cosigned by sigsum-witness v0.14.1;
 // docs/WITNESS.md says so.
 //
-// Start builds the command with the go command (go tool -n, from the build
-// cache after the first time), writes the witness's key as an OpenSSH
-// private key file and the log's as an OpenSSH public key, and runs the
-// witness until Stop. Its state (the last cosigned tree head) is a file in
+// Start builds the command with the go command (package toolproc), writes
+// the witness's key as an OpenSSH private key file and the log's as an
+// OpenSSH public key, and runs the witness until Stop. Its state (the last cosigned tree head) is a file in
 // Config.Dir, so a witness restarted on the same Dir keeps its size.
 package sigsumwitness
 
 import (
-	"bytes"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"time"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/mod/sumdb/note"
+
+	"github.com/zarlog/zarlog/internal/toolproc"
+	"github.com/zarlog/zarlog/merkle"
 )
 
 // Version is the sigsum-witness go.mod pins.
@@ -80,28 +76,21 @@ func LogKey(r io.Reader) (skey, vkey string, err error) {
 	}
 	pub := ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey)
 	name := Origin(pub)
-	skey = "PRIVATE+KEY+" + name + "+" + keyHash(name, 0x01, pub) + "+" + base64.StdEncoding.EncodeToString(append([]byte{0x01}, seed...))
 	vkey, err = note.NewEd25519VerifierKey(name, pub)
 	if err != nil {
 		return "", "", fmt.Errorf("sigsumwitness: the log key: %w", err)
 	}
-	// The signer key must be the verifier key's: a round trip through
-	// the note package says so.
-	s, err := note.NewSigner(skey)
+	v, err := note.NewVerifier(vkey)
 	if err != nil {
 		return "", "", fmt.Errorf("sigsumwitness: the log key: %w", err)
 	}
-	if v, err := note.NewVerifier(vkey); err != nil || v.KeyHash() != s.KeyHash() {
-		return "", "", fmt.Errorf("sigsumwitness: the log key's hash differs from its verifier key's (%v)", err)
+	skey = fmt.Sprintf("PRIVATE+KEY+%s+%08x+%s", name, v.KeyHash(), base64.StdEncoding.EncodeToString(append([]byte{0x01}, seed...)))
+	// The signer key must be the verifier key's: a round trip through
+	// the note package says so.
+	if s, err := note.NewSigner(skey); err != nil || s.KeyHash() != v.KeyHash() {
+		return "", "", fmt.Errorf("sigsumwitness: the log key's signer key differs from its verifier key (%v)", err)
 	}
 	return skey, vkey, nil
-}
-
-// keyHash is a signed-note key hash: the first 4 bytes of SHA-256(name ‖
-// "\n" ‖ alg ‖ pub), as 8 hex digits.
-func keyHash(name string, alg byte, pub ed25519.PublicKey) string {
-	h := sha256.Sum256(append(append([]byte(name+"\n"), alg), pub...))
-	return fmt.Sprintf("%08x", binary.BigEndian.Uint32(h[:4]))
 }
 
 // Config configures a sigsum-witness. Dir and Log are required.
@@ -135,9 +124,7 @@ type Witness struct {
 	// Sigsum cosigned tree head, in Sigsum's ASCII format).
 	StateFile string
 
-	cmd  *exec.Cmd
-	done chan error
-	once sync.Once
+	proc *toolproc.Proc
 }
 
 // Start builds and starts a sigsum-witness for the log cfg.Log and returns
@@ -149,22 +136,17 @@ func Start(ctx context.Context, cfg Config) (*Witness, error) {
 	if cfg.Dir == "" || cfg.Log == "" {
 		return nil, errors.New("sigsumwitness: Dir and Log are required")
 	}
-	logPub, err := ed25519Key(cfg.Log, 0x01)
+	logPub, err := ed25519Key(cfg.Log)
 	if err != nil {
 		return nil, fmt.Errorf("sigsumwitness: the log key %q: %w", cfg.Log, err)
 	}
 	if name, _, _ := strings.Cut(cfg.Log, "+"); name != Origin(logPub) {
 		return nil, fmt.Errorf("sigsumwitness: the log's origin is %q: sigsum-witness cosigns only the origin %q (sigsum.org/v1/tree/ and the SHA-256 of its key)", name, Origin(logPub))
 	}
-	cmd := exec.CommandContext(ctx, "go", "tool", "-n", "sigsum-witness")
-	cmd.Dir = cfg.GoDir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	bin, err := toolproc.Path(ctx, cfg.GoDir, "sigsum-witness")
 	if err != nil {
-		return nil, fmt.Errorf("sigsumwitness: building sigsum-witness with the go command: %w: %s", err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("sigsumwitness: %w", err)
 	}
-	bin := strings.TrimSpace(string(out))
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("sigsumwitness: %w", err)
 	}
@@ -183,56 +165,25 @@ func Start(ctx context.Context, cfg Config) (*Witness, error) {
 	}
 	addr := cfg.Addr
 	if addr == "" {
-		probe, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
+		if addr, err = toolproc.FreeAddr(); err != nil {
 			return nil, fmt.Errorf("sigsumwitness: %w", err)
 		}
-		addr = probe.Addr().String()
-		probe.Close()
 	}
-	w := &Witness{done: make(chan error, 1), StateFile: filepath.Join(cfg.Dir, "state")}
-	w.cmd = exec.Command(bin, "--signing-key", keyFile, "--log-key", logFile, "--state-file", w.StateFile, addr)
-	logs := cfg.Out
-	if logs == nil {
-		logs = io.Discard
-	}
-	w.cmd.Stdout, w.cmd.Stderr = logs, logs
-	if err := w.cmd.Start(); err != nil {
+	w := &Witness{StateFile: filepath.Join(cfg.Dir, "state")}
+	args := []string{"--signing-key", keyFile, "--log-key", logFile, "--state-file", w.StateFile, addr}
+	if w.proc, err = toolproc.Start(ctx, bin, args, cfg.Out, addr); err != nil {
 		return nil, fmt.Errorf("sigsumwitness: %w", err)
-	}
-	go func() { w.done <- w.cmd.Wait() }()
-	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case err := <-w.done:
-			w.done <- err
-			return nil, fmt.Errorf("sigsum-witness exited at start: %v", err)
-		default:
-		}
-		if time.Since(start) > 30*time.Second || ctx.Err() != nil {
-			w.Stop()
-			return nil, fmt.Errorf("sigsum-witness does not listen on %s", addr)
-		}
 	}
 	w.URL = "http://" + addr
 	w.Name = WitnessName(pub)
-	w.VerifierKey = w.Name + "+" + keyHash(w.Name, 0x04, pub) + "+" + base64.StdEncoding.EncodeToString(append([]byte{0x04}, pub...))
+	w.VerifierKey = merkle.CosignatureVerifierKey(w.Name, pub)
 	return w, nil
 }
 
 // Stop stops the sigsum-witness (SIGKILL: it replaces its state file
 // atomically before it answers).
 func (w *Witness) Stop() error {
-	w.once.Do(func() {
-		if w.cmd.Process != nil {
-			w.cmd.Process.Kill()
-		}
-		err := <-w.done
-		w.done <- err
-	})
+	w.proc.Stop()
 	return nil
 }
 
@@ -269,20 +220,16 @@ func loadOrCreateKey(file string, r io.Reader) (ed25519.PublicKey, error) {
 	return pub, nil
 }
 
-// ed25519Key returns the public key of a signed-note verifier key of
-// signature type alg.
-func ed25519Key(vkey string, alg byte) (ed25519.PublicKey, error) {
+// ed25519Key returns the public key of a signed-note Ed25519 verifier key
+// (signature type 0x01), whose form and key hash note.NewVerifier checks.
+func ed25519Key(vkey string) (ed25519.PublicKey, error) {
+	if _, err := note.NewVerifier(vkey); err != nil {
+		return nil, err
+	}
 	parts := strings.SplitN(vkey, "+", 3)
-	if len(parts) != 3 {
-		return nil, errors.New("not a verifier key <name>+<hash>+<key>")
-	}
 	b, err := base64.StdEncoding.DecodeString(parts[2])
-	if err != nil || len(b) != 1+ed25519.PublicKeySize || b[0] != alg {
-		return nil, fmt.Errorf("not an Ed25519 key of type 0x%02x", alg)
+	if err != nil || len(b) != 1+ed25519.PublicKeySize || b[0] != 0x01 {
+		return nil, errors.New("not an Ed25519 key of type 0x01")
 	}
-	pub := ed25519.PublicKey(b[1:])
-	if keyHash(parts[0], alg, pub) != parts[1] {
-		return nil, errors.New("its key hash does not match its name and key")
-	}
-	return pub, nil
+	return ed25519.PublicKey(b[1:]), nil
 }
