@@ -410,8 +410,12 @@ func (in *Ingester) session(ctx context.Context) error {
 			}
 		}
 	})
+	// ends carries the stream's first and last sequences as the poller
+	// last read them: on a quiet stream they are what moves the cursor
+	// past messages that are gone without reaching this ingest.
+	ends := make(chan streamEnds, 1)
 	if in.cfg.InfoInterval > 0 {
-		wg.Go(func() { in.pollInfo(sctx, stream, cons) })
+		wg.Go(func() { in.pollInfo(sctx, stream, cons, ends) })
 	}
 	in.log.Info("ingest session started", "stream", in.cfg.Stream.Name, "consumer", in.cfg.Consumer.Name, "next", next)
 
@@ -425,6 +429,9 @@ func (in *Ingester) session(ctx context.Context) error {
 		case err := <-errc:
 			sessionErr = fmt.Errorf("pulling from consumer %s: %w", in.cfg.Consumer.Name, err)
 			return sessionErr
+		case e := <-ends:
+			in.atEnds(st, e)
+			continue
 		case first = <-msgs:
 		}
 		batch := []jetstream.Msg{first}
@@ -507,7 +514,14 @@ func (in *Ingester) startSeq(ctx context.Context, stream jetstream.Stream, cons 
 	return max(next, info.State.FirstSeq), nil
 }
 
-func (in *Ingester) pollInfo(ctx context.Context, stream jetstream.Stream, cons jetstream.Consumer) {
+// streamEnds are the stream's first and last sequences, as one read of its
+// state saw them.
+type streamEnds struct{ first, last uint64 }
+
+// pollInfo reads the consumer's and the stream's state every InfoInterval,
+// for the metrics and Health, and hands the stream's ends to the session
+// (ends: the latest read replaces one the session has not taken yet).
+func (in *Ingester) pollInfo(ctx context.Context, stream jetstream.Stream, cons jetstream.Consumer, ends chan streamEnds) {
 	t := time.NewTicker(in.cfg.InfoInterval)
 	defer t.Stop()
 	for {
@@ -525,6 +539,11 @@ func (in *Ingester) pollInfo(ctx context.Context, stream jetstream.Stream, cons 
 		if si != nil {
 			in.last.set(si.State.LastSeq, at)
 			in.wakeWaiters()
+			select {
+			case <-ends:
+			default:
+			}
+			ends <- streamEnds{first: si.State.FirstSeq, last: si.State.LastSeq} // the only sender: never blocks
 		}
 		in.health.polled(info, si, err)
 		select {
@@ -532,6 +551,45 @@ func (in *Ingester) pollInfo(ctx context.Context, stream jetstream.Stream, cons 
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// atEnds acts on the stream's ends as the poller read them, between two
+// batches. Messages below the stream's first sequence are gone from it:
+// acknowledged by another ingest on the shared consumer (a fenced old
+// primary that woke up and decided a batch it held, into a ledger that is
+// then moved aside), or removed by the stream's limits. They can never
+// reach this ingest, so its cursor passes them, and the receipts of their
+// events answer with a cursor past them at once: their emitters publish
+// them again (docs/NATS.md §5, "Resending"). Without this the cursor moved
+// past them only when a later message came, and on a quiet stream whose
+// emitters wait for those receipts none came (docs/FAULTS.md §4, run 5).
+// A message below the first sequence that the consumer had delivered to
+// this ingest before is then acknowledged without being decided (it is
+// below the cursor, as a redelivery is): it is gone from the stream all
+// the same, and its emitter publishes it again.
+//
+// A last sequence below the cursor says the stream lost messages it had
+// acknowledged and that this ledger had decided (a truncated block file on
+// the node that leads it): the stream gives their sequences again to the
+// next messages. The cursor stays: those messages are below it and are not
+// decided (a delivered one is acknowledged as a redelivery is), and their
+// emitters, told that the cursor is past their sequence without a record,
+// publish them again until a copy gets a sequence above it (docs/NATS.md §5, "Sequences given
+// twice"). It is logged, once per last sequence seen.
+func (in *Ingester) atEnds(st *sessionState, e streamEnds) {
+	if e.first > st.next {
+		in.log.Info("messages below the stream's first sequence are gone without reaching this ingest (acknowledged by another ingest, or removed by the stream's limits): the cursor passes them; their emitters publish them again",
+			"from", st.next, "to", e.first)
+		in.m.gone.Add(float64(e.first - st.next))
+		st.next = e.first
+		in.setDecided(st.next)
+	}
+	if e.last+1 < st.next && e.last != st.rewound {
+		st.rewound = e.last
+		in.m.rewinds.Inc()
+		in.log.Warn("the stream's last sequence is below the ingest's cursor: the stream lost messages it had acknowledged, and gives their sequences again; messages at those sequences are below the cursor and not decided: their emitters publish them again",
+			"last", e.last, "cursor", st.next)
 	}
 }
 
@@ -544,6 +602,9 @@ type sessionState struct {
 	// subs is the number of submissions of the last batch: the next
 	// batch's slice starts at that capacity instead of growing to it.
 	subs int
+	// rewound is the stream's last sequence when it was last seen below
+	// the cursor (atEnds).
+	rewound uint64
 }
 
 // An item is one NATS message of a batch.

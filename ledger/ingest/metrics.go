@@ -16,6 +16,8 @@ type metrics struct {
 	outcomes       *prometheus.CounterVec
 	gapFilled      prometheus.Counter
 	redelivered    prometheus.Counter
+	gone           prometheus.Counter
+	rewinds        prometheus.Counter
 	streamPending  prometheus.Gauge
 	ackPending     prometheus.Gauge
 	inflight       prometheus.Gauge
@@ -61,6 +63,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		redelivered: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "zarlog_ingest_redelivered_total",
 			Help: "Messages delivered again after the ingest had already decided them (acknowledged without resubmitting).",
+		}),
+		gone: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "zarlog_ingest_gone_total",
+			Help: "Stream sequences the ingest's cursor passed because their messages were gone from the stream before reaching it (acknowledged by another ingest, or removed by the stream's limits); their emitters publish them again.",
+		}),
+		rewinds: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "zarlog_ingest_stream_rewinds_total",
+			Help: "Times the stream's last sequence was seen below the ingest's cursor: the stream lost acknowledged messages the ledger had decided and gives their sequences again.",
 		}),
 		streamPending: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "zarlog_ingest_stream_pending_messages",
@@ -112,7 +122,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.batchEvents, m.batchMessages, m.submitSeconds,
-			m.submitErrors, m.outcomes, m.gapFilled, m.redelivered, m.streamPending, m.ackPending,
+			m.submitErrors, m.outcomes, m.gapFilled, m.redelivered, m.gone, m.rewinds, m.streamPending, m.ackPending,
 			m.inflight, m.sessions, m.announceErrors, m.receipts, m.receiptsHeld, m.limitRefusals,
 			m.admissions, m.backlogBytes, m.backlogMsgs} {
 			if err := reg.Register(c); err != nil {
