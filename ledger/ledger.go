@@ -74,6 +74,7 @@ const (
 	DefaultOpenGameBytes           = 1 << 30
 	DefaultRejectedQuotaRecords    = 100_000
 	DefaultRejectedQuotaBytes      = 128 << 20
+	DefaultBeaconCache             = drand.DefaultCacheEntries
 )
 
 // A Config configures a Ledger. Only Dir, Signer and Verifier are required.
@@ -104,6 +105,15 @@ type Config struct {
 	// anchored-v1 scheme. Nil means the chains package events/drand pins
 	// (drand quicknet): events.BeaconsOf(drand.ChainByHash).
 	Beacons func(chainHash [32]byte) (events.BeaconVerifier, bool)
+	// BeaconCache is how many verified drand beacons the ledger remembers
+	// (drand.Cache), so that the anchored-v1 games anchored to the same
+	// round cost one BLS pairing check between them, not one each. It
+	// applies to the chains of package events/drand (*drand.Chain) that
+	// Beacons returns; another BeaconVerifier is asked every time. Only
+	// beacons that verified are remembered, under a hash of the chain's
+	// scheme and key, the round and the signature (SECURITY.md, "Beacon
+	// checks"). Zero means DefaultBeaconCache; negative means none.
+	BeaconCache int
 	// Moves checks move events against the rules. Nil means moves are
 	// checked only structurally (events.Env.Moves).
 	Moves events.MoveChecker
@@ -338,6 +348,11 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 			cfg.Signer.Name(), cfg.Signer.KeyHash(), cfg.Verifier.Name(), cfg.Verifier.KeyHash())
 	}
 	setDefaults(&cfg)
+	var beaconCache *drand.Cache
+	if cfg.BeaconCache > 0 {
+		beaconCache = drand.NewCache(cfg.BeaconCache)
+		cfg.Beacons = cachedBeacons(cfg.Beacons, beaconCache)
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -357,7 +372,7 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 		signDone:   make(chan struct{}),
 		stopped:    make(chan struct{}),
 	}
-	met, err := newMetrics(cfg.Metrics)
+	met, err := newMetrics(cfg.Metrics, beaconCache)
 	if err != nil {
 		return nil, err
 	}
@@ -423,6 +438,9 @@ func setDefaults(cfg *Config) {
 	}
 	if cfg.Beacons == nil {
 		cfg.Beacons = events.BeaconsOf(drand.ChainByHash)
+	}
+	if cfg.BeaconCache == 0 {
+		cfg.BeaconCache = DefaultBeaconCache
 	}
 }
 
@@ -656,4 +674,16 @@ func (l *Ledger) begin() error {
 	}
 	l.appends.Add(1)
 	return nil
+}
+
+// cachedBeacons returns lookup with the drand chains it returns checking
+// their beacons through cache (Config.BeaconCache).
+func cachedBeacons(lookup func([32]byte) (events.BeaconVerifier, bool), cache *drand.Cache) func([32]byte) (events.BeaconVerifier, bool) {
+	return func(h [32]byte) (events.BeaconVerifier, bool) {
+		v, ok := lookup(h)
+		if c, isChain := v.(*drand.Chain); ok && isChain {
+			return cache.Chain(c), true
+		}
+		return v, ok
+	}
 }

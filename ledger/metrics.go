@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/events/drand"
 	"github.com/zarlog/zarlog/merkle"
 )
 
@@ -34,7 +35,9 @@ type metrics struct {
 	gameCache     prometheus.Gauge
 }
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+// newMetrics makes the ledger's metrics and registers them on reg, if it is
+// not nil, with the counters of the verified-beacon cache, if not nil.
+func newMetrics(reg prometheus.Registerer, beacons *drand.Cache) (*metrics, error) {
 	m := &metrics{
 		appended:   prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_ledger_appended_total", Help: "Events appended to the log."}),
 		duplicates: prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_ledger_duplicates_total", Help: "Inputs that were already in the log (same id, same bytes)."}),
@@ -68,8 +71,17 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	}
 	m.overQuota.WithLabelValues("(unconfigured)")
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.appended, m.duplicates, m.rejected, m.groupSize, m.commit, m.treeSize, m.cpSize, m.cpTime, m.signSeconds,
-			m.publishSeconds, m.publishFailures, m.imported, m.stopped, m.overQuota, m.limitRefusals, m.openGames, m.openBytes, m.gameCache} {
+		cs := []prometheus.Collector{m.appended, m.duplicates, m.rejected, m.groupSize, m.commit, m.treeSize, m.cpSize, m.cpTime, m.signSeconds,
+			m.publishSeconds, m.publishFailures, m.imported, m.stopped, m.overQuota, m.limitRefusals, m.openGames, m.openBytes, m.gameCache}
+		if beacons != nil {
+			const help = "Beacon signatures checked (anchored-v1), by how: \"cached\" (found in the verified-beacon cache) or \"pairing\" (a BLS pairing check; refusals included)."
+			cs = append(cs,
+				prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "zarlog_ledger_beacon_checks_total", Help: help, ConstLabels: prometheus.Labels{"how": "cached"}},
+					func() float64 { h, _ := beacons.Stats(); return float64(h) }),
+				prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "zarlog_ledger_beacon_checks_total", Help: help, ConstLabels: prometheus.Labels{"how": "pairing"}},
+					func() float64 { _, m := beacons.Stats(); return float64(m) }))
+		}
+		for _, c := range cs {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

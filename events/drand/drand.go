@@ -231,6 +231,12 @@ func (c *Chain) VerifyBeacon(round uint64, signature []byte, randomness [32]byte
 	if err != nil {
 		return err
 	}
+	return checkRandomness(round, r, randomness)
+}
+
+// checkRandomness checks a beacon's stated randomness against r, the
+// SHA-256 of its verified signature.
+func checkRandomness(round uint64, r, randomness [32]byte) error {
 	if r != randomness {
 		return fmt.Errorf("%w: round %d: randomness %x, SHA-256 of the signature is %x", ErrBadRandomness, round, randomness, r)
 	}
