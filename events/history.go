@@ -169,3 +169,71 @@ func (s *Game) addHistory(b []byte) error {
 	}
 	return r.err
 }
+
+// PeekHead decodes the start of a stored state's head (AppendHead, or a
+// state MarshalBinary wrote whole): the game's id, its committing emitter,
+// and the leaves the head holds itself (none in a head AppendHead wrote;
+// the chunks' leaves come after them). It decodes nothing past the leaves,
+// so a status lookup learns whose game it is without decoding the state;
+// what it returns is what UnmarshalBinary would decode there, but the rest
+// of the head is not checked.
+func PeekHead(head []byte) (id, emitter string, leaves []uint64, err error) {
+	if len(head) > MaxStateSize {
+		return "", "", nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrBadState, len(head), MaxStateSize)
+	}
+	r := &stateReader{b: head}
+	if v := r.u8(); r.err == nil && v != stateVersion {
+		r.fail("version %d, want %d", v, stateVersion)
+	}
+	id = r.str()
+	decodeCode(r, schemeCodes, "scheme", false)
+	emitter = r.str()
+	decodeCode(r, statusCodes, "status", true)
+	r.bool()
+	if n := r.count(1); n > 0 {
+		leaves = make([]uint64, n)
+		for i := range leaves {
+			leaves[i] = r.uvarint()
+		}
+	}
+	if r.err != nil {
+		return "", "", nil, r.err
+	}
+	return id, emitter, leaves, nil
+}
+
+// HistoryLeaf reads one leaf of a history chunk (AppendHistory) without
+// decoding the rest: n is how many leaves the chunk holds, and, if i < n,
+// index is the log index of its leaf i (the game's leaf i past the leaves
+// of the chunks before it). It decodes only the chunk's first i+1 leaves,
+// with the checks UnmarshalSplit makes of them; the rest of the chunk is
+// not checked.
+func HistoryLeaf(c []byte, i int) (n int, index uint64, err error) {
+	r := &stateReader{b: c}
+	if v := r.u8(); r.err == nil && v != historyVersion {
+		r.fail("history version %d, want %d", v, historyVersion)
+	}
+	n = r.count(1)
+	if r.err != nil {
+		return 0, 0, r.err
+	}
+	if i < 0 || i >= n {
+		return n, 0, nil
+	}
+	for j := 0; j <= i && r.err == nil; j++ {
+		l := r.uvarint()
+		switch {
+		case r.err != nil:
+		case j == 0:
+			index = l
+		case l == 0 || l > ^uint64(0)-index:
+			r.fail("leaf %d: step %d from the one before", j, l)
+		default:
+			index += l
+		}
+	}
+	if r.err != nil {
+		return 0, 0, r.err
+	}
+	return n, index, nil
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -165,6 +166,116 @@ func FuzzHistory(f *testing.F) {
 		}
 		if !bytes.Equal(out, b) {
 			t.Fatalf("re-encoding differs:\n got %x\nwant %x", out, b)
+		}
+	})
+}
+
+// TestPeek: PeekHead and HistoryLeaf read what UnmarshalSplit decodes, from
+// heads AppendHead writes, whole states, and a history written in chunks.
+func TestPeek(t *testing.T) {
+	fx := newFixture(t)
+	for _, g := range allStates(t, fx) {
+		head, err := g.AppendHead(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, emitter, leaves, err := PeekHead(head)
+		if err != nil || id != g.ID || emitter != g.Emitter || leaves != nil {
+			t.Fatalf("PeekHead(head of %s) = %q, %q, %v, %v", g.ID, id, emitter, leaves, err)
+		}
+		whole, err := g.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id, emitter, leaves, err = PeekHead(whole); err != nil || id != g.ID || emitter != g.Emitter || !slices.Equal(leaves, g.Leaves) {
+			t.Fatalf("PeekHead(state of %s) = %q, %q, %v, %v; want leaves %v", g.ID, id, emitter, leaves, err, g.Leaves)
+		}
+		// The history in chunks of one and two leaves (and the rest).
+		var chunks [][]byte
+		from := History{}
+		for k := 0; from.Leaves < len(g.Leaves); k++ {
+			part := *g
+			part.Leaves = g.Leaves[:min(len(g.Leaves), from.Leaves+1+k%2)]
+			part.Rolls, part.Moves, part.RollRecords = nil, nil, nil
+			if len(part.Leaves) == len(g.Leaves) {
+				part = *g
+			}
+			c, err := part.AppendHistory(nil, from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			chunks = append(chunks, c)
+			from = History{Leaves: len(part.Leaves), Rolls: len(part.Rolls), Moves: len(part.Moves), Records: len(part.RollRecords)}
+		}
+		var d Game
+		if err := d.UnmarshalSplit(head, chunks); err != nil {
+			t.Fatal(err)
+		}
+		var got []uint64
+		for _, c := range chunks {
+			n, _, err := HistoryLeaf(c, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range n + 1 {
+				m, index, err := HistoryLeaf(c, i)
+				if err != nil || m != n {
+					t.Fatalf("HistoryLeaf(chunk, %d) = %d, %d, %v; want %d leaves", i, m, index, err, n)
+				}
+				if i < n {
+					got = append(got, index)
+				}
+			}
+		}
+		if !slices.Equal(got, d.Leaves) || !slices.Equal(got, g.Leaves) {
+			t.Fatalf("%s: HistoryLeaf read leaves %v, UnmarshalSplit %v, the state holds %v", g.ID, got, d.Leaves, g.Leaves)
+		}
+	}
+	for _, b := range [][]byte{nil, {9}, {historyVersion}, {historyVersion, 3, 1}, {historyVersion, 2, 5, 0}} {
+		if _, _, err := HistoryLeaf(b, 1); !errors.Is(err, ErrBadState) {
+			t.Errorf("HistoryLeaf(%x, 1) = %v, want ErrBadState", b, err)
+		}
+	}
+	for _, b := range [][]byte{nil, {stateVersion + 1}, {stateVersion, 5, 'a'}} {
+		if _, _, _, err := PeekHead(b); !errors.Is(err, ErrBadState) {
+			t.Errorf("PeekHead(%x) = %v, want ErrBadState", b, err)
+		}
+	}
+}
+
+// FuzzPeek: PeekHead and HistoryLeaf never panic, and on bytes that
+// UnmarshalSplit decodes as a head and one chunk they read what it decodes.
+func FuzzPeek(f *testing.F) {
+	fx := newFixture(f)
+	states := allStates(f, fx)
+	for _, g := range states {
+		head, err := g.AppendHead(nil)
+		if err != nil {
+			f.Fatal(err)
+		}
+		c, err := g.AppendHistory(nil, History{})
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(head, c)
+	}
+	f.Fuzz(func(t *testing.T, head, c []byte) {
+		id, emitter, leaves, herr := PeekHead(head)
+		n, _, cerr := HistoryLeaf(c, -1)
+		var d Game
+		if d.UnmarshalSplit(head, [][]byte{c}) != nil {
+			for i := range min(n, 64) {
+				HistoryLeaf(c, i)
+			}
+			return
+		}
+		if herr != nil || cerr != nil || id != d.ID || emitter != d.Emitter || len(leaves)+n != len(d.Leaves) || !slices.Equal(leaves, d.Leaves[:len(leaves)]) {
+			t.Fatalf("PeekHead = %q, %q, %v, %v; HistoryLeaf: %d leaves, %v; decoded %q, %q, %v", id, emitter, leaves, herr, n, cerr, d.ID, d.Emitter, d.Leaves)
+		}
+		for i := range n {
+			if _, index, err := HistoryLeaf(c, i); err != nil || index != d.Leaves[len(leaves)+i] {
+				t.Fatalf("HistoryLeaf(c, %d) = %d, %v; want %d", i, index, err, d.Leaves[len(leaves)+i])
+			}
 		}
 	})
 }

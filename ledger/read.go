@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -222,31 +223,150 @@ func (l *Ledger) Lookup(ctx context.Context, emitter, eventID string) (uint64, m
 		return 0, merkle.Hash{}, err
 	}
 	defer v.release()
+	var hash merkle.Hash
+	index, err := lookup(v.snap, emitter, eventID, &hash)
+	return index, hash, err
+}
+
+// lookup finds emitter's event eventID in r, as Lookup, and sets *hash (if
+// not nil) to its leaf hash. An id that is not its event's canonical id
+// has a dedup record. A canonical id, game:seq, is found without decoding
+// the game's state: its head says whose game it is (events.PeekHead), the
+// leaves of its history chunks where its event seq is (events.HistoryLeaf),
+// and that leaf's "id" member whether that event has this id (an event may
+// have chosen another: then this id is not in the log, since no other
+// event may take it, or, in a log with legacy ids, it has a dedup record).
+// So a status request costs a few reads, not a decode of the game
+// (BenchmarkLookup).
+func lookup(r pebble.Reader, emitter, eventID string, hash *merkle.Hash) (uint64, error) {
 	what := func() string { return fmt.Sprintf("event %q of emitter %s", eventID, emitter) }
-	d, err := get(v.snap, appendDedupKey(nil, emitter, eventID))
+	v, c, err := r.Get(appendDedupKey(nil, emitter, eventID))
 	if err == nil {
-		rec, err := parseDedup(d)
+		rec, err := parseDedup(v)
+		c.Close()
 		if err != nil {
-			return 0, merkle.Hash{}, err
+			return 0, err
 		}
-		return rec.Index, rec.LeafHash, nil
+		if hash != nil {
+			*hash = rec.LeafHash
+		}
+		return rec.Index, nil
 	}
 	game, seq, canon := events.ParseCanonicalID(eventID)
 	if !errors.Is(err, pebble.ErrNotFound) || !canon {
-		return 0, merkle.Hash{}, errNotFound(err, what())
+		return 0, errNotFound(err, what())
 	}
-	g, err := loadGame(v.snap, game)
+	index, ok, err := gameLeaf(r, emitter, game, seq)
 	if err != nil {
-		return 0, merkle.Hash{}, err
+		return 0, err
 	}
-	rec, ok, err := byGame(v.snap, emitter, eventID, g, seq, nil)
+	if ok {
+		ok, err = leafHasID(r, index, eventID, hash)
+	}
 	if err != nil {
-		return 0, merkle.Hash{}, err
+		return 0, err
 	}
 	if !ok {
-		return 0, merkle.Hash{}, errNotFound(pebble.ErrNotFound, what())
+		return 0, errNotFound(pebble.ErrNotFound, what())
 	}
-	return rec.Index, rec.LeafHash, nil
+	return index, nil
+}
+
+// gameLeaf returns the log index of event seq of game, if r holds the
+// game's state, the game is emitter's and it has that many events. It reads
+// the game's head and the leaves of its history chunks, never its state
+// (loadGame).
+func gameLeaf(r pebble.Reader, emitter, game string, seq uint64) (uint64, bool, error) {
+	head, c, err := r.Get(strKey(prefixGame, game))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("reading the state of game %q: %w", game, err)
+	}
+	id, owner, leaves, err := events.PeekHead(head)
+	c.Close()
+	if err != nil {
+		return 0, false, fmt.Errorf("state of game %q: %w: %w", game, ErrCorrupt, err)
+	}
+	if id != game {
+		return 0, false, fmt.Errorf("the state of game %q is game %q's: %w", game, id, ErrCorrupt)
+	}
+	if owner != emitter {
+		return 0, false, nil
+	}
+	if seq < uint64(len(leaves)) {
+		return leaves[seq], true, nil
+	}
+	at := seq - uint64(len(leaves)) // the leaf's place past the chunks read
+	lo := historyPrefix(game)
+	hi := append(lo[:len(lo)-1:len(lo)-1], 1)
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return 0, false, fmt.Errorf("reading the history of game %q: %w", game, err)
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		n, index, err := events.HistoryLeaf(it.Value(), int(min(at, 1<<31)))
+		if err != nil {
+			return 0, false, fmt.Errorf("history of game %q at leaf %x: %w: %w", game, it.Key()[len(lo):], ErrCorrupt, err)
+		}
+		if at < uint64(n) {
+			return index, true, nil
+		}
+		at -= uint64(n)
+	}
+	if err := it.Error(); err != nil {
+		return 0, false, fmt.Errorf("reading the history of game %q: %w", game, err)
+	}
+	return 0, false, nil
+}
+
+// leafHasID reports whether leaf index, which r holds, has the event id
+// id, reading its entry bundle in place and the leaf's "id" member only
+// (the leaf passed events.Parse when it was appended, so that member is
+// its event's id). If it has, it sets *hash (if not nil) to the leaf's
+// hash.
+func leafHasID(r pebble.Reader, index uint64, id string, hash *merkle.Hash) (bool, error) {
+	d, c, err := r.Get(tileKey(merkle.Tile{Level: merkle.EntriesLevel, Index: index / merkle.TileWidth}))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading the entry bundle of leaf %d: %w", index, err)
+	}
+	defer c.Close()
+	leaf, ok, err := bundleEntry(d, int(index%merkle.TileWidth))
+	if err != nil || !ok {
+		return false, err
+	}
+	if peekID(leaf) != id {
+		return false, nil
+	}
+	if hash != nil {
+		*hash = merkle.LeafHash(leaf)
+	}
+	return true, nil
+}
+
+// bundleEntry returns entry j of entry bundle d, in place; ok is false if
+// the bundle holds fewer entries.
+func bundleEntry(d []byte, j int) (entry []byte, ok bool, err error) {
+	for k, off := 0, 0; off < len(d); k++ {
+		if len(d)-off < 2 {
+			return nil, false, fmt.Errorf("entry bundle: entry %d length cut short at byte %d of %d: %w", k, off, len(d), ErrCorrupt)
+		}
+		n := int(binary.BigEndian.Uint16(d[off:]))
+		off += 2
+		if len(d)-off < n {
+			return nil, false, fmt.Errorf("entry bundle: entry %d of %d bytes cut short at byte %d of %d: %w", k, n, off, len(d), ErrCorrupt)
+		}
+		if k == j {
+			return d[off : off+n : off+n], true, nil
+		}
+		off += n
+	}
+	return nil, false, nil
 }
 
 // AppendTime returns the ledger's clock when it appended leaf index: the
