@@ -128,8 +128,8 @@ func (l *Ledger) appendRaw(leaves [][]byte) error {
 	if err != nil {
 		return err
 	}
-	for _, td := range tiles {
-		batch.Set(tileKey(td.Tile), td.Data, nil)
+	if err := setTiles(batch, tiles, first); err != nil {
+		return err
 	}
 	st, _ := s.b.State().MarshalBinary()
 	batch.Set(keyState, st, nil)
@@ -406,7 +406,7 @@ func BenchmarkDiskPerEvent(b *testing.B) {
 	for _, p := range []struct {
 		name   string
 		prefix byte
-	}{{"bundles", prefixBundle}, {"tiles", prefixTile}, {"dedup", prefixDedup}, {"games", prefixGame}, {"history", prefixHistory}} {
+	}{{"bundles", prefixBundle}, {"pieces", prefixPiece}, {"tiles", prefixTile}, {"dedup", prefixDedup}, {"games", prefixGame}, {"history", prefixHistory}} {
 		n, _ := l.db.EstimateDiskUsage([]byte{p.prefix}, prefixEnd(p.prefix))
 		b.ReportMetric(float64(n)/float64(events), p.name+"-B/event")
 	}

@@ -197,8 +197,9 @@ func (s *sequencer) importLeaves(ctx context.Context, b *ImportBatch) (*publishe
 			l.stop(fmt.Errorf("importing leaves at %d: %w", b.Start, err))
 			return nil, l.Err()
 		}
-		for _, td := range tiles {
-			batch.Set(tileKey(td.Tile), td.Data, nil)
+		if err := setTiles(batch, tiles, b.Start); err != nil {
+			l.stop(fmt.Errorf("importing leaves at %d: %w", b.Start, err))
+			return nil, l.Err()
 		}
 		st, err := s.b.State().MarshalBinary()
 		if err != nil {

@@ -18,7 +18,10 @@ import (
 // the same table with the reasons.
 //
 //	log (the source of truth; authenticated by the tree, except "a"):
-//	  'e' N:u64             entry bundle N, the growing one (tlog-tiles)
+//	  'e' N:u64             entry bundle N, once full (tlog-tiles); a format-5 store's
+//	                        growing bundle, as it was when the store was upgraded
+//	  'p' N:u64 S:u8        entries S.. of the growing entry bundle N, as a bundle's bytes:
+//	                        the entries a group appended (bundle.go)
 //	  't' L:u8 N:u64        hash tile L/N, the growing one (tlog-tiles)
 //	  'a' I:u64             append time of the group whose first leaf is I: i64 Unix ns
 //	  'm' "state"           merkle.State of the stored tree
@@ -45,6 +48,7 @@ import (
 //	  'm' "rejected"        the rejected store's counters
 const (
 	prefixBundle     = 'e'
+	prefixPiece      = 'p'
 	prefixTile       = 't'
 	prefixTime       = 'a'
 	prefixMeta       = 'm'
@@ -81,8 +85,10 @@ var (
 // 4 deduplicates them per emitter, under 'd' emitter 0x00 id: Open moves a
 // format-3 store's records (migrateDedup). Format 5 counts each emitter's
 // open games and their bytes, under 'o' emitter: Open counts a format-4
-// store's (migrateOpenGames).
-const storeFormat = 5
+// store's (migrateOpenGames). Format 6 stores the growing entry bundle in
+// pieces, a group's entries each (bundle.go): Open marks a format-5 store
+// format 6, whose growing bundle is then its 'e' record and pieces after it.
+const storeFormat = 6
 
 // An openCount is an emitter's open games: how many, and the bytes of their
 // states (events.Game.Size).

@@ -465,7 +465,7 @@ func (l *Ledger) load(ctx context.Context) error {
 		}
 	case err != nil:
 		return fmt.Errorf("ledger: reading the format record: %w", err)
-	case len(f) == 0 || f[0] != storeFormat && f[0] != 1 && f[0] != 2 && f[0] != 3 && f[0] != 4:
+	case len(f) == 0 || f[0] != storeFormat && f[0] != 1 && f[0] != 2 && f[0] != 3 && f[0] != 4 && f[0] != 5:
 		return fmt.Errorf("ledger: %s has store format %x, want %d: %w", l.cfg.Dir, f[:min(len(f), 1)], storeFormat, ErrCorrupt)
 	case string(f[1:]) != l.origin:
 		return fmt.Errorf("ledger: %s holds the log %q, not %q", l.cfg.Dir, f[1:], l.origin)
@@ -478,6 +478,18 @@ func (l *Ledger) load(ctx context.Context) error {
 		// Format 4 did not count each emitter's open games:
 		// migrateOpenGames does, once the store is checked.
 		countOpen = true
+	case f[0] == 5:
+		// Format 5 rewrote the growing entry bundle whole: its 'e' record
+		// stays, and the entries after it go in pieces (bundle.go). Only the
+		// format record changes, so that an older version refuses the store.
+		l.log.Info("upgrading the store: the growing entry bundle is stored in pieces", "from", 5, "to", storeFormat)
+		b := db.NewBatch()
+		b.Set(keyFormat, append([]byte{storeFormat}, l.origin...), nil)
+		err := l.commit(b, "upgrading the store format")
+		b.Close()
+		if err != nil {
+			return fmt.Errorf("ledger: %w", err)
+		}
 	case f[0] != storeFormat:
 		// Format 1 kept each game's state whole, format 2 a dedup record
 		// for every id. The log is the same, and the projections are

@@ -68,7 +68,7 @@ func (l *Ledger) migrateDedup(ctx context.Context, chunk int) (int, error) {
 		for _, r := range recs {
 			n := r.rec.Index / merkle.TileWidth
 			if n != bundleN {
-				d, err := get(db, tileKey(merkle.Tile{Level: merkle.EntriesLevel, Index: n}))
+				d, err := readBundle(db, n)
 				if err != nil {
 					b.Close()
 					return moved, fmt.Errorf("the entry bundle of leaf %d, named by the dedup record of %q: %w", r.rec.Index, r.id, errors.Join(ErrCorrupt, err))

@@ -256,7 +256,7 @@ func (t tileReader) ReadTiles(ctx context.Context, tiles []merkle.Tile) ([][]byt
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		d, err := get(t.r, tileKey(tile))
+		d, err := getTile(t.r, tile)
 		if errors.Is(err, pebble.ErrNotFound) {
 			return nil, fmt.Errorf("%s: %w", tile.Path(), ErrNotFound)
 		}

@@ -115,7 +115,7 @@ func readTileAt(v *view, t merkle.Tile) ([]byte, error) {
 	if t.Index*merkle.TileWidth+uint64(t.Width) > v.size/span {
 		return nil, fmt.Errorf("%s: the tree has %d leaves: %w", t.Path(), v.size, ErrNotFound)
 	}
-	d, err := get(v.snap, tileKey(t))
+	d, err := getTile(v.snap, t)
 	if err != nil {
 		return nil, errNotFound(err, t.Path())
 	}

@@ -179,7 +179,7 @@ func (l *Ledger) LeavesAt(ctx context.Context, indices []uint64) ([][]byte, erro
 		es, ok := bundles[n]
 		if !ok {
 			t, _ := merkle.TileAt(merkle.EntriesLevel, n, v.size)
-			d, err := get(v.snap, tileKey(t))
+			d, err := readBundle(v.snap, n)
 			if err != nil {
 				return nil, errNotFound(err, t.Path())
 			}

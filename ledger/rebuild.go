@@ -92,11 +92,6 @@ func (s *sequencer) rebuild(ctx context.Context) error {
 	l.legacyIDs.Store(false)
 	s.reset()
 
-	bundles, err := db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: []byte{prefixBundle}, UpperBound: prefixEnd(prefixBundle)})
-	if err != nil {
-		return err
-	}
-	defer bundles.Close()
 	times, err := db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: []byte{prefixTime}, UpperBound: prefixEnd(prefixTime)})
 	if err != nil {
 		return err
@@ -105,16 +100,19 @@ func (s *sequencer) rebuild(ctx context.Context) error {
 	times.First()
 	var now time.Time
 	env := events.Env{ClockSkew: l.cfg.ClockSkew, Beacons: l.cfg.Beacons, Moves: l.cfg.Moves}
-	bundles.First()
 	for i := uint64(0); i < size; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		n := i / merkle.TileWidth
-		if !bundles.Valid() || beUint64(bundles.Key()[1:]) != n {
-			return errors.Join(fmt.Errorf("entry bundle %d is missing: %w", n, ErrCorrupt), bundles.Error())
+		d, err := readBundle(db, n)
+		if errors.Is(err, pebble.ErrNotFound) {
+			return fmt.Errorf("entry bundle %d is missing: %w", n, ErrCorrupt)
 		}
-		entries, err := merkle.ParseBundle(append([]byte(nil), bundles.Value()...))
+		if err != nil {
+			return fmt.Errorf("entry bundle %d: %w", n, err)
+		}
+		entries, err := merkle.ParseBundle(d)
 		if err != nil {
 			return fmt.Errorf("entry bundle %d: %w", n, err)
 		}
@@ -142,9 +140,8 @@ func (s *sequencer) rebuild(ctx context.Context) error {
 				}
 			}
 		}
-		bundles.Next()
 	}
-	if err := errors.Join(bundles.Error(), times.Error()); err != nil {
+	if err := times.Error(); err != nil {
 		return err
 	}
 	if err := s.flushRebuild(true); err != nil {

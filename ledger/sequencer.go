@@ -548,7 +548,7 @@ func leafHashIs(r pebble.Reader, index uint64, hash merkle.Hash) (bool, error) {
 // readLeaf reads leaf index from r's entry bundles; ok is false if r does
 // not hold it (yet).
 func readLeaf(r pebble.Reader, index uint64) (leaf []byte, ok bool, err error) {
-	d, err := get(r, tileKey(merkle.Tile{Level: merkle.EntriesLevel, Index: index / merkle.TileWidth}))
+	d, err := readBundle(r, index/merkle.TileWidth)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
 	}
@@ -717,8 +717,8 @@ func (s *sequencer) write(batch *pebble.Batch, first uint64, now time.Time) erro
 		if err != nil {
 			return fmt.Errorf("appending %d leaves at %d to the tree: %w", len(s.leaves), first, err)
 		}
-		for _, td := range tiles {
-			batch.Set(tileKey(td.Tile), td.Data, nil)
+		if err := setTiles(batch, tiles, first); err != nil {
+			return err
 		}
 		st, err := s.b.State().MarshalBinary()
 		if err != nil {

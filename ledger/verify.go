@@ -183,7 +183,7 @@ func checkEntries(ctx context.Context, r pebble.Reader, size uint64) error {
 		}
 		bt, _ := merkle.TileAt(merkle.EntriesLevel, n, size)
 		tt, _ := merkle.TileAt(0, n, size)
-		bd, err := get(r, tileKey(bt))
+		bd, err := readBundle(r, bt.Index)
 		if err != nil {
 			return &TamperError{Check: "reading an entry bundle", Size: size, Tile: &bt, Err: err}
 		}
