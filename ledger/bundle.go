@@ -149,3 +149,57 @@ func setTiles(batch *pebble.Batch, tiles []merkle.TileData, from uint64) error {
 	}
 	return nil
 }
+
+// withEntry calls f with leaf index, read in place from r's entry bundles
+// (valid only during f): in a full bundle one lookup, in the growing one
+// the lookup and a seek to the piece that holds it. ok is false if r does
+// not hold the leaf (yet).
+func withEntry(r pebble.Reader, index uint64, f func(leaf []byte)) (ok bool, err error) {
+	n, j := index/merkle.TileWidth, int(index%merkle.TileWidth)
+	have := 0
+	d, c, err := r.Get(tileKey(merkle.Tile{Level: merkle.EntriesLevel, Index: n}))
+	switch {
+	case err == nil:
+		leaf, ok, err := bundleEntry(d, j)
+		if ok {
+			f(leaf)
+		} else if err == nil {
+			have, err = bundleEntries(d) // a format-5 store's growing bundle
+		}
+		c.Close()
+		if ok || err != nil {
+			return ok, err
+		}
+	case !errors.Is(err, pebble.ErrNotFound):
+		return false, fmt.Errorf("reading the entry bundle of leaf %d: %w", index, err)
+	}
+	if j < have {
+		return false, nil
+	}
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: pieceKey(n, have), UpperBound: piecesEnd(n)})
+	if err != nil {
+		return false, err
+	}
+	defer it.Close()
+	// The piece that holds entry j is the last one that starts at or
+	// before it.
+	seek := piecesEnd(n)
+	if j+1 < merkle.TileWidth {
+		seek = pieceKey(n, j+1)
+	}
+	if !it.SeekLT(seek) {
+		return false, it.Error()
+	}
+	k := it.Key()
+	if len(k) != 10 {
+		return false, fmt.Errorf("entry bundle %d: a piece's key %x: %w", n, k, ErrCorrupt)
+	}
+	leaf, ok, err := bundleEntry(it.Value(), j-int(k[9]))
+	if err != nil {
+		return false, fmt.Errorf("entry bundle %d, the piece from entry %d: %w", n, k[9], err)
+	}
+	if ok {
+		f(leaf)
+	}
+	return ok, nil
+}

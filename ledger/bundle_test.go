@@ -115,6 +115,15 @@ func checkBundles(t *testing.T, l *Ledger, leaves [][]byte, legacy int, groups [
 			t.Fatalf("size %d: Leaves: leaf %d differs", size, i)
 		}
 	}
+	for i := range size {
+		leaf, ok, err := readLeaf(l.db, i)
+		if err != nil || !ok || !bytes.Equal(leaf, leaves[i]) {
+			t.Fatalf("size %d: readLeaf(%d): ok %v, %v", size, i, ok, err)
+		}
+	}
+	if _, ok, err := readLeaf(l.db, size); ok || err != nil {
+		t.Fatalf("size %d: readLeaf(%d) past the log: ok %v, %v", size, size, ok, err)
+	}
 	at, err := l.LeavesAt(context.Background(), []uint64{size - 1, 0})
 	if err != nil || !bytes.Equal(at[0], leaves[size-1]) || !bytes.Equal(at[1], leaves[0]) {
 		t.Fatalf("size %d: LeavesAt: %v", size, err)

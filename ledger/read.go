@@ -328,25 +328,16 @@ func gameLeaf(r pebble.Reader, emitter, game string, seq uint64) (uint64, bool, 
 // its event's id). If it has, it sets *hash (if not nil) to the leaf's
 // hash.
 func leafHasID(r pebble.Reader, index uint64, id string, hash *merkle.Hash) (bool, error) {
-	d, c, err := r.Get(tileKey(merkle.Tile{Level: merkle.EntriesLevel, Index: index / merkle.TileWidth}))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("reading the entry bundle of leaf %d: %w", index, err)
-	}
-	defer c.Close()
-	leaf, ok, err := bundleEntry(d, int(index%merkle.TileWidth))
-	if err != nil || !ok {
-		return false, err
-	}
-	if peekID(leaf) != id {
-		return false, nil
-	}
-	if hash != nil {
-		*hash = merkle.LeafHash(leaf)
-	}
-	return true, nil
+	has := false
+	_, err := withEntry(r, index, func(leaf []byte) {
+		if peekID(leaf) == id {
+			has = true
+			if hash != nil {
+				*hash = merkle.LeafHash(leaf)
+			}
+		}
+	})
+	return has, err
 }
 
 // bundleEntry returns entry j of entry bundle d, in place; ok is false if

@@ -545,25 +545,11 @@ func leafHashIs(r pebble.Reader, index uint64, hash merkle.Hash) (bool, error) {
 	return off+merkle.HashSize <= len(v) && merkle.Hash(v[off:off+merkle.HashSize]) == hash, nil
 }
 
-// readLeaf reads leaf index from r's entry bundles; ok is false if r does
-// not hold it (yet).
+// readLeaf reads leaf index from r's entry bundles, as a new slice; ok is
+// false if r does not hold it (yet).
 func readLeaf(r pebble.Reader, index uint64) (leaf []byte, ok bool, err error) {
-	d, err := readBundle(r, index/merkle.TileWidth)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("reading the entry bundle of leaf %d: %w", index, err)
-	}
-	es, err := merkle.ParseBundle(d)
-	if err != nil {
-		return nil, false, fmt.Errorf("the entry bundle of leaf %d: %w", index, err)
-	}
-	j := int(index % merkle.TileWidth)
-	if j >= len(es) {
-		return nil, false, nil
-	}
-	return es[j], true, nil
+	ok, err = withEntry(r, index, func(e []byte) { leaf = append([]byte(nil), e...) })
+	return leaf, ok, err
 }
 
 // add adds an accepted event to the group's projections. What is counted,
