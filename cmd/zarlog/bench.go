@@ -48,6 +48,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&cfg.Rate, "rate", 0, "the offered load in events/s (0: as fast as the emitters can publish)")
 	fs.IntVar(&cfg.Bundles, "bundles", bench.DefaultBundles, "how many games' bundles are built and verified per scheme")
 	fs.StringVar(&cfg.Checks, "checks", bench.ChecksProduction, "what the ledger checks: production (as zarlog serve: the rules engine, real BLS-checked beacons) or structural (moves checked structurally, a fake drand chain)")
+	fs.IntVar(&cfg.BeaconGamesPerRound, "beacon-games-per-round", workload.DefaultBeaconGamesPerRound, "--checks production: how many anchored-v1 games share a drand round (one BLS check per round with the ledger's beacon cache)")
+	fs.IntVar(&cfg.BeaconCache, "beacon-cache", 0, "the ledger's verified-beacon cache, in beacons (0: the ledger's default, as zarlog serve; -1: none, a BLS check per anchored-v1 game)")
 	fs.StringVar(&cfg.Pace, "pace", bench.PaceSaturated, "saturated (as fast as the emitters can, then at half that rate), or human (those, then games at a human pace)")
 	fs.IntVar(&cfg.Human.Games, "human-games", bench.DefaultHumanGames, "--pace human: the number of games in play at once")
 	fs.DurationVar(&cfg.Human.Duration, "human-duration", bench.DefaultHumanDuration, "--pace human: how long the games are played, the first `duration` (the longest gap) not measured")

@@ -100,6 +100,13 @@ type Workload struct {
 	// ledgers OpenLedger opens for it check what they say, as `zarlog
 	// serve` does.
 	Moves, RealBeacons bool
+	// BeaconGamesPerRound is the stream's (workload.Config), with
+	// RealBeacons: how many anchored-v1 games share a round.
+	BeaconGamesPerRound int
+	// BeaconCache is the ledgers' verified-beacon cache
+	// (ledger.Config.BeaconCache): zero means the ledger's default, as
+	// `zarlog serve` runs it; negative means none.
+	BeaconCache int
 }
 
 // Checks names the checks a ledger of w makes: "production" (the rules
@@ -147,7 +154,7 @@ func NewWorkload(cfg workload.Config, n int) (*Workload, error) {
 	compact(evs)
 	_, mean, signed := workload.Stats(evs)
 	return &Workload{Events: evs, Keyring: g.Keyring(), Emitters: g.Emitters(), VerifierKeys: g.VerifierKeys(), MeanBytes: mean, SignedShare: signed,
-		Moves: cfg.Moves, RealBeacons: cfg.RealBeacons}, nil
+		Moves: cfg.Moves, RealBeacons: cfg.RealBeacons, BeaconGamesPerRound: g.BeaconGamesPerRound()}, nil
 }
 
 // compact moves the bytes of evs into two allocations, one string for the

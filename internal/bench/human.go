@@ -61,6 +61,8 @@ type HumanConfig struct {
 	// Checks is the ledger's checks (Config.Checks). Zero means
 	// ChecksProduction.
 	Checks string
+	// BeaconGamesPerRound and BeaconCache are as in Config.
+	BeaconGamesPerRound, BeaconCache int
 	// Rolls is the number of rolls of a per-game scheme's game (a
 	// per-roll-v1 match has half as many; workload.Config.Rolls). Zero
 	// means DefaultHumanRolls.
@@ -174,12 +176,13 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	if err != nil {
 		return HumanMeasure{}, err
 	}
-	wcfg.Seed, wcfg.Prefix, wcfg.Emitters, wcfg.Rolls = 1, "human", cfg.Emitters, cfg.Rolls
+	wcfg.Seed, wcfg.Prefix, wcfg.Emitters, wcfg.Rolls, wcfg.BeaconGamesPerRound = 1, "human", cfg.Emitters, cfg.Rolls, cfg.BeaconGamesPerRound
 	gen, err := workload.New(wcfg)
 	if err != nil {
 		return HumanMeasure{}, err
 	}
-	w := &Workload{Keyring: gen.Keyring(), Emitters: gen.Emitters(), VerifierKeys: gen.VerifierKeys(), Moves: wcfg.Moves, RealBeacons: wcfg.RealBeacons}
+	w := &Workload{Keyring: gen.Keyring(), Emitters: gen.Emitters(), VerifierKeys: gen.VerifierKeys(), Moves: wcfg.Moves, RealBeacons: wcfg.RealBeacons,
+		BeaconGamesPerRound: gen.BeaconGamesPerRound(), BeaconCache: cfg.BeaconCache}
 	emitterIndex := map[string]int{}
 	for i, e := range w.Emitters {
 		emitterIndex[e] = i

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/internal/workload"
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/rules/movecheck"
@@ -42,7 +43,8 @@ type LedgerConfig struct {
 // (movecheck.Checker, as `zarlog serve` has it); with w.RealBeacons, the
 // ledger's own drand chains (quicknet, BLS) and a clock that shows
 // workload.QuicknetStart when the ledger is opened and runs at the real
-// rate from there (so that every recorded round is a day away); otherwise
+// rate from there (so that every recorded round is a day away), and the
+// chains of the stream (workload.Chains) with w.BeaconCache; otherwise
 // the fake chain of package internal/workload and the real clock. metrics,
 // if not nil, receives the ledger's metrics.
 func OpenLedger(ctx context.Context, dir string, w *Workload, interval time.Duration, metrics prometheus.Registerer) (*ledger.Ledger, error) {
@@ -65,10 +67,11 @@ func ledgerConfig(dir string, w *Workload, interval time.Duration, metrics prome
 		cfg.Moves = movecheck.Checker{}
 	}
 	if w.RealBeacons {
-		cfg.Beacons = nil // the ledger's default: the pinned drand chains
-		// The stream reuses four recorded rounds across all its games: a
-		// verified-beacon cache would make their BLS checks free.
-		cfg.BeaconCache = -1
+		// Quicknet and the workload's own chain of the same scheme, both
+		// *drand.Chain: the ledger's verified-beacon cache applies to them
+		// as to quicknet in `zarlog serve` (off with w.BeaconCache < 0).
+		cfg.Beacons = events.BeaconsOf(workload.Chains)
+		cfg.BeaconCache = w.BeaconCache
 		off := time.Until(workload.QuicknetStart)
 		cfg.Now = func() time.Time { return time.Now().Add(off) }
 	}

@@ -25,7 +25,9 @@
 //
 // The checks are those of `zarlog serve` by default (Config.Checks
 // "production": the rules engine checks every move, anchored-v1 games carry
-// real quicknet beacons whose BLS signatures the ledger checks), or those
+// BLS-signed beacons, BeaconGamesPerRound games to a round, which the ledger
+// checks with a pairing check per round through its verified-beacon cache,
+// as `zarlog serve`), or those
 // of the benchmarks until issue 31 ("structural": moves checked
 // structurally, a fake drand chain, whose anchored-v1 bundles the verifier
 // refuses, so they are not built). The report says which (Report.Config).
@@ -51,6 +53,7 @@ import (
 
 	"github.com/zarlog/zarlog/bucket"
 	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/events/drand"
 	"github.com/zarlog/zarlog/internal/serve"
 	"github.com/zarlog/zarlog/internal/workload"
 	"github.com/zarlog/zarlog/ledger"
@@ -97,6 +100,15 @@ type Config struct {
 	// the benchmarks' configuration until issue 31. Zero means
 	// ChecksProduction.
 	Checks string
+	// BeaconGamesPerRound is, with ChecksProduction, how many anchored-v1
+	// games share a drand round (workload.Config.BeaconGamesPerRound,
+	// package internal/workload's "Rounds"). Zero means
+	// workload.DefaultBeaconGamesPerRound.
+	BeaconGamesPerRound int
+	// BeaconCache is the ledgers' verified-beacon cache
+	// (ledger.Config.BeaconCache). Zero means the ledger's default, as
+	// `zarlog serve` runs it; negative means none.
+	BeaconCache int
 	// Progress, if not nil, is called as the run goes: the step, and how
 	// many of its total items are done.
 	Progress func(step string, done, total int)
@@ -175,9 +187,17 @@ type RunConfig struct {
 	// Moves is "rules" (the rules engine checks every roll, move and end,
 	// movecheck.Checker as in `zarlog serve`) or "structural".
 	Moves string `json:"moves"`
-	// Beacons is "bls" (real drand quicknet beacons, each anchored-v1
-	// game's checked with a BLS pairing check) or "fake" (a hash).
+	// Beacons is "bls" (BLS-signed drand beacons, checked by a pairing
+	// check: quicknet's recorded rounds, then the benchmark's own chain of
+	// the same scheme) or "fake" (a hash).
 	Beacons string `json:"beacons"`
+	// BeaconGamesPerRound is, with "bls", how many anchored-v1 games share
+	// each round (package internal/workload's "Rounds").
+	BeaconGamesPerRound int `json:"beaconGamesPerRound,omitempty"`
+	// BeaconCache is, with "bls", how many verified beacons the ledger
+	// remembers (ledger.Config.BeaconCache); 0 means none: every game's
+	// beacon is checked with a pairing check.
+	BeaconCache int `json:"beaconCache"`
 	// Receipts says which receipts the latency pass asks for.
 	Receipts string `json:"receipts"`
 	// CheckpointIntervalMs is the ledger's checkpoint interval.
@@ -202,6 +222,13 @@ func runConfig(cfg Config, w *Workload) RunConfig {
 	}
 	if w.RealBeacons {
 		c.Beacons = "bls"
+		c.BeaconGamesPerRound = w.BeaconGamesPerRound
+		switch {
+		case w.BeaconCache == 0:
+			c.BeaconCache = ledger.DefaultBeaconCache
+		case w.BeaconCache > 0:
+			c.BeaconCache = w.BeaconCache
+		}
 	}
 	if cfg.Rate > 0 {
 		c.Pace = "rate"
@@ -373,11 +400,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	wcfg.Seed, wcfg.Mix, wcfg.Emitters, wcfg.Concurrent = 1, mix, cfg.Emitters, cfg.Games
+	wcfg.Seed, wcfg.Mix, wcfg.Emitters, wcfg.Concurrent, wcfg.BeaconGamesPerRound = 1, mix, cfg.Emitters, cfg.Games, cfg.BeaconGamesPerRound
 	w, err := NewWorkload(wcfg, cfg.Events)
 	if err != nil {
 		return nil, fmt.Errorf("generating the events: %w", err)
 	}
+	w.BeaconCache = cfg.BeaconCache
 	progress("generating events", cfg.Events, cfg.Events)
 	logKey, err := LedgerVerifierKey()
 	if err != nil {
@@ -441,6 +469,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Pace == PaceHuman {
 		h := cfg.Human
 		h.Dir, h.Emitters, h.Checks, h.Progress = filepath.Join(dir, "human"), cfg.Emitters, cfg.Checks, progress
+		h.BeaconGamesPerRound, h.BeaconCache = cfg.BeaconGamesPerRound, cfg.BeaconCache
 		m, err := Human(ctx, h)
 		if err != nil {
 			return nil, fmt.Errorf("human pace: %w", err)
@@ -490,7 +519,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 // bundles builds and verifies the bundles of up to per finished games of
 // each scheme, from the ledger in dir: anchored-v1 only with real beacons
-// (the verifier refuses the fake chain).
+// and only the games anchored to quicknet (the verifier pins quicknet: it
+// refuses the fake chain and the workload's own chain).
 func bundles(ctx context.Context, dir string, w *Workload, per int, progress func(string, int, int)) ([]Bundles, error) {
 	l, err := OpenLedger(ctx, dir, w, 0, nil)
 	if err != nil {
@@ -539,7 +569,7 @@ func bundles(ctx context.Context, dir string, w *Workload, per int, progress fun
 				return nil, err
 			}
 			a := by[g.Scheme]
-			if a == nil || a.games >= per {
+			if a == nil || a.games >= per || g.Scheme == events.Anchored && g.Anchor.Chain != drand.Quicknet().Hash() {
 				continue
 			}
 			leaves, err := src.GameLeaves(ctx, f.Game)
@@ -737,7 +767,11 @@ func (c RunConfig) describe() string {
 	}
 	beacons := "a fake drand chain (a hash, no BLS)"
 	if c.Beacons == "bls" {
-		beacons = "real quicknet beacons, BLS-checked once per anchored-v1 game"
+		cache := "no beacon cache: a BLS check per anchored-v1 game"
+		if c.BeaconCache > 0 {
+			cache = fmt.Sprintf("a cache of %d verified beacons: a BLS check per round", c.BeaconCache)
+		}
+		beacons = fmt.Sprintf("BLS-signed beacons (quicknet's recorded rounds, then the bench's own chain), %d anchored-v1 games a round, %s", c.BeaconGamesPerRound, cache)
 	}
 	return fmt.Sprintf("%s: %s; %s; a checkpoint every %d ms; small ingest batches wait up to %d ms", c.Checks, moves, beacons, c.CheckpointIntervalMs, c.IngestLingerMs)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/zarlog/zarlog/events/drand"
 	"github.com/zarlog/zarlog/internal/workload"
+	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/sdk"
 )
 
@@ -76,7 +77,8 @@ func TestRun(t *testing.T) {
 	}
 	// The production configuration by default: real beacons, so the
 	// anchored-v1 games' bundles verify too.
-	if c := rep.Config; c.Checks != ChecksProduction || c.Moves != "rules" || c.Beacons != "bls" || c.Pace != "saturated" || c.CheckpointIntervalMs != 100 {
+	if c := rep.Config; c.Checks != ChecksProduction || c.Moves != "rules" || c.Beacons != "bls" || c.Pace != "saturated" || c.CheckpointIntervalMs != 100 ||
+		c.BeaconGamesPerRound != workload.DefaultBeaconGamesPerRound || c.BeaconCache != ledger.DefaultBeaconCache {
 		t.Errorf("config: %+v", c)
 	}
 	if len(rep.Bundles) != 3 {
@@ -119,7 +121,7 @@ func TestRun(t *testing.T) {
 		t.Errorf("the report's log key %q is not a C2SP verifier key: %v", rep.LogKey, err)
 	}
 	text := rep.Text()
-	for _, want := range []string{"log        " + rep.LogKey, "config     production: every roll, move and end checked by the rules engine", "bundle     anchored-v1", "machine ", "end to end ", "latency ", "receipt    publish → receipt", "batching ", "memory ", "disk ", "bundle     per-roll-v1", "bundle     tavlarena-v1", "tessera-posix"} {
+	for _, want := range []string{"log        " + rep.LogKey, "config     production: every roll, move and end checked by the rules engine", "8 anchored-v1 games a round, a cache of 1024 verified beacons", "bundle     anchored-v1", "machine ", "end to end ", "latency ", "receipt    publish → receipt", "batching ", "memory ", "disk ", "bundle     per-roll-v1", "bundle     tavlarena-v1", "tessera-posix"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q in:\n%s", want, text)
 		}

@@ -21,12 +21,12 @@
 //     legal move chosen by the rules engine (rules.Choose), in one of the five
 //     variants, so that the ledger's rules engine checks every roll, move and
 //     end; a game over on the board ends "finished" with its result, one still
-//     going at the roll limit is resigned. Anchored-v1 games are anchored to
-//     real drand quicknet rounds (QuicknetRecorded, the four beacons the SDK
-//     and the demo hold, reused across games), so that the ledger checks each
-//     game's beacon with a BLS pairing check; their commits are sealed before
-//     the quicknet chain's genesis, so the ledger's clock must show a time
-//     before QuicknetStart plus a day (QuicknetStart is such a clock's start);
+//     going at the roll limit is resigned. Anchored-v1 games carry real
+//     BLS-signed beacons, Config.BeaconGamesPerRound games to a round (see
+//     "Rounds" below), so that the ledger checks each round's beacon with a
+//     BLS pairing check; their commits are sealed before the chains'
+//     genesis, so the ledger's clock must show a time before QuicknetStart
+//     plus a day (QuicknetStart is such a clock's start);
 //   - structural (neither set, the benchmarks' configuration until issue
 //     31): the moves are plausible notation not played by the rules engine,
 //     and the settings do not declare them logged, so the ledger checks them
@@ -34,6 +34,28 @@
 //     rounds of a fake drand chain (Beacons) whose rounds all lie in the year
 //     2100, so the ledger's clock checks pass with the real clock, and a
 //     beacon "verifies" with one SHA-256.
+//
+// # Rounds
+//
+// On a platform, every anchored-v1 game sealed within the same three
+// seconds names the same next quicknet round, and a ledger that remembers
+// the beacons it verified (ledger.Config.BeaconCache) checks that round's
+// BLS signature once for all of them. Reusing a few recorded beacons across
+// every game would make that check free; drawing a round per game would
+// make it dearer than any platform pays. The stream models the rounds from a
+// stated assumption: a platform with 50,000 games in play (issue 31's), a
+// game of about 125 events at one event every 5–10 s (10–21 minutes),
+// starts 40–80 games a second, 120–240 per three-second round, of which
+// 48–96 are anchored-v1 at the mixed mix's 40 %. The stream anchors
+// DefaultBeaconGamesPerRound = 8 consecutive anchored-v1 games to each
+// round: 6 to 12 times as many distinct rounds, each a BLS pairing check, as
+// that platform's ledger makes. The first rounds are the four recorded
+// quicknet rounds (QuicknetRecorded, the beacons the SDK and the demo
+// hold), so that the benchmark can build and verify those games' bundles
+// with zarlog-verify, which pins quicknet only; the rest are rounds of
+// BenchChain, a drand chain of the quicknet scheme with a key of its own,
+// whose beacons the workload signs (circl's BLS, before the clock starts)
+// and the ledger checks exactly as quicknet's.
 //
 // It is benchmark support, not part of zarlog's contract.
 package workload
@@ -49,8 +71,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/cloudflare/circl/sign/bls"
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/zarlog/zarlog/events"
@@ -115,13 +139,24 @@ type Config struct {
 	// logged: the ledger's rules engine (rules/movecheck) checks each one.
 	// False means plausible notation, checked structurally only.
 	Moves bool
-	// RealBeacons anchors anchored-v1 games to the real quicknet rounds of
-	// QuicknetRecorded, whose beacons the ledger checks with a BLS pairing
-	// check (its default drand chains); the ledger's clock must then show
-	// a time between QuicknetStart and QuicknetStart plus a day when the
-	// commits and tokens are appended. False means FakeChain (Beacons).
+	// RealBeacons anchors anchored-v1 games to BLS-signed beacons (the
+	// package's "Rounds"): the recorded quicknet rounds of
+	// QuicknetRecorded, then rounds of BenchChain, which the ledger must
+	// resolve (Chains) and checks with a BLS pairing check; the ledger's
+	// clock must then show a time between QuicknetStart and QuicknetStart
+	// plus a day when the commits and tokens are appended. False means
+	// FakeChain (Beacons).
 	RealBeacons bool
+	// BeaconGamesPerRound is, with RealBeacons, how many consecutive
+	// anchored-v1 games are anchored to each round (the package's
+	// "Rounds"). Zero means DefaultBeaconGamesPerRound.
+	BeaconGamesPerRound int
 }
+
+// DefaultBeaconGamesPerRound is Config.BeaconGamesPerRound's default: a
+// conservative share of a round among the anchored-v1 games of a platform
+// with 50,000 games in play (the package's "Rounds").
+const DefaultBeaconGamesPerRound = 8
 
 func (c *Config) defaults() {
 	if c.Mix == (Mix{}) {
@@ -135,6 +170,9 @@ func (c *Config) defaults() {
 	}
 	if c.Emitters <= 0 {
 		c.Emitters = 4
+	}
+	if c.BeaconGamesPerRound <= 0 {
+		c.BeaconGamesPerRound = DefaultBeaconGamesPerRound
 	}
 	if c.Start.IsZero() {
 		c.Start = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
@@ -167,6 +205,8 @@ type Generator struct {
 	total    int
 	weights  [3]int
 	schemeOf [3]events.Scheme
+	anchored int               // anchored-v1 games made so far
+	benchSig map[uint64][]byte // BenchChain's signatures made so far, by round
 }
 
 // New returns a generator of the stream cfg describes.
@@ -213,6 +253,15 @@ func Key(name string) (note.Signer, string, error) {
 		return nil, "", fmt.Errorf("workload: key %q: %w", name, err)
 	}
 	return s, vkey, nil
+}
+
+// BeaconGamesPerRound returns how many anchored-v1 games share a round
+// with RealBeacons (Config.BeaconGamesPerRound), or 0 without.
+func (g *Generator) BeaconGamesPerRound() int {
+	if !g.cfg.RealBeacons {
+		return 0
+	}
+	return g.cfg.BeaconGamesPerRound
 }
 
 // Keyring returns the emitters' keys, for the ledger's Config.Emitters.
@@ -358,7 +407,8 @@ func (g *Generator) newGame() ([]Event, error) {
 	case events.Tavlarena:
 		err = b.tavlarena(label)
 	case events.Anchored:
-		err = b.anchored(label, n)
+		err = b.anchored(label, g.anchored)
+		g.anchored++
 	default:
 		err = b.perRoll(label)
 	}
@@ -502,6 +552,7 @@ func (b *game) tavlarena(label string) error {
 	return b.perGameRolls(dice.NewTavlarena(seed, id, contrib), seed)
 }
 
+// anchored makes the n-th anchored-v1 game of the stream.
 func (b *game) anchored(label string, n int) error {
 	g := b.g
 	u := g.uuid(label)
@@ -513,10 +564,10 @@ func (b *game) anchored(label string, n int) error {
 	var sig []byte
 	sealed := b.start.Add(-time.Minute)
 	if g.cfg.RealBeacons {
-		q := quicknetRecorded[n%len(quicknetRecorded)]
-		chain, round, sig = drand.Quicknet().Hash(), q.round, q.sig
-		// Sealed before the chain's genesis, so before every recorded
-		// round, and before the ledger's clock (QuicknetStart on).
+		chain, round, sig = g.realBeacon(n / g.cfg.BeaconGamesPerRound)
+		// Sealed before the chains' genesis, so before every round they
+		// are anchored to, and before the ledger's clock (QuicknetStart
+		// on).
 		sealed = g.cfg.Start.Add(-time.Minute)
 	} else {
 		round = 1 + uint64(binary.BigEndian.Uint32(u[:4]))%1_000_000
@@ -578,6 +629,73 @@ func (b *game) perRoll(label string) error {
 	return b.add(bd.end(2))
 }
 
+// realBeacon returns the beacon of the stream's k-th round (the package's
+// "Rounds"): the recorded quicknet rounds first, then BenchChain's rounds
+// from 1 on, each signed once.
+func (g *Generator) realBeacon(k int) (chain [32]byte, round uint64, sig []byte) {
+	if k < len(quicknetRecorded) {
+		q := quicknetRecorded[k]
+		return drand.Quicknet().Hash(), q.round, q.sig
+	}
+	round = uint64(k-len(quicknetRecorded)) + 1
+	if g.benchSig == nil {
+		g.benchSig = map[uint64][]byte{}
+	}
+	if sig = g.benchSig[round]; sig == nil {
+		sig = benchChain().sign(round)
+		g.benchSig[round] = sig
+	}
+	return benchChain().chain.Hash(), round, sig
+}
+
+// A benchChainKey is BenchChain and its private key.
+type benchChainKey struct {
+	chain *drand.Chain
+	key   *bls.PrivateKey[bls.KeyG2SigG1]
+}
+
+// sign returns the chain's beacon signature of round.
+func (b benchChainKey) sign(round uint64) []byte {
+	m := drand.Message(round)
+	return bls.Sign(b.key, m[:])
+}
+
+// benchChain derives BenchChain's key from a fixed seed, once.
+var benchChain = sync.OnceValue(func() benchChainKey {
+	ikm := sha256.Sum256([]byte("zarlog-workload/bench-drand-chain"))
+	key, err := bls.KeyGen[bls.KeyG2SigG1](ikm[:], nil, []byte("zarlog bench"))
+	if err != nil {
+		panic("workload: bench chain key: " + err.Error()) // fixed input
+	}
+	pub, err := key.PublicKey().MarshalBinary()
+	if err != nil {
+		panic("workload: bench chain key: " + err.Error())
+	}
+	q := drand.QuicknetParams()
+	c, err := drand.NewChain(drand.Params{BeaconID: "zarlog-bench", Scheme: drand.SchemeG1RFC9380, Period: q.Period, Genesis: q.Genesis,
+		PublicKey: pub, GenesisSeed: sha256.Sum256([]byte("zarlog-workload/bench-drand-chain/seed"))})
+	if err != nil {
+		panic("workload: bench chain: " + err.Error())
+	}
+	return benchChainKey{chain: c, key: key}
+})
+
+// BenchChain returns the benchmark's own drand chain (the package's
+// "Rounds"): the quicknet scheme (bls-unchained-g1-rfc9380), period and
+// genesis, with a key of its own whose private half the workload holds.
+// A ledger that accepts a stream with RealBeacons resolves its hash
+// (Chains).
+func BenchChain() *drand.Chain { return benchChain().chain }
+
+// Chains resolves the chains of a stream with RealBeacons: quicknet and
+// BenchChain, for the ledger's Config.Beacons.
+func Chains(h [32]byte) (*drand.Chain, bool) {
+	if h == BenchChain().Hash() {
+		return BenchChain(), true
+	}
+	return drand.ChainByHash(h)
+}
+
 // QuicknetStart is the ledger's clock at the start of a stream with
 // RealBeacons: a day before the drand quicknet chain's genesis, so that
 // every recorded round (QuicknetRecorded) is still to come for a day.
@@ -616,8 +734,9 @@ var quicknetRecorded = func() []struct {
 	return out
 }()
 
-// QuicknetRecorded returns the recorded quicknet beacons the stream's
-// anchored-v1 games are anchored to with RealBeacons: round and signature.
+// QuicknetRecorded returns the recorded quicknet beacons of a stream with
+// RealBeacons (its first rounds, the package's "Rounds"): round and
+// signature.
 func QuicknetRecorded() (rounds []uint64, sigs [][]byte) {
 	for _, q := range quicknetRecorded {
 		rounds = append(rounds, q.round)

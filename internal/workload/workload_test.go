@@ -59,7 +59,7 @@ func testStream(t *testing.T, name string, production bool) {
 			verified, moves, finished, beacons := 0, 0, 0, 0
 			env := events.Env{Beacons: Beacons}
 			if production {
-				env = events.Env{Beacons: events.BeaconsOf(drand.ChainByHash), Moves: movecheck.Checker{}}
+				env = events.Env{Beacons: events.BeaconsOf(Chains), Moves: movecheck.Checker{}}
 			}
 			for i, e := range evs {
 				if !bytes.Equal(e.Data, again[i].Data) {
@@ -177,5 +177,72 @@ func BenchmarkGenerate(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestRounds: with real beacons, BeaconGamesPerRound consecutive
+// anchored-v1 games share a round: the four recorded quicknet rounds first,
+// then BenchChain's rounds 1, 2, …; every beacon verifies under its chain
+// (the ledger's pairing check), and BenchChain's differ from quicknet's
+// (another key, another hash).
+func TestRounds(t *testing.T) {
+	const k = 3
+	g, err := New(Config{Seed: 5, Mix: Mix{Anchored: 1}, Concurrent: 2, Rolls: 2, Moves: true, RealBeacons: true, BeaconGamesPerRound: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.BeaconGamesPerRound() != k {
+		t.Errorf("BeaconGamesPerRound %d", g.BeaconGamesPerRound())
+	}
+	if BenchChain().Hash() == drand.Quicknet().Hash() || bytes.Equal(BenchChain().Params().PublicKey, drand.Quicknet().Params().PublicKey) {
+		t.Fatal("BenchChain is quicknet")
+	}
+	if c, ok := Chains(drand.Quicknet().Hash()); !ok || c != drand.Quicknet() {
+		t.Error("Chains does not resolve quicknet")
+	}
+	if _, ok := Chains(FakeChainHash); ok {
+		t.Error("Chains resolves the fake chain")
+	}
+	rounds, _ := QuicknetRecorded()
+	type anchor struct {
+		chain [32]byte
+		round uint64
+	}
+	var want []anchor
+	for _, r := range rounds {
+		want = append(want, anchor{drand.Quicknet().Hash(), r})
+	}
+	for r := uint64(1); r <= 3; r++ {
+		want = append(want, anchor{BenchChain().Hash(), r})
+	}
+	var got []anchor
+	for len(got) < k*len(want) {
+		evs, err := g.Game()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			if e.Type != events.TypeBeacon {
+				continue
+			}
+			ev, err := events.Parse(e.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := ev.Body.(events.Beacon)
+			c, ok := Chains(b.Chain)
+			if !ok {
+				t.Fatalf("game %d: unknown chain %x", len(got), b.Chain)
+			}
+			if err := c.VerifyBeacon(b.Round, b.Signature, b.Randomness); err != nil {
+				t.Fatalf("game %d: %v", len(got), err)
+			}
+			got = append(got, anchor{b.Chain, b.Round})
+		}
+	}
+	for i, a := range got {
+		if a != want[i/k] {
+			t.Errorf("anchored game %d: chain %x round %d, want chain %x round %d", i, a.chain[:4], a.round, want[i/k].chain[:4], want[i/k].round)
+		}
 	}
 }
