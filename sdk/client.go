@@ -240,6 +240,9 @@ type Client struct {
 	// wire.ReceiptStateVersion, or wire.ReceiptProofVersion once a ledger
 	// of that version refused the newer.
 	receiptV atomic.Int32
+	// notes are the checkpoint notes whose signature the Client checked
+	// (check).
+	notes checkedNotes
 
 	// reconnected is closed (and replaced) each time the connection has
 	// reconnected: a receipt request in flight then is asked again at once

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -125,15 +126,77 @@ func checkInclusion(r Receipt, leaf []byte) error {
 
 // check checks a receipt the ledger sent for ev: with the log's key if the
 // Client has one (CheckReceipt), else its inclusion proof alone.
+//
+// The checkpoint's signature is checked once per note: a ledger signs a
+// checkpoint every 100 ms or so, and every receipt it serves meanwhile
+// carries the same note, byte for byte. The Client remembers the last
+// notes it opened with its key (checkedNotes) and, for a receipt whose
+// checkpoint is one of them, exactly the same bytes, reuses the
+// checkpoint they opened to instead of checking the same signature again;
+// the leaf and the inclusion proof are checked for every receipt, as
+// CheckReceipt does. (A signature check is an Ed25519 verification, the
+// largest part of the SDK's CPU per receipt: docs/BENCHMARKS.md, issue
+// 31.)
 func (c *Client) check(r *Receipt, leaf []byte) error {
 	if c.cfg.LogKey == nil {
 		return checkInclusion(*r, leaf)
 	}
-	if _, err := CheckReceipt(*r, leaf, c.cfg.LogKey); err != nil {
+	if err := checkLeaf(*r, leaf); err != nil {
 		return err
+	}
+	cp, ok := c.notes.get(r.Checkpoint)
+	if !ok {
+		var err error
+		if cp, err = merkle.Open(r.Checkpoint, c.cfg.LogKey); err != nil {
+			return fmt.Errorf("sdk: receipt of %s: %w: tlog-proof of leaf %d: %w", r.EventID, ErrBadReceipt, r.Index, err)
+		}
+		c.notes.put(r.Checkpoint, cp)
+	}
+	if err := merkle.CheckInclusion(merkle.LeafHash(leaf), r.Index, cp.Size, r.Proof, cp.Hash); err != nil {
+		return fmt.Errorf("sdk: receipt of %s: %w: tlog-proof: %w", r.EventID, ErrBadReceipt, err)
 	}
 	r.SignatureChecked = true
 	return nil
+}
+
+// checkedNotesSize is how many checkpoint notes a Client remembers having
+// opened with its log key: receipts answered within a few checkpoint
+// intervals of one another share one of them.
+const checkedNotesSize = 8
+
+// checkedNotes are the checkpoint notes a Client opened with its log key
+// (their whole bytes, signatures and cosignatures included), and what they
+// opened to, the last checkedNotesSize of them.
+type checkedNotes struct {
+	mu    sync.Mutex
+	notes [checkedNotesSize]checkedNote
+	next  int
+}
+
+type checkedNote struct {
+	note string
+	cp   merkle.Checkpoint
+}
+
+// get returns the checkpoint note opened to, if note (byte for byte) is
+// one of those remembered.
+func (n *checkedNotes) get(note []byte) (merkle.Checkpoint, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for i := range n.notes {
+		if e := &n.notes[i]; e.note != "" && e.note == string(note) {
+			return e.cp, true
+		}
+	}
+	return merkle.Checkpoint{}, false
+}
+
+// put remembers that note, opened with the log key, is cp.
+func (n *checkedNotes) put(note []byte, cp merkle.Checkpoint) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.notes[n.next] = checkedNote{note: string(note), cp: cp}
+	n.next = (n.next + 1) % len(n.notes)
 }
 
 // A RejectedError says the ledger refused the event, and why.
