@@ -59,6 +59,7 @@ type fakeSink struct {
 	order    []int
 	firstPos map[string]int
 	calls    int
+	locates  int           // calls of Locate
 	sizes    []int         // events per successful Submit
 	changed  chan struct{} // closed and replaced on every change
 
@@ -229,6 +230,7 @@ func (f *fakeSink) waitUntil(t testing.TB, ctx context.Context, cond func() bool
 func (f *fakeSink) Locate(ctx context.Context, emitter, id string) (ledger.Outcome, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.locates++
 	if i, ok := f.index[id]; ok {
 		return ledger.Outcome{Result: ledger.Appended, Index: i, ID: id}, nil
 	}

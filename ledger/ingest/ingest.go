@@ -674,8 +674,10 @@ func (in *Ingester) process(ctx context.Context, st *sessionState, batch []jetst
 		}
 	}
 	st.next, st.subs = next, len(subs)
-	in.setDecided(next)
+	// The outcomes first: a receipt request waiting for the cursor to
+	// move then finds its event's outcome without a lookup (receiptOf).
 	in.report(len(items), subs, outs)
+	in.setDecided(next)
 	return nil
 }
 

@@ -206,6 +206,66 @@ func TestReceiptWaitsForDecision(t *testing.T) {
 	}
 }
 
+// TestReceiptHeldWithoutLookup: receipt requests held for events the
+// ingest has not decided yet (each naming its message's stream sequence,
+// as the SDK asks after the publish ack) are answered from the batch that
+// decides them, not by looking each event up in the ledger again once the
+// cursor has moved: the batch hands the outcomes to the waiting requests
+// before it moves the cursor.
+func TestReceiptHeldWithoutLookup(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t, ServerConfig{})
+	sink := newFakeSink()
+	sink.publishCheckpoint(1 << 40)
+	gate := make(chan struct{})
+	sink.gate, sink.entered = gate, make(chan struct{}, 1)
+	in := newIngester(t, connect(t, s), Config{Sink: sink, Locator: sink, Checkpoints: sink})
+	runIngest(t, in)
+	c := newClient(t, clientConn(t, s, "e1"), sdk.Config{Emitter: "e1"})
+
+	const n = 8
+	errs := make(chan error, n)
+	for g := range n {
+		id, data := makeEvent("e1", fmt.Sprintf("held%d", g), 0)
+		ev := sdk.Event{ID: id, Data: data, OrderKey: fmt.Sprintf("held%d", g)}
+		ack, err := c.Publish(ctx, ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			_, err := c.ReceiptOf(ctx, ev, ack)
+			errs <- err
+		}()
+	}
+	for {
+		in.held.mu.Lock()
+		held := in.held.sum
+		in.held.mu.Unlock()
+		if held == n {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%d receipt requests held, want %d", held, n)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	sink.mu.Lock()
+	before := sink.locates
+	sink.mu.Unlock()
+	close(gate)
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if got := sink.locates - before; got != 0 {
+		t.Errorf("%d held receipt requests answered with %d lookups in the ledger, want none", n, got)
+	}
+}
+
 // TestReceiptsUnavailable: an ingest without Locator answers "unavailable",
 // which the SDK retries until its ctx ends; a bad request is answered
 // "bad-request".

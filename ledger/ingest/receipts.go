@@ -165,7 +165,15 @@ func (in *Ingester) receiptOf(ctx context.Context, emitter string, q wire.Receip
 		case out = <-ch:
 			err = nil
 		case <-next:
-			continue
+			// A batch that decides the event announces its outcome
+			// before it moves the cursor (process): take it rather than
+			// look the event up in the ledger again.
+			select {
+			case out = <-ch:
+				err = nil
+			default:
+				continue
+			}
 		case <-wctx.Done():
 			if q.V >= wire.ReceiptStateVersion {
 				return in.pending(ctx, emitter, q, arrived)
