@@ -3,7 +3,6 @@ package rules
 import (
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // Checkers per seat, points per side, and the two special places.
@@ -81,25 +80,27 @@ const posDigits = "0123456789abcdef"
 // The starting position of backgammon is
 //
 //	0000050300005000000000020/0000050300005000000000020
-func (p Position) String() string {
-	var b strings.Builder
-	b.Grow(51)
+func (p Position) String() string { return string(p.AppendText(make([]byte, 0, 51))) }
+
+// AppendText appends the position's text form (String) to b: the form
+// without an allocation of its own, for callers that build a larger text.
+func (p Position) AppendText(b []byte) []byte {
 	for s := 0; s < 2; s++ {
 		if s == 1 {
-			b.WriteByte('/')
+			b = append(b, '/')
 		}
 		for q := 1; q <= 25; q++ {
 			switch {
 			case q <= 24 && p.pin[s]&(1<<q) != 0:
-				b.WriteByte('p')
+				b = append(b, 'p')
 			case p.n[s][q] >= 0 && p.n[s][q] < 16:
-				b.WriteByte(posDigits[p.n[s][q]])
+				b = append(b, posDigits[p.n[s][q]])
 			default:
-				b.WriteByte('?') // not reachable for a checked position
+				b = append(b, '?') // not reachable for a checked position
 			}
 		}
 	}
-	return b.String()
+	return b
 }
 
 // ErrPosition is wrapped by the errors of ParsePosition and Check.

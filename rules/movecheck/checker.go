@@ -98,7 +98,7 @@ func (Checker) CheckRoll(in events.MoveInput) ([]byte, bool, error) {
 	if s.Phase == PhasePlay {
 		s.N, s.Dice = in.Roll.N, d
 	}
-	return []byte(s.String()), s.Phase == PhasePlay, nil
+	return s.text(), s.Phase == PhasePlay, nil
 }
 
 // CheckMove checks move event in.Move against the roll that waits: it must
@@ -144,7 +144,7 @@ func (Checker) CheckMove(in events.MoveInput) ([]byte, error) {
 	if _, over := rules.Outcome(s.Variant, pos); over {
 		s.Phase, s.Seat = PhaseOver, -1
 	}
-	return []byte(s.String()), nil
+	return s.text(), nil
 }
 
 // CheckEnd checks a finished end against the final position: the game must

@@ -60,22 +60,29 @@ func newState(v rules.Variant, o rules.Opening) State {
 }
 
 // String returns the state's canonical text.
-func (s State) String() string {
-	var b strings.Builder
-	b.WriteString(string(s.Variant))
-	b.WriteByte(' ')
-	b.WriteString(string(s.Opening))
-	b.WriteByte(' ')
-	b.WriteByte(byte(s.Phase))
+func (s State) String() string { return string(s.text()) }
+
+// text returns the state's canonical text in a new slice: what the
+// Checker stores (events.Game.Position), built in one allocation.
+func (s State) text() []byte {
+	b := make([]byte, 0, 100)
+	b = append(b, s.Variant...)
+	b = append(b, ' ')
+	b = append(b, s.Opening...)
+	b = append(b, ' ', byte(s.Phase))
 	switch s.Phase {
 	case PhaseReroll, PhaseTurn:
-		b.WriteByte(byte('0' + s.Seat))
+		b = append(b, byte('0'+s.Seat))
 	case PhasePlay:
-		fmt.Fprintf(&b, "%d:%d:%d%d", s.Seat, s.N, s.Dice[0], s.Dice[1])
+		b = strconv.AppendInt(b, int64(s.Seat), 10)
+		b = append(b, ':')
+		b = strconv.AppendUint(b, uint64(s.N), 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(s.Dice[0]), 10)
+		b = strconv.AppendInt(b, int64(s.Dice[1]), 10)
 	}
-	b.WriteByte(' ')
-	b.WriteString(s.Position.String())
-	return b.String()
+	b = append(b, ' ')
+	return s.Position.AppendText(b)
 }
 
 // ParseState parses the text form of a State. It accepts exactly what
@@ -89,21 +96,23 @@ func ParseState(b []byte) (State, error) {
 	if len(b) > 100 {
 		return fail("%d bytes", len(b))
 	}
-	parts := strings.Split(string(b), " ")
-	if len(parts) != 4 {
+	str := string(b)
+	variant, rest, ok1 := strings.Cut(str, " ")
+	opening, rest, ok2 := strings.Cut(rest, " ")
+	f, pos, ok3 := strings.Cut(rest, " ")
+	if !ok1 || !ok2 || !ok3 || strings.IndexByte(pos, ' ') >= 0 {
 		return fail("%q: want variant, opening, flow and position separated by single spaces", b)
 	}
 	var s State
 	var err error
-	if s.Variant, err = rules.ParseVariant(parts[0]); err == nil {
-		if s.Opening, err = rules.ParseOpening(parts[1]); err == nil {
-			s.Position, err = rules.ParsePosition(s.Variant, parts[3])
+	if s.Variant, err = rules.ParseVariant(variant); err == nil {
+		if s.Opening, err = rules.ParseOpening(opening); err == nil {
+			s.Position, err = rules.ParsePosition(s.Variant, pos)
 		}
 	}
 	if err != nil {
 		return State{}, fmt.Errorf("%w: %w", ErrState, err)
 	}
-	f := parts[2]
 	if f == "" {
 		return fail("empty flow")
 	}
