@@ -62,10 +62,14 @@ type held struct {
 	seq, bound uint64
 	acked      time.Time
 	// appended is set once the ledger reported the event durable at
-	// index, at appendedAt: it is not lost, only not covered yet. It is
-	// logged once a reply's checkpoint is larger than index; it is asked
-	// about again only after appendedAgain (a ledger restored from an
-	// older copy may have lost it).
+	// index, at appendedAt: not covered by a checkpoint yet. It is asked
+	// about again once a reply's checkpoint is larger than index, or
+	// after appendedAgain, and only a reply that says logged makes it
+	// logged: the ledger that reported it appended may lose it (a primary
+	// fenced before it published the checkpoint, whose leaves the new
+	// primary never had; a ledger restored from an older copy), and then
+	// a checkpoint of the new primary's larger tree covers another leaf at
+	// that index.
 	appended   bool
 	index      uint64
 	appendedAt time.Time
@@ -78,7 +82,17 @@ type held struct {
 	// retriedOrder: the event was sent again once after an out-of-order or
 	// unknown-game refusal (its predecessor had been lost).
 	retriedOrder bool
-	done         bool
+	// floor is the highest stream sequence the Client had seen (an ack,
+	// or a reply's last sequence) when it published the latest copy
+	// again: a stream that has not lost acknowledged messages gives that
+	// copy a higher one. reused is set when it did not: the stream gave
+	// the copy a sequence it had given before (a truncated block file),
+	// so a ledger whose cursor is past it may have decided another message
+	// there, and a refusal it answers may be an earlier copy's
+	// (docs/NATS.md §5, "Sequences given twice").
+	floor  uint64
+	reused bool
+	done   bool
 }
 
 // A follower is the Client's set of held events.
@@ -99,6 +113,9 @@ type follower struct {
 	// carried one, and size the largest checkpoint seen: a round asks only
 	// about the events they leave open (round).
 	decided, last, size uint64
+	// hiSeq is the highest stream sequence seen: of an ack, or a reply's
+	// last sequence (held.floor).
+	hiSeq uint64
 }
 
 type logWaiter struct {
@@ -168,10 +185,12 @@ func (c *Client) copyAcked(h *held, seq uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	h.copies--
+	f.hiSeq = max(f.hiSeq, seq)
 	if h.done {
 		return
 	}
 	h.seq, h.acked = seq, time.Now()
+	h.reused = seq <= h.floor
 }
 
 // copyFailed records that a copy of h failed. An event no copy of which
@@ -333,15 +352,16 @@ func (c *Client) round() {
 		f.mu.Unlock()
 		return
 	}
-	var due, covered []*held
+	var due []*held
 	// Every due event, however many: a cap on a round would cap the
 	// events a Client can confirm per FollowInterval, and so (through
 	// MaxHeld) its sustained publish rate. A round asks about the oldest
 	// first, one request at a time, and stops at the first batch the
 	// ledger has not read past yet. What the last replies said spares the
-	// ledger a lookup of each event per round: an event appended at an
-	// index below the largest checkpoint seen is logged; one appended is
-	// not asked about again before appendedAgain; one whose message the
+	// ledger a lookup of each event per round: one appended is not asked
+	// about again before a checkpoint covers its index, or appendedAgain
+	// (a checkpoint covering its index does not make it logged: only the
+	// ledger's reply does; see held.appended); one whose message the
 	// ledger has not decided yet and that is still in the stream (by the
 	// latest state) is not asked about, but for the oldest due event,
 	// which is asked about every round to learn the state.
@@ -349,23 +369,13 @@ func (c *Client) round() {
 		if h.done || h.acked.IsZero() || now.Sub(h.acked) < c.cfg.FollowAfter {
 			continue
 		}
-		if h.appended {
-			if h.index < f.size {
-				covered = append(covered, h)
-				continue
-			}
-			if now.Sub(h.appendedAt) < appendedAgain {
-				continue
-			}
+		if h.appended && h.index >= f.size && now.Sub(h.appendedAt) < appendedAgain {
+			continue
 		}
 		if len(due) > 0 && h.seq != 0 && f.decided <= h.seq && h.seq <= f.last {
 			continue
 		}
 		due = append(due, h)
-	}
-	for _, h := range covered {
-		f.stats.Logged++
-		c.dropLocked(h)
 	}
 	f.mu.Unlock()
 	for len(due) > 0 {
@@ -441,6 +451,7 @@ func (c *Client) ask(batch []*held) (progress bool, err error) {
 	f.mu.Lock()
 	if stOK {
 		f.decided, f.last = st.Decided, st.Last
+		f.hiSeq = max(f.hiSeq, st.Last)
 	}
 	f.size = max(f.size, size)
 	f.mu.Unlock()
@@ -467,14 +478,24 @@ func (c *Client) ask(batch []*held) (progress bool, err error) {
 			c.dropLocked(h)
 			progress = true
 		case wire.EventAppended:
-			if !h.appended {
-				h.appended, h.index, h.appendedAt = true, *s.Index, now
+			if !h.appended || h.appendedAt.IsZero() {
+				h.appendedAt = now
 			}
+			h.appended, h.index = true, *s.Index
 			progress = true
 		case wire.EventRejected:
 			progress = true
 			if h.copies > 0 {
 				continue // the refusal of an older copy: the new one's answer is the one
+			}
+			if h.reused {
+				// The copy's sequence was given before: the refusal may
+				// be of an earlier copy, decided there. Send it again
+				// (paced); a copy at a new sequence gets its own answer.
+				if now.Sub(h.resentAt) >= c.resendWait(h) {
+					resend = append(resend, c.claimLocked(f.tail(h))...)
+				}
+				continue
 			}
 			code := events.Code(s.Code)
 			if orderRefusal(h, code) {
@@ -491,6 +512,7 @@ func (c *Client) ask(batch []*held) (progress bool, err error) {
 			rejected = append(rejected, &RejectedError{EventID: h.ev.ID, Code: s.Code, Reason: s.Reason})
 			c.dropLocked(h)
 		case wire.EventUnknown:
+			h.appended = false // a ledger that reported it appended lost it since (a takeover)
 			if !stOK || h.copies > 0 {
 				continue
 			}
@@ -531,23 +553,35 @@ func (c *Client) resendWait(h *held) time.Duration {
 }
 
 // predecessorHeld reports whether an event accepted before h with its
-// order key is still held without the ledger having it.
+// order key is still held: not reported logged (nor refused). One that a
+// ledger reported appended counts: a primary fenced before its checkpoint
+// reached the bucket appended it, and the new primary that refused h never
+// had it (docs/FAULTS.md §4, run 7). Such a predecessor is asked about at
+// the next round, rather than after appendedAgain: if the ledger has lost
+// it, the follower finds it lost and publishes it again with its order
+// key's later events, h among them.
 func (f *follower) predecessorHeld(h *held) bool {
+	found := false
 	for _, o := range f.byKey[h.ev.OrderKey] {
 		if o == h {
-			return false
+			break
 		}
-		if !o.done && !o.appended {
-			return true
+		if !o.done {
+			found = true
+			if o.appended {
+				o.appendedAt = time.Time{} // ask about it again at once
+			}
 		}
 	}
-	return false
+	return found
 }
 
-// tail returns h and the events held after it with its order key that the
-// ledger does not have and that are not on their way already: sent again
-// in this order after h, they cannot land before it (a refusal of theirs
-// caused by h's loss is then judged anew).
+// tail returns h and the events held after it with its order key that are
+// not logged and not on their way already: sent again in this order after
+// h, they cannot land before it (a refusal of theirs caused by h's loss is
+// then judged anew). Those a ledger reported appended go too: the ledger
+// that lost h may have lost them with it (a fenced primary's leaves), and
+// a copy of one the ledger has costs a duplicate.
 func (f *follower) tail(h *held) []*held {
 	out := []*held{h}
 	if k := h.ev.OrderKey; k != "" {
@@ -557,7 +591,7 @@ func (f *follower) tail(h *held) []*held {
 				after = true
 				continue
 			}
-			if after && !o.done && !o.appended && o.copies == 0 && !o.acked.IsZero() {
+			if after && !o.done && o.copies == 0 && !o.acked.IsZero() {
 				out = append(out, o)
 			}
 		}
@@ -580,6 +614,7 @@ func (c *Client) claimLocked(hs []*held) []*held {
 		h.copies++
 		h.resends++
 		h.resentAt = now
+		h.floor = f.hiSeq
 		f.stats.Resent++
 		live = append(live, h)
 	}
@@ -622,6 +657,9 @@ func (c *Client) wakeFor(id string) bool {
 	f.mu.Lock()
 	h := f.byID[id]
 	held := h != nil && !h.done
+	if held && h.appended {
+		h.appendedAt = time.Time{} // reported appended by a ledger that lost it since: ask now
+	}
 	f.mu.Unlock()
 	if held {
 		select {
@@ -653,7 +691,7 @@ func (c *Client) refusalOpen(id, code string, seq uint64) bool {
 	if h == nil || h.done {
 		return false
 	}
-	open := h.copies > 0 || h.seq != 0 && h.seq != seq ||
+	open := h.copies > 0 || h.seq != 0 && h.seq != seq || h.reused ||
 		orderRefusal(h, events.Code(code)) && (f.predecessorHeld(h) || !h.retriedOrder)
 	if open {
 		select {

@@ -1,0 +1,287 @@
+package sdk_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zarlog/zarlog/internal/testonly"
+	"github.com/zarlog/zarlog/sdk"
+	"github.com/zarlog/zarlog/wire"
+)
+
+// takeoverLedger is a fake ledger that answers receipt and status requests
+// as docs/FAULTS.md §4's run 7 saw them. First the old primary: it has
+// appended the game's first event (P) and says so ("appended", no
+// checkpoint yet), and has not read the second (E). Then, after takeOver,
+// the new primary: the old primary's leaves are gone (it was fenced before
+// its checkpoint reached the bucket), P's message is gone from the stream
+// (the old primary acknowledged it), its tree holds other emitters' leaves
+// at P's old index, and it reads the stream from E's message on, deciding
+// each event as a ledger does: E without P is refused out-of-order, a copy
+// of P is appended, a copy of E after it too.
+type takeoverLedger struct {
+	t      *testing.T
+	stream jetstream.Stream
+
+	mu       sync.Mutex
+	newer    bool   // the new primary answers
+	next     uint64 // the new primary's cursor: every message below it decided
+	told     bool   // the old primary said P was appended
+	tree     testonly.MemTree
+	outcome  map[string]string // id -> "appended" or "out-of-order"
+	index    map[string]uint64
+	prevOf   map[string]string // id -> the id before it in its game
+	ackP     uint64
+	decidedE []string // E's decisions, in order
+}
+
+func (l *takeoverLedger) takeOver(first uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for range 5 {
+		l.tree.Add(fmt.Appendf(nil, `{"id":"other:%d"}`, l.tree.Size()))
+	}
+	l.newer, l.next = true, first
+}
+
+// read decides the stream's messages from the cursor to its end (the new
+// primary's ingest).
+func (l *takeoverLedger) read(ctx context.Context) (last uint64) {
+	info, err := l.stream.Info(ctx)
+	if err != nil {
+		l.t.Error(err)
+		return 0
+	}
+	last = info.State.LastSeq
+	for ; l.next <= last; l.next++ {
+		m, err := l.stream.GetMsg(ctx, l.next)
+		if err != nil {
+			l.t.Error(err)
+			return last
+		}
+		parts := [][]byte{m.Data}
+		if c := m.Header.Get(wire.HeaderEvents); c != "" {
+			if parts, err = wire.SplitBatch(c, m.Data); err != nil {
+				l.t.Error(err)
+				return last
+			}
+		}
+		for _, p := range parts {
+			var ev struct {
+				ID string `json:"id"`
+			}
+			if err := json.Unmarshal(p, &ev); err != nil {
+				l.t.Error(err)
+				continue
+			}
+			if _, ok := l.index[ev.ID]; ok {
+				continue // a duplicate
+			}
+			if prev := l.prevOf[ev.ID]; prev != "" && l.outcome[prev] != "appended" {
+				l.outcome[ev.ID] = "out-of-order"
+			} else {
+				l.outcome[ev.ID] = "appended"
+				l.index[ev.ID] = l.tree.Add(p)
+			}
+			if l.prevOf[ev.ID] != "" {
+				l.decidedE = append(l.decidedE, l.outcome[ev.ID])
+			}
+		}
+	}
+	return last
+}
+
+// status answers one event asked about with the copy at seq: its status,
+// and its index if it has one.
+func (l *takeoverLedger) status(id string, seq uint64) (string, uint64) {
+	if !l.newer {
+		if seq == l.ackP && l.prevOf[id] == "" {
+			l.told = true
+			return wire.EventAppended, 0
+		}
+		return wire.EventUnknown, 0
+	}
+	if seq >= l.next {
+		return wire.EventUnknown, 0
+	}
+	switch l.outcome[id] {
+	case "appended":
+		return wire.EventLogged, l.index[id]
+	case "out-of-order":
+		return wire.EventRejected, 0
+	}
+	return wire.EventUnknown, 0
+}
+
+func (l *takeoverLedger) serve(ctx context.Context, m *nats.Msg) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var decided, last uint64
+	if l.newer {
+		last = l.read(ctx)
+		decided = l.next
+	} else {
+		info, err := l.stream.Info(ctx)
+		if err != nil {
+			l.t.Error(err)
+			return
+		}
+		last = info.State.LastSeq
+		decided = l.ackP + 1 // the old primary read P, not E
+	}
+	var cp string
+	if size := l.tree.Size(); l.newer && size > 0 {
+		b, err := l.tree.Checkpoint("test.example/log", size)
+		if err != nil {
+			l.t.Error(err)
+			return
+		}
+		cp = string(b)
+	}
+	var b []byte
+	var err error
+	if q, perr := wire.ParseStatusRequest(m.Data); perr == nil {
+		p := wire.StatusReply{Status: wire.StatusOK, V: wire.ReceiptStateVersion, Decided: &decided, Last: &last, Checkpoint: cp}
+		for _, e := range q.Events {
+			st, idx := l.status(e.ID, e.Seq)
+			es := wire.EventStatus{ID: e.ID, Status: st}
+			switch st {
+			case wire.EventLogged, wire.EventAppended:
+				es.Index = &idx
+			case wire.EventRejected:
+				es.Code, es.Reason = "out-of-order", "its game has no event before it"
+			}
+			p.Events = append(p.Events, es)
+		}
+		b, err = wire.MarshalStatusReply(p)
+	} else {
+		q, qerr := wire.ParseReceiptRequest(m.Data)
+		if qerr != nil {
+			l.t.Errorf("a request neither status nor receipt: %s", m.Data)
+			return
+		}
+		p := wire.ReceiptReply{ID: q.ID, Status: wire.StatusPending, V: q.V}
+		st, idx := l.status(q.ID, q.Seq)
+		switch {
+		case q.Seq == 0 || st == wire.EventUnknown:
+			p.Decided, p.Last = &decided, &last
+		case st == wire.EventAppended:
+			p.Index = &idx
+		case st == wire.EventRejected:
+			p.Status, p.Code, p.Reason = wire.StatusRejected, "out-of-order", "its game has no event before it"
+		case st == wire.EventLogged:
+			size := l.tree.Size()
+			proof, perr := l.tree.InclusionProof(idx, size)
+			if perr != nil {
+				l.t.Error(perr)
+				return
+			}
+			p.Status, p.Index, p.Checkpoint = wire.StatusOK, &idx, cp
+			for _, h := range proof {
+				p.Proof = append(p.Proof, wire.Hash(h))
+			}
+		}
+		b, err = wire.MarshalReceiptReply(p)
+	}
+	if err != nil {
+		l.t.Error(err)
+		return
+	}
+	m.Respond(b)
+}
+
+// TestTakeoverOrderRefusal is docs/FAULTS.md §4's run 7: a game's event P
+// was appended by a primary that was fenced before its checkpoint reached
+// the bucket, and said so ("appended"); the new primary never had P, and
+// refuses the game's next event E out-of-order. The Client holds E while P
+// is held unlogged (a ledger's "appended" is not "logged", and a larger
+// checkpoint of the new primary's tree does not make it so), finds P lost,
+// publishes P and then E again, and ReceiptOf(E) returns E's receipt, not
+// the refusal; nothing is refused for good. Before, the Client counted P
+// logged once a checkpoint covered its old index, retried E once, and
+// returned E's refusal and forgot it.
+func TestTakeoverOrderRefusal(t *testing.T) {
+	ctx := testContext(t)
+	srv := startServer(t)
+	nc := dial(t, srv, "e1")
+	stream := createStream(t, nc, 0)
+	l := &takeoverLedger{t: t, stream: stream, outcome: map[string]string{}, index: map[string]uint64{},
+		prevOf: map[string]string{"g1:1": "g1:0"}}
+	lnc := dial(t, srv, "ledger")
+	sub, err := lnc.Subscribe(wire.Subjects{}.Receipts("e1"), func(m *nats.Msg) { l.serve(ctx, m) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+
+	var mu sync.Mutex
+	var resent []string
+	var refused []*sdk.RejectedError
+	c := newClient(t, nc, sdk.Config{Emitter: "e1", FollowInterval: 20 * time.Millisecond, FollowAfter: 50 * time.Millisecond,
+		MaxBatchEvents: 1,
+		OnResend:       func(id string) { mu.Lock(); resent = append(resent, id); mu.Unlock() },
+		OnRejected:     func(r *sdk.RejectedError) { mu.Lock(); refused = append(refused, r); mu.Unlock() }})
+	p := sdk.Event{ID: "g1:0", Data: []byte(`{"id":"g1:0"}`), OrderKey: "g1"}
+	e := sdk.Event{ID: "g1:1", Data: []byte(`{"id":"g1:1"}`), OrderKey: "g1"}
+	ackP, err := c.Publish(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	l.ackP = ackP.Seq
+	l.mu.Unlock()
+	ackE, err := c.Publish(ctx, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The old primary tells the follower that P is appended.
+	for {
+		l.mu.Lock()
+		told := l.told
+		l.mu.Unlock()
+		if told {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the follower never asked about P")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	l.takeOver(ackE.Seq) // P's message is gone; the new primary reads from E's
+
+	r, err := c.ReceiptOf(ctx, e, ackE)
+	if err != nil {
+		t.Fatalf("receipt of E, refused while its predecessor was lost by a takeover: %v", err)
+	}
+	if err := c.WaitLogged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r.Index != l.index[e.ID] || l.index[p.ID] != 5 || r.Index != 6 {
+		t.Errorf("E's receipt at %d; the new primary holds P at %d and E at %d, want 5 and 6", r.Index, l.index[p.ID], l.index[e.ID])
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(refused) != 0 {
+		t.Errorf("refused for good: %v", refused)
+	}
+	if !slices.Contains(resent, p.ID) || !slices.Contains(resent, e.ID) {
+		t.Errorf("published again %v, want P and E", resent)
+	}
+	if !slices.Equal(l.decidedE, []string{"out-of-order", "appended"}) {
+		t.Errorf("the new primary decided E's copies %v, want refused once, then appended", l.decidedE)
+	}
+	if st := c.FollowStats(); st.Rejected != 0 || st.Held != 0 || st.Logged != 2 {
+		t.Errorf("follow stats %+v", st)
+	}
+	t.Logf("published again %v; the new primary decided E %v", resent, l.decidedE)
+}
