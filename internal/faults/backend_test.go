@@ -11,26 +11,26 @@ package faults_test
 //	finished <unix ms> <game id>                    its reveal receipted
 //	resend <unix ms> <event id>                     the SDK published it again
 //	rejected <unix ms> <event id> <code>            the ledger refused it
-//	refused <unix ms> <event id> <code>             refused out-of-order or unknown-game
-//	resent <unix ms> <event id>                     published again by the backend
 //	failed <unix ms> <label> <error>                a game that stopped
 //	done
 //
-// It has no resending of its own: what JetStream acknowledged and then
-// lost (a truncated block file, a takeover past events the old primary
-// never published to the bucket) the SDK publishes again by itself
-// (docs/NATS.md §5, "Resending"), and the backend only asks for receipts.
+// It publishes with the SDK, waits for receipts, and records: nothing
+// else. What JetStream acknowledged and then lost (a truncated block
+// file, a takeover past events the old primary never published to the
+// bucket, messages a fenced primary acknowledged) the SDK publishes again
+// by itself (docs/NATS.md §5, "Resending"), a game's later events after
+// the lost one, and it holds an order refusal while an earlier event of
+// its game is not logged. Any refusal of an acknowledged event fails the
+// test.
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -53,9 +53,6 @@ const (
 	// maxUnreceipted bounds the events published and not yet receipted: a
 	// game waits past it, so the games go at the pace of the receipts.
 	maxUnreceipted = 300
-	// keepAlive is how long without a receipt, events waiting, before
-	// the backend starts one more game to keep the stream moving.
-	keepAlive = 3 * time.Second
 )
 
 // backendConfig is what the test gives the backend process.
@@ -70,8 +67,6 @@ type backendConfig struct {
 type held struct {
 	ev   sdk.Event
 	game string
-	seq  uint64
-	ack  sdk.Ack // of the backend's own copy, once it sent one again
 }
 
 type backend struct {
@@ -79,13 +74,11 @@ type backend struct {
 	out    *bufio.Writer
 	outMu  sync.Mutex
 
-	mu          sync.Mutex
-	cond        *sync.Cond
-	held        map[string]*held // by event id
-	lastReceipt time.Time
-	resentGame  map[string]time.Time
-	asking      map[string]bool // a receipt request is out
-	queue       chan string
+	mu     sync.Mutex
+	cond   *sync.Cond
+	held   map[string]*held // by event id
+	asking map[string]bool  // a receipt request is out
+	queue  chan string
 }
 
 func (b *backend) print(format string, args ...any) {
@@ -130,8 +123,12 @@ func runBackend(cfg backendConfig) error {
 	}
 	defer nc.Close()
 	var b *backend
+	// The Client follows its events (500 ms, as docs/NATS.md §5
+	// suggests): it holds each until the ledger reports it logged, which
+	// is what lets it hold a game's later events while an earlier one is
+	// lost.
 	client, err := sdk.New(nc, sdk.Config{Emitter: emitterName, LogKey: logKey, AckTimeout: 2 * time.Second,
-		RetryMin: 20 * time.Millisecond, RetryMax: time.Second,
+		RetryMin: 20 * time.Millisecond, RetryMax: time.Second, FollowInterval: 500 * time.Millisecond,
 		OnResend: func(id string) { b.print("resend %d %s", now(), id) }})
 	if err != nil {
 		return err
@@ -141,7 +138,7 @@ func runBackend(cfg backendConfig) error {
 	if err != nil {
 		return err
 	}
-	b = &backend{client: client, out: bufio.NewWriter(os.Stdout), held: map[string]*held{}, resentGame: map[string]time.Time{}, asking: map[string]bool{},
+	b = &backend{client: client, out: bufio.NewWriter(os.Stdout), held: map[string]*held{}, asking: map[string]bool{},
 		queue: make(chan string, 1<<16)}
 	b.cond = sync.NewCond(&b.mu)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -168,39 +165,6 @@ func runBackend(cfg backendConfig) error {
 		}
 		b.print("played %d %s", now(), id)
 	}
-	// Keep the stream moving: when events wait and no receipt has come
-	// for keepAlive, one more game starts (at most two such at once). A
-	// ledger learns that an event is lost only once its stream cursor
-	// passes the event's sequence; on a quiet stream whose messages
-	// another ingest acknowledged (a fenced primary's) it does not, and
-	// the SDK would wait for ever (docs/FAULTS.md §4).
-	extraCtx, stopExtra := context.WithCancel(ctx)
-	var extra sync.WaitGroup
-	extra.Go(func() {
-		slots := make(chan struct{}, 2)
-		for n := 0; ; n++ {
-			select {
-			case <-extraCtx.Done():
-				return
-			case <-time.After(keepAlive):
-			}
-			b.mu.Lock()
-			stuck := len(b.held) > 0 && time.Since(b.lastReceipt) >= keepAlive
-			b.mu.Unlock()
-			if !stuck {
-				continue
-			}
-			select {
-			case slots <- struct{}{}:
-				b.print("keepalive %d", now())
-				games.Go(func() {
-					defer func() { <-slots }()
-					play(fmt.Sprintf("jepsen-%d-extra-%d", os.Getpid(), n))
-				})
-			default:
-			}
-		}
-	})
 	slots := make(chan struct{}, cfg.Concurrency)
 	for i := 0; ; i++ {
 		select {
@@ -224,8 +188,6 @@ func runBackend(cfg backendConfig) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	stopExtra()
-	extra.Wait()
 	games.Wait()
 	b.mu.Lock()
 	for len(b.held) > 0 {
@@ -246,7 +208,7 @@ func (b *backend) after(game string, seq uint64, leaf []byte) {
 	}
 	b.print("ack %d %s %s", now(), id, base64.StdEncoding.EncodeToString(leaf))
 	b.mu.Lock()
-	b.held[id] = &held{ev: sdk.Event{ID: id, Data: leaf, OrderKey: game}, game: game, seq: seq}
+	b.held[id] = &held{ev: sdk.Event{ID: id, Data: leaf, OrderKey: game}, game: game}
 	for len(b.held) > maxUnreceipted {
 		b.cond.Wait()
 	}
@@ -272,10 +234,7 @@ func (b *backend) receipts(ctx context.Context) {
 		b.asking[id] = true
 		b.mu.Unlock()
 		rctx, cancel := context.WithTimeout(ctx, askFor)
-		b.mu.Lock()
-		ack := h.ack
-		b.mu.Unlock()
-		r, err := b.client.ReceiptOf(rctx, h.ev, ack)
+		r, err := b.client.Receipt(rctx, h.ev)
 		cancel()
 		b.mu.Lock()
 		delete(b.asking, id)
@@ -283,27 +242,18 @@ func (b *backend) receipts(ctx context.Context) {
 		switch {
 		case err == nil:
 			delete(b.held, id)
-			b.lastReceipt = time.Now()
 			b.cond.Broadcast()
 			b.print("receipt %d %s %d %s", now(), id, r.Index, base64.StdEncoding.EncodeToString(r.Checkpoint))
 			if isReveal(h.ev.Data) {
 				b.print("finished %d %s", now(), h.game)
 			}
-		case errors.As(err, &rej) && (rej.Code == "out-of-order" || rej.Code == "unknown-game"):
-			// Its predecessor was lost (a takeover), and the SDK returned
-			// the refusal before it found that out: the backend sends the
-			// game's unreceipted events again, in order (docs/FAULTS.md §4).
-			b.print("refused %d %s %s", now(), id, rej.Code)
 		case errors.As(err, &rej):
 			delete(b.held, id)
 			b.cond.Broadcast()
 			b.print("rejected %d %s %s", now(), id, rej.Code)
 		}
 		b.mu.Unlock()
-		switch {
-		case rej != nil && (rej.Code == "out-of-order" || rej.Code == "unknown-game"):
-			b.resendGame(ctx, h.game)
-		case err != nil && rej == nil:
+		if err != nil && rej == nil {
 			b.queue <- id // ask again
 		}
 	}
@@ -316,46 +266,4 @@ func isReveal(leaf []byte) bool {
 	}
 	json.Unmarshal(leaf, &ev)
 	return ev.Type == "reveal"
-}
-
-// resendGame publishes again, in order, every event of game that has no
-// receipt, at most once a second per game, and asks for their receipts.
-func (b *backend) resendGame(ctx context.Context, game string) {
-	b.mu.Lock()
-	if time.Since(b.resentGame[game]) < time.Second {
-		b.mu.Unlock()
-		time.Sleep(time.Second)
-		b.mu.Lock()
-	}
-	b.resentGame[game] = time.Now()
-	var evs []*held
-	for _, h := range b.held {
-		if h.game == game {
-			evs = append(evs, h)
-		}
-	}
-	b.mu.Unlock()
-	slices.SortFunc(evs, func(x, y *held) int { return cmp.Compare(x.seq, y.seq) })
-	pending := map[*held]*sdk.Pending{}
-	for _, h := range evs {
-		p, err := b.client.PublishAsync(ctx, h.ev)
-		if err != nil {
-			continue
-		}
-		b.print("resent %d %s", now(), h.ev.ID)
-		pending[h] = p
-	}
-	for h, p := range pending {
-		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		ack, err := p.Wait(wctx)
-		cancel()
-		if err == nil {
-			b.mu.Lock()
-			h.ack = ack
-			b.mu.Unlock()
-		}
-	}
-	for _, h := range evs {
-		b.queue <- h.ev.ID
-	}
 }
