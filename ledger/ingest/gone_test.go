@@ -156,3 +156,37 @@ func TestGoneBelowFirst(t *testing.T) {
 	}
 	sink.checkExactlyOnce(t, ids)
 }
+
+// TestAtEnds: what the session does with the stream's ends as the poller
+// read them. A first sequence above the cursor moves the cursor there (and
+// counts the messages passed); a last sequence below the cursor read
+// before it is a rewind, warned and counted once per last sequence; a
+// last sequence below the session's cursor but not below the cursor read
+// before the poll is the stream's end as it was then (messages came
+// since), not a rewind.
+func TestAtEnds(t *testing.T) {
+	m, err := newMetrics(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &Ingester{log: testLogger(t), m: m, moved: make(chan struct{})}
+	st := &sessionState{next: 10}
+	in.atEnds(st, streamEnds{first: 15, last: 20, decided: 10})
+	if st.next != 15 || in.decided.Load() != 15 || testutil.ToFloat64(in.m.gone) != 5 {
+		t.Errorf("after first 15: cursor %d, decided %d, gone %v; want 15, 15, 5", st.next, in.decided.Load(), testutil.ToFloat64(in.m.gone))
+	}
+	in.atEnds(st, streamEnds{first: 1, last: 12, decided: 10})
+	if st.next != 15 || testutil.ToFloat64(in.m.rewinds) != 0 {
+		t.Errorf("a stale read of the stream's end: cursor %d, rewinds %v; want 15, 0", st.next, testutil.ToFloat64(in.m.rewinds))
+	}
+	for range 2 {
+		in.atEnds(st, streamEnds{first: 3, last: 7, decided: 15})
+	}
+	if st.next != 15 || in.decided.Load() != 15 || testutil.ToFloat64(in.m.rewinds) != 1 {
+		t.Errorf("a rewind: cursor %d, decided %d, rewinds %v; want 15, 15, 1", st.next, in.decided.Load(), testutil.ToFloat64(in.m.rewinds))
+	}
+	in.atEnds(st, streamEnds{first: 3, last: 9, decided: 15})
+	if testutil.ToFloat64(in.m.rewinds) != 2 {
+		t.Errorf("a second rewind: %v, want 2", testutil.ToFloat64(in.m.rewinds))
+	}
+}

@@ -515,8 +515,8 @@ func (in *Ingester) startSeq(ctx context.Context, stream jetstream.Stream, cons 
 }
 
 // streamEnds are the stream's first and last sequences, as one read of its
-// state saw them.
-type streamEnds struct{ first, last uint64 }
+// state saw them, and the ingest's cursor read before it.
+type streamEnds struct{ first, last, decided uint64 }
 
 // pollInfo reads the consumer's and the stream's state every InfoInterval,
 // for the metrics and Health, and hands the stream's ends to the session
@@ -526,6 +526,7 @@ func (in *Ingester) pollInfo(ctx context.Context, stream jetstream.Stream, cons 
 	defer t.Stop()
 	for {
 		at := time.Now()
+		decided := in.decided.Load()
 		info, err := cons.Info(ctx)
 		var si *jetstream.StreamInfo
 		if err == nil {
@@ -543,7 +544,7 @@ func (in *Ingester) pollInfo(ctx context.Context, stream jetstream.Stream, cons 
 			case <-ends:
 			default:
 			}
-			ends <- streamEnds{first: si.State.FirstSeq, last: si.State.LastSeq} // the only sender: never blocks
+			ends <- streamEnds{first: si.State.FirstSeq, last: si.State.LastSeq, decided: decided} // the only sender: never blocks
 		}
 		in.health.polled(info, si, err)
 		select {
@@ -585,11 +586,13 @@ func (in *Ingester) atEnds(st *sessionState, e streamEnds) {
 		st.next = e.first
 		in.setDecided(st.next)
 	}
-	if e.last+1 < st.next && e.last != st.rewound {
+	// The cursor read before the stream's state: the session's may have
+	// moved past the last sequence read since, as messages came.
+	if e.last+1 < e.decided && e.last != st.rewound {
 		st.rewound = e.last
 		in.m.rewinds.Inc()
 		in.log.Warn("the stream's last sequence is below the ingest's cursor: the stream lost messages it had acknowledged, and gives their sequences again; messages at those sequences are below the cursor and not decided: their emitters publish them again",
-			"last", e.last, "cursor", st.next)
+			"last", e.last, "cursor", e.decided)
 	}
 }
 
