@@ -263,10 +263,13 @@ func (c *Client) ReceiptOf(ctx context.Context, ev Event, ack Ack) (Receipt, err
 	// request can be above it).
 	seq := ack.Seq
 	var copying *Pending // a copy this call published, until acknowledged
+	// retried: this call published a copy after an order refusal of an
+	// event the Client does not hold (orderRetry).
+	retried := false
 	for {
-		busy := false
+		busy, held := false, false
 		if hs, hbusy, ok := c.heldSeq(id); ok {
-			busy = hbusy
+			busy, held = hbusy, true
 			if hs != 0 {
 				seq = hs
 			}
@@ -341,6 +344,22 @@ func (c *Client) ReceiptOf(ctx context.Context, ev Event, ack Ack) (Receipt, err
 			// copies the Client publishes again may undo (a lost
 			// predecessor): ask again.
 			err = fmt.Errorf("refused (%s: %s) while the Client publishes it, or an earlier event of its order key, again", rep.Code, rep.Reason)
+		case rep.Status == wire.StatusRejected && !held && !retried && orderCode(ev, rep.Code):
+			// An order refusal of an event the Client does not hold
+			// (following off, or published elsewhere): the ledger may have
+			// decided this copy before a lost predecessor was published
+			// again (a takeover). Its game's earlier events are receipted
+			// (a backend asks in a game's order), so a copy published now
+			// is judged after them: publish one, once, and its answer is
+			// the one.
+			p, err := c.PublishAsync(ctx, ev)
+			if err != nil {
+				return Receipt{}, fmt.Errorf("sdk: receipt for %s: refused %s, and publishing it again failed: %w", id, rep.Code, err)
+			}
+			copying, retried = p, true
+			c.noteResend(id)
+			backoff = c.cfg.RetryMin
+			continue
 		case rep.Status == wire.StatusRejected:
 			return Receipt{}, &RejectedError{EventID: id, Code: rep.Code, Reason: rep.Reason}
 		case rep.Status == wire.StatusError && rep.Code == "bad-request" && v == wire.ReceiptStateVersion && strings.Contains(rep.Reason, "version"):
@@ -405,6 +424,12 @@ func (c *Client) ReceiptOf(ctx context.Context, ev Event, ack Ack) (Receipt, err
 		}
 		backoff = min(2*backoff, c.cfg.RetryMax)
 	}
+}
+
+// orderCode reports whether code refuses ev only for what came before it
+// under its order key (out-of-order, unknown-game).
+func orderCode(ev Event, code string) bool {
+	return ev.OrderKey != "" && (events.Code(code) == events.CodeOutOfOrder || events.Code(code) == events.CodeUnknownGame)
 }
 
 func isClosed(ch <-chan struct{}) bool {

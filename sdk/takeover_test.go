@@ -1,14 +1,20 @@
 package sdk_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -198,6 +204,29 @@ func (l *takeoverLedger) serve(ctx context.Context, m *nats.Msg) {
 	m.Respond(b)
 }
 
+// startTakeover starts a nats-server with a stream and a takeoverLedger
+// answering emitter e1's receipt subject.
+func startTakeover(t *testing.T, ctx context.Context) (*server.Server, *nats.Conn, *takeoverLedger) {
+	srv := startServer(t)
+	nc := dial(t, srv, "e1")
+	stream := createStream(t, nc, 0)
+	l := &takeoverLedger{t: t, stream: stream, outcome: map[string]string{}, index: map[string]uint64{},
+		prevOf: map[string]string{"g1:1": "g1:0"}}
+	lnc := dial(t, srv, "ledger")
+	sub, err := lnc.Subscribe(wire.Subjects{}.Receipts("e1"), func(m *nats.Msg) { l.serve(ctx, m) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Unsubscribe() })
+	return srv, nc, l
+}
+
+// takeoverEvents are the game's two events, P and E.
+func takeoverEvents() (p, e sdk.Event) {
+	return sdk.Event{ID: "g1:0", Data: []byte(`{"id":"g1:0"}`), OrderKey: "g1"},
+		sdk.Event{ID: "g1:1", Data: []byte(`{"id":"g1:1"}`), OrderKey: "g1"}
+}
+
 // TestTakeoverOrderRefusal is docs/FAULTS.md §4's run 7: a game's event P
 // was appended by a primary that was fenced before its checkpoint reached
 // the bucket, and said so ("appended"); the new primary never had P, and
@@ -210,17 +239,7 @@ func (l *takeoverLedger) serve(ctx context.Context, m *nats.Msg) {
 // returned E's refusal and forgot it.
 func TestTakeoverOrderRefusal(t *testing.T) {
 	ctx := testContext(t)
-	srv := startServer(t)
-	nc := dial(t, srv, "e1")
-	stream := createStream(t, nc, 0)
-	l := &takeoverLedger{t: t, stream: stream, outcome: map[string]string{}, index: map[string]uint64{},
-		prevOf: map[string]string{"g1:1": "g1:0"}}
-	lnc := dial(t, srv, "ledger")
-	sub, err := lnc.Subscribe(wire.Subjects{}.Receipts("e1"), func(m *nats.Msg) { l.serve(ctx, m) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Unsubscribe()
+	srv, nc, l := startTakeover(t, ctx)
 
 	var mu sync.Mutex
 	var resent []string
@@ -229,8 +248,8 @@ func TestTakeoverOrderRefusal(t *testing.T) {
 		MaxBatchEvents: 1,
 		OnResend:       func(id string) { mu.Lock(); resent = append(resent, id); mu.Unlock() },
 		OnRejected:     func(r *sdk.RejectedError) { mu.Lock(); refused = append(refused, r); mu.Unlock() }})
-	p := sdk.Event{ID: "g1:0", Data: []byte(`{"id":"g1:0"}`), OrderKey: "g1"}
-	e := sdk.Event{ID: "g1:1", Data: []byte(`{"id":"g1:1"}`), OrderKey: "g1"}
+	_ = srv
+	p, e := takeoverEvents()
 	ackP, err := c.Publish(ctx, p)
 	if err != nil {
 		t.Fatal(err)
@@ -284,4 +303,130 @@ func TestTakeoverOrderRefusal(t *testing.T) {
 		t.Errorf("follow stats %+v", st)
 	}
 	t.Logf("published again %v; the new primary decided E %v", resent, l.decidedE)
+}
+
+// TestTakeoverOrderRefusalNotHeld is TestTakeoverOrderRefusal for a Client
+// that does not follow its events (and so holds none), asked for the
+// game's receipts in order, as a backend that holds each event until its
+// receipt does: Receipt(P) finds P lost and publishes it again; E's copy
+// was refused before that, and Receipt(E) publishes one copy of E after
+// the refusal, whose answer (appended after P) is the receipt. Before, it
+// returned the refusal.
+func TestTakeoverOrderRefusalNotHeld(t *testing.T) {
+	ctx := testContext(t)
+	_, nc, l := startTakeover(t, ctx)
+	var mu sync.Mutex
+	var resent []string
+	c := newClient(t, nc, sdk.Config{Emitter: "e1", FollowInterval: -1, MaxBatchEvents: 1,
+		OnResend: func(id string) { mu.Lock(); resent = append(resent, id); mu.Unlock() }})
+	p, e := takeoverEvents()
+	ackP, err := c.Publish(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	l.ackP = ackP.Seq
+	l.mu.Unlock()
+	ackE, err := c.Publish(ctx, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.takeOver(ackE.Seq)
+	// E's message is decided (refused) before P's copy is published.
+	if _, err := c.ReceiptOf(ctx, p, ackP); err != nil {
+		t.Fatalf("receipt of P: %v", err)
+	}
+	r, err := c.ReceiptOf(ctx, e, ackE)
+	if err != nil {
+		t.Fatalf("receipt of E, refused before its lost predecessor was published again: %v", err)
+	}
+	l.mu.Lock()
+	if l.index[p.ID] != 5 || r.Index != 6 {
+		t.Errorf("P at %d, E's receipt at %d, want 5 and 6", l.index[p.ID], r.Index)
+	}
+	if !slices.Equal(l.decidedE, []string{"out-of-order", "appended"}) {
+		t.Errorf("the new primary decided E's copies %v, want refused once, then appended", l.decidedE)
+	}
+	// An event whose predecessor was never published: one copy, refused
+	// the same, and Receipt returns the refusal.
+	x := sdk.Event{ID: "g2:1", Data: []byte(`{"id":"g2:1"}`), OrderKey: "g2"}
+	l.prevOf[x.ID] = "g2:0"
+	l.mu.Unlock()
+	ackX, err := c.Publish(ctx, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.ReceiptOf(ctx, x, ackX)
+	var rej *sdk.RejectedError
+	if !errors.As(err, &rej) || rej.Code != "out-of-order" {
+		t.Errorf("receipt of an event out of order: %v, want its refusal", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(resent, []string{p.ID, e.ID, x.ID}) {
+		t.Errorf("published again %v, want P, E and the refused event, once each", resent)
+	}
+}
+
+// TestNodeTakeoverOrderRefusal is TestTakeoverOrderRefusalNotHeld for the
+// Node SDK's receipt(), asked in the game's order in a new process
+// (tools/resend.mjs): P is published again because the stream lost it, E
+// once after its order refusal, and both receipts come.
+func TestNodeTakeoverOrderRefusal(t *testing.T) {
+	node := nodeSDK(t)
+	ctx := testContext(t)
+	srv, nc, l := startTakeover(t, ctx)
+	c := newClient(t, nc, sdk.Config{Emitter: "e1", FollowInterval: -1, MaxBatchEvents: 1})
+	p, e := takeoverEvents()
+	ackP, err := c.Publish(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	l.ackP = ackP.Seq
+	l.mu.Unlock()
+	ackE, err := c.Publish(ctx, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.takeOver(ackE.Seq)
+	evs := []nodeEvent{{ID: p.ID, Data: p.Data, OrderKey: p.OrderKey, Seq: ackP.Seq}, {ID: e.ID, Data: e.Data, OrderKey: e.OrderKey, Seq: ackE.Seq}}
+	raw, err := json.Marshal(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(t.TempDir(), "receipts.json")
+	if err := os.WriteFile(in, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// No log key: the fake's checkpoints carry a placeholder signature;
+	// the receipts' inclusion proofs are checked.
+	cmd := exec.Command(node, filepath.Join("js", "tools", "resend.mjs"), "--nats", srv.ClientURL(), "--emitter", "e1", "receipts", in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node tools/resend.mjs receipts: %v\n%s", err, stderr.String())
+	}
+	var out struct {
+		Receipts []struct {
+			ID    string `json:"id"`
+			Index uint64 `json:"index"`
+		} `json:"receipts"`
+		Resent []string `json:"resent"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("node printed %s: %v", b, err)
+	}
+	if len(out.Receipts) != 2 || out.Receipts[0].Index != 5 || out.Receipts[1].Index != 6 {
+		t.Errorf("node's receipts %+v, want P at 5 and E at 6", out.Receipts)
+	}
+	if !slices.Equal(out.Resent, []string{p.ID, e.ID}) {
+		t.Errorf("node published again %v, want P then E, once each", out.Resent)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !slices.Equal(l.decidedE, []string{"out-of-order", "appended"}) {
+		t.Errorf("the new primary decided E's copies %v, want refused once, then appended", l.decidedE)
+	}
 }

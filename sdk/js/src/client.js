@@ -336,7 +336,13 @@ export class Client {
    * rejects with a RejectedError (the ledger's code and reason) if the
    * ledger refused the event, and a BadReceiptError if the ledger's receipt
    * does not prove ev.data. It publishes only the event asked about: ask
-   * for a game's receipts in its order.
+   * for a game's receipts in its order. An out-of-order or unknown-game
+   * refusal of an event with an orderKey is returned only after one copy
+   * published after it was refused the same: the first may have been
+   * decided before a lost predecessor was published again (a takeover),
+   * and with the game's earlier events receipted, the copy's answer is
+   * final (the Go SDK's Receipt does the same for an event its Client
+   * does not hold).
    */
   async receipt(ev, ack, options) {
     const signal = options && options.signal;
@@ -348,6 +354,7 @@ export class Client {
     // answer (no copy acknowledged before the first request is above it).
     let seq = ack && ack.seq ? ack.seq : 0;
     let copying = null; // a copy this call published, until settled
+    let retried = false; // a copy published after an order refusal
     for (;;) {
       if (signal && signal.aborted) throw signal.reason;
       if (this.closed) throw new ClosedError();
@@ -371,6 +378,22 @@ export class Client {
           const r = new Receipt(ev.id, ev.data, rep.index, rep.proof, rep.checkpoint);
           await r.check(ev.data, this.cfg.logKey || null);
           return r;
+        }
+        if (rep.status === "rejected" && !copying && !retried && ev.orderKey && (rep.code === "out-of-order" || rep.code === "unknown-game")) {
+          // An order refusal: the ledger may have decided this copy before
+          // a lost predecessor was published again (a takeover: its new
+          // primary never had it). The game's earlier events are receipted
+          // (ask in a game's order), so a copy published now is judged
+          // after them: publish one, once, and its answer is the one.
+          retried = true;
+          const c = { done: false, ack: null };
+          copying = c;
+          this.resent = (this.resent || 0) + 1;
+          if (this.cfg.onResend) this.cfg.onResend(ev.id);
+          this.publishAsync({ id: ev.id, data: ev.data, orderKey: ev.orderKey }, { signal: signal }).then(
+            function (a) { c.ack = a; c.done = true; }, function () { c.done = true; });
+          await sleep(backoff, signal);
+          continue;
         }
         if (rep.status === "rejected" && !copying) throw new RejectedError(ev.id, rep.code, rep.reason);
         if (rep.status === "error" && rep.code === "bad-request" && v === RECEIPT_STATE_VERSION && rep.reason.indexOf("version") >= 0) {
