@@ -120,6 +120,36 @@ func (s *stack) truncateStream(ctx context.Context, from uint64) uint64 {
 	return s.streamMessages(ctx)
 }
 
+// emptyStream stops the server and the ingest, truncates every block file
+// of the events stream to nothing and removes its state file (the messages
+// the ledger decided are deleted from the work queue, so their records
+// are gone already: what the files held past them is lost), and starts
+// the server and the ingest again. It returns the stream's last sequence
+// after the restart: the stream no longer knows the sequences it gave.
+func (s *stack) emptyStream(ctx context.Context) uint64 {
+	s.t.Helper()
+	s.stopNATS()
+	err := filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if filepath.Base(filepath.Dir(p)) == "msgs" && filepath.Base(filepath.Dir(filepath.Dir(p))) == "ZARLOG_EVENTS" {
+			switch {
+			case strings.HasSuffix(p, ".blk"):
+				return os.Truncate(p, 0)
+			case d.Name() == "index.db":
+				return os.Remove(p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.startNATS()
+	return s.streamMessages(ctx)
+}
+
 // holding returns a stack's sink option: while hold is set, each ingest
 // started gets its sink behind a closed gate (the ledger admits and
 // answers, but reads nothing), so that what is published stays in the
@@ -686,4 +716,83 @@ func TestReceiptVersion2Ledger(t *testing.T) {
 	if st := c.FollowStats(); st.Held != 0 {
 		t.Errorf("a Client that stopped following holds %+v", st)
 	}
+}
+
+// TestResendReusedSequences: the stream gives sequences again, as Jepsen
+// saw JetStream do after truncated block files (docs/FAULTS.md §4, run 5:
+// several events acknowledged at one stream sequence). The ledger has
+// decided and logged the first half of a game; the stream's block files
+// are then emptied and its state file removed (the messages the ledger
+// decided were deleted from the work queue already), so the stream starts
+// its sequences again, and the second half, published after the restart,
+// is acknowledged at sequences the stream gave the first half. The rule
+// compares sequences, and it may conclude wrongly in the harmless
+// direction only: the ledger's new session starts its cursor below the
+// first half's sequences, so for an event of the first half the follower
+// has not seen logged yet it answers "no record from that message" with a
+// stream that ends below it, and the Client publishes it again, a needless
+// copy that the ledger answers as the duplicate it is (its index, its
+// receipt). Every receipt comes at its event's index, each event is in the
+// log once, the game's bundle verifies, and no event is sent more than
+// twice.
+func TestResendReusedSequences(t *testing.T) {
+	ctx := testCtx(t)
+	var r resends
+	s := newStack(t, stackOpts{config: following(&r), infoInterval: 100 * time.Millisecond})
+	g := chosenGame(t, emitter, s.signer, "resend-reused", "resend-reused")
+	k := len(g) / 2
+	acks := publishEach(t, ctx, s.client, g[:k])
+	for i, ev := range g[:k] {
+		if _, err := s.client.ReceiptOf(ctx, ev, acks[i]); err != nil {
+			t.Fatalf("receipt of %s: %v", ev.ID, err)
+		}
+	}
+	high := acks[k-1].Seq
+	if last := s.emptyStream(ctx); last >= high {
+		t.Fatalf("after the block files were emptied the stream ends at %d, not below %d", last, high)
+	}
+	acks = append(acks, publishInOrder(t, ctx, s.client, g[k:])...)
+	reused := 0
+	for _, a := range acks[k:] {
+		if a.Seq <= high {
+			reused++
+		}
+	}
+	if reused == 0 {
+		t.Fatalf("no sequence given again: the second half acknowledged at %v, the first half up to %d", acks[k:], high)
+	}
+	for i, ev := range g {
+		rc, err := s.client.ReceiptOf(ctx, ev, acks[i])
+		if err != nil {
+			t.Fatalf("receipt of %s: %v", ev.ID, err)
+		}
+		if rc.Index != uint64(i) {
+			t.Errorf("receipt of %s at index %d, want %d", ev.ID, rc.Index, i)
+		}
+	}
+	if err := s.client.WaitLogged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.verifyBundle(ctx, g[0].OrderKey)
+	got := r.list()
+	count := map[string]int{}
+	for _, id := range got {
+		if count[id]++; count[id] > 2 {
+			t.Errorf("%s published again %d times", id, count[id])
+		}
+	}
+	st := s.client.FollowStats()
+	t.Logf("%d of %d events acknowledged at a sequence given before (the first half up to %d, the second at %v); %d copies published again: %v; follow stats %+v",
+		reused, len(g)-k, high, seqs(acks[k:]), len(got), got, st)
+	if st.Rejected != 0 || st.Held != 0 {
+		t.Errorf("follow stats %+v", st)
+	}
+}
+
+func seqs(acks []sdk.Ack) []uint64 {
+	var out []uint64
+	for _, a := range acks {
+		out = append(out, a.Seq)
+	}
+	return out
 }
