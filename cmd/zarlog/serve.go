@@ -85,6 +85,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&cfg.ReceiptRequests, "receipt-requests", ingest.DefaultMaxReceiptRequests, "the receipt `requests` all emitters together may have held at once")
 	fs.Int64Var(&cfg.BacklogBytesPerEmitter, "backlog-bytes-per-emitter", 0, "the `bytes` of one emitter's messages the stream may hold undecided (past it: refused at once, sdk.ErrBacklog);\ndefault 64 MiB, at most a quarter of the stream's byte bound")
 	fs.Int64Var(&cfg.RateBytesPerEmitter, "rate-bytes-per-emitter", ingest.DefaultRateBytesPerEmitter, "the `bytes` a second one emitter may publish, with a burst of 2 s (past it: refused at once, the SDK sends again later; -1: no limit)")
+	fs.Int64Var(&cfg.RefusedBytesPerEmitter, "refused-bytes-per-emitter", ingest.DefaultRefusedBytesPerEmitter, "the `bytes` a second one emitter may go on publishing while its messages are refused, with a burst of 8 s\n(past it: disconnected, and refused at once for a penalty of 2 s, doubled at each repeat up to 1 min; -1: no limit)")
 	fs.Int64Var(&cfg.RateMessagesPerEmitter, "rate-messages-per-emitter", ingest.DefaultRateMessagesPerEmitter, "the `messages` a second one emitter may publish, with a burst of 2 s (-1: no limit)")
 	fs.Int64Var(&cfg.BacklogMessagesPerEmitter, "backlog-messages-per-emitter", 0, "the `messages` of one emitter the stream may hold undecided; default 100,000, at most a quarter of --stream-max-msgs")
 	fs.BoolVar(&cfg.Rebuild, "rebuild", false, "replay the log into fresh projections before serving")

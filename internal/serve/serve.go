@@ -164,6 +164,11 @@ type Config struct {
 	// RateMessagesPerEmitter). Zero means the ingest's defaults, negative
 	// no limit.
 	RateBytesPerEmitter, RateMessagesPerEmitter int64
+	// RefusedBytesPerEmitter bounds what one emitter may go on publishing
+	// while refused before it is disconnected for a penalty
+	// (ingest.Config.RefusedBytesPerEmitter; with the embedded NATS only).
+	// Zero means the ingest's default, negative no limit.
+	RefusedBytesPerEmitter int64
 
 	// CheckpointInterval is how often a grown tree is signed. Zero means
 	// the ledger's default (100 ms).
@@ -409,11 +414,18 @@ func Run(ctx context.Context, cfg Config) error {
 			streamCfg.MaxBytes = min(ingest.DefaultMaxBytes, limit/2)
 		}
 	}
+	// With the embedded server, an emitter that publishes on while refused
+	// is disconnected; an external NATS deployment bounds it in front.
+	var disconnect func(string) (int, error)
+	if srv != nil {
+		disconnect = srv.DisconnectEmitter
+	}
 	in, err := ingest.New(nc, ingest.Config{Sink: l, Locator: l, Checkpoints: l,
 		Subjects: cfg.Subjects, Stream: streamCfg,
 		MaxReceiptRequestsPerEmitter: cfg.ReceiptRequestsPerEmitter, MaxReceiptRequests: cfg.ReceiptRequests,
 		BacklogBytesPerEmitter: cfg.BacklogBytesPerEmitter, BacklogMessagesPerEmitter: cfg.BacklogMessagesPerEmitter,
 		RateBytesPerEmitter: cfg.RateBytesPerEmitter, RateMessagesPerEmitter: cfg.RateMessagesPerEmitter,
+		RefusedBytesPerEmitter: cfg.RefusedBytesPerEmitter, Disconnect: disconnect,
 		Linger: ingest.DefaultLinger, Logger: log.With("component", "ingest"), Registerer: reg})
 	if err != nil {
 		return fail(fmt.Errorf("serve: %w", err))

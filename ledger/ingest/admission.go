@@ -54,6 +54,7 @@ const (
 	LimitBacklogMessages = "backlog-messages-per-emitter"
 	LimitRateBytes       = "rate-bytes-per-emitter"
 	LimitRateMessages    = "rate-messages-per-emitter"
+	LimitRefusedBytes    = "refused-bytes-per-emitter"
 )
 
 // Defaults of the backlog budget (docs/OPERATIONS.md §9), sized for an
@@ -73,7 +74,31 @@ const (
 	// DefaultRateMessagesPerEmitter: four times the peak's 2,500 events a
 	// second, one a message.
 	DefaultRateMessagesPerEmitter = 10_000
+	// DefaultRefusedBytesPerEmitter: an SDK whose whole window (32
+	// messages of up to 256 KiB) is refused sends it again after 25, 50,
+	// 100 ms and so on up to 2 s: 48 MiB in its first second, then 4 MiB a
+	// second. Eight seconds of 8 MiB (64 MiB) hold its first seconds, and
+	// its steady state is half the rate.
+	DefaultRefusedBytesPerEmitter = 8 << 20
 )
+
+// The refusals an emitter may ignore (Config.RefusedBytesPerEmitter).
+const (
+	refusedBurst     = 8               // seconds of RefusedBytesPerEmitter
+	refusedMinSize   = 512             // what a refused message counts for at least
+	penaltyFirst     = 2 * time.Second // the first penalty
+	penaltyMax       = time.Minute     // the longest, and the memory of a repeat
+	disconnectPeriod = 100 * time.Millisecond
+)
+
+// A penalty is an emitter's time of refusal for ignoring its refusals.
+type penalty struct {
+	until time.Time     // refused at once until then
+	last  time.Duration // the penalty's length, doubled at a repeat
+	// kicked is when its connections were last closed: at most once a
+	// disconnectPeriod.
+	kicked time.Time
+}
 
 // pendingAge is how long the admission waits for the stream's ack of a
 // forwarded message before it forgets it (and takes it out of its
@@ -88,8 +113,12 @@ type admission struct {
 	by      map[string]*backlogCount
 	pending map[uint64]forwarded
 	rates   map[string]*bucket
-	next    uint64
-	log     rateLog
+	// refused holds each refused emitter's budget of refused bytes
+	// (bucket.bytes), penalties the emitters that ignored their refusals.
+	refused   map[string]*bucket
+	penalties map[string]*penalty
+	next      uint64
+	log       rateLog
 }
 
 type backlogCount struct{ bytes, msgs int64 }
@@ -141,6 +170,61 @@ func (a *admission) overRate(emitter string, size int) (limit, desc string) {
 	return "", ""
 }
 
+// ignored takes a refused message of size bytes from emitter's budget of
+// refused bytes (a.mu held) and reports whether its connections are to be
+// closed now: it is past the budget, or in its penalty and not closed
+// within the last disconnectPeriod.
+func (a *admission) ignored(emitter string, size int, now time.Time) (kick bool) {
+	cfg := &a.in.cfg
+	if cfg.RefusedBytesPerEmitter < 0 {
+		return false
+	}
+	p := a.penalties[emitter]
+	if p != nil && now.Before(p.until) {
+		if now.Sub(p.kicked) < disconnectPeriod {
+			return false
+		}
+		p.kicked = now
+		return cfg.Disconnect != nil
+	}
+	most := float64(refusedBurst * cfg.RefusedBytesPerEmitter)
+	k := a.refused[emitter]
+	if k == nil {
+		k = &bucket{bytes: most, at: now}
+		a.refused[emitter] = k
+	}
+	if dt := now.Sub(k.at).Seconds(); dt > 0 {
+		k.bytes = min(most, k.bytes+dt*float64(cfg.RefusedBytesPerEmitter))
+		k.at = now
+	}
+	k.bytes -= float64(max(size, refusedMinSize))
+	if k.bytes >= 0 {
+		return false
+	}
+	// Past its budget: a penalty, twice the last if that ended within
+	// penaltyMax.
+	d := penaltyFirst
+	if p != nil && now.Sub(p.until) < penaltyMax {
+		d = min(2*p.last, penaltyMax)
+	}
+	a.penalties[emitter] = &penalty{until: now.Add(d), last: d, kicked: now}
+	delete(a.refused, emitter) // a full budget after the penalty
+	a.in.m.penalties.WithLabelValues(emitter).Inc()
+	a.log.log(a.in.log, "an emitter publishes on while its messages are refused: refused at once for a penalty, and disconnected",
+		"emitter", emitter, "limit", LimitRefusedBytes, "penalty", d)
+	return cfg.Disconnect != nil
+}
+
+// disconnect closes emitter's connections (Config.Disconnect).
+func (a *admission) disconnect(emitter string) {
+	n, err := a.in.cfg.Disconnect(emitter)
+	if err != nil {
+		a.log.log(a.in.log, "disconnecting an emitter that ignores its refusals failed", "emitter", emitter, "err", err)
+		return
+	}
+	a.in.m.disconnects.WithLabelValues(emitter).Add(float64(n))
+}
+
 // maxMessageSize is the largest message a stream takes by default: an
 // emitter's burst of bytes holds at least one.
 const maxMessageSize = 1 << 20
@@ -156,7 +240,8 @@ type forwarded struct {
 func newAdmission(in *Ingester) *admission {
 	// Upper case: no emitter's inbox (wire.InboxPrefix of an emitter id,
 	// which is lower case) can cover the admission's.
-	return &admission{in: in, prefix: "_INBOX.ZARLOG_ADMISSION." + nuid.Next(), by: map[string]*backlogCount{}, pending: map[uint64]forwarded{}, rates: map[string]*bucket{}}
+	return &admission{in: in, prefix: "_INBOX.ZARLOG_ADMISSION." + nuid.Next(), by: map[string]*backlogCount{}, pending: map[uint64]forwarded{}, rates: map[string]*bucket{},
+		refused: map[string]*bucket{}, penalties: map[string]*penalty{}}
 }
 
 // run subscribes to the emitters' events subjects and to the stream's acks,
@@ -273,7 +358,12 @@ func (a *admission) admit(m *nats.Msg) {
 		a.by[emitter] = b
 	}
 	limit, desc := "", ""
-	switch {
+	now := in.cfg.Now()
+	switch p := a.penalties[emitter]; {
+	case p != nil && now.Before(p.until):
+		limit = LimitRefusedBytes
+		desc = fmt.Sprintf("maximum rate exceeded: emitter %s published on while its messages were refused, past its limit (%s %d, a burst of %d s): it is disconnected, and refused until %s; publish again later, after a backoff",
+			emitter, LimitRefusedBytes, in.cfg.RefusedBytesPerEmitter, refusedBurst, p.until.UTC().Format(time.RFC3339Nano))
 	case b.bytes+int64(size) > in.cfg.BacklogBytesPerEmitter && b.msgs > 0:
 		limit = LimitBacklogBytes
 		desc = fmt.Sprintf("maximum bytes exceeded: emitter %s has %d bytes in the backlog (admitted, not yet decided), and this message of %d bytes would take it past its limit (%s %d)",
@@ -286,7 +376,11 @@ func (a *admission) admit(m *nats.Msg) {
 		limit, desc = a.overRate(emitter, size)
 	}
 	if limit != "" {
+		kick := a.ignored(emitter, size, now)
 		a.mu.Unlock()
+		if kick {
+			go a.disconnect(emitter)
+		}
 		in.m.admissions.WithLabelValues("over-limit").Inc()
 		in.m.limitRefusals.WithLabelValues(emitter, limit).Inc()
 		a.log.log(in.log, "message over a limit of its emitter, refused", "emitter", emitter, "limit", limit, "reason", desc)
@@ -399,6 +493,17 @@ func (a *admission) forget(now time.Time) {
 	for e, k := range a.rates {
 		if a.in.cfg.Now().Sub(k.at) > rateBurst*time.Second {
 			delete(a.rates, e)
+		}
+	}
+	for e, k := range a.refused {
+		if a.in.cfg.Now().Sub(k.at) > refusedBurst*time.Second {
+			delete(a.refused, e)
+		}
+	}
+	// A penalty is remembered for a repeat until penaltyMax after its end.
+	for e, p := range a.penalties {
+		if a.in.cfg.Now().Sub(p.until) > penaltyMax {
+			delete(a.penalties, e)
 		}
 	}
 	a.mu.Unlock()

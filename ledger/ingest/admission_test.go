@@ -278,3 +278,136 @@ func TestRateBudget(t *testing.T) {
 		t.Errorf("bigmouth past its bytes a second: %v", err)
 	}
 }
+
+// TestIgnoredRefusals: an emitter that publishes on while its messages are
+// refused, past refused-bytes-per-emitter, is disconnected (the embedded
+// server's DisconnectEmitter) and, for a penalty, refused at once with a
+// refusal naming the emitter and the limit, counted; a repeat within a
+// minute doubles the penalty, and after it the emitter publishes again.
+// An emitter that backs off as the SDK does after each refusal (its whole
+// window of 32 messages of 256 KiB refused and sent again after 25 ms,
+// 50 ms … up to 2 s) is never penalized at the default budget, and
+// another emitter publishes meanwhile as if neither were there.
+func TestIgnoredRefusals(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t, ServerConfig{Emitters: []EmitterAccess{
+		{Emitter: "mallory", Password: "m"}, {Emitter: "bob", Password: "b"}, {Emitter: "alice", Password: "a"}}})
+	var mu sync.Mutex
+	now := time.Unix(1_800_000_000, 0)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	in := newIngester(t, connect(t, s), Config{Sink: newFakeSink(), Now: clock,
+		RateMessagesPerEmitter: 1000, RateBytesPerEmitter: 1 << 20, Disconnect: s.DisconnectEmitter})
+	ensureStream(t, connect(t, s), StreamConfig{})
+	startAdmission(t, in)
+	disconnected := map[string]chan struct{}{}
+	js := map[string]jetstream.JetStream{}
+	for _, e := range []string{"mallory", "bob", "alice"} {
+		ch := make(chan struct{}, 100)
+		disconnected[e] = ch
+		nc, err := sdk.Dial(s.ClientURL(), e, nats.UserInfo(e, e[:1]),
+			nats.DisconnectErrHandler(func(*nats.Conn, error) { ch <- struct{}{} }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		if js[e], err = jetstream.New(nc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refusal := func(err error) string {
+		var api *jetstream.APIError
+		if errors.As(err, &api) {
+			return api.Description
+		}
+		if err != nil {
+			return err.Error()
+		}
+		return ""
+	}
+
+	// bob, as the SDK: its window refused and sent again after its
+	// backoff, for 20 s.
+	mid := make([]byte, 256<<10)
+	for d, at := 25*time.Millisecond, time.Duration(0); at < 20*time.Second; at, d = at+d, min(2*d, 2*time.Second) {
+		for range 32 {
+			_, err := publishRaw(ctx, js["bob"], "bob", mid)
+			if strings.Contains(refusal(err), LimitRefusedBytes) {
+				t.Fatalf("bob, backing off as the SDK does, at %v: %v", at, err)
+			}
+		}
+		advance(d)
+	}
+	if n := testutil.ToFloat64(in.m.penalties.WithLabelValues("bob")); n != 0 || len(disconnected["bob"]) > 0 {
+		t.Fatalf("bob, backing off as the SDK does: %v penalties, %d disconnects", n, len(disconnected["bob"]))
+	}
+
+	// mallory sends 1 MB again and again with the clock standing still:
+	// 2 admitted (its burst of bytes), then refused, until it has had 64
+	// MiB refused.
+	big := make([]byte, 1_000_000)
+	penalized := func(round int) string {
+		t.Helper()
+		for i := range 200 {
+			// A publish whose connection is closed meanwhile gets no
+			// answer: it times out, and the client connects again.
+			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			_, err := publishRaw(pctx, js["mallory"], "mallory", big)
+			cancel()
+			if d := refusal(err); strings.Contains(d, LimitRefusedBytes) {
+				return d
+			}
+			if i < 2 && round == 0 && err != nil {
+				t.Fatalf("mallory's message %d, within its burst: %v", i, err)
+			}
+		}
+		t.Fatalf("mallory's 200 messages of 1 MB: never refused for ignoring its refusals")
+		return ""
+	}
+	until := func(d time.Duration) string { return "refused until " + clock().Add(d).UTC().Format(time.RFC3339Nano) }
+	d := penalized(0)
+	for _, want := range []string{"maximum rate exceeded", "emitter mallory", "refused-bytes-per-emitter 8388608", "disconnected", until(2 * time.Second)} {
+		if !strings.Contains(d, want) {
+			t.Errorf("mallory's refusal %q does not say %q", d, want)
+		}
+	}
+	select {
+	case <-disconnected["mallory"]:
+	case <-ctx.Done():
+		t.Fatal("mallory was not disconnected")
+	}
+	if n := testutil.ToFloat64(in.m.penalties.WithLabelValues("mallory")); n != 1 {
+		t.Errorf("zarlog_ingest_penalties_total{mallory} = %v, want 1", n)
+	}
+	if n := testutil.ToFloat64(in.m.limitRefusals.WithLabelValues("mallory", LimitRefusedBytes)); n < 1 {
+		t.Errorf("zarlog_ingest_limit_refusals_total{mallory,%s} = %v", LimitRefusedBytes, n)
+	}
+	for i := range 5 {
+		if _, err := publishRaw(ctx, js["alice"], "alice", []byte("a")); err != nil {
+			t.Fatalf("alice's message %d while mallory is in its penalty: %v", i, err)
+		}
+	}
+	if len(disconnected["alice"]) > 0 || len(disconnected["bob"]) > 0 {
+		t.Errorf("alice or bob was disconnected")
+	}
+
+	// After its penalty (2 s) mallory publishes within its rate; going on
+	// within a minute doubles the penalty.
+	advance(3 * time.Second)
+	var err error
+	for range 10 { // its connection may be coming back
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err = publishRaw(pctx, js["mallory"], "mallory", []byte("m"))
+		cancel()
+		if err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("mallory after its penalty: %v", err)
+	}
+	d = penalized(1)
+	if !strings.Contains(d, until(4*time.Second)) {
+		t.Errorf("mallory's second penalty: %q, want 4 s", d)
+	}
+}

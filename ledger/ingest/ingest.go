@@ -128,6 +128,26 @@ type Config struct {
 	// negative means no limit.
 	RateBytesPerEmitter    int64
 	RateMessagesPerEmitter int64
+	// RefusedBytesPerEmitter bounds what an emitter may go on publishing
+	// while its messages are refused (by its backlog or its rate): bytes
+	// a second, each refused message counted as at least 512 bytes, with a
+	// burst of eight seconds' worth. The SDK backs off after a refusal
+	// (RetryMin to RetryMax for each message of its window) and stays
+	// under it by far; an emitter past it ignores its refusals. It is
+	// disconnected (Disconnect), and for a penalty (2 s, doubled at each
+	// repeat within a minute, up to a minute) each message it sends is
+	// refused at once, as over its rate, and disconnects it again: what
+	// it costs the service is then its reconnections. Counted in
+	// zarlog_ingest_limit_refusals_total with limit
+	// "refused-bytes-per-emitter" and in zarlog_ingest_disconnects_total.
+	// Zero means DefaultRefusedBytesPerEmitter; negative means no limit.
+	RefusedBytesPerEmitter int64
+	// Disconnect, if not nil, closes every connection of an emitter and
+	// says how many (the embedded server's Server.DisconnectEmitter).
+	// Nil means an emitter past RefusedBytesPerEmitter is only refused:
+	// with an external NATS, the network in front of it must bound what
+	// one connection sends.
+	Disconnect func(emitter string) (int, error)
 	// InfoInterval is how often the consumer's and the stream's state are
 	// read, for the lag metrics and Health. Zero means 2 s; negative
 	// disables it (Health then cannot see a stall).
@@ -198,6 +218,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RateMessagesPerEmitter == 0 {
 		c.RateMessagesPerEmitter = DefaultRateMessagesPerEmitter
+	}
+	if c.RefusedBytesPerEmitter == 0 {
+		c.RefusedBytesPerEmitter = DefaultRefusedBytesPerEmitter
 	}
 	if c.InfoInterval == 0 {
 		c.InfoInterval = 2 * time.Second

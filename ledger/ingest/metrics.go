@@ -29,6 +29,8 @@ type metrics struct {
 	admissions     *prometheus.CounterVec
 	backlogBytes   *prometheus.GaugeVec
 	backlogMsgs    *prometheus.GaugeVec
+	penalties      *prometheus.CounterVec
+	disconnects    *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -116,6 +118,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "zarlog_ingest_backlog_messages",
 			Help: "Messages admitted into the stream and not yet decided, by emitter.",
 		}, []string{"emitter"}),
+		penalties: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "zarlog_ingest_penalties_total",
+			Help: "Penalties of emitters that published on while their messages were refused, past refused-bytes-per-emitter (refused at once, and disconnected), by emitter.",
+		}, []string{"emitter"}),
+		disconnects: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "zarlog_ingest_disconnects_total",
+			Help: "Connections closed of emitters in a penalty for ignoring their refusals, by emitter.",
+		}, []string{"emitter"}),
 	}
 	for _, r := range results {
 		m.outcomes.WithLabelValues(r.String())
@@ -124,7 +134,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		for _, c := range []prometheus.Collector{m.batchEvents, m.batchMessages, m.submitSeconds,
 			m.submitErrors, m.outcomes, m.gapFilled, m.redelivered, m.gone, m.rewinds, m.streamPending, m.ackPending,
 			m.inflight, m.sessions, m.announceErrors, m.receipts, m.receiptsHeld, m.limitRefusals,
-			m.admissions, m.backlogBytes, m.backlogMsgs} {
+			m.admissions, m.backlogBytes, m.backlogMsgs, m.penalties, m.disconnects} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("registering ingest metrics: %w", err)
 			}

@@ -161,6 +161,9 @@ type Server struct {
 	// start (nil with InsecureNoAuth).
 	ledgerKey nkeys.KeyPair
 	ledgerPub string
+	// users maps each emitter to its user on the server: its nkey, or
+	// its name (DisconnectEmitter).
+	users map[string]string
 }
 
 // ledgerUser names the in-process ledger connection.
@@ -207,7 +210,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		opts.TLSConfig = cfg.TLS
 		opts.TLS = true
 	}
-	s := &Server{}
+	s := &Server{users: map[string]string{}}
 	if !cfg.InsecureNoAuth {
 		r := cfg.Rand
 		if r == nil {
@@ -245,11 +248,13 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 					return nil, fmt.Errorf("embedded nats: emitter name %q is reserved", e.Emitter)
 				}
 				opts.Users = append(opts.Users, &server.User{Username: e.Emitter, Password: e.Password, Permissions: perms})
+				s.users[e.Emitter] = e.Emitter
 			case e.NKey != "" && e.Password == "":
 				if !nkeys.IsValidPublicUserKey(e.NKey) {
 					return nil, fmt.Errorf("embedded nats: emitter %s: %q is not a public user nkey", e.Emitter, e.NKey)
 				}
 				opts.Nkeys = append(opts.Nkeys, &server.NkeyUser{Nkey: e.NKey, Permissions: perms})
+				s.users[e.Emitter] = e.NKey
 			default:
 				return nil, fmt.Errorf("embedded nats: emitter %s needs exactly one of Password and NKey", e.Emitter)
 			}
@@ -388,6 +393,31 @@ func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
 }
 
 // Shutdown stops the server and waits until it has stopped. JetStream
+// DisconnectEmitter closes every connection of emitter's user and returns
+// how many it closed: the admission's answer to an emitter that publishes
+// on while its messages are refused (Config.Disconnect). The emitter's
+// client connects again (the SDK's does within 100 ms); what it published
+// meanwhile was never admitted. An emitter without a user here (with
+// InsecureNoAuth, every one) is an error.
+func (s *Server) DisconnectEmitter(emitter string) (int, error) {
+	user, ok := s.users[emitter]
+	if !ok {
+		return 0, fmt.Errorf("embedded nats: emitter %s has no user on this server", emitter)
+	}
+	ns := s.current()
+	cz, err := ns.Connz(&server.ConnzOptions{User: user, Limit: 1 << 16})
+	if err != nil {
+		return 0, fmt.Errorf("embedded nats: the connections of emitter %s: %w", emitter, err)
+	}
+	n := 0
+	for _, c := range cz.Conns {
+		if ns.DisconnectClientByID(c.Cid) == nil {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // flushes its file store on the way.
 func (s *Server) Shutdown() {
 	ns := s.current()
