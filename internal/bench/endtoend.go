@@ -17,6 +17,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/zarlog/zarlog/bucket"
 	"github.com/zarlog/zarlog/events"
@@ -98,7 +99,8 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 		return Result{}, err
 	}
 	defer srv.Shutdown()
-	l, err := openEndToEndLedger(ctx, cfg, w)
+	reg := prometheus.NewRegistry()
+	l, err := openEndToEndLedger(ctx, cfg, w, reg)
 	if err != nil {
 		return Result{}, err
 	}
@@ -245,18 +247,21 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	}
 	res.cpuMetrics(startCPU)
 	res.Stages = stages
+	if err := beaconChecks(reg, res.Metrics); err != nil {
+		return Result{}, err
+	}
 	return res, nil
 }
 
 // openEndToEndLedger opens EndToEnd's ledger: with cfg.Storage, as the
 // primary of the bucket's log (the node holds the lock when it returns;
-// its renewal runs until ctx ends).
-func openEndToEndLedger(ctx context.Context, cfg EndToEndConfig, w *Workload) (*ledger.Ledger, error) {
+// its renewal runs until ctx ends). Its metrics go to reg.
+func openEndToEndLedger(ctx context.Context, cfg EndToEndConfig, w *Workload, reg prometheus.Registerer) (*ledger.Ledger, error) {
 	dir := filepath.Join(cfg.Dir, "ledger")
 	if cfg.Storage == nil {
-		return OpenLedger(ctx, dir, w, cfg.CheckpointInterval, nil)
+		return OpenLedger(ctx, dir, w, cfg.CheckpointInterval, reg)
 	}
-	lc, err := ledgerConfig(dir, w, cfg.CheckpointInterval, nil)
+	lc, err := ledgerConfig(dir, w, cfg.CheckpointInterval, reg)
 	if err != nil {
 		return nil, err
 	}

@@ -219,3 +219,31 @@ func histogramCount(reg *prometheus.Registry, name string) (float64, error) {
 }
 
 func histogram(m *dto.Metric) *dto.Histogram { return m.GetHistogram() }
+
+// beaconChecks adds to metrics how the ledger whose metrics are in reg
+// checked the anchored-v1 beacons (zarlog_ledger_beacon_checks_total):
+// "beacon-pairings" (BLS pairing checks) and "beacon-cached" (answered by
+// its verified-beacon cache). Without a cache the ledger has no such
+// counter, and every beacon was a pairing check: nothing is added.
+func beaconChecks(reg *prometheus.Registry, metrics map[string]float64) error {
+	mfs, err := reg.Gather()
+	if err != nil {
+		return fmt.Errorf("bench: reading the ledger's metrics: %w", err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "zarlog_ledger_beacon_checks_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				switch lp.GetValue() {
+				case "pairing":
+					metrics["beacon-pairings"] = m.GetCounter().GetValue()
+				case "cached":
+					metrics["beacon-cached"] = m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -326,6 +326,13 @@ type Measure struct {
 	// only): the garbage collector's work.
 	AllocBytesPerEvent float64 `json:"allocBytesPerEvent,omitempty"`
 	AllocsPerEvent     float64 `json:"allocsPerEvent,omitempty"`
+	// BeaconPairings and BeaconCached are how the ledger checked the
+	// anchored-v1 beacons (end to end, with the ledger's verified-beacon
+	// cache): BLS pairing checks (refusals included), and beacons answered
+	// by the cache. Without a cache they are absent: a pairing check per
+	// beacon.
+	BeaconPairings int `json:"beaconPairings,omitempty"`
+	BeaconCached   int `json:"beaconCached,omitempty"`
 }
 
 // Bundles are the proof bundles of one scheme's games.
@@ -341,7 +348,8 @@ func measure(r Result) Measure {
 	m := Measure{Name: r.Name, Events: r.Events, Seconds: r.Elapsed.Seconds(), EventsPerSec: r.EventsPerSec(),
 		CPUMicrosPerEvent: r.Metrics["cpu-µs/event"], CPUStagesMicros: r.Stages,
 		EventsPerMessage: r.Metrics["events/message"], EventsPerAppend: r.Metrics["events/submit"],
-		AllocBytesPerEvent: r.Metrics["alloc-B/event"], AllocsPerEvent: r.Metrics["allocs/event"]}
+		AllocBytesPerEvent: r.Metrics["alloc-B/event"], AllocsPerEvent: r.Metrics["allocs/event"],
+		BeaconPairings: int(r.Metrics["beacon-pairings"]), BeaconCached: int(r.Metrics["beacon-cached"])}
 	if r.P99 > 0 {
 		m.P50ms, m.P99ms, m.MaxMs = ms(r.P50), ms(r.P99), ms(r.Max)
 	}
@@ -706,6 +714,10 @@ func (r *Report) Text() string {
 	}
 	if e.EventsPerMessage > 0 {
 		fmt.Fprintf(&b, "batching   %.1f events per NATS message, %.0f per call of the ledger's Append\n", e.EventsPerMessage, e.EventsPerAppend)
+	}
+	if e.BeaconPairings+e.BeaconCached > 0 {
+		fmt.Fprintf(&b, "beacons    %d anchored-v1 beacons end to end: %d BLS pairing checks, %d answered by the ledger's verified-beacon cache\n",
+			e.BeaconPairings+e.BeaconCached, e.BeaconPairings, e.BeaconCached)
 	}
 	if h := r.Human; h != nil {
 		fmt.Fprintf(&b, "human      %d games in play over %d emitters, each sending its next event %v to %v after the previous one's receipt\n",

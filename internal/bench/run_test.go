@@ -81,6 +81,12 @@ func TestRun(t *testing.T) {
 		c.BeaconGamesPerRound != workload.DefaultBeaconGamesPerRound || c.BeaconCache != ledger.DefaultBeaconCache {
 		t.Errorf("config: %+v", c)
 	}
+	// Anchored-v1 games share rounds, 8 a round: the ledger's cache
+	// answers most of their beacons, but a round's first is a pairing
+	// check (the stream's rounds, not four reused ones).
+	if e.BeaconPairings < 1 || e.BeaconCached < 1 || e.BeaconPairings*workload.DefaultBeaconGamesPerRound < e.BeaconPairings+e.BeaconCached {
+		t.Errorf("beacons: %d pairing checks, %d cached", e.BeaconPairings, e.BeaconCached)
+	}
 	if len(rep.Bundles) != 3 {
 		t.Fatalf("bundles: %+v", rep.Bundles)
 	}
@@ -121,7 +127,7 @@ func TestRun(t *testing.T) {
 		t.Errorf("the report's log key %q is not a C2SP verifier key: %v", rep.LogKey, err)
 	}
 	text := rep.Text()
-	for _, want := range []string{"log        " + rep.LogKey, "config     production: every roll, move and end checked by the rules engine", "8 anchored-v1 games a round, a cache of 1024 verified beacons", "bundle     anchored-v1", "machine ", "end to end ", "latency ", "receipt    publish → receipt", "batching ", "memory ", "disk ", "bundle     per-roll-v1", "bundle     tavlarena-v1", "tessera-posix"} {
+	for _, want := range []string{"log        " + rep.LogKey, "config     production: every roll, move and end checked by the rules engine", "8 anchored-v1 games a round, a cache of 1024 verified beacons", "bundle     anchored-v1", "machine ", "end to end ", "latency ", "receipt    publish → receipt", "batching ", "beacons    ", "memory ", "disk ", "bundle     per-roll-v1", "bundle     tavlarena-v1", "tessera-posix"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q in:\n%s", want, text)
 		}
