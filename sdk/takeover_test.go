@@ -47,6 +47,9 @@ type takeoverLedger struct {
 	prevOf   map[string]string // id -> the id before it in its game
 	ackP     uint64
 	decidedE []string // E's decisions, in order
+	// refuseFirst: the first copy of these ids is refused out-of-order
+	// whatever came before it.
+	refuseFirst map[string]bool
 }
 
 func (l *takeoverLedger) takeOver(first uint64) {
@@ -91,7 +94,8 @@ func (l *takeoverLedger) read(ctx context.Context) (last uint64) {
 			if _, ok := l.index[ev.ID]; ok {
 				continue // a duplicate
 			}
-			if prev := l.prevOf[ev.ID]; prev != "" && l.outcome[prev] != "appended" {
+			if prev := l.prevOf[ev.ID]; prev != "" && l.outcome[prev] != "appended" || l.refuseFirst[ev.ID] {
+				delete(l.refuseFirst, ev.ID)
 				l.outcome[ev.ID] = "out-of-order"
 			} else {
 				l.outcome[ev.ID] = "appended"
@@ -429,4 +433,72 @@ func TestNodeTakeoverOrderRefusal(t *testing.T) {
 	if !slices.Equal(l.decidedE, []string{"out-of-order", "appended"}) {
 		t.Errorf("the new primary decided E's copies %v, want refused once, then appended", l.decidedE)
 	}
+}
+
+// TestReusedSequenceRefusal: a copy that the stream acknowledged at a
+// sequence it had given before (here the stream was deleted and created
+// again; a truncated block file does the same) is answered from the
+// ledger's record of an earlier copy when the ledger's cursor is past it:
+// E's first copy was refused out-of-order, its predecessor P is logged,
+// and the Client sends E once more, which lands at a sequence given
+// before and gets the old refusal again. The Client does not take it as
+// final (the copy's sequence is not above the highest it had seen when it
+// published it): it sends E again until a copy lands at a fresh sequence,
+// which the ledger decides, and E is logged. Before, the old refusal was
+// final (OnRejected) and E was forgotten.
+func TestReusedSequenceRefusal(t *testing.T) {
+	ctx := testContext(t)
+	_, nc, l := startTakeover(t, ctx)
+	l.mu.Lock()
+	l.newer, l.next, l.refuseFirst = true, 1, map[string]bool{"g1:1": true}
+	l.mu.Unlock()
+	var mu sync.Mutex
+	var resent []string
+	var refused []*sdk.RejectedError
+	c := newClient(t, nc, sdk.Config{Emitter: "e1", FollowInterval: 20 * time.Millisecond, FollowAfter: 300 * time.Millisecond,
+		MaxBatchEvents: 1,
+		OnResend:       func(id string) { mu.Lock(); resent = append(resent, id); mu.Unlock() },
+		OnRejected:     func(r *sdk.RejectedError) { mu.Lock(); refused = append(refused, r); mu.Unlock() }})
+	p, e := takeoverEvents()
+	if _, err := c.Publish(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	ackE, err := c.Publish(ctx, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The ledger decides both (P appended, E refused), then the stream
+	// is deleted and created again: its next message gets sequence 1.
+	l.mu.Lock()
+	l.read(ctx)
+	cursor := l.next
+	l.mu.Unlock()
+	if cursor != ackE.Seq+1 {
+		t.Fatalf("the ledger's cursor is %d, want %d", cursor, ackE.Seq+1)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteStream(ctx, "EVENTS"); err != nil {
+		t.Fatal(err)
+	}
+	createStream(t, nc, 0)
+	if err := c.WaitLogged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(refused) != 0 {
+		t.Errorf("refused for good: %v", refused)
+	}
+	if l.outcome[e.ID] != "appended" || !slices.Equal(l.decidedE, []string{"out-of-order", "appended"}) {
+		t.Errorf("the ledger decided E %v, want refused, then appended", l.decidedE)
+	}
+	if len(resent) < 2 || slices.ContainsFunc(resent, func(id string) bool { return id != e.ID }) {
+		t.Errorf("published again %v, want E at least twice (once after its refusal, again after the stale answer), nothing else", resent)
+	}
+	t.Logf("published again %v; the ledger's cursor was %d", resent, cursor)
 }
