@@ -82,6 +82,13 @@ type Config struct {
 	// not in their memory. Zero means 1,048,576 events and 256 MiB.
 	MaxHeld      int
 	MaxHeldBytes int
+	// OrderSettle is how long an out-of-order or unknown-game refusal
+	// must stand before the Client takes it as final, once it refused a
+	// copy published after every earlier event of the order key was
+	// logged: a primary fenced by a takeover answers from its own state
+	// until it learns that it lost the log (docs/NATS.md §5). Zero means
+	// 10 s.
+	OrderSettle time.Duration
 	// OnResend, if not nil, is called with the id of every event the
 	// Client publishes again (for logs and metrics).
 	OnResend func(id string)
@@ -125,6 +132,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxHeld == 0 {
 		c.MaxHeld = 1 << 20
+	}
+	if c.OrderSettle == 0 {
+		c.OrderSettle = 10 * time.Second
 	}
 	if c.MaxHeldBytes == 0 {
 		c.MaxHeldBytes = 256 << 20

@@ -80,8 +80,12 @@ type held struct {
 	resends  int
 	resentAt time.Time
 	// retriedOrder: the event was sent again once after an out-of-order or
-	// unknown-game refusal (its predecessor had been lost).
-	retriedOrder bool
+	// unknown-game refusal (its predecessor had been lost). orderRefusedAt
+	// is when that copy was first answered with such a refusal, every
+	// earlier event of its order key logged: the refusal is final once
+	// it has stood for Config.OrderSettle.
+	retriedOrder   bool
+	orderRefusedAt time.Time
 	// floor is the highest stream sequence the Client had seen (an ack,
 	// or a reply's last sequence) when it published the latest copy
 	// again: a stream that has not lost acknowledged messages gives that
@@ -507,12 +511,19 @@ func (c *Client) ask(batch []*held) (progress bool, err error) {
 					resend = append(resend, c.claimLocked(f.tail(h))...)
 					continue
 				}
+				if h.orderRefusedAt.IsZero() {
+					h.orderRefusedAt = now
+				}
+				if now.Sub(h.orderRefusedAt) < c.cfg.OrderSettle {
+					continue // asked again each round until it has stood
+				}
 			}
 			f.stats.Rejected++
 			rejected = append(rejected, &RejectedError{EventID: h.ev.ID, Code: s.Code, Reason: s.Reason})
 			c.dropLocked(h)
 		case wire.EventUnknown:
 			h.appended = false // a ledger that reported it appended lost it since (a takeover)
+			h.orderRefusedAt = time.Time{}
 			if !stOK || h.copies > 0 {
 				continue
 			}
@@ -670,6 +681,16 @@ func (c *Client) wakeFor(id string) bool {
 	return held
 }
 
+// Config.OrderSettle is how long an order refusal of a copy sent after an
+// earlier one, every earlier event of its order key logged, must stand
+// before it is final (10 s by default). A primary fenced by a takeover (cut off past its lease, or
+// paused) answers from its own state, which lacks what the new primary
+// logged since, until it learns at its next write to the lock that it has
+// lost the log, and then stops; its refusals are not in the new primary's
+// ledger, which has no record of the copy, and the Client finds the copy
+// lost and sends it again (docs/FAULTS.md §4, run 11). A lock is renewed
+// every 1.5 s by default: 10 s is well past that.
+
 // orderRefusal reports whether code refuses h only for what came before it
 // under its order key (out-of-order, unknown-game): a lost predecessor
 // published again undoes it.
@@ -691,8 +712,10 @@ func (c *Client) refusalOpen(id, code string, seq uint64) bool {
 	if h == nil || h.done {
 		return false
 	}
-	open := h.copies > 0 || h.seq != 0 && h.seq != seq || h.reused ||
-		orderRefusal(h, events.Code(code)) && (f.predecessorHeld(h) || !h.retriedOrder)
+	// An order refusal is open until the follower takes it as final
+	// (ask: after its retry, once it has stood for Config.OrderSettle) and drops
+	// the event.
+	open := h.copies > 0 || h.seq != 0 && h.seq != seq || h.reused || orderRefusal(h, events.Code(code))
 	if open {
 		select {
 		case f.wake <- struct{}{}:

@@ -264,12 +264,15 @@ func (c *Client) ReceiptOf(ctx context.Context, ev Event, ack Ack) (Receipt, err
 	seq := ack.Seq
 	var copying *Pending // a copy this call published, until acknowledged
 	// retried: this call published a copy after an order refusal of an
-	// event the Client does not hold (orderRetry).
-	retried := false
+	// event the Client does not hold, and settling is when that copy was
+	// first refused so. wasHeld: the Client held the event during the
+	// call (its follower decides when a refusal is final).
+	retried, wasHeld := false, false
+	var settling time.Time
 	for {
-		busy, held := false, false
+		busy := false
 		if hs, hbusy, ok := c.heldSeq(id); ok {
-			busy, held = hbusy, true
+			busy, wasHeld = hbusy, true
 			if hs != 0 {
 				seq = hs
 			}
@@ -344,7 +347,16 @@ func (c *Client) ReceiptOf(ctx context.Context, ev Event, ack Ack) (Receipt, err
 			// copies the Client publishes again may undo (a lost
 			// predecessor): ask again.
 			err = fmt.Errorf("refused (%s: %s) while the Client publishes it, or an earlier event of its order key, again", rep.Code, rep.Reason)
-		case rep.Status == wire.StatusRejected && !held && !retried && orderCode(ev, rep.Code):
+		case rep.Status == wire.StatusRejected && !wasHeld && retried && copying == nil && orderCode(ev, rep.Code) &&
+			(settling.IsZero() || time.Since(settling) < c.cfg.OrderSettle):
+			// The copy refused too: final once the refusal has stood for
+			// Config.OrderSettle (a fenced primary answers from its own state
+			// until it stops).
+			if settling.IsZero() {
+				settling = time.Now()
+			}
+			err = fmt.Errorf("refused (%s: %s) again after a copy: final once it has stood for %v", rep.Code, rep.Reason, c.cfg.OrderSettle)
+		case rep.Status == wire.StatusRejected && !wasHeld && !retried && orderCode(ev, rep.Code):
 			// An order refusal of an event the Client does not hold
 			// (following off, or published elsewhere): the ledger may have
 			// decided this copy before a lost predecessor was published

@@ -50,6 +50,9 @@ type takeoverLedger struct {
 	// refuseFirst: the first copy of these ids is refused out-of-order
 	// whatever came before it.
 	refuseFirst map[string]bool
+	// zombie: a primary fenced by a takeover that has not noticed yet
+	// answers: P logged (at 0), every other event refused out-of-order.
+	zombie bool
 }
 
 func (l *takeoverLedger) takeOver(first uint64) {
@@ -112,6 +115,12 @@ func (l *takeoverLedger) read(ctx context.Context) (last uint64) {
 // status answers one event asked about with the copy at seq: its status,
 // and its index if it has one.
 func (l *takeoverLedger) status(id string, seq uint64) (string, uint64) {
+	if l.zombie {
+		if l.prevOf[id] == "" {
+			return wire.EventLogged, 0
+		}
+		return wire.EventRejected, 0
+	}
 	if !l.newer {
 		if seq == l.ackP && l.prevOf[id] == "" {
 			l.told = true
@@ -135,9 +144,17 @@ func (l *takeoverLedger) serve(ctx context.Context, m *nats.Msg) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var decided, last uint64
-	if l.newer {
+	if l.newer && !l.zombie {
 		last = l.read(ctx)
 		decided = l.next
+	} else if l.zombie {
+		info, err := l.stream.Info(ctx)
+		if err != nil {
+			l.t.Error(err)
+			return
+		}
+		last = info.State.LastSeq
+		decided = last + 1
 	} else {
 		info, err := l.stream.Info(ctx)
 		if err != nil {
@@ -251,7 +268,7 @@ func TestTakeoverOrderRefusal(t *testing.T) {
 	c := newClient(t, nc, sdk.Config{Emitter: "e1", FollowInterval: 20 * time.Millisecond, FollowAfter: 50 * time.Millisecond,
 		MaxBatchEvents: 1,
 		OnResend:       func(id string) { mu.Lock(); resent = append(resent, id); mu.Unlock() },
-		OnRejected:     func(r *sdk.RejectedError) { mu.Lock(); refused = append(refused, r); mu.Unlock() }})
+		OnRejected:     func(r *sdk.RejectedError) { mu.Lock(); refused = append(refused, r); mu.Unlock() }, OrderSettle: 300 * time.Millisecond})
 	_ = srv
 	p, e := takeoverEvents()
 	ackP, err := c.Publish(ctx, p)
@@ -321,7 +338,7 @@ func TestTakeoverOrderRefusalNotHeld(t *testing.T) {
 	_, nc, l := startTakeover(t, ctx)
 	var mu sync.Mutex
 	var resent []string
-	c := newClient(t, nc, sdk.Config{Emitter: "e1", FollowInterval: -1, MaxBatchEvents: 1,
+	c := newClient(t, nc, sdk.Config{Emitter: "e1", FollowInterval: -1, MaxBatchEvents: 1, OrderSettle: 300 * time.Millisecond,
 		OnResend: func(id string) { mu.Lock(); resent = append(resent, id); mu.Unlock() }})
 	p, e := takeoverEvents()
 	ackP, err := c.Publish(ctx, p)
@@ -458,7 +475,7 @@ func TestReusedSequenceRefusal(t *testing.T) {
 	c := newClient(t, nc, sdk.Config{Emitter: "e1", FollowInterval: 20 * time.Millisecond, FollowAfter: 300 * time.Millisecond,
 		MaxBatchEvents: 1,
 		OnResend:       func(id string) { mu.Lock(); resent = append(resent, id); mu.Unlock() },
-		OnRejected:     func(r *sdk.RejectedError) { mu.Lock(); refused = append(refused, r); mu.Unlock() }})
+		OnRejected:     func(r *sdk.RejectedError) { mu.Lock(); refused = append(refused, r); mu.Unlock() }, OrderSettle: 300 * time.Millisecond})
 	p, e := takeoverEvents()
 	if _, err := c.Publish(ctx, p); err != nil {
 		t.Fatal(err)
@@ -501,4 +518,87 @@ func TestReusedSequenceRefusal(t *testing.T) {
 		t.Errorf("published again %v, want E at least twice (once after its refusal, again after the stale answer), nothing else", resent)
 	}
 	t.Logf("published again %v; the ledger's cursor was %d", resent, cursor)
+}
+
+// TestZombieOrderRefusal: a primary fenced by a takeover that has not yet
+// noticed (cut off past its lease, then back) answers from its own state:
+// it knows the game's first event P (logged) but not what the new primary
+// logged since, and refuses E out-of-order, its first copy and the copy
+// the Client sends after the refusal. It stops, and the new primary, which
+// never saw those copies (the fenced one took them from the shared
+// consumer), has no record of E with its cursor past the copy: the Client
+// finds E lost, sends it again, and it is logged. The refusal was not
+// taken as final while it had not stood for Config.OrderSettle
+// (docs/FAULTS.md §4, run 11: before, the second refusal was final and
+// the backend was told so, while a later copy was logged).
+func TestZombieOrderRefusal(t *testing.T) {
+	ctx := testContext(t)
+	_, nc, l := startTakeover(t, ctx)
+	p, e := takeoverEvents()
+	l.mu.Lock()
+	l.newer, l.zombie = true, true
+	l.outcome[p.ID], l.index[p.ID] = "appended", l.tree.Add(p.Data)
+	l.mu.Unlock()
+	var mu sync.Mutex
+	var resent []string
+	var refused []*sdk.RejectedError
+	c := newClient(t, nc, sdk.Config{Emitter: "e1", FollowInterval: 20 * time.Millisecond, FollowAfter: 50 * time.Millisecond,
+		MaxBatchEvents: 1, OrderSettle: time.Second,
+		OnResend:   func(id string) { mu.Lock(); resent = append(resent, id); mu.Unlock() },
+		OnRejected: func(r *sdk.RejectedError) { mu.Lock(); refused = append(refused, r); mu.Unlock() }})
+	if _, err := c.Publish(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	ackE, err := c.Publish(ctx, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		r   sdk.Receipt
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		r, err := c.ReceiptOf(ctx, e, ackE)
+		got <- result{r, err}
+	}()
+	// The zombie refuses E's first copy and the copy sent after it.
+	for {
+		mu.Lock()
+		n := len(resent)
+		mu.Unlock()
+		if n >= 1 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("E was not sent again after its refusal")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // the copy refused too, for a while
+	info, err := l.stream.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	l.zombie, l.next = false, info.State.LastSeq+1 // the zombie took every copy so far
+	l.mu.Unlock()
+	res := <-got
+	if res.err != nil {
+		t.Fatalf("receipt of E, refused by a fenced primary: %v", res.err)
+	}
+	if err := c.WaitLogged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(refused) != 0 {
+		t.Errorf("refused for good: %v", refused)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.outcome[e.ID] != "appended" || res.r.Index != l.index[e.ID] {
+		t.Errorf("E %s at %d, its receipt at %d", l.outcome[e.ID], l.index[e.ID], res.r.Index)
+	}
+	t.Logf("published again %v", resent)
 }

@@ -51,6 +51,12 @@ export interface ClientConfig {
   /** Backoff between attempts, in milliseconds; default 25 and 2000. */
   retryMin?: number;
   retryMax?: number;
+  /**
+   * Milliseconds an out-of-order or unknown-game refusal of the copy receipt() publishes after
+   * such a refusal must stand before receipt() rejects with it; default 10000 (a primary fenced
+   * by a takeover answers from its own state until it stops).
+   */
+  orderSettle?: number;
   /** Called with the error of each failed attempt (publishes and receipt requests), for logs. */
   onRetry?: (err: Error) => void;
   /** Called with the id of each event receipt() publishes again because the stream lost it (docs/NATS.md §5, "Resending"). */

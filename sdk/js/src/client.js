@@ -71,7 +71,7 @@ const RECEIPT_SLACK = 2000;
 
 const defaults = {
   window: 32, maxBatchEvents: 256, maxBatchBytes: 256 << 10, maxQueued: 65536,
-  ackTimeout: 5000, retryMin: 25, retryMax: 2000,
+  ackTimeout: 5000, retryMin: 25, retryMax: 2000, orderSettle: 10000,
 };
 
 function sleep(ms, signal) {
@@ -112,7 +112,8 @@ export async function dial(url, emitter, opts) {
  * (subject root, "zarlog"), window (messages awaiting their ack, 32),
  * maxBatchEvents (256), maxBatchBytes (256 KiB), maxQueued (65536),
  * ackTimeout (ms, 5000), retryMin and retryMax (ms, 25 and 2000),
- * onRetry(err) (each failed attempt, for logs), onResend(id) (each copy
+ * orderSettle (ms, 10000: how long an order refusal of receipt's copy must
+ * stand before it is final, see receipt), onRetry(err) (each failed attempt, for logs), onResend(id) (each copy
  * receipt publishes of an event the stream lost), and logKey (the log's
  * verifier key, which `zarlog serve` prints: every receipt's signature is
  * checked against it; without it the Client checks each receipt's
@@ -355,6 +356,7 @@ export class Client {
     let seq = ack && ack.seq ? ack.seq : 0;
     let copying = null; // a copy this call published, until settled
     let retried = false; // a copy published after an order refusal
+    let settling = 0; // when that copy was first refused so
     for (;;) {
       if (signal && signal.aborted) throw signal.reason;
       if (this.closed) throw new ClosedError();
@@ -379,7 +381,19 @@ export class Client {
           await r.check(ev.data, this.cfg.logKey || null);
           return r;
         }
-        if (rep.status === "rejected" && !copying && !retried && ev.orderKey && (rep.code === "out-of-order" || rep.code === "unknown-game")) {
+        const order = ev.orderKey && (rep.code === "out-of-order" || rep.code === "unknown-game");
+        if (rep.status === "rejected" && !copying && retried && order && (settling === 0 || Date.now() - settling < this.cfg.orderSettle)) {
+          // The copy refused too: final once the refusal has stood for
+          // orderSettle (a primary fenced by a takeover answers from its
+          // own state until it stops; the new primary has no record of
+          // the copy, which is then found lost).
+          if (settling === 0) settling = Date.now();
+          if (this.cfg.onRetry) this.cfg.onRetry(new Error("receipt for " + ev.id + ": refused (" + rep.code + ": " + rep.reason + ") again after a copy: final once it has stood for " + this.cfg.orderSettle + " ms"));
+          await sleep(backoff, signal);
+          backoff = Math.min(2 * backoff, this.cfg.retryMax);
+          continue;
+        }
+        if (rep.status === "rejected" && !copying && !retried && order) {
           // An order refusal: the ledger may have decided this copy before
           // a lost predecessor was published again (a takeover: its new
           // primary never had it). The game's earlier events are receipted
