@@ -237,3 +237,33 @@ func HistoryLeaf(c []byte, i int) (n int, index uint64, err error) {
 	}
 	return n, index, nil
 }
+
+// HistoryLeaves appends the log indexes of the leaves of history chunk c
+// (AppendHistory) to dst, with the checks UnmarshalSplit makes of them; the
+// rest of the chunk is not decoded. A batch of lookups in one game reads its
+// leaves once with it.
+func HistoryLeaves(c []byte, dst []uint64) ([]uint64, error) {
+	r := &stateReader{b: c}
+	if v := r.u8(); r.err == nil && v != historyVersion {
+		r.fail("history version %d, want %d", v, historyVersion)
+	}
+	n := r.count(1)
+	var index uint64
+	for j := 0; j < n && r.err == nil; j++ {
+		l := r.uvarint()
+		switch {
+		case r.err != nil:
+		case j == 0:
+			index = l
+		case l == 0 || l > ^uint64(0)-index:
+			r.fail("leaf %d: step %d from the one before", j, l)
+		default:
+			index += l
+		}
+		dst = append(dst, index)
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return dst, nil
+}

@@ -227,6 +227,15 @@ func TestPeek(t *testing.T) {
 				}
 			}
 		}
+		var all []uint64
+		for _, c := range chunks {
+			if all, err = HistoryLeaves(c, all); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !slices.Equal(all, g.Leaves) {
+			t.Fatalf("%s: HistoryLeaves read leaves %v, the state holds %v", g.ID, all, g.Leaves)
+		}
 		if !slices.Equal(got, d.Leaves) || !slices.Equal(got, g.Leaves) {
 			t.Fatalf("%s: HistoryLeaf read leaves %v, UnmarshalSplit %v, the state holds %v", g.ID, got, d.Leaves, g.Leaves)
 		}
@@ -234,6 +243,9 @@ func TestPeek(t *testing.T) {
 	for _, b := range [][]byte{nil, {9}, {historyVersion}, {historyVersion, 3, 1}, {historyVersion, 2, 5, 0}} {
 		if _, _, err := HistoryLeaf(b, 1); !errors.Is(err, ErrBadState) {
 			t.Errorf("HistoryLeaf(%x, 1) = %v, want ErrBadState", b, err)
+		}
+		if _, err := HistoryLeaves(b, nil); !errors.Is(err, ErrBadState) {
+			t.Errorf("HistoryLeaves(%x) = %v, want ErrBadState", b, err)
 		}
 	}
 	for _, b := range [][]byte{nil, {stateVersion + 1}, {stateVersion, 5, 'a'}} {
@@ -276,6 +288,9 @@ func FuzzPeek(f *testing.F) {
 			if _, index, err := HistoryLeaf(c, i); err != nil || index != d.Leaves[len(leaves)+i] {
 				t.Fatalf("HistoryLeaf(c, %d) = %d, %v; want %d", i, index, err, d.Leaves[len(leaves)+i])
 			}
+		}
+		if all, err := HistoryLeaves(c, nil); err != nil || !slices.Equal(all, d.Leaves[len(leaves):]) {
+			t.Fatalf("HistoryLeaves(c) = %v, %v; want %v", all, err, d.Leaves[len(leaves):])
 		}
 	})
 }

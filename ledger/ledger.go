@@ -245,6 +245,9 @@ type Ledger struct {
 	// allowReservedIDs lifts the reserved-id rule: tests set it to write
 	// the logs of versions before format 3.
 	allowReservedIDs bool
+	// recent holds the latest appended events by (emitter, id), for the
+	// status lookups (RecentLookups).
+	recent *recentIndex
 
 	// openView is what OpenGames returns: the sequencer's open-game
 	// counts, published as it changes them.
@@ -569,6 +572,7 @@ func (l *Ledger) load(ctx context.Context) error {
 		return fmt.Errorf("ledger: reading the open games of each emitter: %w", err)
 	}
 	l.seq = newSequencer(l, b, stats, rej, open)
+	l.recent = newRecentIndex(RecentLookups)
 	if _, err := get(db, keyRebuild); err == nil {
 		l.log.Warn("an interrupted rebuild of the projections is finished before opening")
 		if err := l.seq.rebuild(ctx); err != nil {

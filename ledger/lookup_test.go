@@ -3,7 +3,9 @@ package ledger
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
+	"fmt"
+	"maps"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -70,7 +72,7 @@ func lookupLedger(t testing.TB, n, batch int) (*Ledger, []Input) {
 	return l, in
 }
 
-// TestLookupAgrees: lookup, which reads a game's head, the leaves of its
+// TestLookupAgrees: lookup (and LocateEach, in one batch), which reads a game's head, the leaves of its
 // history chunks and one leaf's id, answers as the decode of the game's
 // state does, for every logged event, for its id asked by another emitter,
 // and for the next seqs of its game (not logged).
@@ -91,7 +93,7 @@ func TestLookupAgrees(t *testing.T) {
 	check := func(emitter, id string, want uint64, logged bool) {
 		t.Helper()
 		var hash merkle.Hash
-		index, err := lookup(v.snap, emitter, id, &hash)
+		index, err := lookup(v.snap, emitter, id, l.canonicalIndexed(), &hash)
 		windex, whash, werr := lookupDecoded(v.snap, emitter, id)
 		switch {
 		case logged && (err != nil || index != want || werr != nil || windex != want || hash != whash):
@@ -122,57 +124,133 @@ func TestLookupAgrees(t *testing.T) {
 		}
 	}
 	check(in[0].Emitter, events.CanonicalID(testUUID("none").String(), 0), 0, false)
+
+	// LocateEach, per emitter, in one batch over every id of the log and
+	// the next seq of each game: what lookup answers.
+	var ids []string
+	for _, x := range in {
+		ids = append(ids, peekID(x.Data))
+	}
+	for game, seq := range last {
+		ids = append(ids, events.CanonicalID(game, seq+1))
+	}
+	recent := l.recent
+	defer func() { l.recent = recent }()
+	for round, emitter := range append(slices.Sorted(maps.Keys(emitters)), slices.Sorted(maps.Keys(emitters))...) {
+		if round >= len(emitters) {
+			l.recent = nil // the second time from Pebble only
+		}
+		out, errs := l.LocateEach(context.Background(), emitter, ids)
+		for i, id := range ids {
+			index, err := lookup(v.snap, emitter, id, l.canonicalIndexed(), nil)
+			switch {
+			case err == nil && (errs[i] != nil || out[i].Result != Appended || out[i].Index != index):
+				t.Fatalf("LocateEach(%s, %q) = %+v %v; lookup %d", emitter, id, out[i], errs[i], index)
+			case err != nil && !errors.Is(errs[i], ErrNotFound):
+				t.Fatalf("LocateEach(%s, %q) = %+v %v; lookup: %v", emitter, id, out[i], errs[i], err)
+			}
+		}
+	}
 }
 
-// BenchmarkLookup measures a status request's lookup of one event by
-// (emitter, id), as the ingest's status and receipt requests make it
-// (Locate): "index" is Lookup's path (the game's head, its chunks' leaves
-// and the event's leaf id, no decode of the game), "decoded" the path
-// before it (lookupDecoded: the game's state decoded, the leaf parsed), in
-// the same run, over the same 20,000 workload events in random order.
+// BenchmarkLookup measures the lookups of the ingest's status requests
+// (docs/NATS.md §5, "Resending"): an SDK asks about its emitter's events
+// oldest first, 256 per request. Over the same 20,000 workload events, in
+// those batches, in the same run: "decoded", each event looked up by
+// decoding its game's state and parsing its leaf (lookupDecoded, the path
+// before); "index", each looked up alone (Lookup: the game's head, its
+// chunks' leaves and the event's leaf id); "each-pebble", a batch at a time
+// from Pebble (LocateEach without its recent events: a game's leaves and
+// an entry bundle read once per batch); "each", LocateEach as the ingest
+// calls it, every event among the latest RecentLookups appended (found in
+// memory). ns/event and cpu-ns/event are per event looked up.
 func BenchmarkLookup(b *testing.B) {
 	l, in := lookupLedger(b, 20_000, 1000)
 	type q struct {
-		emitter, id string
-		index       uint64
+		emitter string
+		ids     []string
+		index   []uint64
 	}
-	qs := make([]q, len(in))
+	var batches []q
+	open := map[string]int{} // emitter → its batch being filled
 	for i, x := range in {
 		ev, err := events.Parse(x.Data)
 		if err != nil {
 			b.Fatal(err)
 		}
-		qs[i] = q{x.Emitter, ev.ID, uint64(i)}
+		k, ok := open[x.Emitter]
+		if !ok || len(batches[k].ids) == 256 {
+			batches = append(batches, q{emitter: x.Emitter})
+			k = len(batches) - 1
+			open[x.Emitter] = k
+		}
+		batches[k].ids = append(batches[k].ids, ev.ID)
+		batches[k].index = append(batches[k].index, uint64(i))
 	}
-	rand.New(rand.NewPCG(1, 2)).Shuffle(len(qs), func(i, j int) { qs[i], qs[j] = qs[j], qs[i] })
 	v, err := l.acquire()
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer v.release()
+	ctx := context.Background()
+	one := func(find func(emitter, id string) (uint64, error)) func(x q) error {
+		return func(x q) error {
+			for i, id := range x.ids {
+				if index, err := find(x.emitter, id); err != nil || index != x.index[i] {
+					return fmt.Errorf("%s's %q: %d %v, want %d", x.emitter, id, index, err, x.index[i])
+				}
+			}
+			return nil
+		}
+	}
 	for _, m := range []struct {
 		name string
-		find func(emitter, id string) (uint64, error)
+		do   func(x q) error
 	}{
-		{"index", func(emitter, id string) (uint64, error) { return lookup(v.snap, emitter, id, nil) }},
-		{"decoded", func(emitter, id string) (uint64, error) {
+		{"decoded", one(func(emitter, id string) (uint64, error) {
 			index, _, err := lookupDecoded(v.snap, emitter, id)
 			return index, err
+		})},
+		{"index", one(func(emitter, id string) (uint64, error) {
+			return lookup(v.snap, emitter, id, l.canonicalIndexed(), nil)
+		})},
+		{"each-pebble", func(x q) error {
+			recent := l.recent
+			l.recent = nil // as for events older than the latest RecentLookups
+			defer func() { l.recent = recent }()
+			out, errs := l.LocateEach(ctx, x.emitter, x.ids)
+			for i := range x.ids {
+				if errs[i] != nil || out[i].Result != Appended || out[i].Index != x.index[i] {
+					return fmt.Errorf("%s's %q: %+v %v, want %d", x.emitter, x.ids[i], out[i], errs[i], x.index[i])
+				}
+			}
+			return nil
+		}},
+		{"each", func(x q) error {
+			out, errs := l.LocateEach(ctx, x.emitter, x.ids)
+			for i := range x.ids {
+				if errs[i] != nil || out[i].Result != Appended || out[i].Index != x.index[i] {
+					return fmt.Errorf("%s's %q: %+v %v, want %d", x.emitter, x.ids[i], out[i], errs[i], x.index[i])
+				}
+			}
+			return nil
 		}},
 	} {
 		b.Run(m.name, func(b *testing.B) {
-			n := 0
+			n, events := 0, 0
 			cpu0 := processCPU(b)
 			for b.Loop() {
-				x := qs[n%len(qs)]
-				if index, err := m.find(x.emitter, x.id); err != nil || index != x.index {
-					b.Fatalf("%s's %q: %d %v, want %d", x.emitter, x.id, index, err, x.index)
+				x := batches[n%len(batches)]
+				if err := m.do(x); err != nil {
+					b.Fatal(err)
 				}
 				n++
+				events += len(x.ids)
 			}
-			// The process's CPU time per lookup: on a loaded machine
-			// the wall time per op counts the waits for a core too.
-			b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(n), "cpu-ns/op")
+			// The process's CPU time per event: on a loaded machine the
+			// wall time counts the waits for a core too.
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+			b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(events), "cpu-ns/event")
 		})
 	}
 }
@@ -184,4 +262,66 @@ func processCPU(b testing.TB) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestLeafIDIs: leafIDIs finds a logged event's own id, and no other, in
+// every event of the workload (each scheme's every type).
+func TestLeafIDIs(t *testing.T) {
+	for _, x := range workloadInputs(t, newBenchGen(t, 5), 3000) {
+		ev, err := events.Parse(x.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !leafIDIs(x.Data, ev.ID) {
+			t.Fatalf("leafIDIs(%s, %q) = false", x.Data, ev.ID)
+		}
+		for _, other := range []string{ev.ID + "0", ev.ID[:len(ev.ID)-1], ev.Game, events.CanonicalID(ev.Game, ev.Seq+1)} {
+			if other != ev.ID && leafIDIs(x.Data, other) {
+				t.Fatalf("leafIDIs(%s, %q) = true", x.Data, other)
+			}
+		}
+	}
+}
+
+// FuzzLeafIDIs: for any bytes events.Parse accepts (a leaf the ledger
+// could log), leafIDIs is true of its id and false of another.
+func FuzzLeafIDIs(f *testing.F) {
+	for _, x := range workloadInputs(f, newBenchGen(f, 6), 50) {
+		f.Add(x.Data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ev, err := events.Parse(data)
+		if err != nil {
+			return
+		}
+		if !leafIDIs(data, ev.ID) || leafIDIs(data, ev.ID+"0") {
+			t.Fatalf("leafIDIs of %s: wrong about its id %q", data, ev.ID)
+		}
+	})
+}
+
+// TestRecentIndex: the recent index keeps the latest max events, forgets
+// the oldest first, and knows each by its emitter as well as its id.
+func TestRecentIndex(t *testing.T) {
+	r := newRecentIndex(3)
+	for i := range uint64(5) {
+		r.add([]recentEntry{{scopedID("a", fmt.Sprint("g:", i)), 10 + i}})
+	}
+	for i := range uint64(5) {
+		index, ok := r.get("a", fmt.Sprint("g:", i))
+		if want := i >= 2; ok != want || ok && index != 10+i {
+			t.Errorf("get(a, g:%d) = %d, %v; want %v", i, index, ok, want)
+		}
+		if _, ok := r.get("b", fmt.Sprint("g:", i)); ok {
+			t.Errorf("get(b, g:%d) found another emitter's event", i)
+		}
+	}
+	if len(r.m) != 3 {
+		t.Errorf("%d events kept, want 3", len(r.m))
+	}
+	var none *recentIndex
+	none.add([]recentEntry{{"x", 1}})
+	if _, ok := none.get("a", "g:0"); ok {
+		t.Error("a nil index found an event")
+	}
 }

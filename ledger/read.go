@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -224,8 +225,16 @@ func (l *Ledger) Lookup(ctx context.Context, emitter, eventID string) (uint64, m
 	}
 	defer v.release()
 	var hash merkle.Hash
-	index, err := lookup(v.snap, emitter, eventID, &hash)
+	index, err := lookup(v.snap, emitter, eventID, l.canonicalIndexed(), &hash)
 	return index, hash, err
+}
+
+// canonicalIndexed reports whether the dedup index may hold a canonical
+// id (events.CanonicalID): only if the log holds an event that took
+// another's (legacyIDs), or tests let events take them (allowReservedIDs).
+// Otherwise a lookup of such an id goes to its game at once.
+func (l *Ledger) canonicalIndexed() bool {
+	return l.legacyIDs.Load() || l.allowReservedIDs
 }
 
 // lookup finds emitter's event eventID in r, as Lookup, and sets *hash (if
@@ -235,26 +244,27 @@ func (l *Ledger) Lookup(ctx context.Context, emitter, eventID string) (uint64, m
 // leaves of its history chunks where its event seq is (events.HistoryLeaf),
 // and that leaf's "id" member whether that event has this id (an event may
 // have chosen another: then this id is not in the log, since no other
-// event may take it, or, in a log with legacy ids, it has a dedup record).
+// event may take it, or, in a log with legacy ids, it has a dedup record,
+// which is read first when indexed says the index may hold canonical ids).
 // So a status request costs a few reads, not a decode of the game
 // (BenchmarkLookup).
-func lookup(r pebble.Reader, emitter, eventID string, hash *merkle.Hash) (uint64, error) {
+func lookup(r pebble.Reader, emitter, eventID string, indexed bool, hash *merkle.Hash) (uint64, error) {
 	what := func() string { return fmt.Sprintf("event %q of emitter %s", eventID, emitter) }
-	v, c, err := r.Get(appendDedupKey(nil, emitter, eventID))
-	if err == nil {
-		rec, err := parseDedup(v)
-		c.Close()
+	game, seq, canon := events.ParseCanonicalID(eventID)
+	if !canon || indexed {
+		rec, ok, err := lookupID(r, emitter, eventID)
 		if err != nil {
 			return 0, err
 		}
-		if hash != nil {
-			*hash = rec.LeafHash
+		if ok {
+			if hash != nil {
+				*hash = rec.LeafHash
+			}
+			return rec.Index, nil
 		}
-		return rec.Index, nil
-	}
-	game, seq, canon := events.ParseCanonicalID(eventID)
-	if !errors.Is(err, pebble.ErrNotFound) || !canon {
-		return 0, errNotFound(err, what())
+		if !canon {
+			return 0, errNotFound(pebble.ErrNotFound, what())
+		}
 	}
 	index, ok, err := gameLeaf(r, emitter, game, seq)
 	if err != nil {
@@ -324,13 +334,11 @@ func gameLeaf(r pebble.Reader, emitter, game string, seq uint64) (uint64, bool, 
 
 // leafHasID reports whether leaf index, which r holds, has the event id
 // id, reading its entry bundle in place and the leaf's "id" member only
-// (the leaf passed events.Parse when it was appended, so that member is
-// its event's id). If it has, it sets *hash (if not nil) to the leaf's
-// hash.
+// (leafIDIs). If it has, it sets *hash (if not nil) to the leaf's hash.
 func leafHasID(r pebble.Reader, index uint64, id string, hash *merkle.Hash) (bool, error) {
 	has := false
 	_, err := withEntry(r, index, func(leaf []byte) {
-		if peekID(leaf) == id {
+		if leafIDIs(leaf, id) {
 			has = true
 			if hash != nil {
 				*hash = merkle.LeafHash(leaf)
@@ -338,6 +346,22 @@ func leafHasID(r pebble.Reader, index uint64, id string, hash *merkle.Hash) (boo
 		}
 	})
 	return has, err
+}
+
+// leafIDIs reports whether leaf, a logged event, has the id id. A logged
+// event is canonical JSON (events.Parse accepts no other) whose members
+// come in a fixed order: "body", "emitter", "game", "id", then "scheme",
+// "seq", "sig", "time", "type" and "v", whose values hold no quote. So the
+// last `,"id":"` of the leaf starts its own id member, and ids need no
+// escapes (events.ValidEventID). TestLeafIDIs holds it to events.Parse.
+func leafIDIs(leaf []byte, id string) bool {
+	const member = `,"id":"`
+	i := bytes.LastIndex(leaf, []byte(member))
+	if i < 0 {
+		return false
+	}
+	rest := leaf[i+len(member):]
+	return len(rest) > len(id) && string(rest[:len(id)]) == id && rest[len(id)] == '"'
 }
 
 // bundleEntry returns entry j of entry bundle d, in place; ok is false if

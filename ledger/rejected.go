@@ -602,8 +602,17 @@ func (l *Ledger) overQuota(ns string, e EmitterRejections) {
 // emitter's event with that id, else the Rejected outcome of emitter's own
 // input with that id if the rejected store holds one, else an error
 // wrapping ErrNotFound. Event ids are per emitter: another emitter's event
-// or rejected input under the same id is never returned.
+// or rejected input under the same id is never returned. An event among the
+// latest RecentLookups appended is found in memory (LocateEach).
 func (l *Ledger) Locate(ctx context.Context, emitter, id string) (Outcome, error) {
+	if v, err := l.acquire(); err == nil {
+		index, ok := l.recent.get(emitter, id)
+		size := v.size
+		v.release()
+		if ok && index < size {
+			return Outcome{Result: Appended, ID: id, Index: index}, nil
+		}
+	}
 	idx, _, err := l.Lookup(ctx, emitter, id)
 	if err == nil {
 		return Outcome{Result: Appended, ID: id, Index: idx}, nil

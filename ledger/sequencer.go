@@ -72,6 +72,10 @@ type sequencer struct {
 	fin    []events.FinishedGame
 	counts groupCounts
 
+	// appended are the group's appended events, for the ledger's
+	// recentIndex once the group is committed.
+	appended []recentEntry
+
 	keyBuf, valBuf []byte // scratch for encoding batch records
 	// batchSize is the size of the last group's batch: the next one is
 	// allocated a little larger at once, instead of growing by doubling
@@ -166,6 +170,8 @@ type prepared struct {
 	counts  groupCounts
 	start   time.Time
 	barrier chan struct{}
+	// appended: the group's appended events (recentIndex).
+	appended []recentEntry
 }
 
 // sequence is the sequencer goroutine.
@@ -257,6 +263,7 @@ func (l *Ledger) commitLoop() {
 		if p.install {
 			l.install(p.size, p.root, &p.stats, &p.rej)
 		}
+		l.recent.add(p.appended)
 		l.met.group(p.n, p.counts, time.Since(p.start))
 		for _, r := range p.reqs {
 			r.finish(nil)
@@ -309,6 +316,7 @@ func (s *sequencer) reset() {
 	clear(s.leaves)
 	s.leaves, s.hashes = s.leaves[:0], s.hashes[:0]
 	s.ids = nil
+	s.appended = nil
 	s.fin = s.fin[:0]
 	clear(s.openDirty)
 	s.counts = groupCounts{}
@@ -364,7 +372,7 @@ func (s *sequencer) prepareGroup(group []*request) {
 		return
 	}
 	s.group++
-	p := &prepared{group: s.group, reqs: group, n: n, counts: s.counts, start: start,
+	p := &prepared{group: s.group, reqs: group, n: n, counts: s.counts, start: start, appended: s.appended,
 		what: fmt.Sprintf("committing a group of %d inputs (leaves %d to %d)", n, first, s.b.Size())}
 	s.batchSize = batch.Len()
 	if batch.Empty() {
@@ -559,6 +567,7 @@ func readLeaf(r pebble.Reader, index uint64) (leaf []byte, ok bool, err error) {
 func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *events.Game, index uint64, size, nsize int) {
 	s.leaves = append(s.leaves, data)
 	s.hashes = append(s.hashes, hash)
+	s.appended = append(s.appended, recentEntry{scopedID(ev.Emitter, ev.ID), index})
 	if canon := ev.HasCanonicalID(); !canon || s.l.legacyIDs.Load() {
 		// A canonical id is found through its game (canonical), unless
 		// legacy ids send it through recent too.

@@ -469,10 +469,36 @@ func (in *Ingester) status(ctx context.Context, emitter string, q wire.StatusReq
 		}
 		p.Checkpoint, size = string(cp), c.Size
 	}
+	// The events the ledger has decided (their copy's message is below
+	// its cursor, or no copy is named) are looked up, together when the
+	// Locator can (EachLocator); the others are unknown yet.
+	outs, errs := make([]ledger.Outcome, len(q.Events)), make([]error, len(q.Events))
+	var ask []int
+	for i, e := range q.Events {
+		if e.Seq > 0 && e.Seq >= d {
+			errs[i] = ledger.ErrNotFound
+		} else {
+			ask = append(ask, i)
+		}
+	}
+	if el, ok := in.cfg.Locator.(EachLocator); ok && len(ask) > 0 {
+		ids := make([]string, len(ask))
+		for k, i := range ask {
+			ids[k] = q.Events[i].ID
+		}
+		o, e := el.LocateEach(ctx, emitter, ids)
+		for k, i := range ask {
+			outs[i], errs[i] = o[k], e[k]
+		}
+	} else {
+		for _, i := range ask {
+			outs[i], errs[i] = in.cfg.Locator.Locate(ctx, emitter, q.Events[i].ID)
+		}
+	}
 	for i, e := range q.Events {
 		s := &p.Events[i]
 		s.ID = e.ID
-		out, err := in.locate(ctx, emitter, e.ID, e.Seq, d)
+		out, err := outs[i], errs[i]
 		switch {
 		case errors.Is(err, ledger.ErrNotFound):
 			s.Status = wire.EventUnknown

@@ -101,6 +101,16 @@ type Locator interface {
 	Locate(ctx context.Context, emitter, eventID string) (ledger.Outcome, error)
 }
 
+// An EachLocator is a Locator that also looks several of an emitter's
+// events up at once, sharing its reads (ledger.Ledger.LocateEach: a game's
+// leaves and an entry bundle read once per call): out[i] and errs[i] are
+// Locate's for ids[i]. The ingest answers status requests with it when its
+// Locator is one.
+type EachLocator interface {
+	Locator
+	LocateEach(ctx context.Context, emitter string, ids []string) (out []ledger.Outcome, errs []error)
+}
+
 // A CheckpointWaiter hands out signed checkpoints and inclusion proofs in
 // them. *ledger.Ledger is one.
 //
