@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/zarlog/zarlog/merkle"
 )
@@ -250,4 +253,75 @@ func BenchmarkAppendAfterBigLeaves(b *testing.B) {
 	b.ReportMetric(float64(per[0]/n)/1e6, "ms/group-empty")
 	b.ReportMetric(float64(per[140]/n)/1e6, "ms/group-after-big")
 	b.ReportMetric(float64(per[140])/float64(per[0]), "ratio")
+}
+
+// FuzzBundleEntries holds bundleEntries, which counts the entries of a
+// stored bundle or piece, to merkle.ParseBundle: the same count where that
+// accepts the data, an error where it finds an entry cut short.
+func FuzzBundleEntries(f *testing.F) {
+	for _, es := range [][][]byte{{[]byte("a")}, {{}, []byte("bc")}, {bytes.Repeat([]byte{'x'}, 300), []byte("y")}} {
+		d, _ := merkle.FormatBundle(es)
+		f.Add(d)
+		f.Add(d[:len(d)-1])
+	}
+	f.Add([]byte{0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n, err := bundleEntries(data)
+		es, perr := merkle.ParseBundle(data)
+		switch {
+		case len(data) == 0:
+			if n != 0 || err != nil {
+				t.Fatalf("no data: %d entries, %v", n, err)
+			}
+		case perr == nil:
+			if err != nil || n != len(es) {
+				t.Fatalf("%d entries (%v), ParseBundle %d", n, err, len(es))
+			}
+		case n > merkle.TileWidth:
+			// More entries than a bundle holds: ParseBundle refuses it,
+			// readBundle's pieces never hold that many.
+		case err == nil:
+			t.Fatalf("%d entries, but ParseBundle: %v", n, perr)
+		}
+	})
+}
+
+// TestReadBundleCorrupt: a growing bundle whose pieces do not follow each
+// other (one lost in between), or a piece that is not entries, is
+// ErrCorrupt, naming the bundle.
+func TestReadBundleCorrupt(t *testing.T) {
+	db, err := pebble.Open("db", &pebble.Options{FS: vfs.NewMem(), Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	two, _ := merkle.FormatBundle([][]byte{[]byte("a"), []byte("b")})
+	one, _ := merkle.FormatBundle([][]byte{[]byte("d")})
+	for _, tc := range []struct {
+		name   string
+		pieces map[int][]byte
+		want   string
+	}{
+		{"a piece lost", map[int][]byte{0: two, 3: one}, "a piece starts at entry 3, the entries before it end at 2"},
+		{"a piece cut short", map[int][]byte{0: two[:len(two)-1]}, "the piece from entry 0"},
+		{"an empty piece", map[int][]byte{0: two, 2: {}}, "the piece from entry 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := db.NewBatch()
+			b.DeleteRange(pieceKey(7, 0), piecesEnd(7), nil)
+			for s, v := range tc.pieces {
+				b.Set(pieceKey(7, s), v, nil)
+			}
+			if err := b.Commit(pebble.Sync); err != nil {
+				t.Fatal(err)
+			}
+			_, err := readBundle(db, 7)
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "entry bundle 7") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("readBundle: %v, want ErrCorrupt saying %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := readBundle(db, 8); !errors.Is(err, pebble.ErrNotFound) {
+		t.Errorf("a bundle not stored: %v, want not found", err)
+	}
 }
