@@ -334,7 +334,7 @@ func tenantFloods() []flood {
 			run: func(ctx context.Context, t *testing.T, f *floodEnv, refused func(string)) {
 				openGames(ctx, t, f, `{"pad":"`+strings.Repeat("x", 60_000)+`"}`, []string{"open-game-bytes-per-emitter"}, refused)
 			}},
-		{name: "backlog", emitter: "m-backlog", what: "messages of 1,000,000 bytes (junk), 32 in flight, 25 ms of pause after a refusal (the SDK's)",
+		{name: "backlog", emitter: "m-backlog", what: "messages of 1,000,000 bytes (junk), 32 in flight, 25 ms of pause after a refusal (the SDK's first backoff, never longer)",
 			run: func(ctx context.Context, t *testing.T, f *floodEnv, refused func(string)) {
 				rawFlood(ctx, t, f, 1_000_000, 32, 25*time.Millisecond, backlogRefusal("m-backlog", refused, "backlog-bytes-per-emitter", "rate-bytes-per-emitter"), nil)
 			}},
