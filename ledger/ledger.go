@@ -217,6 +217,7 @@ type Ledger struct {
 	sigs   sigKeys // cfg.Emitters, expanded
 
 	pebbleOpen atomic.Bool // pebble.Open has returned
+	pebbleMem  *pebbleMemory
 	bgMu       sync.Mutex
 	bgErrors   int       // Pebble background errors seen
 	bgErr      error     // the last one
@@ -390,7 +391,15 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 	}
 	l.pebbleOpen.Store(true)
 	l.db = db
+	l.pebbleMem = newPebbleMemory(opts.CacheSize)
+	if cfg.Metrics != nil {
+		if err := cfg.Metrics.Register(l.pebbleMem); err != nil {
+			return nil, errors.Join(fmt.Errorf("ledger: %w", err), db.Close())
+		}
+	}
+	l.pebbleMem.set(db)
 	if err := l.load(ctx); err != nil {
+		l.pebbleMem.set(nil)
 		return nil, errors.Join(err, db.Close())
 	}
 	go l.sequence()
@@ -677,6 +686,7 @@ func (l *Ledger) Close() error {
 		v.release()
 	}
 	l.snaps.Wait()
+	l.pebbleMem.set(nil)
 	return l.db.Close()
 }
 
