@@ -9,6 +9,9 @@ package serve
 //	GET /rejected/summary                            its counters, by code and by emitter (JSON)
 //	GET /metrics                                     Prometheus (as on the public listener)
 //	GET /healthz, /readyz                            as on the public listener
+//	GET /debug/pprof/...                             the Go runtime's profiles (net/http/pprof):
+//	                                                 heap, goroutine, allocs, profile?seconds=N
+//	                                                 (N at most the listener's write timeout), trace
 
 import (
 	"crypto/rand"
@@ -19,6 +22,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -185,6 +189,13 @@ func AdminHandler(l *ledger.Ledger, token string, reg prometheus.Gatherer, healt
 	}
 	mux.HandleFunc("GET /healthz", probe(health))
 	mux.HandleFunc("GET /readyz", probe(ready))
+	// The runtime's profiles, as an operator expects to find them on a
+	// Go service's private listener (behind the token like the rest).
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")

@@ -1,6 +1,8 @@
 package serve_test
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -60,5 +62,62 @@ func TestSlowClients(t *testing.T) {
 			t.Fatalf("%s listener: %v", l.name, err)
 		}
 		t.Logf("%s listener: %s", l.name, report)
+	}
+}
+
+// TestAdminProfiles: the admin listener serves the Go runtime's profiles
+// (a heap profile, gzipped protobuf) and Pebble's memory metrics to the
+// token's holder, and neither without it.
+func TestAdminProfiles(t *testing.T) {
+	r := start(t, serve.Config{Dir: t.TempDir()})
+	token, err := os.ReadFile(r.info.AdminToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string, auth bool) (int, []byte) {
+		req, err := http.NewRequest("GET", r.info.Admin+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if auth {
+			req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, b
+	}
+	if code, b := get("/debug/pprof/heap", true); code != http.StatusOK || !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+		t.Errorf("/debug/pprof/heap with the token: %d, %d bytes (%q…), want 200 and a gzipped profile", code, len(b), b[:min(len(b), 40)])
+	}
+	for _, p := range []string{"/debug/pprof/heap", "/debug/pprof/", "/debug/pprof/goroutine?debug=1"} {
+		if code, _ := get(p, false); code != http.StatusUnauthorized {
+			t.Errorf("%s without the token: %d, want 401", p, code)
+		}
+	}
+	code, b := get("/metrics", true)
+	if code != http.StatusOK {
+		t.Fatalf("/metrics: %d", code)
+	}
+	for _, m := range []string{"zarlog_ledger_pebble_block_cache_max_bytes 2.68435456e+08", "zarlog_ledger_pebble_memtable_bytes ",
+		"zarlog_ledger_pebble_zombie_memtables ", "zarlog_ledger_pebble_snapshots "} {
+		if !strings.Contains(string(b), "\n"+m) {
+			t.Errorf("/metrics has no %q", m)
+		}
+	}
+	// The public listener serves no profiles.
+	resp, err := http.Get(r.info.HTTP + "/debug/pprof/heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		t.Errorf("the public listener serves /debug/pprof/heap")
 	}
 }
