@@ -19,6 +19,21 @@ import (
 	"github.com/zarlog/zarlog/merkle"
 )
 
+// The default Pebble options' memory (docs/OPERATIONS.md §9, "Memory").
+const (
+	// DefaultPebbleCacheBytes is the capacity of Pebble's block cache.
+	DefaultPebbleCacheBytes = 256 << 20
+	// DefaultMemTableBytes is the size of one Pebble memtable. Pebble
+	// holds at most PebbleMemtables of them (and large batches in their
+	// place) at once.
+	DefaultMemTableBytes = 16 << 20
+	// PebbleMemtables bounds the memtables Pebble holds at once with the
+	// default options: the one written, two queued for their flush before
+	// writes stop (MemTableStopWritesThreshold), and a group's batch larger
+	// than half a memtable, which Pebble queues as a memtable of its own.
+	PebbleMemtables = 4
+)
+
 // pebbleOptions returns the Pebble options of cfg: a copy of cfg.Pebble (or
 // zarlog's defaults) with the file system and the logger set.
 func pebbleOptions(cfg *Config, log *slog.Logger) *pebble.Options {
@@ -35,8 +50,8 @@ func pebbleOptions(cfg *Config, log *slog.Logger) *pebble.Options {
 			// (BenchmarkAppend/full/batch=1000, 300k events: 112–117k
 			// against 114k events/s in the same run) and keeps a log of
 			// 1,000 events under 32 MB (TestDiskUse).
-			MemTableSize: 16 << 20,
-			CacheSize:    256 << 20,
+			MemTableSize: DefaultMemTableBytes,
+			CacheSize:    DefaultPebbleCacheBytes,
 		}
 		o.Experimental.SpanPolicyFunc = prefixSpans
 		for i := range o.Levels {

@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -45,6 +47,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		policyFile, root, clockStart string
 		exportDir                    string
 		exportOnce                   bool
+		memoryLimit                  int64
 		logs                         logFlags
 		emitterKeys                  repeated
 	)
@@ -88,6 +91,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.Int64Var(&cfg.RefusedBytesPerEmitter, "refused-bytes-per-emitter", ingest.DefaultRefusedBytesPerEmitter, "the `bytes` a second one emitter may go on publishing while its messages are refused, with a burst of 8 s\n(past it: disconnected, and refused at once for a penalty of 2 s, doubled at each repeat up to 1 min; -1: no limit)")
 	fs.Int64Var(&cfg.RateMessagesPerEmitter, "rate-messages-per-emitter", ingest.DefaultRateMessagesPerEmitter, "the `messages` a second one emitter may publish, with a burst of 2 s (-1: no limit)")
 	fs.Int64Var(&cfg.BacklogMessagesPerEmitter, "backlog-messages-per-emitter", 0, "the `messages` of one emitter the stream may hold undecided; default 100,000, at most a quarter of --stream-max-msgs")
+	fs.Int64Var(&memoryLimit, "memory-limit", 0, "the Go runtime's soft memory limit in `bytes` (default: from the bound of memory at the budgets above,\ndocs/OPERATIONS.md §9 \"Memory\", unless GOMEMLIMIT is set; -1: none)")
 	fs.BoolVar(&cfg.Rebuild, "rebuild", false, "replay the log into fresh projections before serving")
 	fs.BoolVar(&cfg.RebuildBundles, "rebuild-bundles", false, "delete the bundle store: build every finished game's bundle again")
 	fs.StringVar(&exportDir, "export", "", "keep a static copy of the read API and the pages in `directory` (docs/HTTP.md)")
@@ -192,6 +196,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 0
 	}
 	cfg.ExportDir = exportDir
+	setMemoryLimit(cfg, memoryLimit, logger)
 	cfg.Ready = func(info serve.Info) {
 		for _, line := range info.Lines() {
 			fmt.Fprintln(stdout, line)
@@ -205,4 +210,27 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	return 0
+}
+
+// setMemoryLimit sets the Go runtime's soft memory limit: flag if positive,
+// none if negative, and otherwise (unless GOMEMLIMIT is set) the part of
+// the bound of serve.MemoryBudget that the runtime counts, so that the
+// collector keeps the process within the documented bound rather than
+// letting garbage double the live heap (docs/OPERATIONS.md §9 "Memory").
+func setMemoryLimit(cfg serve.Config, flag int64, log *slog.Logger) {
+	terms := serve.MemoryBudget(cfg)
+	bound := serve.MemoryBound(terms)
+	switch {
+	case flag > 0:
+		debug.SetMemoryLimit(flag)
+		log.Info("memory limit", "go_limit_bytes", flag, "bound_bytes", bound, "from", "--memory-limit")
+	case flag < 0:
+		log.Info("memory limit", "go_limit", "none", "bound_bytes", bound, "from", "--memory-limit -1")
+	case os.Getenv("GOMEMLIMIT") != "":
+		log.Info("memory limit", "go_limit", os.Getenv("GOMEMLIMIT"), "bound_bytes", bound, "from", "GOMEMLIMIT")
+	default:
+		limit := serve.GoMemoryLimit(terms)
+		debug.SetMemoryLimit(limit)
+		log.Info("memory limit", "go_limit_bytes", limit, "bound_bytes", bound, "from", "the budgets (docs/OPERATIONS.md §9)")
+	}
 }

@@ -177,10 +177,10 @@ func (c Config) withDefaults() Config {
 		c.Prefetch = min(2048, c.Consumer.MaxAckPending)
 	}
 	if c.MaxBatchBytes == 0 {
-		c.MaxBatchBytes = 16 << 20
+		c.MaxBatchBytes = DefaultMaxBatchBytes
 	}
 	if c.PrefetchBytes == 0 {
-		c.PrefetchBytes = 32 << 20
+		c.PrefetchBytes = DefaultPrefetchBytes
 	}
 	if c.RetryMin == 0 {
 		c.RetryMin = 50 * time.Millisecond
@@ -249,6 +249,13 @@ const (
 	// DefaultMaxReceiptRequests: four emitters at their limit, 64 MiB of
 	// held requests.
 	DefaultMaxReceiptRequests = 16384
+)
+
+// Defaults of the bytes the ingest holds (Config.MaxBatchBytes,
+// Config.PrefetchBytes).
+const (
+	DefaultMaxBatchBytes = 16 << 20
+	DefaultPrefetchBytes = 32 << 20
 )
 
 // An Ingester consumes the events stream into a Sink. Create it with New and
