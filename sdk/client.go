@@ -63,13 +63,16 @@ type Config struct {
 	// events it holds: every event is held from PublishAsync until the
 	// ledger reports it logged (a signed checkpoint covers it) or refused,
 	// and published again if the stream lost it after acknowledging it
-	// (follow.go; docs/NATS.md §5, "Resending"); 500 ms is a good value.
-	// Zero or negative (the default) turns following off: the Client then
+	// (follow.go; docs/NATS.md §5, "Resending"). Zero means
+	// DefaultFollowInterval (500 ms): following is on by default, so that
+	// an event nobody asks a receipt for is published again too if the
+	// stream lost it. Negative turns following off: the Client then
 	// forgets each event at its acknowledgement, and only Receipt
-	// publishes a lost event again. Following is off by default for its
-	// cost: the ledger looks every followed event up, which for a game's
-	// event loads the game's state; at `zarlog bench`'s saturated rate that
-	// took several times the CPU per event (docs/NATS.md §5, "Resending").
+	// publishes a lost event again. Its cost is a status request per
+	// FollowInterval about the events due (up to 256 each), and one
+	// lookup per event in the ledger, which reads no game state
+	// (ledger.Lookup; docs/NATS.md §5 and docs/BENCHMARKS.md give the CPU
+	// per event with it on and off).
 	FollowInterval time.Duration
 	// FollowAfter is how long after its acknowledgement an event is first
 	// asked about (by then a checkpoint covers it, unless the ledger is
@@ -127,6 +130,9 @@ func (c Config) withDefaults() Config {
 	if c.RetryMax == 0 {
 		c.RetryMax = 2 * time.Second
 	}
+	if c.FollowInterval == 0 {
+		c.FollowInterval = DefaultFollowInterval
+	}
 	if c.FollowAfter == 0 {
 		c.FollowAfter = time.Second
 	}
@@ -141,6 +147,10 @@ func (c Config) withDefaults() Config {
 	}
 	return c
 }
+
+// DefaultFollowInterval is Config.FollowInterval's default: the Client
+// follows its events unless told not to.
+const DefaultFollowInterval = 500 * time.Millisecond
 
 // Errors callers can branch on.
 var (
@@ -320,7 +330,7 @@ func New(nc *nats.Conn, cfg Config) (*Client, error) {
 		tails:  map[string]*entry{},
 
 		reconnected: make(chan struct{}),
-		follow:      newFollower(cfg.FollowInterval <= 0),
+		follow:      newFollower(cfg.FollowInterval < 0),
 	}
 	c.life, c.stop = context.WithCancel(context.Background())
 	c.receiptV.Store(wire.ReceiptStateVersion)
@@ -404,9 +414,9 @@ func (c *Client) Publish(ctx context.Context, ev Event) (Ack, error) {
 // JetStream acknowledges it, the Client is closed, or ctx ends: then the
 // Pending fails with ctx's error (once the Client notices: before the event
 // is sent, or after the attempt in flight, within AckTimeout) and the
-// outcome is unknown. Once acknowledged, if the Client follows its events
-// (Config.FollowInterval), the event is held until the ledger reports it
-// logged or refused, and published again if the stream loses it.
+// outcome is unknown. Once acknowledged, the event is held until the ledger
+// reports it logged or refused, and published again if the stream loses it
+// (unless a negative Config.FollowInterval turned following off).
 func (c *Client) PublishAsync(ctx context.Context, ev Event) (*Pending, error) {
 	if err := wire.CheckEventID(ev.ID); err != nil {
 		return nil, fmt.Errorf("sdk: %w: %w", ErrInvalidEvent, err)

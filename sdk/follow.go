@@ -269,7 +269,7 @@ func (c *Client) dropLocked(h *held) {
 // calls it for the events it had published and holds no receipt for
 // (ResumeTavlarena and the others do it for a game's acknowledged events).
 // It returns at once; WaitLogged waits for the verdicts. It does nothing if
-// the Client does not follow its events (Config.FollowInterval).
+// following is off (a negative Config.FollowInterval).
 func (c *Client) Follow(ev Event) error {
 	if err := wire.CheckEventID(ev.ID); err != nil {
 		return fmt.Errorf("sdk: %w: %w", ErrInvalidEvent, err)

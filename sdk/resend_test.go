@@ -1,12 +1,14 @@
 package sdk_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -562,6 +564,98 @@ func TestNodeResend(t *testing.T) {
 		t.Errorf("node published again %v, want %v", out.Resent, want)
 	}
 	t.Logf("node: %d receipts, published again %v", len(out.Receipts), out.Resent)
+	s.verifyBundle(ctx, g[0].OrderKey)
+}
+
+// TestNodeFollowing: the Node SDK's Client follows its events by default,
+// as the Go Client does (TestResendFollowing): a Node process publishes a
+// game, the stream loses its last two events after acknowledging them (its
+// block file cut), and the same process, which asks no receipt, publishes
+// exactly those two again, in their order, and waitLogged resolves with
+// every event reported logged; the game's bundle verifies.
+func TestNodeFollowing(t *testing.T) {
+	node := nodeSDK(t)
+	ctx := testCtx(t)
+	var hold atomic.Bool
+	hold.Store(true)
+	s := newStack(t, stackOpts{infoInterval: 100 * time.Millisecond, sink: holding(&hold)})
+	g := chosenGame(t, emitter, s.signer, "follow-node", "follow-node")
+	evs := make([]nodeEvent, len(g))
+	for i, ev := range g {
+		evs[i] = nodeEvent{ID: ev.ID, Data: ev.Data, OrderKey: ev.OrderKey}
+	}
+	raw, err := json.Marshal(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(t.TempDir(), "follow.json")
+	if err := os.WriteFile(in, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, node, filepath.Join("js", "tools", "resend.mjs"), "--nats", s.srv.ClientURL(), "--emitter", emitter,
+		"--log-key", s.ledger.VerifierKey(), "follow", in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(nil, 1<<20)
+	next := func(out any) {
+		t.Helper()
+		if !lines.Scan() {
+			t.Fatalf("node tools/resend.mjs follow ended: %v\n%s", lines.Err(), stderr.String())
+		}
+		if err := json.Unmarshal(lines.Bytes(), out); err != nil {
+			t.Fatalf("node tools/resend.mjs follow printed %s: %v", lines.Bytes(), err)
+		}
+	}
+	var acks []struct {
+		ID  string `json:"id"`
+		Seq uint64 `json:"seq"`
+	}
+	next(&acks)
+	if len(acks) != len(g) {
+		t.Fatalf("node published %d of %d events", len(acks), len(g))
+	}
+	last := len(g) - 1
+	hold.Store(false)
+	if got := s.truncateStream(ctx, acks[last-1].Seq); got != acks[last-1].Seq-1 {
+		t.Fatalf("after the cut the stream ends at %d", got)
+	}
+	if _, err := io.WriteString(stdin, "go\n"); err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Resent []string `json:"resent"`
+		Stats  struct {
+			Held     int    `json:"held"`
+			Logged   uint64 `json:"logged"`
+			Rejected uint64 `json:"rejected"`
+			Resent   uint64 `json:"resent"`
+			Requests uint64 `json:"requests"`
+		} `json:"stats"`
+	}
+	next(&out)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("node tools/resend.mjs follow: %v\n%s", err, stderr.String())
+	}
+	if want := []string{g[last-1].ID, g[last].ID}; !slices.Equal(out.Resent, want) {
+		t.Errorf("node published again %v, want %v", out.Resent, want)
+	}
+	if st := out.Stats; st.Logged != uint64(len(g)) || st.Held != 0 || st.Rejected != 0 || st.Resent != 2 || st.Requests == 0 {
+		t.Errorf("node follow stats %+v: want %d logged, none held or refused, 2 resent", st, len(g))
+	}
+	t.Logf("node: published again %v; follow stats %+v", out.Resent, out.Stats)
 	s.verifyBundle(ctx, g[0].OrderKey)
 }
 

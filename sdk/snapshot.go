@@ -424,9 +424,9 @@ func (b *Backend) restore(data []byte, scheme events.Scheme) (*game, error) {
 // ResumeTavlarena resumes a tavlarena-v1 game from its Snapshot. Events that
 // JetStream had not acknowledged are published by the game's next call (or
 // Flush); the ledger deduplicates any that had arrived. The acknowledged
-// ones are given to Client.Follow: a Client that follows its events
-// (Config.FollowInterval) publishes again any the stream lost (WaitLogged
-// waits for them).
+// ones are given to Client.Follow: the Client (unless a negative
+// Config.FollowInterval turned following off) publishes again any the
+// stream lost (WaitLogged waits for them).
 func (b *Backend) ResumeTavlarena(snapshot []byte) (*TavlarenaGame, error) {
 	g, err := b.restore(snapshot, events.Tavlarena)
 	if err != nil {

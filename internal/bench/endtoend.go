@@ -62,6 +62,20 @@ type EndToEndConfig struct {
 	// checkpoint is published only once it, its tiles, entry bundles and
 	// append times are in the bucket and the lock holds it.
 	Storage bucket.Store
+	// NoFollow turns the SDK clients' following off (a negative
+	// sdk.Config.FollowInterval). Zero means the SDK's default: each
+	// client holds its events until the ledger reports them logged,
+	// asking every sdk.DefaultFollowInterval.
+	NoFollow bool
+}
+
+// followInterval is the sdk.Config.FollowInterval of a run that follows
+// (the SDK's default) or not.
+func followInterval(noFollow bool) time.Duration {
+	if noFollow {
+		return -1
+	}
+	return 0
 }
 
 // ReceiptSample is how often, besides the commits, EndToEnd asks for an
@@ -147,7 +161,7 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 			return Result{}, err
 		}
 		defer enc.Close()
-		c, err := sdk.New(enc, sdk.Config{Emitter: e, Window: cfg.Window, MaxBatchEvents: cfg.MaxBatchEvents, LogKey: vk})
+		c, err := sdk.New(enc, sdk.Config{Emitter: e, Window: cfg.Window, MaxBatchEvents: cfg.MaxBatchEvents, LogKey: vk, FollowInterval: followInterval(cfg.NoFollow)})
 		if err != nil {
 			return Result{}, err
 		}

@@ -63,6 +63,8 @@ type HumanConfig struct {
 	Checks string
 	// BeaconGamesPerRound and BeaconCache are as in Config.
 	BeaconGamesPerRound, BeaconCache int
+	// NoFollow turns the SDK clients' following off (Config.NoFollow).
+	NoFollow bool
 	// Rolls is the number of rolls of a per-game scheme's game (a
 	// per-roll-v1 match has half as many; workload.Config.Rolls). Zero
 	// means DefaultHumanRolls.
@@ -300,7 +302,7 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 			return HumanMeasure{}, err
 		}
 		defer enc.Close()
-		if clients[i], err = sdk.New(enc, sdk.Config{Emitter: e, LogKey: vk}); err != nil {
+		if clients[i], err = sdk.New(enc, sdk.Config{Emitter: e, LogKey: vk, FollowInterval: followInterval(cfg.NoFollow)}); err != nil {
 			return HumanMeasure{}, err
 		}
 		defer clients[i].Close()

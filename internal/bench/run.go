@@ -59,6 +59,7 @@ import (
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
 	"github.com/zarlog/zarlog/publisher"
+	"github.com/zarlog/zarlog/sdk"
 	"github.com/zarlog/zarlog/verifier"
 )
 
@@ -130,6 +131,10 @@ type Config struct {
 	// PREFIX/zarlog-bench-<time>/ (left there), and the report compares
 	// the two (Report.Storage, StorageRatio).
 	Storage string
+	// NoFollow turns the SDK clients' following off in every pass (a
+	// negative sdk.Config.FollowInterval); zero means the SDK's default,
+	// following on (RunConfig.Follow says which ran).
+	NoFollow bool
 }
 
 // Paces of Config.Pace.
@@ -209,6 +214,9 @@ type RunConfig struct {
 	// them, then at half that rate), or "rate" (Config.Rate); followed by
 	// "+human" when the run has the human pace too (Report.Human).
 	Pace string `json:"pace"`
+	// Follow is "every 500 ms" when the SDK clients follow their events
+	// (sdk.DefaultFollowInterval, their default), or "off" (--follow=false).
+	Follow string `json:"follow"`
 }
 
 // runConfig describes the run of cfg on w.
@@ -232,6 +240,10 @@ func runConfig(cfg Config, w *Workload) RunConfig {
 	}
 	if cfg.Rate > 0 {
 		c.Pace = "rate"
+	}
+	c.Follow = fmt.Sprintf("every %d ms", sdk.DefaultFollowInterval/time.Millisecond)
+	if cfg.NoFollow {
+		c.Follow = "off"
 	}
 	if cfg.Pace == PaceHuman {
 		c.Pace += "+" + PaceHuman
@@ -423,7 +435,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		MeanBytes: w.MeanBytes, SignedShare: w.SignedShare}}
 
 	e2eDir := filepath.Join(dir, "endtoend")
-	res, err := EndToEnd(ctx, EndToEndConfig{Dir: e2eDir, Rate: cfg.Rate, Profile: cfg.Profile, Receipts: cfg.Rate > 0,
+	res, err := EndToEnd(ctx, EndToEndConfig{Dir: e2eDir, Rate: cfg.Rate, Profile: cfg.Profile, Receipts: cfg.Rate > 0, NoFollow: cfg.NoFollow,
 		Progress: func(done int) { progress("end to end", done, cfg.Events) }}, w)
 	if err != nil {
 		return nil, fmt.Errorf("end to end: %w", err)
@@ -443,7 +455,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 		sdir := filepath.Join(dir, "storage")
-		res, err := EndToEnd(ctx, EndToEndConfig{Dir: sdir, Rate: cfg.Rate, Storage: b,
+		res, err := EndToEnd(ctx, EndToEndConfig{Dir: sdir, Rate: cfg.Rate, Storage: b, NoFollow: cfg.NoFollow,
 			Progress: func(done int) { progress("end to end, bucket", done, cfg.Events) }}, w)
 		if err != nil {
 			return nil, fmt.Errorf("end to end with the bucket: %w", err)
@@ -461,7 +473,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Rate == 0 {
 		rate := int(res.EventsPerSec() / 2)
 		pdir := filepath.Join(dir, "paced")
-		res, err := EndToEnd(ctx, EndToEndConfig{Dir: pdir, Rate: rate, Receipts: true,
+		res, err := EndToEnd(ctx, EndToEndConfig{Dir: pdir, Rate: rate, Receipts: true, NoFollow: cfg.NoFollow,
 			Progress: func(done int) { progress("end to end, paced", done, cfg.Events) }}, w)
 		if err != nil {
 			return nil, fmt.Errorf("end to end, paced: %w", err)
@@ -478,6 +490,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		h := cfg.Human
 		h.Dir, h.Emitters, h.Checks, h.Progress = filepath.Join(dir, "human"), cfg.Emitters, cfg.Checks, progress
 		h.BeaconGamesPerRound, h.BeaconCache = cfg.BeaconGamesPerRound, cfg.BeaconCache
+		h.NoFollow = cfg.NoFollow
 		m, err := Human(ctx, h)
 		if err != nil {
 			return nil, fmt.Errorf("human pace: %w", err)
@@ -785,7 +798,11 @@ func (c RunConfig) describe() string {
 		}
 		beacons = fmt.Sprintf("BLS-signed beacons (quicknet's recorded rounds, then the bench's own chain), %d anchored-v1 games a round, %s", c.BeaconGamesPerRound, cache)
 	}
-	return fmt.Sprintf("%s: %s; %s; a checkpoint every %d ms; small ingest batches wait up to %d ms", c.Checks, moves, beacons, c.CheckpointIntervalMs, c.IngestLingerMs)
+	follow := "the SDK clients follow their events (a status request " + c.Follow + ")"
+	if c.Follow == "off" || c.Follow == "" {
+		follow = "the SDK clients do not follow their events"
+	}
+	return fmt.Sprintf("%s: %s; %s; a checkpoint every %d ms; small ingest batches wait up to %d ms; %s", c.Checks, moves, beacons, c.CheckpointIntervalMs, c.IngestLingerMs, follow)
 }
 
 func orUnknown(s string) string {

@@ -78,7 +78,7 @@ func TestRun(t *testing.T) {
 	// The production configuration by default: real beacons, so the
 	// anchored-v1 games' bundles verify too.
 	if c := rep.Config; c.Checks != ChecksProduction || c.Moves != "rules" || c.Beacons != "bls" || c.Pace != "saturated" || c.CheckpointIntervalMs != 100 ||
-		c.BeaconGamesPerRound != workload.DefaultBeaconGamesPerRound || c.BeaconCache != ledger.DefaultBeaconCache {
+		c.BeaconGamesPerRound != workload.DefaultBeaconGamesPerRound || c.BeaconCache != ledger.DefaultBeaconCache || c.Follow != "every 500 ms" {
 		t.Errorf("config: %+v", c)
 	}
 	// Anchored-v1 games share rounds, 8 a round: the ledger's cache
@@ -127,7 +127,7 @@ func TestRun(t *testing.T) {
 		t.Errorf("the report's log key %q is not a C2SP verifier key: %v", rep.LogKey, err)
 	}
 	text := rep.Text()
-	for _, want := range []string{"log        " + rep.LogKey, "config     production: every roll, move and end checked by the rules engine", "8 anchored-v1 games a round, a cache of 1024 verified beacons", "bundle     anchored-v1", "machine ", "end to end ", "latency ", "receipt    publish → receipt", "batching ", "beacons    ", "memory ", "disk ", "bundle     per-roll-v1", "bundle     tavlarena-v1", "tessera-posix"} {
+	for _, want := range []string{"log        " + rep.LogKey, "config     production: every roll, move and end checked by the rules engine", "8 anchored-v1 games a round, a cache of 1024 verified beacons", "the SDK clients follow their events (a status request every 500 ms)", "bundle     anchored-v1", "machine ", "end to end ", "latency ", "receipt    publish → receipt", "batching ", "beacons    ", "memory ", "disk ", "bundle     per-roll-v1", "bundle     tavlarena-v1", "tessera-posix"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q in:\n%s", want, text)
 		}
@@ -135,16 +135,17 @@ func TestRun(t *testing.T) {
 }
 
 // TestRunStructural runs the configuration of the benchmarks until issue
-// 31 (--checks structural): the report says so, and the anchored-v1 games,
-// on the fake drand chain, get no bundle.
+// 31 (--checks structural), with the SDK clients not following their
+// events (NoFollow): the report says so, and the anchored-v1 games, on the
+// fake drand chain, get no bundle.
 func TestRunStructural(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rep, err := Run(ctx, Config{Dir: t.TempDir() + "/scratch", Events: 3000, Games: 8, Bundles: 2, Rate: 20000, Checks: ChecksStructural})
+	rep, err := Run(ctx, Config{Dir: t.TempDir() + "/scratch", Events: 3000, Games: 8, Bundles: 2, Rate: 20000, Checks: ChecksStructural, NoFollow: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := rep.Config; c.Checks != ChecksStructural || c.Moves != "structural" || c.Beacons != "fake" || c.Pace != "rate" {
+	if c := rep.Config; c.Checks != ChecksStructural || c.Moves != "structural" || c.Beacons != "fake" || c.Pace != "rate" || c.Follow != "off" {
 		t.Errorf("config: %+v", c)
 	}
 	for _, b := range rep.Bundles {
@@ -152,7 +153,7 @@ func TestRunStructural(t *testing.T) {
 			t.Errorf("an anchored-v1 bundle on the fake chain: %+v", b)
 		}
 	}
-	if !strings.Contains(rep.Text(), "config     structural: moves checked structurally") {
+	if text := rep.Text(); !strings.Contains(text, "config     structural: moves checked structurally") || !strings.Contains(text, "the SDK clients do not follow their events") {
 		t.Errorf("text:\n%s", rep.Text())
 	}
 	if _, err := Run(ctx, Config{Checks: "lenient"}); err == nil || !strings.Contains(err.Error(), `unknown checks "lenient"`) {

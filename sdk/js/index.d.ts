@@ -59,8 +59,24 @@ export interface ClientConfig {
   orderSettle?: number;
   /** Called with the error of each failed attempt (publishes and receipt requests), for logs. */
   onRetry?: (err: Error) => void;
-  /** Called with the id of each event receipt() publishes again because the stream lost it (docs/NATS.md §5, "Resending"). */
+  /** Called with the id of each event the Client (its follower, or receipt()) publishes again because the stream lost it (docs/NATS.md §5, "Resending"). */
   onResend?: (id: string) => void;
+  /**
+   * How often, in milliseconds, the Client asks the ledger about the events it holds; default 500
+   * (DEFAULT_FOLLOW_INTERVAL). The Client follows its events by default: it holds each one from its
+   * acknowledgement until the ledger reports it logged or refused, and publishes again every one the
+   * stream lost, with the held events after it under its order key, so events nobody asks a receipt
+   * for are resent too (docs/NATS.md §5, "Resending"). Negative turns following off (receipt() still
+   * resends the event it waits for).
+   */
+  followInterval?: number;
+  /** Milliseconds after its ack an event is first asked about, and the least pause between two copies (doubling per copy, at most a minute); default 1000. */
+  followAfter?: number;
+  /** Bounds on the events held and their bytes: publish waits at either; default 1,048,576 and 256 MiB. */
+  maxHeld?: number;
+  maxHeldBytes?: number;
+  /** Called once for each held event the ledger reports refused. */
+  onRejected?: (r: { id: string; code: string; reason: string }) => void;
   /**
    * The log's verifier key (the vkey zarlog serve prints): every receipt's checkpoint signature is
    * checked against it. Without it, only each receipt's inclusion proof of the event is checked.
@@ -85,6 +101,22 @@ export interface CallOptions {
   /** Ends the call's waiting (the event may still reach the stream; publishing it again is safe). */
   signal?: AbortSignal;
 }
+
+/** What a Client's following did: events held now, and counts since it started. */
+export interface FollowStats {
+  held: number;
+  heldBytes: number;
+  logged: number;
+  rejected: number;
+  resent: number;
+  requests: number;
+}
+/** Given to onRetry once when the ledger does not answer status requests (receipt protocol version 3): the Client then stops following. */
+export class FollowUnsupportedError extends Error {
+  readonly code: "follow-unsupported";
+}
+export const DEFAULT_FOLLOW_INTERVAL: number;
+export const DEFAULT_FOLLOW_AFTER: number;
 
 /** A rejection the ledger announced for one of this emitter's events. */
 export interface Rejection {
@@ -112,8 +144,17 @@ export class Client {
    * after acknowledging it (the ledger read past its message without it), and waits for that copy.
    */
   receipt(ev: Event, ack?: Ack | null, options?: CallOptions): Promise<Receipt>;
-  /** The number of copies receipt() published again because the stream lost the event. */
+  /** The number of copies published again (by the follower and by receipt()) because the stream lost the event. */
   readonly resent?: number;
+  /** follow holds ev, published before a restart, as if this Client had published it: it is asked about, and published again if the stream lost it. */
+  follow(ev: Event): void;
+  /**
+   * waitLogged resolves once the ledger has reported every event accepted before the call logged or refused
+   * (call it before close); at once when following is off.
+   */
+  waitLogged(options?: CallOptions): Promise<void>;
+  /** The follower's counters. */
+  followStats(): FollowStats;
   /** rejections calls handle with every rejection announced for this emitter's events (best effort). */
   rejections(handle: (r: Rejection) => void): Subscription;
   close(): Promise<void>;

@@ -200,6 +200,14 @@ async function main() {
       process.stdout.write("game " + (i + 1) + " " + scheme + " failed: " + e.message + "\n");
     }
   }
+  // Every event published is held until the ledger reports it logged or
+  // refused (and published again if the stream lost it): wait for that
+  // before closing, so nothing is left only in this process's memory.
+  try {
+    await client.waitLogged({ signal: AbortSignal.timeout(60000) });
+  } catch (e) {
+    process.stdout.write("not every event was reported logged within a minute (" + client.followStats().held + " held): " + e.message + "\n");
+  }
   await client.close();
   await nc.close();
   process.stdout.write((o.games - failed) + " of " + o.games + " games played and logged\n");

@@ -15,6 +15,7 @@ import {
   parseReceiptReply, parseRejection, lost, HEADER_EVENTS, MAX_BATCH_EVENTS, MAX_EVENT_SIZE, RECEIPT_PROOF_VERSION, RECEIPT_STATE_VERSION,
 } from "./wire.js";
 import { Receipt, BadReceiptError } from "./receipt.js";
+import { Follower, FollowUnsupportedError, DEFAULT_FOLLOW_INTERVAL, DEFAULT_FOLLOW_AFTER } from "./follow.js";
 
 /** A ClosedError: the Client was closed before the event was acknowledged (publishing it again is safe). */
 export class ClosedError extends Error {
@@ -72,6 +73,7 @@ const RECEIPT_SLACK = 2000;
 const defaults = {
   window: 32, maxBatchEvents: 256, maxBatchBytes: 256 << 10, maxQueued: 65536,
   ackTimeout: 5000, retryMin: 25, retryMax: 2000, orderSettle: 10000,
+  followInterval: DEFAULT_FOLLOW_INTERVAL, followAfter: DEFAULT_FOLLOW_AFTER, maxHeld: 1 << 20, maxHeldBytes: 256 << 20,
 };
 
 function sleep(ms, signal) {
@@ -114,10 +116,26 @@ export async function dial(url, emitter, opts) {
  * ackTimeout (ms, 5000), retryMin and retryMax (ms, 25 and 2000),
  * orderSettle (ms, 10000: how long an order refusal of receipt's copy must
  * stand before it is final, see receipt), onRetry(err) (each failed attempt, for logs), onResend(id) (each copy
- * receipt publishes of an event the stream lost), and logKey (the log's
+ * the Client publishes of an event the stream lost), and logKey (the log's
  * verifier key, which `zarlog serve` prints: every receipt's signature is
- * checked against it; without it the Client checks each receipt's
- * inclusion proof of the event but not the log's signature).
+ * checked against it, and the checkpoint of every status reply; without it
+ * the Client checks each receipt's inclusion proof of the event but not the
+ * log's signature).
+ *
+ * The Client follows its events, as the Go SDK's does (docs/NATS.md §5,
+ * "Resending"; follow.js): it holds every event it accepted, from its
+ * acknowledgement until the ledger reports it logged (covered by a signed
+ * checkpoint) or refused, asks the ledger about the events held for at
+ * least followAfter ms (1000) every followInterval ms (500) in status
+ * requests of up to 256 events, and publishes again each one the stream
+ * lost after acknowledging it, with the held events after it under its
+ * order key, in their order; so an event nobody asks a receipt for is
+ * resent too. onRejected({id, code, reason}) is called for each held event
+ * the ledger refused. maxHeld (1,048,576) and maxHeldBytes (256 MiB) bound
+ * what is held: publishAsync waits at the bound. followInterval: -1 turns
+ * following off (receipt() still resends the event it waits for).
+ * waitLogged() waits for the verdicts (call it before close), follow(ev)
+ * holds an event published before a restart, followStats() counts.
  */
 export class Client {
   constructor(nc, cfg) {
@@ -141,6 +159,11 @@ export class Client {
     this.room = []; // publishAsync callers waiting for maxQueued
     this.flights = new Set();
     this.stop = new AbortController();
+    if (!(c.followAfter >= 0 && c.maxHeld >= 1 && c.maxHeldBytes >= 1) || typeof c.followInterval !== "number") {
+      throw new RangeError("zarlog-emitter: followInterval " + c.followInterval + " (a number of ms; negative: off), followAfter " + c.followAfter + ", maxHeld " + c.maxHeld + " and maxHeldBytes " + c.maxHeldBytes + " must be positive");
+    }
+    this.resent = 0;
+    this.follower = new Follower(this);
   }
 
   /**
@@ -163,14 +186,34 @@ export class Client {
     const signal = options && options.signal;
     checkEventID(ev.id);
     checkBatchable(ev.data);
+    if (!this.follower.hasRoom(ev.data.length)) {
+      await this.follower.reserve(ev.data.length, signal);
+      if (this.closed) throw new ClosedError();
+    }
+    return this.accept(ev, signal, this.follower.hold(ev));
+  }
+
+  // copy publishes a copy of the held event h, which the follower claimed
+  // (Follower.claim), through the queue with its order key.
+  copy(h) {
+    this.resent++;
+    this.accept(h.ev, this.stop.signal, h).catch(function () { /* copyFailed counted it */ });
+  }
+
+  // accept queues ev (held by the follower as held, or null) and returns
+  // the promise of its ack.
+  async accept(ev, signal, held) {
     while (this.unsettled >= this.cfg.maxQueued && !this.closed) {
       await new Promise((resolve) => this.room.push(resolve));
     }
-    if (this.closed) throw new ClosedError();
+    if (this.closed) {
+      if (held) this.follower.copyFailed(held);
+      throw new ClosedError();
+    }
     let resolve, reject;
     const p = new Promise(function (a, b) { resolve = a; reject = b; });
     p.catch(function () {}); // the caller may not wait for it
-    const e = { ev: ev, signal: signal, resolve: resolve, reject: reject, settled: false, next: null, run: null };
+    const e = { ev: ev, signal: signal, resolve: resolve, reject: reject, settled: false, next: null, run: null, held: held };
     this.unsettled++;
     const k = ev.orderKey || "";
     if (k !== "") {
@@ -189,6 +232,9 @@ export class Client {
   settle(e, ack, err) {
     if (e.settled) return;
     e.settled = true;
+    if (e.held) {
+      if (err) this.follower.copyFailed(e.held); else this.follower.copyAcked(e.held, ack.seq);
+    }
     if (err) e.reject(err); else e.resolve(ack);
     const k = e.ev.orderKey || "";
     if (k !== "" && this.tails.get(k) === e) this.tails.delete(k);
@@ -360,6 +406,10 @@ export class Client {
     for (;;) {
       if (signal && signal.aborted) throw signal.reason;
       if (this.closed) throw new ClosedError();
+      // An event the follower holds: ask about its latest copy.
+      const hs = this.follower.heldSeq(ev.id);
+      const busy = !!hs && hs.busy;
+      if (hs && hs.seq !== 0) seq = hs.seq;
       const v = this.receiptV || RECEIPT_STATE_VERSION;
       const req = formatReceiptRequest({ id: ev.id, waitMs: RECEIPT_WAIT, seq: seq, v: v });
       const start = Date.now();
@@ -381,6 +431,14 @@ export class Client {
           await r.check(ev.data, this.cfg.logKey || null);
           return r;
         }
+        if (rep.status === "rejected" && !copying && (busy || this.follower.refusalOpen(ev.id, rep.code, seq))) {
+          // The refusal of an older copy, or an order refusal that the
+          // copies the follower publishes again may undo (a lost
+          // predecessor): ask again.
+          await sleep(backoff, signal);
+          backoff = Math.min(2 * backoff, this.cfg.retryMax);
+          continue;
+        }
         const order = ev.orderKey && (rep.code === "out-of-order" || rep.code === "unknown-game");
         if (rep.status === "rejected" && !copying && retried && order && (settling === 0 || Date.now() - settling < this.cfg.orderSettle)) {
           // The copy refused too: final once the refusal has stood for
@@ -393,7 +451,7 @@ export class Client {
           backoff = Math.min(2 * backoff, this.cfg.retryMax);
           continue;
         }
-        if (rep.status === "rejected" && !copying && !retried && order) {
+        if (rep.status === "rejected" && !copying && !retried && order && !hs) {
           // An order refusal: the ledger may have decided this copy before
           // a lost predecessor was published again (a takeover: its new
           // primary never had it). The game's earlier events are receipted
@@ -419,6 +477,13 @@ export class Client {
           if (seq === 0) {
             seq = Math.max(rep.state.last, 1);
             backoff = this.cfg.retryMin;
+            continue;
+          }
+          if (!copying && lost(rep.state, seq) && this.follower.wakeFor(ev.id)) {
+            // The follower publishes it again, with its order key's later
+            // events in their order: ask again after a pause.
+            await sleep(backoff, signal);
+            backoff = Math.min(2 * backoff, this.cfg.retryMax);
             continue;
           }
           if (!copying && lost(rep.state, seq)) {
@@ -471,10 +536,47 @@ export class Client {
     return sub;
   }
 
+  /**
+   * follow makes the Client hold ev ({id, data, orderKey}) as if it had
+   * published it, without publishing it: it asks the ledger about it and
+   * publishes it again if the stream lost it. A backend that restarted
+   * calls it for the events it had published and holds no receipt for.
+   * Nothing happens if following is off.
+   */
+  follow(ev) {
+    checkEventID(ev.id);
+    checkBatchable(ev.data);
+    this.follower.follow(ev);
+  }
+
+  /**
+   * waitLogged resolves once the ledger has reported every event accepted
+   * before the call (or given to follow) logged or refused, or rejects
+   * with options.signal's reason, or a ClosedError. Events whose
+   * publication failed before any copy was acknowledged are not waited
+   * for. Call it before close, so that nothing published is held only in
+   * this process's memory. With following off it resolves at once.
+   */
+  async waitLogged(options) {
+    if (this.closed) throw new ClosedError();
+    return this.follower.waitLogged(options && options.signal);
+  }
+
+  /**
+   * followStats returns the follower's counters: held and heldBytes (now),
+   * logged and rejected (events the ledger reported so), resent (copies
+   * published again, by the follower and by receipt()), requests (status
+   * requests sent).
+   */
+  followStats() {
+    return Object.assign({}, this.follower.stats, { resent: this.resent });
+  }
+
   /** close stops the Client: events not yet acknowledged fail with a ClosedError. It does not close the connection. */
   async close() {
     if (this.closed) return;
     this.closed = true;
+    this.follower.stop(new ClosedError());
     this.stop.abort(new ClosedError());
     for (const r of this.room) r();
     this.room = [];
@@ -503,4 +605,4 @@ function permanent(err) {
   return null;
 }
 
-export { BadReceiptError };
+export { BadReceiptError, FollowUnsupportedError };

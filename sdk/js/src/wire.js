@@ -164,6 +164,93 @@ export function parseReceiptReply(bytes) {
   return r;
 }
 
+/** MAX_STATUS_EVENTS is the most events one status request asks about (wire.MaxStatusEvents). */
+export const MAX_STATUS_EVENTS = 256;
+/** MAX_STATUS_REASON bounds a rejected event's reason in a status reply (wire.MaxStatusReason). */
+export const MAX_STATUS_REASON = 256;
+
+/**
+ * formatStatusRequest encodes a status request (receipt protocol version
+ * 3, docs/NATS.md §5) about events [{id, seq}] (1…MAX_STATUS_EVENTS; seq,
+ * if not 0, the stream sequence of the event's latest acknowledged copy).
+ */
+export function formatStatusRequest(events) {
+  if (!Array.isArray(events) || events.length === 0 || events.length > MAX_STATUS_EVENTS) {
+    throw new WireError("a status request asks about 1…" + MAX_STATUS_EVENTS + " events, not " + (Array.isArray(events) ? events.length : events));
+  }
+  const evs = events.map(function (e) {
+    checkEventID(e.id);
+    const o = { id: e.id };
+    if (e.seq) {
+      if (!isUint(e.seq)) throw new WireError("seq " + e.seq + " of event " + e.id);
+      o.seq = e.seq;
+    }
+    return o;
+  });
+  return te.encode(JSON.stringify({ events: evs, v: RECEIPT_STATE_VERSION }));
+}
+
+/**
+ * parseStatusReply decodes a status reply and checks that its members fit
+ * its status (wire.ParseStatusReply): {status ("ok" or "error"), checkpoint,
+ * code, reason, state ({decided, last} or null), events: [{id, status
+ * ("logged", "appended", "rejected", "unknown"), index (BigInt or null),
+ * code, reason}]}.
+ */
+export function parseStatusReply(bytes) {
+  const o = parseObject(bytes, ["checkpoint", "code", "decided", "events", "last", "reason", "status", "v"]);
+  const bad = function (why) { throw new WireError("malformed zarlog wire message: " + why); };
+  if (o.v !== RECEIPT_STATE_VERSION) bad("a status reply is of receipt protocol version " + RECEIPT_STATE_VERSION + ", not " + o.v);
+  if ((o.decided === undefined) !== (o.last === undefined)) bad("decided and last come together");
+  if (o.decided !== undefined && (!isUint(o.decided) || !isUint(o.last))) bad("decided and last");
+  if (o.reason !== undefined && (typeof o.reason !== "string" || o.reason.length > 4096)) bad("reason");
+  if (o.code !== undefined && typeof o.code !== "string") bad("code");
+  if (o.checkpoint !== undefined && (typeof o.checkpoint !== "string" || o.checkpoint === "")) bad("checkpoint");
+  const r = { status: o.status, checkpoint: o.checkpoint || "", code: o.code || "", reason: o.reason || "",
+    state: o.decided === undefined ? null : { decided: o.decided, last: o.last }, events: [] };
+  switch (o.status) {
+    case "ok":
+      if (r.code !== "" || r.reason !== "" || !Array.isArray(o.events) || o.events.length === 0 || o.events.length > MAX_STATUS_EVENTS) {
+        bad("status ok carries 1…" + MAX_STATUS_EVENTS + " events and no code or reason");
+      }
+      break;
+    case "error":
+      if (r.checkpoint !== "" || r.state !== null || o.events !== undefined) bad("status error carries no checkpoint, state or events");
+      if (!CODE.test(r.code)) bad("code " + JSON.stringify(r.code));
+      return r;
+    default:
+      bad("unknown status " + JSON.stringify(o.status) + " of a status reply");
+  }
+  let logged = false;
+  o.events.forEach(function (e, i) {
+    if (e === null || typeof e !== "object" || Array.isArray(e)) bad("events[" + i + "] is not an object");
+    for (const k of Object.keys(e)) if (["code", "id", "index", "reason", "status"].indexOf(k) < 0) bad("events[" + i + "]: unknown member " + JSON.stringify(k));
+    if (typeof e.id !== "string" || !EVENT_ID.test(e.id)) bad("events[" + i + "]: id");
+    if (e.reason !== undefined && (typeof e.reason !== "string" || te.encode(e.reason).length > MAX_STATUS_REASON)) bad("events[" + i + "]: reason");
+    if (e.code !== undefined && typeof e.code !== "string") bad("events[" + i + "]: code");
+    if (e.index !== undefined && !isUint(e.index)) bad("events[" + i + "]: index");
+    const s = { id: e.id, status: e.status, index: e.index === undefined ? null : BigInt(e.index), code: e.code || "", reason: e.reason || "" };
+    switch (s.status) {
+      case "logged": case "appended":
+        if (s.index === null || s.code !== "" || s.reason !== "") bad("events[" + i + "]: status " + s.status + " needs index only");
+        logged = logged || s.status === "logged";
+        break;
+      case "unknown":
+        if (s.index !== null || s.code !== "" || s.reason !== "") bad("events[" + i + "]: status unknown carries nothing");
+        break;
+      case "rejected":
+        if (s.index !== null) bad("events[" + i + "]: status rejected carries no index");
+        if (!CODE.test(s.code)) bad("events[" + i + "]: code " + JSON.stringify(s.code));
+        break;
+      default:
+        bad("events[" + i + "]: unknown status " + JSON.stringify(s.status));
+    }
+    r.events.push(s);
+  });
+  if (logged && r.checkpoint === "") bad("a logged event without the checkpoint that covers it");
+  return r;
+}
+
 /**
  * lost reports whether an event that the ledger holds no record of, whose
  * message had stream sequence seq, is lost by the stream's state {decided,

@@ -15,7 +15,7 @@ import {
   Backend, parseSignerKey, KeyError, checkRoll, RollCheckError, RefusedError, NotNowError, Receipt, parseReceipt, BadReceiptError,
   rollSeats, quicknetBeacons, BeaconNotYetError, SeatNamesError,
 } from "../src/index.js";
-import { parseReceiptReply, parseRejection, formatReceiptRequest, joinBatch, lost, WireError, Subjects } from "../src/wire.js";
+import { parseReceiptReply, parseRejection, formatReceiptRequest, formatStatusRequest, parseStatusReply, joinBatch, lost, WireError, Subjects, MAX_STATUS_EVENTS } from "../src/wire.js";
 
 const te = new TextEncoder();
 
@@ -78,6 +78,38 @@ test("wire: receipt replies and rejections are read strictly", function () {
   assert.throws(function () { joinBatch([te.encode("a\n"), te.encode("b")]); }, WireError);
   assert.throws(function () { new Subjects("a.*"); }, WireError);
   assert.equal(new Subjects().events("acme"), "zarlog.events.acme");
+});
+
+test("wire: status requests and replies (receipt protocol version 3), as the Go package writes and reads them", function () {
+  assert.equal(new TextDecoder().decode(formatStatusRequest([{ id: "g:3", seq: 1234 }, { id: "g:4", seq: 0 }])),
+    '{"events":[{"id":"g:3","seq":1234},{"id":"g:4"}],"v":3}');
+  assert.throws(function () { formatStatusRequest([]); }, WireError);
+  assert.throws(function () { formatStatusRequest(new Array(MAX_STATUS_EVENTS + 1).fill({ id: "g:0" })); }, WireError);
+  assert.throws(function () { formatStatusRequest([{ id: "bad id" }]); }, WireError);
+  const r = parseStatusReply(te.encode('{"checkpoint":"x\\n","decided":1240,"events":[{"id":"g:3","index":40,"status":"logged"},' +
+    '{"id":"g:4","status":"unknown"},{"id":"g:5","index":41,"status":"appended"},{"code":"out-of-order","id":"g:6","reason":"r","status":"rejected"}],' +
+    '"last":1302,"status":"ok","v":3}'));
+  assert.deepEqual(r.state, { decided: 1240, last: 1302 });
+  assert.deepEqual(r.events.map(function (e) { return [e.id, e.status, e.index, e.code]; }),
+    [["g:3", "logged", 40n, ""], ["g:4", "unknown", null, ""], ["g:5", "appended", 41n, ""], ["g:6", "rejected", null, "out-of-order"]]);
+  assert.equal(parseStatusReply(te.encode('{"code":"busy","reason":"at a limit","status":"error","v":3}')).code, "busy");
+  assert.equal(parseStatusReply(te.encode('{"events":[{"id":"g:4","status":"unknown"}],"status":"ok","v":3}')).state, null);
+  for (const bad of [
+    '{"events":[{"id":"g:3","index":40,"status":"logged"}],"status":"ok","v":3}', // logged without the checkpoint
+    '{"events":[{"id":"g:3","status":"unknown"}],"status":"ok","v":2}',
+    '{"decided":1,"events":[{"id":"g:3","status":"unknown"}],"status":"ok","v":3}',
+    '{"events":[],"status":"ok","v":3}',
+    '{"events":[{"id":"g:3","index":1,"status":"unknown"}],"status":"ok","v":3}',
+    '{"events":[{"id":"g:3","status":"appended"}],"status":"ok","v":3}',
+    '{"events":[{"id":"g:3","status":"rejected"}],"status":"ok","v":3}',
+    '{"events":[{"id":"g:3","status":"gone"}],"status":"ok","v":3}',
+    '{"events":[{"id":"g:3","status":"unknown","x":1}],"status":"ok","v":3}',
+    '{"events":[{"code":"x","id":"g:3","reason":"' + "r".repeat(257) + '","status":"rejected"}],"status":"ok","v":3}',
+    '{"code":"busy","events":[{"id":"g:3","status":"unknown"}],"status":"error","v":3}',
+    '{"code":"Busy","status":"error","v":3}',
+    '{"id":"g:3","status":"pending","v":3}', "[]", "{"]) {
+    assert.throws(function () { parseStatusReply(te.encode(bad)); }, WireError, bad);
+  }
 });
 
 test("who plays a roll and who rolls next", function () {

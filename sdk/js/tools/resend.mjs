@@ -1,4 +1,4 @@
-// The Node side of TestNodeResend (sdk/resend_test.go): it publishes events
+// The Node side of TestNodeResend and TestNodeFollowing (sdk/resend_test.go): it publishes events
 // with zarlog-emitter, or asks for their receipts, against the NATS server
 // given (the Go test's real JetStream, whose stream the test cuts between
 // the two runs), and prints JSON.
@@ -9,9 +9,15 @@
 //     events.json: [{id, data, orderKey, seq}] (seq 0: asked without the ack);
 //     asks for each receipt in order and prints {receipts: [{id, index,
 //     signatureChecked}], resent: [id…]}
+//   node tools/resend.mjs --nats URL --emitter E --log-key VKEY follow events.json
+//     events.json: [{id, data, orderKey}]; publishes each (a message each),
+//     prints [{id, seq}] on a line, then waits for a line on standard input
+//     (the test cuts the stream meanwhile), then for Client.waitLogged with
+//     the Client's default following, and prints {resent: [id…], stats}
 
 import { readFileSync } from "node:fs";
 import process from "node:process";
+import { createInterface } from "node:readline";
 import { Client, dial } from "../src/index.js";
 
 const args = process.argv.slice(2);
@@ -39,8 +45,20 @@ if (mode === "publish") {
     out.receipts.push({ id: ev.id, index: Number(r.index), signatureChecked: r.signatureChecked });
   }
   if (client.resent !== resent.length) throw new Error("client.resent " + client.resent + ", onResend called " + resent.length + " times");
+} else if (mode === "follow") {
+  const acks = [];
+  for (const ev of evs) {
+    const ack = await client.publish({ id: ev.id, data: ev.data, orderKey: ev.orderKey }, { signal: signal });
+    acks.push({ id: ev.id, seq: ack.seq });
+  }
+  process.stdout.write(JSON.stringify(acks) + "\n");
+  const lines = createInterface({ input: process.stdin });
+  for await (const line of lines) { if (line === "go") break; }
+  lines.close();
+  await client.waitLogged({ signal: signal });
+  out = { resent: resent, stats: client.followStats() };
 } else {
-  throw new Error("mode " + mode + " is not publish or receipts");
+  throw new Error("mode " + mode + " is not publish, receipts or follow");
 }
 await client.close();
 await nc.close();
