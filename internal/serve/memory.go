@@ -57,6 +57,11 @@ const (
 	// the Pebble batch that writes them (entries, states, tiles): about
 	// four times the batch's bytes.
 	MemoryGroupFactor = 4
+	// MemoryRecentLookup is one of the ledger's latest appended events
+	// kept for status lookups (ledger.RecentLookups): its emitter and id
+	// (at most 64 and wire.MaxIDLength, 128 bytes), its leaf index, its
+	// slots in a map and a ring.
+	MemoryRecentLookup = 256
 	// MemoryHTTPConn is what one open HTTP connection of the public
 	// listener may hold: its buffers and headers (httpserve's 16 KiB),
 	// a response being written.
@@ -87,6 +92,8 @@ func MemoryBudget(cfg Config) []MemoryTerm {
 		{Name: fmt.Sprintf("the ledger's Pebble memtables (%d of %d MiB)", ledger.PebbleMemtables, ledger.DefaultMemTableBytes>>20),
 			Bytes: ledger.PebbleMemtables * ledger.DefaultMemTableBytes, Outside: cgoBuild},
 		{Name: "Pebble's flushes and compactions", Bytes: MemoryPebbleWork},
+		{Name: fmt.Sprintf("the latest %s appended events' ids, for status lookups (%d B each)", commas(ledger.RecentLookups), MemoryRecentLookup),
+			Bytes: ledger.RecentLookups * MemoryRecentLookup},
 		{Name: "the bundle store's Pebble (cache and memtables)", Bytes: 16<<20 + ledger.PebbleMemtables*(4<<20), Outside: cgoBuild},
 		{Name: fmt.Sprintf("a group in progress (%d × its %d MiB of messages)", MemoryGroupFactor, ledger.DefaultMaxBatchBytes>>20),
 			Bytes: MemoryGroupFactor * ledger.DefaultMaxBatchBytes},
@@ -145,4 +152,13 @@ func FormatMemoryBudget(terms []MemoryTerm) string {
 	}
 	fmt.Fprintf(&b, "%6d MiB  the bound\n", MemoryBound(terms)>>20)
 	return b.String()
+}
+
+// commas writes n with thousands separators, as the docs do.
+func commas(n int64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

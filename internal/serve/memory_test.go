@@ -54,12 +54,3 @@ func TestMemoryBudget(t *testing.T) {
 		t.Errorf("docs/OPERATIONS.md has no row %q", bound)
 	}
 }
-
-// commas writes n with thousands separators, as the docs do.
-func commas(n int64) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
