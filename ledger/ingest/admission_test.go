@@ -417,3 +417,33 @@ func TestIgnoredRefusals(t *testing.T) {
 		t.Errorf("mallory's second penalty: %q, want 4 s", d)
 	}
 }
+
+// TestStored: what the admission takes for a stream's ack of a stored
+// message, with and without the decoding of the ack.
+func TestStored(t *testing.T) {
+	for _, tc := range []struct {
+		data   string
+		status string
+		want   bool
+	}{
+		{`{"stream":"ZARLOG_EVENTS","seq":17}`, "", true},
+		{` {"stream":"ZARLOG_EVENTS","domain":"hub","seq":17}` + "\n", "", true},
+		{`{"stream":"ZARLOG_EVENTS","seq":17,"duplicate":true}`, "", false},
+		{`{"stream":"ZARLOG_EVENTS","seq":17, "duplicate" : true}`, "", false},
+		{`{"stream":"ZARLOG_EVENTS","seq":17,"duplicate":false}`, "", true},
+		{`{"error":{"code":503,"err_code":10077,"description":"maximum messages exceeded"}}`, "", false},
+		{`{"stream":"ZARLOG_EVENTS","seq":17`, "", false},
+		{`{"stream":"duplicate","seq":17`, "", false},
+		{`[1]`, "", false},
+		{``, "", false},
+		{`{"stream":"ZARLOG_EVENTS","seq":17}`, "503", false},
+	} {
+		m := &nats.Msg{Data: []byte(tc.data), Header: nats.Header{}}
+		if tc.status != "" {
+			m.Header.Set("Status", tc.status)
+		}
+		if got := stored(m); got != tc.want {
+			t.Errorf("stored(%q, status %q) = %t, want %t", tc.data, tc.status, got, tc.want)
+		}
+	}
+}
