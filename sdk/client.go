@@ -47,6 +47,17 @@ type Config struct {
 	// MaxBatchBytes bounds a packed message's payload. Zero means 256 KiB;
 	// it must stay below the stream's max message size (1 MiB by default).
 	MaxBatchBytes int
+	// Linger is how long a message waits for more events to pack when
+	// the queue runs dry before it is full (MaxBatchEvents): at a human
+	// pace each game has one event in flight, the window never fills, and
+	// without it nearly every event goes in a message of its own, whose
+	// way through NATS (the stream's store, the acks, the deliveries)
+	// costs as much as a full message's. Zero (the default) means no
+	// waiting: a lone event is never delayed. A few milliseconds let an
+	// emitter of thousands of events a second pack several events per
+	// message, for at most that much more latency per event
+	// (docs/BENCHMARKS.md, issue 31).
+	Linger time.Duration
 	// MaxQueued bounds events accepted and not yet acknowledged;
 	// PublishAsync blocks when it is reached. Zero means 65536.
 	MaxQueued int
@@ -309,6 +320,9 @@ func New(nc *nats.Conn, cfg Config) (*Client, error) {
 		cfg.MaxQueued < 1 || cfg.MaxBatchBytes < wire.MaxEventSize {
 		return nil, fmt.Errorf("sdk: Window %d, MaxBatchEvents %d (≤ %d), MaxQueued %d must be positive and MaxBatchBytes %d ≥ %d",
 			cfg.Window, cfg.MaxBatchEvents, wire.MaxBatchEvents, cfg.MaxQueued, cfg.MaxBatchBytes, wire.MaxEventSize)
+	}
+	if cfg.Linger < 0 {
+		return nil, fmt.Errorf("sdk: Linger %v is negative", cfg.Linger)
 	}
 	if cfg.FollowAfter < 0 || cfg.MaxHeld < 1 || cfg.MaxHeldBytes < 1 {
 		return nil, fmt.Errorf("sdk: FollowAfter %v, MaxHeld %d and MaxHeldBytes %d must be positive", cfg.FollowAfter, cfg.MaxHeld, cfg.MaxHeldBytes)
@@ -657,6 +671,12 @@ func (c *Client) Close() {
 // An event whose ctx has ended before it is sent fails (take).
 func (c *Client) sender() {
 	var carry *entry
+	var linger *time.Timer // Config.Linger's, reset for each message
+	if c.cfg.Linger > 0 {
+		linger = time.NewTimer(c.cfg.Linger)
+		linger.Stop()
+		defer linger.Stop()
+	}
 	defer func() {
 		if carry != nil {
 			c.failRun(carry, ErrClosed)
@@ -684,23 +704,39 @@ func (c *Client) sender() {
 		for _, e := range items {
 			size += len(e.ev.Data)
 		}
+		if linger != nil {
+			linger.Reset(c.cfg.Linger)
+		}
 	pack:
 		for len(items) < c.cfg.MaxBatchEvents {
+			var e *entry
 			select {
-			case e := <-c.queue:
-				n, rs := runSize(e)
-				if len(items)+n > c.cfg.MaxBatchEvents || size+1+rs > c.cfg.MaxBatchBytes {
-					carry = e
+			case e = <-c.queue:
+			default:
+				if linger == nil {
 					break pack
 				}
-				k := len(items)
-				items = c.take(items, e)
-				for _, e := range items[k:] {
-					size += 1 + len(e.ev.Data)
+				select {
+				case e = <-c.queue:
+				case <-linger.C:
+					break pack
+				case <-c.closed:
+					break pack
 				}
-			default:
+			}
+			n, rs := runSize(e)
+			if len(items)+n > c.cfg.MaxBatchEvents || size+1+rs > c.cfg.MaxBatchBytes {
+				carry = e
 				break pack
 			}
+			k := len(items)
+			items = c.take(items, e)
+			for _, e := range items[k:] {
+				size += 1 + len(e.ev.Data)
+			}
+		}
+		if linger != nil {
+			linger.Stop()
 		}
 		msg := c.message(items)
 		c.wg.Go(func() {

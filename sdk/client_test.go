@@ -7,6 +7,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -88,7 +89,7 @@ func TestConfigAndEventChecks(t *testing.T) {
 	s := startServer(t)
 	nc := dial(t, s, "e1")
 	for _, cfg := range []sdk.Config{{}, {Emitter: "E1"}, {Emitter: "e1", Subjects: wire.Subjects{Root: "a.*"}},
-		{Emitter: "e1", MaxBatchEvents: wire.MaxBatchEvents + 1}, {Emitter: "e1", MaxBatchBytes: 100}} {
+		{Emitter: "e1", MaxBatchEvents: wire.MaxBatchEvents + 1}, {Emitter: "e1", MaxBatchBytes: 100}, {Emitter: "e1", Linger: -time.Millisecond}} {
 		if _, err := sdk.New(nc, cfg); err == nil {
 			t.Errorf("New(%+v) succeeded", cfg)
 		}
@@ -162,6 +163,47 @@ func TestPublishPacking(t *testing.T) {
 		if !bytes.Equal(got[i], want[i]) {
 			t.Fatalf("event %d in the stream is %s, want %s", i, got[i], want[i])
 		}
+	}
+}
+
+// TestPublishLinger: with Linger, a message waits for more events while
+// it is not full: six events of six games, published one after another
+// with the window free, go in one message (the linger, an hour here, ends
+// when the sixth fills it); without it, each goes alone.
+func TestPublishLinger(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t)
+	nc := dial(t, s, "e1")
+	st := createStream(t, nc, 0)
+	for _, linger := range []time.Duration{time.Hour, 0} {
+		c := newClient(t, nc, sdk.Config{Emitter: "e1", MaxBatchEvents: 6, Linger: linger})
+		var pending []*sdk.Pending
+		for i := range 6 {
+			p, err := c.PublishAsync(ctx, event(i)) // each of its own game
+			if err != nil {
+				t.Fatal(err)
+			}
+			if linger == 0 {
+				if _, err := p.Wait(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pending = append(pending, p)
+		}
+		for i, p := range pending {
+			if _, err := p.Wait(ctx); err != nil {
+				t.Fatalf("linger %v, event %d: %v", linger, i, err)
+			}
+		}
+		c.Close()
+	}
+	var got []int
+	for _, m := range streamMessages(t, ctx, st) {
+		got = append(got, len(m))
+	}
+	// With the linger: one message; without: one each.
+	if want := []int{6, 1, 1, 1, 1, 1, 1}; !slices.Equal(got, want) {
+		t.Errorf("messages of %v events, want %v", got, want)
 	}
 }
 

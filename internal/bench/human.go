@@ -78,18 +78,24 @@ type HumanConfig struct {
 	// IngestLinger is the ingest's Linger (ingest.Config). Zero means
 	// ingest.DefaultLinger, as `zarlog serve` runs it; negative, none.
 	IngestLinger time.Duration
+	// SDKLinger is the SDK clients' Linger (sdk.Config): how long a
+	// message waits for more events to pack. Zero means the SDK's
+	// default, none.
+	SDKLinger time.Duration
 }
 
 // A HumanMeasure is what a human-pace run measured, in its window (from
 // Warmup to Duration after the first event).
 type HumanMeasure struct {
-	Games     int     `json:"gamesInPlay"`
-	Emitters  int     `json:"emitters"`
-	Rolls     int     `json:"rollsPerGame"`
-	MinGapMs  int     `json:"minGapMs"`
-	MaxGapMs  int     `json:"maxGapMs"`
-	Preloaded int     `json:"preloadedEvents"`
-	WindowS   float64 `json:"windowSeconds"`
+	Games    int `json:"gamesInPlay"`
+	Emitters int `json:"emitters"`
+	Rolls    int `json:"rollsPerGame"`
+	MinGapMs int `json:"minGapMs"`
+	MaxGapMs int `json:"maxGapMs"`
+	// SDKLingerMs is the SDK clients' Linger (HumanConfig.SDKLinger).
+	SDKLingerMs float64 `json:"sdkLingerMs"`
+	Preloaded   int     `json:"preloadedEvents"`
+	WindowS     float64 `json:"windowSeconds"`
 	// Receipts says which events the games wait for a checked receipt
 	// of, and which only for JetStream's acknowledgement.
 	Receipts string `json:"receipts"`
@@ -302,7 +308,7 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 			return HumanMeasure{}, err
 		}
 		defer enc.Close()
-		if clients[i], err = sdk.New(enc, sdk.Config{Emitter: e, LogKey: vk, FollowInterval: followInterval(cfg.NoFollow)}); err != nil {
+		if clients[i], err = sdk.New(enc, sdk.Config{Emitter: e, LogKey: vk, FollowInterval: followInterval(cfg.NoFollow), Linger: cfg.SDKLinger}); err != nil {
 			return HumanMeasure{}, err
 		}
 		defer clients[i].Close()
@@ -382,7 +388,8 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	}
 
 	m := HumanMeasure{Games: cfg.Games, Emitters: len(w.Emitters), Rolls: cfg.Rolls, MinGapMs: int(cfg.MinGap.Milliseconds()), MaxGapMs: int(cfg.MaxGap.Milliseconds()),
-		Preloaded: preloaded, WindowS: t1.Sub(t0).Seconds(), Receipts: humanReceipts, Events: n, EventsPerSec: float64(n) / t1.Sub(t0).Seconds(),
+		SDKLingerMs: float64(cfg.SDKLinger) / float64(time.Millisecond),
+		Preloaded:   preloaded, WindowS: t1.Sub(t0).Seconds(), Receipts: humanReceipts, Events: n, EventsPerSec: float64(n) / t1.Sub(t0).Seconds(),
 		CPUStagesMicros: stages, RSSBytes: rss, RSSPeakBytes: peak, HeldEventBytes: held, IdleGames: int(r.idle.Load())}
 	if n > 0 {
 		m.CPUMicrosPerEvent = (cpu1 - cpu0).Seconds() * 1e6 / float64(n)
