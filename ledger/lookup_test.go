@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"syscall"
 	"testing"
@@ -323,5 +324,33 @@ func TestRecentIndex(t *testing.T) {
 	none.add([]recentEntry{{"x", 1}})
 	if _, ok := none.get("a", "g:0"); ok {
 		t.Error("a nil index found an event")
+	}
+}
+
+// BenchmarkRecentIndexMemory measures the heap a full recent index holds
+// (RecentLookups entries of the SDK's ids, a UUID and a seq, of emitters
+// of 12 bytes): B/entry and MiB for the whole, what docs/OPERATIONS.md §9
+// counts for it.
+func BenchmarkRecentIndexMemory(b *testing.B) {
+	for b.Loop() {
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
+		r := newRecentIndex(RecentLookups)
+		es := make([]recentEntry, 0, 256)
+		for i := range RecentLookups + RecentLookups/2 { // past full: the ring turns
+			id := events.CanonicalID(fmt.Sprintf("%08x-0000-4000-8000-%012x", i/40, i/40), uint64(i%40))
+			es = append(es, recentEntry{scopedID(fmt.Sprintf("emitter-%04d", i%7), id), uint64(i)})
+			if len(es) == cap(es) {
+				r.add(es)
+				es = es[:0]
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		held := float64(m1.HeapAlloc - m0.HeapAlloc)
+		b.ReportMetric(held/RecentLookups, "B/entry")
+		b.ReportMetric(held/(1<<20), "MiB")
+		runtime.KeepAlive(r)
 	}
 }

@@ -6,9 +6,10 @@ import "sync"
 // in memory by (emitter, id), for the status lookups (LocateEach, Locate):
 // an SDK that follows its events asks about each one about a second after
 // its acknowledgement, so at any rate this ledger sustains the event is
-// one of the latest and is found without reading Pebble. About 8 MiB at
-// the workload's ids (an entry is its emitter and id, its index, and the
-// map's and ring's slots).
+// one of the latest and is found without reading Pebble. About 8.5 MiB at
+// the SDK's ids (136 bytes an entry: its emitter and id, its index, and the
+// map's and ring's slots; BenchmarkRecentIndexMemory), at most 16 MiB with
+// the longest ids (docs/OPERATIONS.md §9 "Memory").
 const RecentLookups = 1 << 16
 
 // A recentIndex maps the (emitter, id) of the latest appended events, once
