@@ -112,6 +112,33 @@ test("wire: status requests and replies (receipt protocol version 3), as the Go 
   }
 });
 
+test("wire: parseStatusReply on mutated replies throws only WireError, and what it accepts fits its status", function () {
+  const seeds = ['{"checkpoint":"x\\n","decided":1240,"events":[{"id":"g:3","index":40,"status":"logged"},{"id":"g:4","status":"unknown"},' +
+    '{"code":"out-of-order","id":"g:6","reason":"r","status":"rejected"}],"last":1302,"status":"ok","v":3}', '{"code":"busy","reason":"at a limit","status":"error","v":3}'];
+  let x = 0x2545f491;
+  const rand = function (n) { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; return (x >>> 0) % n; };
+  let accepted = 0;
+  for (let i = 0; i < 5000; i++) {
+    const b = te.encode(seeds[i % seeds.length]);
+    for (let k = 1 + rand(3); k > 0; k--) b[rand(b.length)] = " {}[]\":,0123456789abcdefglnorstuvxyz-".charCodeAt(rand(37));
+    let r;
+    try {
+      r = parseStatusReply(b);
+    } catch (e) {
+      assert.ok(e instanceof WireError, "not a WireError: " + e + " for " + new TextDecoder().decode(b));
+      continue;
+    }
+    accepted++;
+    assert.ok(r.status === "ok" || r.status === "error");
+    for (const e of r.events) {
+      assert.ok(["logged", "appended", "unknown", "rejected"].indexOf(e.status) >= 0);
+      assert.equal(e.index !== null, e.status === "logged" || e.status === "appended");
+    }
+    if (r.events.some(function (e) { return e.status === "logged"; })) assert.notEqual(r.checkpoint, "");
+  }
+  assert.ok(accepted > 0, "no mutation accepted");
+});
+
 test("who plays a roll and who rolls next", function () {
   const o = function (a, b) { return { kind: "opening", dice: [a, b] }; };
   const t = function () { return { kind: "turn", dice: [1, 2] }; };
