@@ -166,6 +166,7 @@ func (n *Node) writeLock(ctx context.Context, k Lock) error {
 func (n *Node) putLock(ctx context.Context, k Lock) error {
 	o := bucket.PutOptions{IfMatch: n.etag, IfNoneMatch: n.etag == "", ContentType: "text/plain; charset=utf-8", CacheControl: noCache}
 	data := k.Format()
+	sent, sentAt := time.Now(), n.cfg.Now()
 	etag, err := n.cfg.Bucket.Put(ctx, LockKey, data, o)
 	if errors.Is(err, bucket.ErrPrecondition) {
 		cur, cetag, gerr := n.cfg.Bucket.Get(ctx, LockKey, "")
@@ -183,7 +184,9 @@ func (n *Node) putLock(ctx context.Context, k Lock) error {
 	if err != nil {
 		return fmt.Errorf("storage: writing the lock: %w", err)
 	}
-	n.lock, n.etag, n.lastPut = k, etag, time.Now()
+	n.lock, n.etag, n.lastPut = k, etag, sent
+	// Fresh from when the write was sent: it was applied after that.
+	n.freshUntil.Store(max(1, int64(sentAt.Sub(n.base)+n.cfg.Lease/2)))
 	n.m.puts.WithLabelValues("lock").Inc()
 	n.m.term.Set(float64(k.Term))
 	if cp, err := merkle.Open(k.Note, n.cfg.LogKey); err == nil {
@@ -196,7 +199,7 @@ func (n *Node) putLock(ctx context.Context, k Lock) error {
 func (n *Node) lose(err error) error {
 	if n.lostErr == nil {
 		n.lostErr = err
-		n.leader = false
+		n.setLeader(false)
 		n.m.leader.Set(0)
 		n.m.lost.Inc()
 		n.log.Error("storage: LOST THE LEASE: another node sequences the log; this node publishes nothing more and stops", "err", err)

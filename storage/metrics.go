@@ -4,6 +4,7 @@ import "github.com/prometheus/client_golang/prometheus"
 
 type metrics struct {
 	leader      prometheus.Gauge
+	leaseFresh  prometheus.GaugeFunc
 	term        prometheus.Gauge
 	takeovers   prometheus.Counter
 	takeoverSec prometheus.Gauge
@@ -16,8 +17,9 @@ type metrics struct {
 	errors      *prometheus.CounterVec
 }
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, fresh func() float64) (*metrics, error) {
 	m := &metrics{
+		leaseFresh:  prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "zarlog_storage_lease_fresh", Help: "1 while this node holds the log's lock and its last successful write of it was sent less than half the lease ago (Node.Fresh): only then does it ingest and answer receipt and status requests."}, fresh),
 		leader:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_storage_leader", Help: "1 while this node holds the log's lock in the bucket (it sequences), 0 while it follows as a standby."}),
 		term:        prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_storage_term", Help: "The lock's term as this node last read or wrote it (one more at every takeover)."}),
 		takeovers:   prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_storage_takeovers_total", Help: "Times this node took the lock over (after its lease lapsed, or at a restart of its holder)."}),
@@ -37,7 +39,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		m.errors.WithLabelValues(k)
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.leader, m.term, m.takeovers, m.takeoverSec, m.lost, m.puts, m.replaced, m.putSeconds, m.imported, m.bucketSize, m.errors} {
+		for _, c := range []prometheus.Collector{m.leader, m.leaseFresh, m.term, m.takeovers, m.takeoverSec, m.lost, m.puts, m.replaced, m.putSeconds, m.imported, m.bucketSize, m.errors} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -64,6 +65,10 @@ type Config struct {
 	// Registerer receives the node's metrics (zarlog_storage_*). Nil:
 	// they are not registered.
 	Registerer prometheus.Registerer
+	// Now is the clock of Fresh: when each write of the lock was sent, and
+	// how long ago that is. Nil means time.Now, whose readings carry Go's
+	// monotonic clock (a change of the wall clock does not move them).
+	Now func() time.Time
 }
 
 // A Node keeps one ledger's log in a bucket, as its sequencer or as a
@@ -84,11 +89,19 @@ type Node struct {
 	size     uint64 // the tree size of the lock's checkpoint: tiles written up to it
 	pubNote  []byte // the public checkpoint object as last written or read
 	pubEtag  string
-	lastPut  time.Time // when this node last wrote the lock
+	lastPut  time.Time // when this node sent its last successful write of the lock
 	lostErr  error
 	leading  chan struct{}
 	lost     chan struct{}
 	lostOnce sync.Once
+
+	// Fresh's state, read without mu (a commit holds mu while it writes
+	// the tiles): holding mirrors leader, and freshUntil is when (by
+	// cfg.Now, in nanoseconds after base) the last successful write of
+	// the lock stops making this node fresh; 0 before the first.
+	base       time.Time
+	holding    atomic.Bool
+	freshUntil atomic.Int64
 }
 
 // New returns a Node for cfg. It does not touch the network.
@@ -109,15 +122,24 @@ func New(cfg Config) (*Node, error) {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 16
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m, err := newMetrics(cfg.Registerer)
+	n := &Node{cfg: cfg, log: log, leading: make(chan struct{}), lost: make(chan struct{}), base: cfg.Now()}
+	m, err := newMetrics(cfg.Registerer, func() float64 {
+		if n.Fresh() {
+			return 1
+		}
+		return 0
+	})
 	if err != nil {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
-	n := &Node{cfg: cfg, log: log, m: m, leading: make(chan struct{}), lost: make(chan struct{})}
+	n.m = m
 	src, err := follow.NewSource(follow.SourceConfig{URL: cfg.Bucket.URL(), Attempts: 4, RetryMin: 50 * time.Millisecond, RetryMax: time.Second,
 		Get: func(ctx context.Context, path string) ([]byte, error) {
 			b, _, err := cfg.Bucket.Get(ctx, path, "")
@@ -159,6 +181,62 @@ func (n *Node) IsLeader() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.leader
+}
+
+// Fresh reports whether this node holds the log's lock and sent its last
+// successful write of it (a renewal, a checkpoint's commit, the takeover)
+// less than half its Lease ago, by Config.Now. While it is fresh, no other
+// node has taken the log over, so what this node answers from its ledger
+// is the log's state; `zarlog serve` ingests and answers receipt and
+// status requests only while it is (package ingest's Config.Hold, Hold).
+//
+// Why: another node takes the log over only by writing the lock If-Match
+// the ETag it read, and only once the lock has not changed for the Lease
+// by its own clock since it saw it change (Run). This node's write, sent
+// at t and acknowledged, was applied after t; a takeover that succeeds
+// after it must match its ETag or a later one, so the other node read the
+// lock after t and then waited the whole Lease: it cannot write before
+// t + Lease (with clocks of the same rate). Half the lease is kept for
+// what that leaves out: the other node's clock running faster than this
+// one's (up to twice as fast), and the time between this check and the
+// reply or append it allows. Lease/2 also leaves room for the renewals,
+// sent every Lease/4, to keep a node fresh through a slow write or two.
+//
+// What it cannot cover: a pause of this process between Fresh and the
+// reply it allows longer than the rest of the half lease, and a pause of
+// the whole machine that stops its monotonic clock (a suspended virtual
+// machine: Linux's CLOCK_MONOTONIC does not count a suspend). Such a node
+// can still never publish a checkpoint (every publication is a
+// compare-and-swap on the lock); it could answer from its outdated state
+// until its next write of the lock fails.
+func (n *Node) Fresh() bool {
+	return n.holding.Load() && n.cfg.Now().Sub(n.base) < time.Duration(n.freshUntil.Load())
+}
+
+// Hold returns nil while the node is Fresh, and otherwise an error saying
+// why it is not (package ingest's Config.Hold).
+func (n *Node) Hold() error {
+	if !n.holding.Load() {
+		return ErrNotLeader
+	}
+	until := time.Duration(n.freshUntil.Load())
+	if until == 0 {
+		return errors.New("this node has not written the log's lock yet")
+	}
+	if ago := n.cfg.Now().Sub(n.base) - (until - n.cfg.Lease/2); ago >= n.cfg.Lease/2 {
+		return fmt.Errorf("this node's last successful write of the log's lock was sent %v ago, half its lease of %v or more: another node may take the log over",
+			ago.Round(time.Millisecond), n.cfg.Lease)
+	}
+	return nil
+}
+
+// setLeader records whether this node holds the lock. n.mu is held.
+func (n *Node) setLeader(on bool) {
+	n.leader = on
+	n.holding.Store(on)
+	if !on {
+		n.freshUntil.Store(0)
+	}
 }
 
 // readLock reads and parses the lock, and verifies its checkpoint.

@@ -5,10 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/zarlog/zarlog/bucket"
 	"github.com/zarlog/zarlog/internal/workload"
@@ -25,6 +29,9 @@ type env struct {
 	gen    *workload.Generator
 	signer ledger.Config
 	lease  time.Duration
+	// now and reg, if set, are the nodes' Config.Now and Registerer.
+	now func() time.Time
+	reg prometheus.Registerer
 }
 
 func newEnv(t *testing.T, b bucket.Store) *env {
@@ -59,7 +66,7 @@ func (e *env) node(id string, standby bool, fs vfs.FS) *node {
 	if fs == nil {
 		fs = vfs.NewMem()
 	}
-	n, err := storage.New(storage.Config{Bucket: e.bucket, LogKey: e.signer.Verifier, NodeID: id, Standby: standby, Lease: e.lease})
+	n, err := storage.New(storage.Config{Bucket: e.bucket, LogKey: e.signer.Verifier, NodeID: id, Standby: standby, Lease: e.lease, Now: e.now, Registerer: e.reg})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -381,4 +388,119 @@ func TestNotLeaderIsExpected(t *testing.T) {
 	if !errors.Is(fmt.Errorf("publishing: %w", storage.ErrNotLeader), storage.ErrNotLeader) {
 		t.Fatal("a wrapped ErrNotLeader is not ErrNotLeader")
 	}
+}
+
+// A fakeClock is a Config.Now that moves only when told.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// TestFresh: a primary is Fresh from its first write of the lock; with its
+// writes failing it stops being fresh once half its lease has passed
+// since the last successful one was sent (by its Config.Now), and is fresh
+// again after the next success; fenced, it is never fresh again. The
+// zarlog_storage_lease_fresh gauge says the same.
+func TestFresh(t *testing.T) {
+	mem := bucket.NewMem()
+	e := newEnv(t, mem)
+	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	reg := prometheus.NewRegistry()
+	e.now, e.reg = clk.Now, reg
+	a := e.node("node-a", false, nil)
+	wait(t, a.n.Leading(), "the primary to lead")
+	gauge := func(want int) {
+		t.Helper()
+		exp := fmt.Sprintf("# HELP zarlog_storage_lease_fresh %s\n# TYPE zarlog_storage_lease_fresh gauge\nzarlog_storage_lease_fresh %d\n",
+			"1 while this node holds the log's lock and its last successful write of it was sent less than half the lease ago (Node.Fresh): only then does it ingest and answer receipt and status requests.", want)
+		if err := testutil.GatherAndCompare(reg, strings.NewReader(exp), "zarlog_storage_lease_fresh"); err != nil {
+			t.Error(err)
+		}
+	}
+	// Leading an empty bucket, before the first checkpoint writes the
+	// lock: not fresh (another node could still create the log).
+	if a.n.Fresh() || a.n.Hold() == nil {
+		t.Fatal("fresh before the lock was ever written")
+	}
+	gauge(0)
+	e.appendEvents(a.l, 10)
+	mustSign(t, a.l)
+	if !a.n.Fresh() || a.n.Hold() != nil {
+		t.Fatalf("not fresh after writing the lock: %v", a.n.Hold())
+	}
+	gauge(1)
+
+	// Every write of the lock fails from now on.
+	var failing sync.Mutex
+	fail := true
+	mem.SetHooks(bucket.MemHooks{BeforePut: func(key string, _ []byte) error {
+		failing.Lock()
+		defer failing.Unlock()
+		if fail && key == storage.LockKey {
+			return errors.New("the bucket is cut off")
+		}
+		return nil
+	}})
+	// Let renewals fail for a while by the real clock: the fake one
+	// stands, so the last success is still as old as it was.
+	for range 3 {
+		time.Sleep(e.lease / 4)
+		if !a.n.Fresh() {
+			t.Fatal("not fresh although no time passed since the last write")
+		}
+	}
+	clk.Add(e.lease/2 - time.Millisecond)
+	if !a.n.Fresh() {
+		t.Fatalf("not fresh %v after the last write: %v", e.lease/2-time.Millisecond, a.n.Hold())
+	}
+	clk.Add(time.Millisecond)
+	err := a.n.Hold()
+	if a.n.Fresh() || err == nil || !strings.Contains(err.Error(), "half its lease") {
+		t.Fatalf("half the lease after the last successful write: Fresh %t, Hold %v", a.n.Fresh(), err)
+	}
+	gauge(0)
+	if !a.n.IsLeader() {
+		t.Fatal("the node stopped leading: failed writes are not a lost lock")
+	}
+
+	// The bucket is back: the next renewal makes it fresh again.
+	failing.Lock()
+	fail = false
+	failing.Unlock()
+	deadline := time.Now().Add(30 * time.Second)
+	for !a.n.Fresh() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not fresh again after the bucket came back: %v", a.n.Hold())
+		}
+		time.Sleep(e.lease / 16)
+	}
+	gauge(1)
+
+	// Another node writes the lock: the primary's next write fails on
+	// the compare, and it is never fresh again.
+	k, err := storage.ParseLock(mem.Object(storage.LockKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.Holder, k.Term, k.Renewal = "node-b", k.Term+1, k.Renewal+1
+	if _, err := mem.Put(context.Background(), storage.LockKey, k.Format(), bucket.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, a.n.Lost(), "the primary to lose the lock")
+	if a.n.Fresh() || !errors.Is(a.n.Hold(), ledger.ErrNotSequencer) {
+		t.Fatalf("fenced: Fresh %t, Hold %v", a.n.Fresh(), a.n.Hold())
+	}
+	gauge(0)
 }
