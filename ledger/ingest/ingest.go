@@ -158,6 +158,32 @@ type Config struct {
 	// Now is the clock of Health. Nil means time.Now.
 	Now func() time.Time
 
+	// Hold, if not nil, says whether this node may ingest and answer
+	// receipt and status requests now: nil yes; an error no, and why.
+	// `zarlog serve --storage` gives package storage's Node.Hold: a node
+	// that has not renewed its lease on the log for half of it may have
+	// been replaced by another, and its ledger's state be outdated
+	// (docs/FAULTS.md §4, run 11). While it holds:
+	//   - no consumer session runs and none starts. A session in progress
+	//     ends within HoldPoll, and at the latest before it appends its
+	//     next batch or acknowledges one it appended, acknowledging and
+	//     naking nothing of it: JetStream delivers every message it was
+	//     given and did not acknowledge again, to whichever ingest pulls
+	//     from the shared consumer, once AckWait has passed or at once
+	//     when a session starts (it resets the consumer to its ack floor);
+	//     an ingest that reads past such a message first reads it from
+	//     the stream.
+	//   - receipt and status requests are answered with status "error",
+	//     code "unavailable" and Hold's reason, which the SDK asks again
+	//     after its backoff (a queue group: the next request may go to
+	//     the node that holds the lease); a reply made before Hold closed
+	//     and not yet sent is replaced by that one.
+	// Each is counted in zarlog_ingest_held_back_total. Nil never holds.
+	Hold func() error
+	// HoldPoll is how often a session looks at Hold while no batch comes,
+	// and a held ingest whether it may start again. Zero means 100 ms.
+	HoldPoll time.Duration
+
 	// Logger receives the Ingester's logs. Nil means discard.
 	Logger *slog.Logger
 	// Registerer receives the Ingester's metrics. Nil means none.
@@ -230,6 +256,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.HoldPoll == 0 {
+		c.HoldPoll = 100 * time.Millisecond
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -368,6 +397,9 @@ func (in *Ingester) Run(ctx context.Context) error {
 
 	backoff := in.cfg.RetryMin
 	for {
+		if !in.waitServing(ctx) {
+			return ctx.Err()
+		}
 		start := time.Now()
 		err := in.session(ctx)
 		if ctx.Err() != nil {
@@ -376,6 +408,10 @@ func (in *Ingester) Run(ctx context.Context) error {
 		in.health.sessionFailed(err)
 		if in.nc.IsClosed() {
 			return fmt.Errorf("ingest: the NATS connection is closed: %w", err)
+		}
+		if errors.Is(err, errHeld) {
+			backoff = in.cfg.RetryMin
+			continue // waitServing logs it
 		}
 		if time.Since(start) > in.cfg.RetryMax {
 			backoff = in.cfg.RetryMin
@@ -386,6 +422,46 @@ func (in *Ingester) Run(ctx context.Context) error {
 		}
 		backoff = min(2*backoff, in.cfg.RetryMax)
 	}
+}
+
+// errHeld ends a consumer session when Config.Hold closes.
+var errHeld = errors.New("held")
+
+// hold is Config.Hold, or nil without one.
+func (in *Ingester) hold() error {
+	if in.cfg.Hold == nil {
+		return nil
+	}
+	return in.cfg.Hold()
+}
+
+// heldErr returns the error that ends a session when Hold says err.
+func heldErr(err error) error {
+	return fmt.Errorf("%w: this node may not ingest now: %w", errHeld, err)
+}
+
+// waitServing waits until Hold is open, logging when it closes and opens
+// again; false if ctx ended first.
+func (in *Ingester) waitServing(ctx context.Context) bool {
+	err := in.hold()
+	if err == nil {
+		return true
+	}
+	in.log.Warn("not ingesting and not answering receipt or status requests: this node may not serve the log now", "reason", err)
+	in.health.sessionFailed(heldErr(err))
+	t := time.NewTicker(in.cfg.HoldPoll)
+	defer t.Stop()
+	since := time.Now()
+	for err != nil {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+		err = in.hold()
+	}
+	in.log.Info("ingesting and answering receipt and status requests again", "held_for", time.Since(since).Round(time.Millisecond))
+	return true
 }
 
 // session sets up the stream and consumer, resets the consumer to its ack
@@ -451,11 +527,23 @@ func (in *Ingester) session(ctx context.Context) error {
 
 	st := &sessionState{stream: stream, next: next}
 	in.setDecided(next)
+	var holdTick <-chan time.Time
+	if in.cfg.Hold != nil {
+		t := time.NewTicker(in.cfg.HoldPoll)
+		defer t.Stop()
+		holdTick = t.C
+	}
 	for {
 		var first jetstream.Msg
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-holdTick:
+			if err := in.hold(); err != nil {
+				sessionErr = heldErr(err)
+				return sessionErr
+			}
+			continue
 		case err := <-errc:
 			sessionErr = fmt.Errorf("pulling from consumer %s: %w", in.cfg.Consumer.Name, err)
 			return sessionErr
@@ -497,6 +585,11 @@ func (in *Ingester) session(ctx context.Context) error {
 		}
 		waiting.give(size)
 		in.m.inflight.Set(float64(len(batch) + len(msgs)))
+		if err := in.hold(); err != nil {
+			in.m.heldBack.WithLabelValues("batch").Inc()
+			sessionErr = heldErr(err)
+			return sessionErr
+		}
 		if err := in.process(ctx, st, batch); err != nil {
 			sessionErr = err
 			return err
@@ -699,6 +792,15 @@ func (in *Ingester) process(ctx context.Context, st *sessionState, batch []jetst
 				return err
 			}
 		}
+		// Appended, and Hold closed meanwhile: this node's ledger may
+		// not be the log's any more. Acknowledged, the messages would be
+		// gone from the stream for the node that holds the lease; not
+		// acknowledged, they are delivered again (to this node's next
+		// session as duplicates, if it still holds the lease).
+		if err := in.hold(); err != nil {
+			in.m.heldBack.WithLabelValues("batch").Inc()
+			return heldErr(err)
+		}
 	}
 	in.acknowledge(ctx, items, outs)
 	for _, it := range items {
@@ -764,6 +866,10 @@ func (in *Ingester) submit(ctx context.Context, subs []submission, items []item)
 	}
 	backoff := in.cfg.RetryMin
 	for attempt := 1; ; attempt++ {
+		if err := in.hold(); err != nil {
+			in.m.heldBack.WithLabelValues("batch").Inc()
+			return nil, heldErr(err)
+		}
 		start := time.Now()
 		outs, err := in.cfg.Sink.Append(ctx, inputs)
 		if err == nil {

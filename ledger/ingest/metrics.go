@@ -31,6 +31,7 @@ type metrics struct {
 	backlogMsgs    *prometheus.GaugeVec
 	penalties      *prometheus.CounterVec
 	disconnects    *prometheus.CounterVec
+	heldBack       *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -126,15 +127,22 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "zarlog_ingest_disconnects_total",
 			Help: "Connections closed of emitters in a penalty for ignoring their refusals, by emitter.",
 		}, []string{"emitter"}),
+		heldBack: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "zarlog_ingest_held_back_total",
+			Help: "What the ingest did not do because Config.Hold closed (a node without a fresh lease on the log): batch (a batch not appended, or appended and not acknowledged), receipt and status (requests answered unavailable).",
+		}, []string{"what"}),
 	}
 	for _, r := range results {
 		m.outcomes.WithLabelValues(r.String())
+	}
+	for _, w := range []string{"batch", "receipt", "status"} {
+		m.heldBack.WithLabelValues(w)
 	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.batchEvents, m.batchMessages, m.submitSeconds,
 			m.submitErrors, m.outcomes, m.gapFilled, m.redelivered, m.gone, m.rewinds, m.streamPending, m.ackPending,
 			m.inflight, m.sessions, m.announceErrors, m.receipts, m.receiptsHeld, m.limitRefusals,
-			m.admissions, m.backlogBytes, m.backlogMsgs, m.penalties, m.disconnects} {
+			m.admissions, m.backlogBytes, m.backlogMsgs, m.penalties, m.disconnects, m.heldBack} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("registering ingest metrics: %w", err)
 			}

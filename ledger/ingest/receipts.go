@@ -36,6 +36,10 @@ import (
 // there for the requester. Such requests are dropped unanswered, counted
 // (status "refused") and logged. Rejections are looked up in the emitter's
 // own namespace: another emitter's junk under the same id never answers.
+//
+// While Config.Hold is closed (a node without a fresh lease on the log),
+// every request is answered with status "error", code "unavailable": also
+// one held from before, whose answer would come from this ledger's state.
 
 const receiptQueue = "zarlog-receipts"
 
@@ -54,6 +58,17 @@ func (in *Ingester) serveReceipts(ctx context.Context) (*nats.Subscription, erro
 		if err != nil {
 			in.m.receipts.WithLabelValues("refused").Inc()
 			in.refusedLog.log(in.log, "receipt request refused and not answered", "subject", truncate(m.Subject, 128), "err", err)
+			return
+		}
+		if err := in.hold(); err != nil {
+			// Not the log's primary now: say so rather than answer from
+			// this ledger's state (Config.Hold).
+			if _, serr := wire.ParseStatusRequest(m.Data); serr == nil {
+				in.sendStatus(m, in.heldStatus(err))
+				return
+			}
+			q, _ := wire.ParseReceiptRequest(m.Data)
+			in.sendReply(m, in.heldReply(q.ID, q.V, err))
 			return
 		}
 		if limit := in.held.take(emitter); limit != "" {
@@ -99,7 +114,34 @@ func (in *Ingester) serveReceipts(ctx context.Context) (*nats.Subscription, erro
 	return sub, nil
 }
 
+// heldReason is the reason of the replies of a held ingest.
+func heldReason(err error) string {
+	return truncate("this node does not serve the log now (ask again: another node may hold it): "+err.Error(), wire.MaxReasonLength)
+}
+
+// heldReply is the answer of a held ingest (Config.Hold says err) to a
+// receipt request, counted.
+func (in *Ingester) heldReply(id string, v int, err error) wire.ReceiptReply {
+	in.m.heldBack.WithLabelValues("receipt").Inc()
+	return wire.ReceiptReply{ID: id, Status: wire.StatusError, Code: "unavailable", Reason: heldReason(err), V: v}
+}
+
+// heldStatus is the answer of a held ingest to a status request, counted.
+func (in *Ingester) heldStatus(err error) wire.StatusReply {
+	in.m.heldBack.WithLabelValues("status").Inc()
+	return wire.StatusReply{Status: wire.StatusError, Code: "unavailable", Reason: heldReason(err), V: wire.ReceiptStateVersion}
+}
+
+// reply sends a receipt reply, or, if Hold has closed since the request
+// came, the reply that says so instead.
 func (in *Ingester) reply(m *nats.Msg, p wire.ReceiptReply) {
+	if err := in.hold(); err != nil {
+		p = in.heldReply(p.ID, p.V, err)
+	}
+	in.sendReply(m, p)
+}
+
+func (in *Ingester) sendReply(m *nats.Msg, p wire.ReceiptReply) {
 	in.m.receipts.WithLabelValues(p.Status).Inc()
 	b, err := wire.MarshalReceiptReply(p)
 	if err != nil {
@@ -111,7 +153,16 @@ func (in *Ingester) reply(m *nats.Msg, p wire.ReceiptReply) {
 	}
 }
 
+// replyStatus sends a status reply, or, if Hold has closed since the
+// request came, the reply that says so instead.
 func (in *Ingester) replyStatus(m *nats.Msg, p wire.StatusReply) {
+	if err := in.hold(); err != nil {
+		p = in.heldStatus(err)
+	}
+	in.sendStatus(m, p)
+}
+
+func (in *Ingester) sendStatus(m *nats.Msg, p wire.StatusReply) {
 	in.m.receipts.WithLabelValues("status-" + p.Status).Inc()
 	b, err := wire.MarshalStatusReply(p)
 	if err != nil {
