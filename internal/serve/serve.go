@@ -420,7 +420,15 @@ func Run(ctx context.Context, cfg Config) error {
 	if srv != nil {
 		disconnect = srv.DisconnectEmitter
 	}
-	in, err := ingest.New(nc, ingest.Config{Sink: l, Locator: l, Checkpoints: l,
+	// A node on a bucket ingests and answers receipts only while its lease
+	// is fresh (storage.Node.Fresh): one that cannot renew its lock, or was
+	// paused past it, may have been replaced and must not answer from its
+	// ledger. Without a bucket the node is the only one: never held.
+	var hold func() error
+	if node != nil {
+		hold = node.Hold
+	}
+	in, err := ingest.New(nc, ingest.Config{Sink: l, Locator: l, Checkpoints: l, Hold: hold,
 		Subjects: cfg.Subjects, Stream: streamCfg,
 		MaxReceiptRequestsPerEmitter: cfg.ReceiptRequestsPerEmitter, MaxReceiptRequests: cfg.ReceiptRequests,
 		BacklogBytesPerEmitter: cfg.BacklogBytesPerEmitter, BacklogMessagesPerEmitter: cfg.BacklogMessagesPerEmitter,
