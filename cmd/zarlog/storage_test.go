@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -32,6 +33,7 @@ import (
 	"github.com/zarlog/zarlog/sdk"
 	"github.com/zarlog/zarlog/storage"
 	"github.com/zarlog/zarlog/verifier"
+	"github.com/zarlog/zarlog/wire"
 )
 
 // startNATS runs a nats-server with JetStream in the test process (the
@@ -774,4 +776,169 @@ func (r *bucketRig) checkBucketFiles(ctx context.Context, g *gamer, pol *merkle.
 			r.t.Fatalf("the bucket's checkpoint.witnessed does not meet the policy: %v", err)
 		}
 	}
+}
+
+// TestServePausedPrimary: the primary is paused (SIGSTOP) past its lease,
+// the standby takes the log over and logs the events that come meanwhile;
+// the old primary, continued (SIGCONT), answers no receipt or status
+// request from its outdated ledger until it finds its lock taken and
+// exits: every answer to requests about the events the new primary logged
+// is the new primary's (logged, or a receipt) or the old one's
+// "unavailable" (docs/OPERATIONS.md §10, "A primary that cannot renew
+// stops serving receipts"; docs/FAULTS.md §4, run 11).
+func TestServePausedPrimary(t *testing.T) {
+	bin, _ := tools(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	r := newBucketRig(t, bin)
+	const lease = 3 * time.Second
+	p := startServe(t, bin, r.args(filepath.Join(r.dir, "a"), "--lease", lease.String())...)
+	q := startServe(t, bin, r.args(filepath.Join(r.dir, "b"), "--standby", "--lease", lease.String())...)
+	g := newGamer(t, r.natsURL, r.signer)
+	g.play(ctx, "paused", 4)
+	defer func() {
+		select {
+		case <-g.stop:
+		default:
+			close(g.stop)
+		}
+	}()
+	for g.count() < 100 {
+		if ctx.Err() != nil {
+			t.Fatalf("only %d receipts before the pause", g.count())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !leader(p) || leader(q) {
+		t.Fatal("the primary is not the leader, or the standby is")
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	paused, killed := r.lock(ctx)
+	for !leader(q) {
+		if ctx.Err() != nil {
+			t.Fatalf("the standby did not take over\n%s", q.stderr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	took := time.Since(t0)
+	// Events the new primary logged: its own receipts.
+	var ids []string
+	for len(ids) < 12 {
+		if ctx.Err() != nil {
+			t.Fatalf("only %d receipts from the new primary", len(ids))
+		}
+		time.Sleep(50 * time.Millisecond)
+		ids = ids[:0]
+		g.mu.Lock()
+		for _, rc := range g.receipts {
+			if cp, err := merkle.Open(rc.checkpoint, r.verifier); err == nil && rc.at.After(t0) && cp.Size > killed.Size {
+				ids = append(ids, rc.id)
+			}
+		}
+		g.mu.Unlock()
+	}
+	ids = ids[:12]
+	t.Logf("the standby took over %v after the pause (lock term %d); %v after it, asking about %d events it logged",
+		took.Round(time.Millisecond), paused.Term, time.Since(t0).Round(time.Millisecond), len(ids))
+
+	// Ask, from before the old primary continues until after it exits:
+	// requests the queue group gives the paused node wait for it.
+	nc, err := sdk.Dial(r.natsURL, r.signer.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	var queries []wire.StatusQuery
+	for _, id := range ids {
+		queries = append(queries, wire.StatusQuery{ID: id})
+	}
+	statusReq, err := wire.MarshalStatusRequest(wire.StatusRequest{V: wire.ReceiptStateVersion, Events: queries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu                          sync.Mutex
+		fromNew, unavailable, stale int
+		staleSample                 string
+	)
+	judge := func(data []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		if rep, err := wire.ParseStatusReply(data); err == nil {
+			switch {
+			case rep.Status == wire.StatusError && rep.Code == "unavailable":
+				unavailable++
+				return
+			case rep.Status == wire.StatusOK:
+				for _, e := range rep.Events {
+					if e.Status != wire.EventLogged && e.Status != wire.EventAppended {
+						stale++
+						staleSample = fmt.Sprintf("status %s of %s", e.Status, e.ID)
+						return
+					}
+				}
+				fromNew++
+				return
+			}
+		}
+		if rep, err := wire.ParseReceiptReply(data); err == nil {
+			switch {
+			case rep.Status == wire.StatusError && rep.Code == "unavailable":
+				unavailable++
+				return
+			case rep.Status == wire.StatusOK:
+				fromNew++
+				return
+			}
+		}
+		stale++
+		staleSample = string(data)
+	}
+	stopAsking := make(chan struct{})
+	var asking sync.WaitGroup
+	for w := range 8 {
+		asking.Go(func() {
+			for k := 0; ; k++ {
+				select {
+				case <-stopAsking:
+					return
+				default:
+				}
+				req := statusReq
+				if w%2 == 1 {
+					req, _ = wire.MarshalReceiptRequest(wire.ReceiptRequest{ID: ids[k%len(ids)], V: wire.ReceiptStateVersion})
+				}
+				rctx, rcancel := context.WithTimeout(ctx, 20*time.Second)
+				m, err := nc.RequestWithContext(rctx, wire.Subjects{}.Receipts(r.signer.Name()), req)
+				rcancel()
+				if err == nil {
+					judge(m.Data)
+				}
+			}
+		})
+	}
+	time.Sleep(time.Second) // requests reach the paused node and wait
+	if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	code := p.wait()
+	close(stopAsking)
+	asking.Wait()
+	if code != 1 || !strings.Contains(p.stderr.String(), "LOST THE LEASE") {
+		t.Errorf("the old primary exited with %d, want 1 after losing the lease:\n%s", code, p.stderr)
+	}
+	if !strings.Contains(p.stderr.String(), "not ingesting and not answering receipt or status requests") {
+		t.Errorf("the old primary did not log that it held its ingest back:\n%s", p.stderr)
+	}
+	t.Logf("answers while the old primary ran: %d from the new primary, %d unavailable (the old one), %d stale", fromNew, unavailable, stale)
+	if stale > 0 {
+		t.Errorf("%d answers from an outdated ledger, e.g. %s", stale, staleSample)
+	}
+	if unavailable == 0 {
+		t.Error("no request reached the old primary: the test saw nothing of it")
+	}
+	g.finish()
 }
