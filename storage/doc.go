@@ -41,4 +41,12 @@
 // the one in the lock by a compare-and-swap, so two nodes can never both
 // publish a checkpoint over the same one. The lease only decides when a
 // standby tries.
+//
+// What a node answers from its ledger does rest on them: a holder that was
+// cut off or paused past its lease keeps its ledger, which is no longer
+// the log's, until its next write of the lock fails. Node.Fresh says
+// whether it still holds the log for sure (its last successful write was
+// sent less than Lease/2 ago; the argument is in Fresh's doc), and
+// `zarlog serve` ingests and answers receipt and status requests only
+// while it does (Node.Hold, package ingest's Config.Hold).
 package storage
