@@ -210,10 +210,7 @@ func PeekHead(head []byte) (id, emitter string, leaves []uint64, err error) {
 // not checked.
 func HistoryLeaf(c []byte, i int) (n int, index uint64, err error) {
 	r := &stateReader{b: c}
-	if v := r.u8(); r.err == nil && v != historyVersion {
-		r.fail("history version %d, want %d", v, historyVersion)
-	}
-	n = r.count(1)
+	n = r.historyHeader()
 	if r.err != nil {
 		return 0, 0, r.err
 	}
@@ -221,16 +218,7 @@ func HistoryLeaf(c []byte, i int) (n int, index uint64, err error) {
 		return n, 0, nil
 	}
 	for j := 0; j <= i && r.err == nil; j++ {
-		l := r.uvarint()
-		switch {
-		case r.err != nil:
-		case j == 0:
-			index = l
-		case l == 0 || l > ^uint64(0)-index:
-			r.fail("leaf %d: step %d from the one before", j, l)
-		default:
-			index += l
-		}
+		index = r.nextLeaf(j, index)
 	}
 	if r.err != nil {
 		return 0, 0, r.err
@@ -244,26 +232,40 @@ func HistoryLeaf(c []byte, i int) (n int, index uint64, err error) {
 // leaves once with it.
 func HistoryLeaves(c []byte, dst []uint64) ([]uint64, error) {
 	r := &stateReader{b: c}
-	if v := r.u8(); r.err == nil && v != historyVersion {
-		r.fail("history version %d, want %d", v, historyVersion)
-	}
-	n := r.count(1)
+	n := r.historyHeader()
 	var index uint64
 	for j := 0; j < n && r.err == nil; j++ {
-		l := r.uvarint()
-		switch {
-		case r.err != nil:
-		case j == 0:
-			index = l
-		case l == 0 || l > ^uint64(0)-index:
-			r.fail("leaf %d: step %d from the one before", j, l)
-		default:
-			index += l
-		}
+		index = r.nextLeaf(j, index)
 		dst = append(dst, index)
 	}
 	if r.err != nil {
 		return nil, r.err
 	}
 	return dst, nil
+}
+
+// historyHeader reads a history chunk's version and returns its count of
+// leaves.
+func (r *stateReader) historyHeader() int {
+	if v := r.u8(); r.err == nil && v != historyVersion {
+		r.fail("history version %d, want %d", v, historyVersion)
+	}
+	return r.count(1)
+}
+
+// nextLeaf reads the log index of a chunk's leaf j, prev being leaf j-1's:
+// the first is written whole, each later one as a positive step from the
+// one before.
+func (r *stateReader) nextLeaf(j int, prev uint64) uint64 {
+	l := r.uvarint()
+	switch {
+	case r.err != nil:
+		return 0
+	case j == 0:
+		return l
+	case l == 0 || l > ^uint64(0)-prev:
+		r.fail("leaf %d: step %d from the one before", j, l)
+		return 0
+	}
+	return prev + l
 }
