@@ -18,13 +18,15 @@ RACE_PKGS := ./ledger/... ./internal/serve ./internal/demo ./sdk/... ./publisher
 #   cmd/zarlog: its tests run the built binaries, which -race would not instrument
 #   events/drand: a sync.Once around the pinned chains, no goroutines
 #   internal/bench: the measurements, tested from one goroutine
+#   internal/workload: a sync.OnceValue around the bench's drand chain key, no
+#     goroutines; internal/bench's and the ledger's tests use it
 #   internal/testlog, internal/testonly: test support, run under -race by the
 #     packages using them
 #   rules: a sync.Pool of the move generator's buffers, no goroutines; the
 #     ledger's tests check moves with it under -race
 #   internal/faults: the fault harness; its test runs the built binaries in
 #     network namespaces, which -race would not instrument
-RACE_EXEMPT := ./cmd/zarlog ./events/drand ./rules ./internal/bench ./internal/testlog ./internal/testonly ./internal/faults
+RACE_EXEMPT := ./cmd/zarlog ./events/drand ./rules ./internal/bench ./internal/workload ./internal/testlog ./internal/testonly ./internal/faults
 
 .PHONY: demo test deps vet lint
 
