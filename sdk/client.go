@@ -36,6 +36,19 @@ type Config struct {
 	// (MaxBatchEvents), sooner: fewer, larger messages cost the server much
 	// less per event (docs/NATS.md §9).
 	Window int
+	// PartialFlights is how many messages may await their JetStream ack
+	// when a message that is not full (MaxBatchEvents, MaxBatchBytes) is
+	// ready to go: while that many are in flight, it waits, and packs the
+	// events that queue meanwhile, until one of them is acknowledged or it
+	// fills up (group commit, or Nagle's rule without a timer). So an event
+	// published while nothing is in flight goes at once, alone; as the
+	// rate grows, each message carries what queued during the previous
+	// one's round trip, and an event waits at most that round trip more.
+	// Full messages go as the Window allows. Zero means 1; negative means
+	// Window (every message goes as soon as the Window allows: at a human
+	// pace nearly every event in a message of its own, whose way through
+	// NATS costs as much as a full one's; docs/BENCHMARKS.md, issue 31).
+	PartialFlights int
 	// MaxBatchEvents is the most events packed into one NATS message when
 	// events queue up faster than the window drains; 1 sends every event
 	// alone. Events are packed only when several are waiting, so a lone
@@ -122,6 +135,12 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	if c.Window == 0 {
 		c.Window = 32
+	}
+	if c.PartialFlights == 0 {
+		c.PartialFlights = 1
+	}
+	if c.PartialFlights < 0 || c.PartialFlights > c.Window {
+		c.PartialFlights = c.Window
 	}
 	if c.MaxBatchEvents == 0 {
 		c.MaxBatchEvents = 256
@@ -259,6 +278,7 @@ type Client struct {
 	admit  chan struct{} // one token per accepted, unresolved event
 	queue  chan *entry   // ready to send; capacity MaxQueued, so sends never block
 	window chan struct{} // one token per NATS message in flight
+	landed chan struct{} // signalled (capacity 1) when a flight ends
 	closed chan struct{}
 	wg     sync.WaitGroup
 	// life ends when the Client is closed: the context of the copies the
@@ -340,6 +360,7 @@ func New(nc *nats.Conn, cfg Config) (*Client, error) {
 		admit:  make(chan struct{}, cfg.MaxQueued),
 		queue:  make(chan *entry, cfg.MaxQueued),
 		window: make(chan struct{}, cfg.Window),
+		landed: make(chan struct{}, 1),
 		closed: make(chan struct{}),
 		tails:  map[string]*entry{},
 
@@ -666,9 +687,11 @@ func (c *Client) Close() {
 
 // sender packs queued runs (an event, or a run of one order key's events:
 // release) into messages and starts a flight per message, at most Window
-// at once. A run is never split: one that does not fit in the message
-// being packed starts the next one (it fits alone, by release's bounds).
-// An event whose ctx has ended before it is sent fails (take).
+// at once; a message that is not full waits while PartialFlights others
+// fly, or the Linger runs, packing what queues meanwhile. A run is never
+// split: one that does not fit in the message being packed starts the
+// next one (it fits alone, by release's bounds). An event whose ctx has
+// ended before it is sent fails (take).
 func (c *Client) sender() {
 	var carry *entry
 	var linger *time.Timer // Config.Linger's, reset for each message
@@ -704,8 +727,10 @@ func (c *Client) sender() {
 		for _, e := range items {
 			size += len(e.ev.Data)
 		}
+		var lingerC <-chan time.Time
 		if linger != nil {
 			linger.Reset(c.cfg.Linger)
+			lingerC = linger.C
 		}
 	pack:
 		for len(items) < c.cfg.MaxBatchEvents {
@@ -713,13 +738,22 @@ func (c *Client) sender() {
 			select {
 			case e = <-c.queue:
 			default:
-				if linger == nil {
+				// The queue is dry and the message not full: it waits
+				// while the linger runs or PartialFlights others fly.
+				var landed <-chan struct{}
+				if len(c.window)-1 >= c.cfg.PartialFlights {
+					landed = c.landed
+				}
+				if lingerC == nil && landed == nil {
 					break pack
 				}
 				select {
 				case e = <-c.queue:
-				case <-linger.C:
-					break pack
+				case <-lingerC:
+					lingerC = nil
+					continue
+				case <-landed:
+					continue // count them again
 				case <-c.closed:
 					break pack
 				}
@@ -740,7 +774,13 @@ func (c *Client) sender() {
 		}
 		msg := c.message(items)
 		c.wg.Go(func() {
-			defer func() { <-c.window }()
+			defer func() {
+				<-c.window
+				select {
+				case c.landed <- struct{}{}:
+				default: // the sender will count the flights anyway
+				}
+			}()
 			c.fly(msg, items)
 		})
 	}

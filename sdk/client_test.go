@@ -207,6 +207,117 @@ func TestPublishLinger(t *testing.T) {
 	}
 }
 
+// TestPublishPartialFlights: a message that is not full waits while
+// PartialFlights messages await their ack, packing the events that queue
+// meanwhile (group commit); a full one goes as the Window allows. A
+// responder in place of the stream holds each message's ack until the test
+// sends it, so what waits is seen without timing anything.
+func TestPublishPartialFlights(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		partial int
+		max     int
+		// steps: publish k events (each of its own game: PublishAsync
+		// queues them before it returns), or ack the oldest
+		// unacknowledged message (k == 0); want is the events of each
+		// message the responder got, in order, after every step.
+		steps []int
+		want  [][]int
+	}{
+		// The default: a lone event goes at once; those published
+		// while it flies go together once it is acknowledged.
+		{"default", 0, 256, []int{1, 5, 0, 0}, [][]int{{1}, {1}, {1, 5}, {1, 5}}},
+		{"two", 2, 256, []int{1, 1, 4, 0, 0, 0}, [][]int{{1}, {1, 1}, {1, 1}, {1, 1, 4}, {1, 1, 4}, {1, 1, 4}}},
+		// A full message does not wait; what is left over does.
+		{"full", 1, 3, []int{1, 4, 0, 0, 0}, [][]int{{1}, {1, 3}, {1, 3}, {1, 3, 1}, {1, 3, 1}}},
+		// Negative: the window, every message at once.
+		{"window", -1, 256, []int{1, 1, 1, 1, 0, 0, 0, 0}, [][]int{{1}, {1, 1}, {1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t)
+			s := startServer(t)
+			nc := dial(t, s, "e1")
+			// The responder: it records each message's event count and
+			// acknowledges when told, as JetStream would.
+			rc := dial(t, s, "responder")
+			msgs := make(chan *nats.Msg, 64)
+			sub, err := rc.ChanSubscribe(wire.Subjects{}.Events("e1"), msgs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Unsubscribe()
+			if err := rc.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			c := newClient(t, nc, sdk.Config{Emitter: "e1", PartialFlights: tc.partial, MaxBatchEvents: tc.max, FollowInterval: -1, AckTimeout: time.Minute})
+			var got []int
+			var unacked []*nats.Msg
+			var pending []*sdk.Pending
+			next := 0
+			// receive takes the messages the responder must have got by now
+			// (want says how many), and checks that no other came.
+			receive := func(step int) {
+				t.Helper()
+				want := tc.want[step]
+				for len(got) < len(want) {
+					select {
+					case m := <-msgs:
+						n := 1
+						if h := m.Header.Get(wire.HeaderEvents); h != "" {
+							fmt.Sscan(h, &n)
+						}
+						got = append(got, n)
+						unacked = append(unacked, m)
+					case <-ctx.Done():
+						t.Fatalf("step %d: messages of %v events, want %v", step, got, want)
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("step %d: messages of %v events, want %v", step, got, want)
+				}
+				// What waits for an ack must not go before it: a message
+				// that comes within a grace period fails the test (a
+				// correct Client sends none however long it is).
+				if step+1 < len(tc.steps) && tc.steps[step+1] == 0 {
+					select {
+					case m := <-msgs:
+						t.Fatalf("step %d: after messages of %v events, one of %q went before the next ack", step, got, m.Header.Get(wire.HeaderEvents))
+					case <-time.After(50 * time.Millisecond):
+					}
+				}
+			}
+			for i, k := range tc.steps {
+				if k == 0 {
+					m := unacked[0]
+					unacked = unacked[1:]
+					if err := m.Respond(fmt.Appendf(nil, `{"stream":"EVENTS","seq":%d}`, len(got)-len(unacked))); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for range k {
+					ev := event(next * 7) // each of its own game
+					ev.OrderKey = fmt.Sprintf("game%d", next)
+					next++
+					p, err := c.PublishAsync(ctx, ev)
+					if err != nil {
+						t.Fatal(err)
+					}
+					pending = append(pending, p)
+				}
+				receive(i)
+			}
+			for _, m := range unacked {
+				m.Respond([]byte(`{"stream":"EVENTS","seq":99}`))
+			}
+			for i, p := range pending {
+				if _, err := p.Wait(ctx); err != nil {
+					t.Fatalf("event %d: %v", i, err)
+				}
+			}
+		})
+	}
+}
+
 // streamMessages returns the events of every message in st, in stream
 // order, one slice per message; it checks that no message has a
 // Nats-Msg-Id and that each came on emitter e1's subject.

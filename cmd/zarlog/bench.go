@@ -22,7 +22,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("zarlog bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: zarlog bench [--events N] [--emitters N] [--games N] [--mix NAME] [--rate N] [--bundles N] [--checks production|structural] [--pace saturated|human] [--human-games N] [--human-duration D] [--human-sdk-linger D] [--human-cpuprofile FILE] [--tessera] [--storage s3://BUCKET[/PREFIX]] [--follow=false] [--json] [--dir DIR] [--cpuprofile FILE]")
+		fmt.Fprintln(stderr, "usage: zarlog bench [--events N] [--emitters N] [--games N] [--mix NAME] [--rate N] [--bundles N] [--checks production|structural] [--pace saturated|human] [--human-games N] [--human-duration D] [--human-sdk-linger D] [--sdk-partial-flights N] [--human-cpuprofile FILE] [--tessera] [--storage s3://BUCKET[/PREFIX]] [--follow=false] [--json] [--dir DIR] [--cpuprofile FILE]")
 		fmt.Fprintln(stderr, "\nMeasure zarlog on this machine: events end to end (SDK → embedded NATS JetStream → ingest → ledger →")
 		fmt.Fprintln(stderr, "signed checkpoint), publish→checkpoint latency, the ledger's bytes on disk per event, and the proof")
 		fmt.Fprintln(stderr, "bundles' size and verify time per game; with --tessera, the ledger alone and Tessera's POSIX log on")
@@ -58,6 +58,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&cfg.Human.SDKLinger, "human-sdk-linger", 0, "--pace human: how long the backends' SDK lets a message wait for more events to pack (sdk.Config.Linger; 0, the SDK's default, sends a lone event at once)")
 	fs.BoolVar(&cfg.Tessera, "tessera", false, "also measure the ledger alone and Tessera's POSIX log on the same events")
 	fs.StringVar(&cfg.Storage, "storage", "", "also run end to end with the log kept in S3-compatible object storage at `s3://BUCKET[/PREFIX]`, as zarlog serve --storage\n(under PREFIX/zarlog-bench-<time>/, left there; endpoint and credentials from AWS_ENDPOINT_URL_S3 etc.)")
+	fs.IntVar(&cfg.PartialFlights, "sdk-partial-flights", 0, "how many messages each SDK client lets fly while a message that is not full waits for one of them, packing what queues meanwhile (sdk.Config.PartialFlights; 0: the SDK's default, 1; -1: the window, 32, as before issue 31's group commit)")
 	follow := fs.Bool("follow", true, "the SDK clients follow their events, as by default (a status request every 500 ms about those not yet reported logged); false turns it off, to measure its cost")
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	fs.StringVar(&cfg.Dir, "dir", "", "scratch `directory` for the logs, removed at the end (default: a temporary one)")

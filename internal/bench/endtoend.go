@@ -67,6 +67,9 @@ type EndToEndConfig struct {
 	// client holds its events until the ledger reports them logged,
 	// asking every sdk.DefaultFollowInterval.
 	NoFollow bool
+	// PartialFlights is the SDK clients' (sdk.Config). Zero means the
+	// SDK's default.
+	PartialFlights int
 }
 
 // followInterval is the sdk.Config.FollowInterval of a run that follows
@@ -161,7 +164,7 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 			return Result{}, err
 		}
 		defer enc.Close()
-		c, err := sdk.New(enc, sdk.Config{Emitter: e, Window: cfg.Window, MaxBatchEvents: cfg.MaxBatchEvents, LogKey: vk, FollowInterval: followInterval(cfg.NoFollow)})
+		c, err := sdk.New(enc, sdk.Config{Emitter: e, Window: cfg.Window, MaxBatchEvents: cfg.MaxBatchEvents, PartialFlights: cfg.PartialFlights, LogKey: vk, FollowInterval: followInterval(cfg.NoFollow)})
 		if err != nil {
 			return Result{}, err
 		}

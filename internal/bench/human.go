@@ -82,6 +82,9 @@ type HumanConfig struct {
 	// message waits for more events to pack. Zero means the SDK's
 	// default, none.
 	SDKLinger time.Duration
+	// PartialFlights is the SDK clients' (sdk.Config). Zero means the
+	// SDK's default.
+	PartialFlights int
 }
 
 // A HumanMeasure is what a human-pace run measured, in its window (from
@@ -308,7 +311,7 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 			return HumanMeasure{}, err
 		}
 		defer enc.Close()
-		if clients[i], err = sdk.New(enc, sdk.Config{Emitter: e, LogKey: vk, FollowInterval: followInterval(cfg.NoFollow), Linger: cfg.SDKLinger}); err != nil {
+		if clients[i], err = sdk.New(enc, sdk.Config{Emitter: e, LogKey: vk, FollowInterval: followInterval(cfg.NoFollow), Linger: cfg.SDKLinger, PartialFlights: cfg.PartialFlights}); err != nil {
 			return HumanMeasure{}, err
 		}
 		defer clients[i].Close()

@@ -135,6 +135,9 @@ type Config struct {
 	// negative sdk.Config.FollowInterval); zero means the SDK's default,
 	// following on (RunConfig.Follow says which ran).
 	NoFollow bool
+	// PartialFlights is the SDK clients' sdk.Config.PartialFlights in
+	// every pass, the human pace's too. Zero means the SDK's default.
+	PartialFlights int
 }
 
 // Paces of Config.Pace.
@@ -217,6 +220,10 @@ type RunConfig struct {
 	// Follow is "every 500 ms" when the SDK clients follow their events
 	// (sdk.DefaultFollowInterval, their default), or "off" (--follow=false).
 	Follow string `json:"follow"`
+	// PartialFlights is how many messages the SDK clients let fly while a
+	// message that is not full waits (sdk.Config.PartialFlights); 0 means
+	// no bound besides the window.
+	PartialFlights int `json:"sdkPartialFlights"`
 }
 
 // runConfig describes the run of cfg on w.
@@ -248,7 +255,20 @@ func runConfig(cfg Config, w *Workload) RunConfig {
 	if cfg.Pace == PaceHuman {
 		c.Pace += "+" + PaceHuman
 	}
+	c.PartialFlights = sdkPartialFlights(cfg.PartialFlights)
 	return c
+}
+
+// sdkPartialFlights is the sdk.Config.PartialFlights that an SDK client
+// given p runs with (its default window, 32, when negative: reported 0).
+func sdkPartialFlights(p int) int {
+	switch {
+	case p == 0:
+		return 1
+	case p < 0:
+		return 0
+	}
+	return p
 }
 
 // A Ratio is one throughput ratio measured in one run: Of's events/s over
@@ -435,7 +455,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		MeanBytes: w.MeanBytes, SignedShare: w.SignedShare}}
 
 	e2eDir := filepath.Join(dir, "endtoend")
-	res, err := EndToEnd(ctx, EndToEndConfig{Dir: e2eDir, Rate: cfg.Rate, Profile: cfg.Profile, Receipts: cfg.Rate > 0, NoFollow: cfg.NoFollow,
+	res, err := EndToEnd(ctx, EndToEndConfig{Dir: e2eDir, Rate: cfg.Rate, Profile: cfg.Profile, Receipts: cfg.Rate > 0, NoFollow: cfg.NoFollow, PartialFlights: cfg.PartialFlights,
 		Progress: func(done int) { progress("end to end", done, cfg.Events) }}, w)
 	if err != nil {
 		return nil, fmt.Errorf("end to end: %w", err)
@@ -455,7 +475,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 		sdir := filepath.Join(dir, "storage")
-		res, err := EndToEnd(ctx, EndToEndConfig{Dir: sdir, Rate: cfg.Rate, Storage: b, NoFollow: cfg.NoFollow,
+		res, err := EndToEnd(ctx, EndToEndConfig{Dir: sdir, Rate: cfg.Rate, Storage: b, NoFollow: cfg.NoFollow, PartialFlights: cfg.PartialFlights,
 			Progress: func(done int) { progress("end to end, bucket", done, cfg.Events) }}, w)
 		if err != nil {
 			return nil, fmt.Errorf("end to end with the bucket: %w", err)
@@ -473,7 +493,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Rate == 0 {
 		rate := int(res.EventsPerSec() / 2)
 		pdir := filepath.Join(dir, "paced")
-		res, err := EndToEnd(ctx, EndToEndConfig{Dir: pdir, Rate: rate, Receipts: true, NoFollow: cfg.NoFollow,
+		res, err := EndToEnd(ctx, EndToEndConfig{Dir: pdir, Rate: rate, Receipts: true, NoFollow: cfg.NoFollow, PartialFlights: cfg.PartialFlights,
 			Progress: func(done int) { progress("end to end, paced", done, cfg.Events) }}, w)
 		if err != nil {
 			return nil, fmt.Errorf("end to end, paced: %w", err)
@@ -491,6 +511,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		h.Dir, h.Emitters, h.Checks, h.Progress = filepath.Join(dir, "human"), cfg.Emitters, cfg.Checks, progress
 		h.BeaconGamesPerRound, h.BeaconCache = cfg.BeaconGamesPerRound, cfg.BeaconCache
 		h.NoFollow = cfg.NoFollow
+		h.PartialFlights = cfg.PartialFlights
 		m, err := Human(ctx, h)
 		if err != nil {
 			return nil, fmt.Errorf("human pace: %w", err)
@@ -802,7 +823,11 @@ func (c RunConfig) describe() string {
 	if c.Follow == "off" || c.Follow == "" {
 		follow = "the SDK clients do not follow their events"
 	}
-	return fmt.Sprintf("%s: %s; %s; a checkpoint every %d ms; small ingest batches wait up to %d ms; %s", c.Checks, moves, beacons, c.CheckpointIntervalMs, c.IngestLingerMs, follow)
+	packing := "the SDK sends every message as soon as its window allows"
+	if c.PartialFlights > 0 {
+		packing = fmt.Sprintf("a message that is not full waits while the SDK has %d in flight (group commit)", c.PartialFlights)
+	}
+	return fmt.Sprintf("%s: %s; %s; a checkpoint every %d ms; small ingest batches wait up to %d ms; %s; %s", c.Checks, moves, beacons, c.CheckpointIntervalMs, c.IngestLingerMs, follow, packing)
 }
 
 func orUnknown(s string) string {

@@ -40,6 +40,12 @@ export interface ClientConfig {
   root?: string;
   /** NATS messages awaiting their JetStream ack at once; default 32. */
   window?: number;
+  /**
+   * While this many messages await their ack, a message that is not full
+   * waits, packing what queues meanwhile, until one is acknowledged or it
+   * fills up: a lone event goes at once. Default 1; -1: the window.
+   */
+  partialFlights?: number;
   /** Most events packed into one message when they queue up; default 256. */
   maxBatchEvents?: number;
   /** A packed message's largest payload; default 256 KiB. */

@@ -71,7 +71,7 @@ const RECEIPT_WAIT = 5000;
 const RECEIPT_SLACK = 2000;
 
 const defaults = {
-  window: 32, maxBatchEvents: 256, maxBatchBytes: 256 << 10, maxQueued: 65536,
+  window: 32, partialFlights: 1, maxBatchEvents: 256, maxBatchBytes: 256 << 10, maxQueued: 65536,
   ackTimeout: 5000, retryMin: 25, retryMax: 2000, orderSettle: 10000,
   followInterval: DEFAULT_FOLLOW_INTERVAL, followAfter: DEFAULT_FOLLOW_AFTER, maxHeld: 1 << 20, maxHeldBytes: 256 << 20,
 };
@@ -112,6 +112,11 @@ export async function dial(url, emitter, opts) {
  * A Client publishes one emitter's events on a NATS connection (from dial;
  * close the Client before the connection). cfg: emitter (required), root
  * (subject root, "zarlog"), window (messages awaiting their ack, 32),
+ * partialFlights (1: while that many messages await their ack, a message
+ * that is not full waits and packs what queues meanwhile, until one is
+ * acknowledged or it fills up; so a lone event goes at once, and a message
+ * carries what queued during the previous one's round trip; -1: the
+ * window, every message at once; the Go SDK's Config.PartialFlights),
  * maxBatchEvents (256), maxBatchBytes (256 KiB), maxQueued (65536),
  * ackTimeout (ms, 5000), retryMin and retryMax (ms, 25 and 2000),
  * orderSettle (ms, 10000: how long an order refusal of receipt's copy must
@@ -142,8 +147,9 @@ export class Client {
     checkEmitter(cfg.emitter);
     this.cfg = Object.assign({}, defaults, cfg);
     const c = this.cfg;
-    if (!(c.window >= 1 && c.maxBatchEvents >= 1 && c.maxBatchEvents <= MAX_BATCH_EVENTS && c.maxQueued >= 1 && c.maxBatchBytes >= MAX_EVENT_SIZE)) {
-      throw new RangeError("zarlog-emitter: window " + c.window + ", maxBatchEvents " + c.maxBatchEvents + " (≤ " + MAX_BATCH_EVENTS + "), maxQueued " +
+    if (c.partialFlights < 0 || c.partialFlights > c.window) c.partialFlights = c.window;
+    if (!(c.window >= 1 && c.partialFlights >= 1 && c.maxBatchEvents >= 1 && c.maxBatchEvents <= MAX_BATCH_EVENTS && c.maxQueued >= 1 && c.maxBatchBytes >= MAX_EVENT_SIZE)) {
+      throw new RangeError("zarlog-emitter: window " + c.window + ", partialFlights " + c.partialFlights + ", maxBatchEvents " + c.maxBatchEvents + " (≤ " + MAX_BATCH_EVENTS + "), maxQueued " +
         c.maxQueued + " must be positive and maxBatchBytes " + c.maxBatchBytes + " ≥ " + MAX_EVENT_SIZE);
     }
     this.emitter = c.emitter;
@@ -288,9 +294,11 @@ export class Client {
   }
 
   // pump packs queued runs into messages and starts a flight per message,
-  // at most window at once. A run is never split.
+  // at most window at once; while partialFlights fly, only a full one (the
+  // queue holds more than a message takes: fills). A run is never split.
   pump() {
-    while (!this.closed && this.inflight < this.cfg.window && this.queue.length > 0) {
+    while (!this.closed && this.inflight < this.cfg.window && this.queue.length > 0 &&
+      (this.inflight < this.cfg.partialFlights || this.fills())) {
       let items = [];
       while (items.length === 0 && this.queue.length > 0) items = this.take(items, this.queue.shift());
       if (items.length === 0) return;
@@ -314,6 +322,22 @@ export class Client {
       });
       this.flights.add(flight);
     }
+  }
+
+  // fills reports whether the queued runs fill a message: packed as pump
+  // packs them, one would be left over, or the message would hold
+  // maxBatchEvents.
+  fills() {
+    let n = 0, size = -1;
+    for (const e of this.queue) {
+      let rn = 0, rs = -1;
+      for (let f = e; f; f = f.run) { rn++; rs += 1 + f.ev.data.length; }
+      if (n > 0 && (n + rn > this.cfg.maxBatchEvents || size + 1 + rs > this.cfg.maxBatchBytes)) return true;
+      n += rn;
+      size += 1 + rs;
+      if (n >= this.cfg.maxBatchEvents) return true;
+    }
+    return false;
   }
 
   async fly(items) {

@@ -247,3 +247,49 @@ test("seatNames are published only when the backend opts in (they are public for
   const dev = Backend.device({ signer: signer });
   await dev.newTavlarena({ seats: seats, settings: '{"opponent":"computer","seatNames":["Ayşe","the computer"]}' });
 });
+
+// The Go SDK's TestPublishPartialFlights: a message that is not full waits
+// while partialFlights messages await their ack, packing what queues
+// meanwhile; a full one goes as the window allows. A fake JetStream holds
+// each message's ack until the test gives it; between steps every promise
+// chain runs out (setImmediate), so what has not gone is waiting.
+test("the client packs what queues while partialFlights messages await their ack (group commit), as the Go SDK does", async function () {
+  const { Client } = await import("../src/index.js");
+  const tick = function () { return new Promise(function (r) { setImmediate(r); }); };
+  for (const tc of [
+    { name: "default", partial: undefined, max: 256, steps: [1, 5, 0, 0], want: [[1], [1], [1, 5], [1, 5]] },
+    { name: "two", partial: 2, max: 256, steps: [1, 1, 4, 0, 0, 0], want: [[1], [1, 1], [1, 1], [1, 1, 4], [1, 1, 4], [1, 1, 4]] },
+    { name: "full", partial: 1, max: 3, steps: [1, 4, 0, 0, 0], want: [[1], [1, 3], [1, 3], [1, 3, 1], [1, 3, 1]] },
+    { name: "window", partial: -1, max: 256, steps: [1, 1, 1, 1, 0, 0, 0, 0], want: [[1], [1, 1], [1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1]] },
+  ]) {
+    const cfg = { emitter: "e1", maxBatchEvents: tc.max, followInterval: -1 };
+    if (tc.partial !== undefined) cfg.partialFlights = tc.partial;
+    const client = new Client({ options: {} }, cfg); // a connection it never uses: its js is replaced
+    const got = [], unacked = [];
+    let seq = 0;
+    client.js = {
+      publish: function (subject, payload, opts) {
+        assert.equal(subject, "zarlog.events.e1");
+        const h = opts && opts.headers;
+        got.push(h ? Number(h.get("Zarlog-Events")) : 1);
+        return new Promise(function (resolve) { unacked.push(function () { resolve({ stream: "EVENTS", seq: ++seq }); }); });
+      },
+    };
+    const pending = [];
+    let next = 0;
+    for (let i = 0; i < tc.steps.length; i++) {
+      const k = tc.steps[i];
+      if (k === 0) unacked.shift()();
+      for (let j = 0; j < k; j++, next++) {
+        const id = "game" + next + ":0";
+        pending.push(client.publishAsync({ id: id, data: te.encode('{"id":"' + id + '"}'), orderKey: "game" + next }));
+      }
+      await tick();
+      assert.deepEqual(got, tc.want[i], tc.name + ", step " + i);
+    }
+    while (unacked.length > 0) unacked.shift()();
+    for (const p of pending) await p;
+    await client.close();
+  }
+  assert.throws(function () { new Client({ options: {} }, { emitter: "e1", partialFlights: 0 }); }, RangeError);
+});
