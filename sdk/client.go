@@ -61,14 +61,15 @@ type Config struct {
 	// it must stay below the stream's max message size (1 MiB by default).
 	MaxBatchBytes int
 	// Linger is how long a message waits for more events to pack when
-	// the queue runs dry before it is full (MaxBatchEvents): at a human
-	// pace each game has one event in flight, the window never fills, and
-	// without it nearly every event goes in a message of its own, whose
-	// way through NATS (the stream's store, the acks, the deliveries)
-	// costs as much as a full message's. Zero (the default) means no
-	// waiting: a lone event is never delayed. A few milliseconds let an
-	// emitter of thousands of events a second pack several events per
-	// message, for at most that much more latency per event
+	// the queue runs dry before it is full (MaxBatchEvents), even with
+	// nothing in flight (PartialFlights packs what queues during a round
+	// trip; at a human pace, a few hundred events a second, a round trip
+	// rarely sees a second event, and nearly every event goes in a
+	// message of its own, whose way through NATS, the stream's store, the
+	// acks, the deliveries, costs as much as a full message's). Zero (the
+	// default) means no waiting: a lone event is never delayed. A few
+	// milliseconds let an emitter of hundreds of events a second pack
+	// several per message, for at most that much more latency per event
 	// (docs/BENCHMARKS.md, issue 31).
 	Linger time.Duration
 	// MaxQueued bounds events accepted and not yet acknowledged;
