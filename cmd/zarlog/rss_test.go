@@ -9,7 +9,6 @@ import (
 	"math"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -27,33 +26,6 @@ import (
 	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/sdk"
 )
-
-var (
-	staticOnce sync.Once
-	staticErr  error
-)
-
-// staticZarlog builds zarlog as the release image does
-// (deploy/build-image.sh: CGO_ENABLED=0), once per test process: Pebble's
-// block cache and memtables are then in the Go heap, within the runtime's
-// memory limit. (A cgo build allocates them with C's malloc, whose arenas
-// per thread hold more than Pebble uses: docs/OPERATIONS.md §9 "Memory".)
-func staticZarlog(t *testing.T) string {
-	t.Helper()
-	bin, _ := tools(t)
-	static := bin + "-static"
-	staticOnce.Do(func() {
-		cmd := exec.Command("go", "build", "-o", static, ".")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			staticErr = fmt.Errorf("CGO_ENABLED=0 go build: %w\n%s", err, out)
-		}
-	})
-	if staticErr != nil {
-		t.Fatal(staticErr)
-	}
-	return static
-}
 
 // serveRSSBound is the documented bound of `zarlog serve`'s resident
 // memory with the budgets of cfg: the sum of serve.MemoryBudget's terms
@@ -105,7 +77,7 @@ func procMemory(t *testing.T, pid int) (peak, now int64) {
 // per emitter, 1 GiB for all, 20,000 games, 128 MiB of cache) with a hold
 // of 12 minutes.
 func TestServeRSS(t *testing.T) {
-	bin := staticZarlog(t)
+	bin, _ := tools(t)
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("no /proc: peak RSS is read from /proc/PID/status")
 	}

@@ -220,6 +220,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 func setMemoryLimit(cfg serve.Config, flag int64, log *slog.Logger) {
 	terms := serve.MemoryBudget(cfg)
 	bound := serve.MemoryBound(terms)
+	if serve.CgoBuild() {
+		log.Warn("this zarlog is built with cgo: Pebble's memory is C's malloc, whose arenas are not within the documented bound (measured on a CGO_ENABLED=0 build, as make and the image build it: docs/OPERATIONS.md §9)",
+			"bound_bytes", bound)
+	}
 	switch {
 	case flag > 0:
 		debug.SetMemoryLimit(flag)

@@ -49,16 +49,26 @@ func tools(t *testing.T) (zarlog, verify string) {
 	return buildTools(t)
 }
 
-// buildTools builds the binaries once per test process.
+// buildTools builds the binaries once per test process, as the project
+// ships them (shippedBuildEnv: static, CGO_ENABLED=0, as `make demo` and
+// deploy/build-image.sh build them; TestShippedBuilds); with
+// ZARLOG_TEST_CGO=1 it builds them with cgo instead, to measure such a
+// build (TestServeRSS, docs/OPERATIONS.md §9 "Memory").
 func buildTools(t *testing.T) (zarlog, verify string) {
 	t.Helper()
 	toolsOnce.Do(func() {
 		if toolsDir, toolsErr = os.MkdirTemp("", "zarlog-tools-"); toolsErr != nil {
 			return
 		}
+		env := shippedBuildEnv
+		if os.Getenv("ZARLOG_TEST_CGO") == "1" {
+			env = "CGO_ENABLED=1"
+		}
 		for _, b := range [][2]string{{"zarlog", "."}, {"zarlog-verify", "../zarlog-verify"}} {
-			if out, err := exec.Command("go", "build", "-o", filepath.Join(toolsDir, b[0]), b[1]).CombinedOutput(); err != nil {
-				toolsErr = fmt.Errorf("go build %s: %w\n%s", b[1], err, out)
+			cmd := exec.Command("go", "build", "-o", filepath.Join(toolsDir, b[0]), b[1])
+			cmd.Env = append(os.Environ(), env)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				toolsErr = fmt.Errorf("%s go build %s: %w\n%s", env, b[1], err, out)
 				return
 			}
 		}

@@ -111,6 +111,12 @@ func MemoryBudget(cfg Config) []MemoryTerm {
 		Bytes: sum * MemoryHeadroomPercent / 100, Headroom: true})
 }
 
+// CgoBuild reports whether this binary was built with cgo: Pebble's block
+// cache and memtables are then C's malloc, whose per-thread arenas hold
+// more than Pebble counts, outside the bound's measurement (it is measured
+// on the shipped, CGO_ENABLED=0 build: docs/OPERATIONS.md §9 "Memory").
+func CgoBuild() bool { return cgoBuild }
+
 // MemoryBound is the sum of terms: the documented bound of the process's
 // resident memory.
 func MemoryBound(terms []MemoryTerm) int64 {
