@@ -31,7 +31,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("zarlog serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: zarlog serve --data DIR [--http ADDR] [--nats-listen ADDR | --nats URL [--nats-creds FILE | --nats-nkey FILE] [TLS flags]]")
+		fmt.Fprintln(stderr, "usage: zarlog serve --data DIR [--http ADDR] [--nats-listen ADDR | --nats URL [--nats-creds FILE | --nats-nkey FILE] [--nats-system-creds FILE | --nats-system-nkey FILE] [TLS flags]]")
 		fmt.Fprintln(stderr, "                    [--key FILE] [--emitters FILE] [--emitter VKEY]... [--witness-policy FILE [--witness-interval D]]")
 		fmt.Fprintln(stderr, "                    [--checkpoint-interval D] [--rebuild] [--rebuild-bundles] [--export DIR [--export-once]]")
 		fmt.Fprintln(stderr, "\nRun the ledger: the NATS ingest (an embedded nats-server unless --nats is given), the Pebble log in DIR,")
@@ -60,6 +60,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&cfg.NATS.URL, "nats", "", "use the NATS deployment at `URL`s (comma-separated) instead of the embedded server")
 	fs.StringVar(&cfg.NATS.CredsFile, "nats-creds", "", "NATS credentials `file` (with --nats)")
 	fs.StringVar(&cfg.NATS.NKeySeedFile, "nats-nkey", "", "`file` holding a user nkey seed (with --nats)")
+	fs.StringVar(&cfg.NATSSystem.CredsFile, "nats-system-creds", "", "NATS credentials `file` of a user of the deployment's system account (with --nats): an emitter that ignores its refusals\nis then disconnected on every server (docs/NATS.md §6)")
+	fs.StringVar(&cfg.NATSSystem.NKeySeedFile, "nats-system-nkey", "", "`file` holding the nkey seed of a user of the deployment's system account (with --nats), as --nats-system-creds")
 	fs.StringVar(&cfg.NATS.CAFile, "nats-tls-ca", "", "CA certificate `file` to verify the NATS servers (with --nats)")
 	fs.StringVar(&cfg.NATS.CertFile, "nats-tls-cert", "", "client certificate `file` for mutual TLS (with --nats)")
 	fs.StringVar(&cfg.NATS.KeyFile, "nats-tls-key", "", "client key `file` for mutual TLS (with --nats)")
@@ -121,6 +123,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if cfg.NATS.URL == "" && (cfg.NATS.CredsFile != "" || cfg.NATS.NKeySeedFile != "" || cfg.NATS.CAFile != "" || cfg.NATS.CertFile != "" || cfg.NATS.KeyFile != "") {
 		return bad("--nats-creds, --nats-nkey and the TLS flags need --nats URL")
 	}
+	if cfg.NATS.URL == "" && (cfg.NATSSystem.CredsFile != "" || cfg.NATSSystem.NKeySeedFile != "") {
+		return bad("--nats-system-creds and --nats-system-nkey need --nats URL (the embedded server disconnects by itself)")
+	}
+	if cfg.NATSSystem.CredsFile != "" && cfg.NATSSystem.NKeySeedFile != "" {
+		return bad("--nats-system-creds and --nats-system-nkey: give one")
+	}
 	if cfg.NATS.URL != "" && natsUsers != "" {
 		return bad("--nats-users configures the embedded server; with --nats the deployment's own authorization applies")
 	}
@@ -151,6 +159,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if cfg.NATSUsers, err = serve.MergeAccess(fromEmitters, fromUsers); err != nil {
 			return bad("%s", err)
 		}
+	} else {
+		cfg.NATSUsers = fromEmitters // the users --nats-system-* disconnects
 	}
 	if hideNames != "" {
 		b, err := os.ReadFile(hideNames)

@@ -85,11 +85,20 @@ type Config struct {
 	// NATSUsers are the emitters that may connect to the embedded server,
 	// each with the permissions of docs/NATS.md §7 (ParseEmitters and
 	// ParseNATSUsers read them from files). The embedded server always
-	// authenticates: with none, no backend can connect at all.
+	// authenticates: with none, no backend can connect at all. With an
+	// external NATS (NATS.URL), they name whose connections the system
+	// account closes when an emitter ignores its refusals (NATSSystem):
+	// an emitter's are those whose user is its id or one of its nkeys here.
 	NATSUsers []ingest.EmitterAccess
 	// NATS, when its URL is set, connects to an existing NATS deployment
 	// instead of starting the embedded server.
 	NATS ingest.DialConfig
+	// NATSSystem, with NATS.URL, are the credentials of a user of the
+	// deployment's system account (CredsFile or NKeySeedFile; the URL and
+	// TLS settings are NATS's): an emitter that publishes on while
+	// refused is then disconnected on every server, as with the embedded
+	// one (ingest.SystemDisconnect). Without them it is only refused.
+	NATSSystem ingest.DialConfig
 	// Replicas is the events stream's replica count (external clusters).
 	// Zero means 1.
 	Replicas int
@@ -166,7 +175,8 @@ type Config struct {
 	RateBytesPerEmitter, RateMessagesPerEmitter int64
 	// RefusedBytesPerEmitter bounds what one emitter may go on publishing
 	// while refused before it is disconnected for a penalty
-	// (ingest.Config.RefusedBytesPerEmitter; with the embedded NATS only).
+	// (ingest.Config.RefusedBytesPerEmitter; disconnected with the
+	// embedded NATS, or an external one with NATSSystem).
 	// Zero means the ingest's default, negative no limit.
 	RefusedBytesPerEmitter int64
 
@@ -415,10 +425,39 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	// With the embedded server, an emitter that publishes on while refused
-	// is disconnected; an external NATS deployment bounds it in front.
+	// is disconnected; with an external NATS deployment, through its
+	// system account when serve has a user of it (NATSSystem), and
+	// otherwise the deployment bounds it in front.
 	var disconnect func(string) (int, error)
 	if srv != nil {
 		disconnect = srv.DisconnectEmitter
+	} else if cfg.NATSSystem.CredsFile != "" || cfg.NATSSystem.NKeySeedFile != "" {
+		d := cfg.NATSSystem
+		d.URL, d.CAFile, d.CertFile, d.KeyFile = cfg.NATS.URL, cfg.NATS.CAFile, cfg.NATS.CertFile, cfg.NATS.KeyFile
+		d.Name, d.Logger = "zarlog-system", log.With("component", "nats-system")
+		sys, err := ingest.Dial(d)
+		if err != nil {
+			return fail(fmt.Errorf("serve: the NATS system account: %w", err))
+		}
+		closers = append(closers, func() error { sys.Close(); return nil })
+		n, err := ingest.CheckSystem(ctx, sys)
+		if err != nil {
+			flag := "--nats-system-creds " + d.CredsFile
+			if d.CredsFile == "" {
+				flag = "--nats-system-nkey " + d.NKeySeedFile
+			}
+			return fail(fmt.Errorf("serve: %s: %w", flag, err))
+		}
+		log.Info("nats system account: an emitter that ignores its refusals is disconnected", "servers", n)
+		users := map[string][]string{}
+		for _, a := range cfg.NATSUsers {
+			if a.NKey != "" {
+				users[a.Emitter] = append(users[a.Emitter], a.NKey)
+			}
+		}
+		disconnect = ingest.SystemDisconnect(sys, func(emitter string) []string { return append([]string{emitter}, users[emitter]...) })
+	} else {
+		log.Info("external NATS without a system account user: an emitter that ignores its refusals is refused, not disconnected (docs/NATS.md §6)")
 	}
 	// A node on a bucket ingests and answers receipts only while its lease
 	// is fresh (storage.Node.Fresh): one that cannot renew its lock, or was

@@ -1,0 +1,168 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// The system account's services this file uses (nats-server 2.10 and
+// later; go.mod pins the version the tests run).
+const (
+	// sysPingConnz asks every server of the deployment for its
+	// connections (one reply from each).
+	sysPingConnz = "$SYS.REQ.SERVER.PING.CONNZ"
+	// sysPingStatsz asks every server for its statistics: CheckSystem's
+	// probe.
+	sysPingStatsz = "$SYS.REQ.SERVER.PING.STATSZ"
+	// sysKick closes one connection on the server with this id.
+	sysKick = "$SYS.REQ.SERVER.%s.KICK"
+)
+
+// sysQuiet is how long SystemDisconnect waits for more servers' replies
+// after the last, and sysTimeout how long for the first (and for a kick's
+// answer).
+const (
+	sysQuiet   = 250 * time.Millisecond
+	sysTimeout = 2 * time.Second
+)
+
+// A sysReply is a system service's reply: the answering server, its data
+// and its error.
+type sysReply struct {
+	Server struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"server"`
+	Data  json.RawMessage `json:"data"`
+	Error *struct {
+		Code        int    `json:"code"`
+		Description string `json:"description"`
+	} `json:"error"`
+}
+
+// SystemDisconnect returns a Config.Disconnect for an external NATS
+// deployment, through sys, a connection of a user of the deployment's
+// system account: it asks every server for the connections whose user is
+// one of users(emitter) ($SYS.REQ.SERVER.PING.CONNZ, filtered by user: the
+// user name of a password, the public nkey of an nkey or of a JWT user)
+// and closes each on its server ($SYS.REQ.SERVER.<id>.KICK). It returns
+// how many it closed. An emitter with no users is an error, as is a
+// deployment where no server answers.
+func SystemDisconnect(sys *nats.Conn, users func(emitter string) []string) func(emitter string) (int, error) {
+	return func(emitter string) (int, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*sysTimeout)
+		defer cancel()
+		names := users(emitter)
+		if len(names) == 0 {
+			return 0, fmt.Errorf("nats system account: emitter %s has no NATS user to disconnect", emitter)
+		}
+		n := 0
+		var errs []error
+		for _, user := range names {
+			req, _ := json.Marshal(map[string]any{"auth": true, "user": user, "limit": 1 << 16})
+			replies, err := sysRequestAll(ctx, sys, sysPingConnz, req)
+			if err != nil {
+				return n, fmt.Errorf("nats system account: the connections of emitter %s (user %s): %w", emitter, user, err)
+			}
+			for _, r := range replies {
+				if r.Error != nil {
+					errs = append(errs, fmt.Errorf("server %s: connz: %s", r.Server.Name, r.Error.Description))
+					continue
+				}
+				var connz struct {
+					Conns []struct {
+						CID  uint64 `json:"cid"`
+						User string `json:"authorized_user"`
+					} `json:"connections"`
+				}
+				if err := json.Unmarshal(r.Data, &connz); err != nil {
+					errs = append(errs, fmt.Errorf("server %s: connz: %w", r.Server.Name, err))
+					continue
+				}
+				for _, c := range connz.Conns {
+					if c.User != user {
+						continue // a server that did not filter
+					}
+					if err := sysKickConn(ctx, sys, r.Server.ID, c.CID); err != nil {
+						errs = append(errs, fmt.Errorf("server %s: closing connection %d of emitter %s: %w", r.Server.Name, c.CID, emitter, err))
+						continue
+					}
+					n++
+				}
+			}
+		}
+		return n, errors.Join(errs...)
+	}
+}
+
+// sysKickConn closes connection cid on the server with id.
+func sysKickConn(ctx context.Context, sys *nats.Conn, id string, cid uint64) error {
+	req, _ := json.Marshal(map[string]uint64{"cid": cid})
+	kctx, cancel := context.WithTimeout(ctx, sysTimeout)
+	defer cancel()
+	msg, err := sys.RequestWithContext(kctx, fmt.Sprintf(sysKick, id), req)
+	if err != nil {
+		return err
+	}
+	var r sysReply
+	if err := json.Unmarshal(msg.Data, &r); err != nil {
+		return fmt.Errorf("its reply: %w", err)
+	}
+	if r.Error != nil {
+		return errors.New(r.Error.Description)
+	}
+	return nil
+}
+
+// sysRequestAll sends a request every server answers and gathers the
+// replies: it waits up to sysTimeout for the first and sysQuiet after each
+// for more.
+func sysRequestAll(ctx context.Context, sys *nats.Conn, subject string, data []byte) ([]sysReply, error) {
+	inbox := sys.NewRespInbox()
+	sub, err := sys.SubscribeSync(inbox)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Unsubscribe()
+	if err := sys.PublishRequest(subject, inbox, data); err != nil {
+		return nil, err
+	}
+	var replies []sysReply
+	wait := sysTimeout
+	for {
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		msg, err := sub.NextMsgWithContext(wctx)
+		cancel()
+		if err != nil {
+			switch {
+			case len(replies) > 0 && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+				return replies, nil
+			case len(replies) == 0 && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders)):
+				return nil, fmt.Errorf("no server answers %s: the user is not one of the system account's (%w)", subject, err)
+			}
+			return replies, err
+		}
+		var r sysReply
+		if err := json.Unmarshal(msg.Data, &r); err != nil {
+			return replies, fmt.Errorf("%s: a reply: %w", subject, err)
+		}
+		replies = append(replies, r)
+		wait = sysQuiet
+	}
+}
+
+// CheckSystem asks every server of the deployment for its statistics
+// through sys and returns how many answered: an error says that sys is not
+// a connection of the system account (SystemDisconnect would not work).
+func CheckSystem(ctx context.Context, sys *nats.Conn) (int, error) {
+	replies, err := sysRequestAll(ctx, sys, sysPingStatsz, nil)
+	if err != nil {
+		return 0, fmt.Errorf("nats system account: %w", err)
+	}
+	return len(replies), nil
+}
