@@ -730,6 +730,8 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "--data", dir, "--export-once"}, 2, "--export-once needs --export"},
 		{[]string{"serve", "--data", dir, "--nats-creds", "x"}, 2, "need --nats URL"},
 		{[]string{"serve", "--data", dir, "--nats", "nats://x", "--nats-users", "f"}, 2, "--nats-users configures the embedded server"},
+		{[]string{"serve", "--data", dir, "--nats-system-nkey", "x"}, 2, "--nats-system-creds and --nats-system-nkey need --nats URL"},
+		{[]string{"serve", "--data", dir, "--nats", "nats://x", "--nats-system-nkey", "x", "--nats-system-creds", "y"}, 2, "give one"},
 		{[]string{"serve", "--data", dir, "--clock-start", "yesterday"}, 2, "--clock-start"},
 		{[]string{"serve", "--data", dir, "--emitters", filepath.Join(dir, "missing")}, 2, "--emitters"},
 		{[]string{"serve", "--data", dir, "--hide-names", filepath.Join(dir, "missing")}, 2, "--hide-names"},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -51,8 +52,8 @@ type sysReply struct {
 // one of users(emitter) ($SYS.REQ.SERVER.PING.CONNZ, filtered by user: the
 // user name of a password, the public nkey of an nkey or of a JWT user)
 // and closes each on its server ($SYS.REQ.SERVER.<id>.KICK). It returns
-// how many it closed. An emitter with no users is an error, as is a
-// deployment where no server answers.
+// how many it closed. An emitter with no users is an error, as is one
+// with no connection found and a deployment where no server answers.
 func SystemDisconnect(sys *nats.Conn, users func(emitter string) []string) func(emitter string) (int, error) {
 	return func(emitter string) (int, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*sysTimeout)
@@ -61,7 +62,7 @@ func SystemDisconnect(sys *nats.Conn, users func(emitter string) []string) func(
 		if len(names) == 0 {
 			return 0, fmt.Errorf("nats system account: emitter %s has no NATS user to disconnect", emitter)
 		}
-		n := 0
+		n, servers := 0, 0
 		var errs []error
 		for _, user := range names {
 			req, _ := json.Marshal(map[string]any{"auth": true, "user": user, "limit": 1 << 16})
@@ -69,6 +70,7 @@ func SystemDisconnect(sys *nats.Conn, users func(emitter string) []string) func(
 			if err != nil {
 				return n, fmt.Errorf("nats system account: the connections of emitter %s (user %s): %w", emitter, user, err)
 			}
+			servers = max(servers, len(replies))
 			for _, r := range replies {
 				if r.Error != nil {
 					errs = append(errs, fmt.Errorf("server %s: connz: %s", r.Server.Name, r.Error.Description))
@@ -95,6 +97,9 @@ func SystemDisconnect(sys *nats.Conn, users func(emitter string) []string) func(
 					n++
 				}
 			}
+		}
+		if n == 0 && len(errs) == 0 {
+			errs = append(errs, fmt.Errorf("nats system account: no connection of emitter %s (users %s) on the %d servers that answered", emitter, strings.Join(names, ", "), servers))
 		}
 		return n, errors.Join(errs...)
 	}

@@ -185,7 +185,11 @@ func TestSystemDisconnect(t *testing.T) {
 	if len(goneAlice) > 0 {
 		t.Errorf("alice was disconnected")
 	}
-	// An emitter without a user is an error, not a silent no-op.
+	// An emitter with no connection, or without a user, is an error,
+	// not a silent no-op.
+	if n, err := SystemDisconnect(sys, users)("nobody"); n != 0 || err == nil || !strings.Contains(err.Error(), "no connection of emitter nobody") {
+		t.Errorf("SystemDisconnect of an emitter with no connection: %d, %v", n, err)
+	}
 	if _, err := SystemDisconnect(sys, func(string) []string { return nil })("bob"); err == nil {
 		t.Errorf("SystemDisconnect of an emitter without a user: no error")
 	}
