@@ -602,3 +602,213 @@ func (e EventStatus) check() error {
 	}
 	return nil
 }
+
+// MessageStatusVersion is the version of the message status protocol: an
+// SDK that knows the stream sequence and the payload of each message it
+// published (its publish ack's sequence) asks, on Subjects.Receipts, what
+// the ledger decided of whole messages (MessageStatusRequest), rather than
+// of each event (StatusRequest, still served): a message of a few hundred
+// events is confirmed by one entry. The ledger answers from a record of
+// the messages it decided lately, kept in memory; whatever it cannot answer
+// for sure (a message it has no record of, one not decided whole as
+// appended) the SDK asks about event by event, as before (docs/NATS.md §5,
+// "Following per message"). A ledger that predates it answers the request
+// "bad-request"; the SDK then follows event by event.
+const MessageStatusVersion = 4
+
+// MaxStatusMessages is the most messages one MessageStatusRequest asks
+// about.
+const MaxStatusMessages = 256
+
+// A MessageStatusRequest asks what the ledger decided of up to
+// MaxStatusMessages of the emitter's messages, without waiting.
+type MessageStatusRequest struct {
+	// Messages are the messages asked about, at least one.
+	Messages []MessageQuery `json:"messages"`
+	// V is MessageStatusVersion.
+	V int `json:"v"`
+}
+
+// A MessageQuery names one message of a MessageStatusRequest: its stream
+// sequence and the SHA-256 of its payload, as published. The sequence
+// alone does not name a message: a stream that lost its tail gives its
+// sequences again (docs/NATS.md §5, "Sequences given twice").
+type MessageQuery struct {
+	Seq    uint64 `json:"seq"`
+	SHA256 Hash   `json:"sha256"`
+}
+
+// MarshalMessageStatusRequest encodes q.
+func MarshalMessageStatusRequest(q MessageStatusRequest) ([]byte, error) {
+	if err := q.check(); err != nil {
+		return nil, err
+	}
+	return marshal(q)
+}
+
+// ParseMessageStatusRequest decodes a MessageStatusRequest.
+func ParseMessageStatusRequest(b []byte) (MessageStatusRequest, error) {
+	var q MessageStatusRequest
+	if err := unmarshal(b, &q); err != nil {
+		return MessageStatusRequest{}, err
+	}
+	if err := q.check(); err != nil {
+		return MessageStatusRequest{}, err
+	}
+	return q, nil
+}
+
+func (q MessageStatusRequest) check() error {
+	if q.V != MessageStatusVersion {
+		return fmt.Errorf("%w: a message status request is of version %d, not %d", ErrMessage, MessageStatusVersion, q.V)
+	}
+	if len(q.Messages) == 0 || len(q.Messages) > MaxStatusMessages {
+		return fmt.Errorf("%w: a message status request asks about 1…%d messages, not %d", ErrMessage, MaxStatusMessages, len(q.Messages))
+	}
+	for i, m := range q.Messages {
+		if m.Seq == 0 {
+			return fmt.Errorf("%w: messages[%d]: stream sequence 0", ErrMessage, i)
+		}
+	}
+	return nil
+}
+
+// The statuses of one message in a MessageStatusReply.
+const (
+	// MessageLogged: the ledger decided the message at Seq with this
+	// payload (the requesting emitter's), every one of its Events events
+	// was appended or was a duplicate of an event in the log, the largest
+	// of their leaf indexes is Index, and the reply's checkpoint covers
+	// it: every event of the message is logged.
+	MessageLogged = "logged"
+	// MessageAppended: as MessageLogged, but no signed checkpoint covers
+	// Index yet.
+	MessageAppended = "appended"
+	// MessageMixed: the ledger decided the message, and refused at least
+	// one of its events: ask about its events (StatusRequest).
+	MessageMixed = "mixed"
+	// MessageUnknown: the ledger holds no record of this payload at Seq:
+	// it has not decided the message yet (Seq is at or above Decided),
+	// or it no longer keeps the record, or it decided another message at
+	// Seq, or the stream lost the message. An SDK asks about its events
+	// (StatusRequest) once Decided is above Seq, or once the StreamState
+	// says it lost it.
+	MessageUnknown = "unknown"
+)
+
+// A MessageStatusReply answers a MessageStatusRequest: Status StatusOK
+// with one MessageStatus per query, in the same order, or StatusError with
+// a Code and Reason ("bad-request", "unavailable", "busy").
+type MessageStatusReply struct {
+	// Checkpoint is the latest signed checkpoint note, verbatim, read
+	// before the messages were looked up; absent if the ledger has signed
+	// none yet.
+	Checkpoint string `json:"checkpoint,omitempty"`
+	Code       string `json:"code,omitempty"`
+	// Decided and Last are the StreamState, read before the messages
+	// were looked up; both or neither.
+	Decided  *uint64         `json:"decided,omitempty"`
+	Last     *uint64         `json:"last,omitempty"`
+	Messages []MessageStatus `json:"messages,omitempty"`
+	Reason   string          `json:"reason,omitempty"`
+	Status   string          `json:"status"`
+	// V is MessageStatusVersion.
+	V int `json:"v"`
+}
+
+// State returns the reply's StreamState, and false if it carries none.
+func (p MessageStatusReply) State() (StreamState, bool) {
+	if p.Decided == nil || p.Last == nil {
+		return StreamState{}, false
+	}
+	return StreamState{Decided: *p.Decided, Last: *p.Last}, true
+}
+
+// A MessageStatus is what the ledger knows of one message of a
+// MessageStatusRequest.
+type MessageStatus struct {
+	// Events is the number of events of a MessageLogged or
+	// MessageAppended message.
+	Events int `json:"events,omitempty"`
+	// Index is the largest leaf index of the events of a MessageLogged or
+	// MessageAppended message.
+	Index  *uint64 `json:"index,omitempty"`
+	Seq    uint64  `json:"seq"`
+	Status string  `json:"status"`
+}
+
+// MarshalMessageStatusReply encodes p.
+func MarshalMessageStatusReply(p MessageStatusReply) ([]byte, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	return marshal(p)
+}
+
+// ParseMessageStatusReply decodes a MessageStatusReply and checks that its
+// members fit its status.
+func ParseMessageStatusReply(b []byte) (MessageStatusReply, error) {
+	var p MessageStatusReply
+	if err := unmarshal(b, &p); err != nil {
+		return MessageStatusReply{}, err
+	}
+	if err := p.check(); err != nil {
+		return MessageStatusReply{}, err
+	}
+	return p, nil
+}
+
+func (p MessageStatusReply) check() error {
+	if p.V != MessageStatusVersion {
+		return fmt.Errorf("%w: a message status reply is of version %d, not %d", ErrMessage, MessageStatusVersion, p.V)
+	}
+	if (p.Decided == nil) != (p.Last == nil) {
+		return fmt.Errorf("%w: decided and last come together", ErrMessage)
+	}
+	if len(p.Reason) > MaxReasonLength {
+		return fmt.Errorf("%w: reason of %d bytes exceeds %d", ErrMessage, len(p.Reason), MaxReasonLength)
+	}
+	switch p.Status {
+	case StatusOK:
+		if p.Code != "" || p.Reason != "" || len(p.Messages) == 0 || len(p.Messages) > MaxStatusMessages {
+			return fmt.Errorf("%w: status ok carries 1…%d messages and no code or reason", ErrMessage, MaxStatusMessages)
+		}
+	case StatusError:
+		if p.Checkpoint != "" || p.Decided != nil || p.Messages != nil {
+			return fmt.Errorf("%w: status error carries no checkpoint, state or messages", ErrMessage)
+		}
+		return CheckCode(p.Code)
+	default:
+		return fmt.Errorf("%w: unknown status %q of a message status reply", ErrMessage, p.Status)
+	}
+	logged := false
+	for i, m := range p.Messages {
+		if err := m.check(); err != nil {
+			return fmt.Errorf("%w: messages[%d]: %w", ErrMessage, i, err)
+		}
+		logged = logged || m.Status == MessageLogged
+	}
+	if logged && p.Checkpoint == "" {
+		return fmt.Errorf("%w: a logged message without the checkpoint that covers it", ErrMessage)
+	}
+	return nil
+}
+
+func (m MessageStatus) check() error {
+	if m.Seq == 0 {
+		return errors.New("stream sequence 0")
+	}
+	switch m.Status {
+	case MessageLogged, MessageAppended:
+		if m.Index == nil || m.Events < 1 || m.Events > MaxBatchEvents {
+			return fmt.Errorf("status %s needs an index and 1…%d events", m.Status, MaxBatchEvents)
+		}
+	case MessageMixed, MessageUnknown:
+		if m.Index != nil || m.Events != 0 {
+			return fmt.Errorf("status %s carries no index or events", m.Status)
+		}
+	default:
+		return fmt.Errorf("unknown status %q", m.Status)
+	}
+	return nil
+}

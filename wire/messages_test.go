@@ -114,6 +114,74 @@ func TestStatusRoundTrip(t *testing.T) {
 	}
 }
 
+// TestMessageStatusRoundTrip: the message status request and reply
+// (MessageStatusVersion) round trip, are not taken for the per-event ones,
+// and a reply that breaks its rules is refused.
+func TestMessageStatusRoundTrip(t *testing.T) {
+	var sum Hash
+	sum[0], sum[31] = 1, 2
+	q := MessageStatusRequest{V: MessageStatusVersion, Messages: []MessageQuery{{Seq: 3, SHA256: sum}, {Seq: 9}}}
+	b, err := MarshalMessageStatusRequest(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ParseMessageStatusRequest(b); err != nil || !reflect.DeepEqual(got, q) {
+		t.Errorf("message status request round trip: %+v, %v; want %+v (%s)", got, err, q, b)
+	}
+	if _, err := ParseStatusRequest(b); err == nil {
+		t.Errorf("%s parses as a status request", b)
+	}
+	if _, err := ParseReceiptRequest(b); err == nil {
+		t.Errorf("%s parses as a receipt request", b)
+	}
+	for _, p := range []MessageStatusReply{
+		{Status: StatusOK, V: MessageStatusVersion, Decided: u64(7), Last: u64(9), Checkpoint: "origin\n9\nhash\n\n— sig\n", Messages: []MessageStatus{
+			{Seq: 3, Status: MessageLogged, Index: u64(3), Events: 200},
+			{Seq: 4, Status: MessageAppended, Index: u64(12), Events: 1},
+			{Seq: 5, Status: MessageMixed},
+			{Seq: 6, Status: MessageUnknown},
+		}},
+		{Status: StatusError, V: MessageStatusVersion, Code: "busy", Reason: "limit"},
+	} {
+		b, err := MarshalMessageStatusReply(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ParseMessageStatusReply(b)
+		if err != nil || !reflect.DeepEqual(got, p) {
+			t.Errorf("message status reply round trip: %+v, %v; want %+v (%s)", got, err, p, b)
+		}
+		if _, err := ParseStatusReply(b); err == nil {
+			t.Errorf("%s parses as a status reply", b)
+		}
+	}
+	for _, bad := range []string{
+		`{"messages":[],"v":4}`,
+		`{"messages":[{"seq":0,"sha256":"` + b64 + `"}],"v":4}`,
+		`{"messages":[{"seq":1,"sha256":"` + b64 + `"}],"v":3}`,
+		`{"messages":[{"seq":1,"sha256":"abc"}],"v":4}`,
+	} {
+		if _, err := ParseMessageStatusRequest([]byte(bad)); !errors.Is(err, ErrMessage) {
+			t.Errorf("request %s: %v, want ErrMessage", bad, err)
+		}
+	}
+	for _, bad := range []string{
+		`{"messages":[{"events":2,"index":1,"seq":3,"status":"logged"}],"status":"ok","v":4}`,           // logged without a checkpoint
+		`{"checkpoint":"c","messages":[{"index":1,"seq":3,"status":"appended"}],"status":"ok","v":4}`,   // no events
+		`{"checkpoint":"c","messages":[{"events":2,"seq":3,"status":"appended"}],"status":"ok","v":4}`,  // no index
+		`{"messages":[{"events":2,"seq":3,"status":"mixed"}],"status":"ok","v":4}`,                      // mixed with events
+		`{"messages":[{"seq":0,"status":"unknown"}],"status":"ok","v":4}`,                               // sequence 0
+		`{"messages":[{"seq":3,"status":"lost"}],"status":"ok","v":4}`,                                  // unknown status
+		`{"decided":3,"messages":[{"seq":3,"status":"unknown"}],"status":"ok","v":4}`,                   // decided without last
+		`{"code":"busy","messages":[{"seq":3,"status":"unknown"}],"reason":"r","status":"error","v":4}`, // error with messages
+		`{"messages":[{"seq":3,"status":"unknown"}],"status":"ok","v":3}`,                               // version
+	} {
+		if _, err := ParseMessageStatusReply([]byte(bad)); !errors.Is(err, ErrMessage) {
+			t.Errorf("reply %s: %v, want ErrMessage", bad, err)
+		}
+	}
+}
+
 // TestStreamStateLost: the resend rule, at each side of its bounds.
 func TestStreamStateLost(t *testing.T) {
 	for _, tc := range []struct {
@@ -224,6 +292,8 @@ func FuzzMessages(f *testing.F) {
 	f.Add([]byte(`{"decided":3,"id":"a","last":4,"status":"pending","v":3}`))
 	f.Add([]byte(`{"events":[{"id":"g:1","seq":3},{"id":"g:2"}],"v":3}`))
 	f.Add([]byte(`{"checkpoint":"c","decided":1,"events":[{"id":"a","index":1,"status":"logged"},{"code":"x","id":"b","reason":"r","status":"rejected"}],"last":2,"status":"ok","v":3}`))
+	f.Add([]byte(`{"messages":[{"seq":3,"sha256":"` + b64 + `"}],"v":4}`))
+	f.Add([]byte(`{"checkpoint":"c","decided":9,"last":12,"messages":[{"events":200,"index":1,"seq":3,"status":"logged"},{"seq":4,"status":"mixed"},{"seq":5,"status":"unknown"}],"status":"ok","v":4}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if q, err := ParseStatusRequest(b); err == nil {
 			m, err := MarshalStatusRequest(q)
@@ -232,6 +302,24 @@ func FuzzMessages(f *testing.F) {
 			}
 			if q2, err := ParseStatusRequest(m); err != nil || !reflect.DeepEqual(q, q2) {
 				t.Fatalf("status request round trip: %+v -> %s -> %+v, %v", q, m, q2, err)
+			}
+		}
+		if q, err := ParseMessageStatusRequest(b); err == nil {
+			m, err := MarshalMessageStatusRequest(q)
+			if err != nil {
+				t.Fatalf("marshal parsed message status request: %v", err)
+			}
+			if q2, err := ParseMessageStatusRequest(m); err != nil || !reflect.DeepEqual(q, q2) {
+				t.Fatalf("message status request round trip: %+v -> %s -> %+v, %v", q, m, q2, err)
+			}
+		}
+		if p, err := ParseMessageStatusReply(b); err == nil {
+			m, err := MarshalMessageStatusReply(p)
+			if err != nil {
+				t.Fatalf("marshal parsed message status reply: %v", err)
+			}
+			if p2, err := ParseMessageStatusReply(m); err != nil || !reflect.DeepEqual(p, p2) {
+				t.Fatalf("message status reply round trip: %+v -> %s -> %+v, %v", p, m, p2, err)
 			}
 		}
 		if p, err := ParseStatusReply(b); err == nil {

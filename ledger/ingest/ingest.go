@@ -315,6 +315,9 @@ type Ingester struct {
 	// last caches the stream's last sequence for the StreamState of
 	// receipt replies (streamState).
 	last lastSeq
+	// msgs are the records of the latest messages decided, for message
+	// status requests (messages.go).
+	msgs *msgRecords
 
 	rejLogMu   sync.Mutex
 	rejTokens  float64
@@ -362,7 +365,7 @@ func New(nc *nats.Conn, cfg Config) (*Ingester, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
-	in := &Ingester{cfg: cfg, nc: nc, js: js, log: cfg.Logger, m: m, waiters: waiters{m: map[waiterKey][]chan ledger.Outcome{}},
+	in := &Ingester{cfg: cfg, nc: nc, js: js, log: cfg.Logger, m: m, waiters: waiters{m: map[waiterKey][]chan ledger.Outcome{}}, msgs: newMsgRecords(messageRecords),
 		held: budget{by: map[string]int{}, max: cfg.MaxReceiptRequestsPerEmitter, total: cfg.MaxReceiptRequests}}
 	in.adm = newAdmission(in)
 	in.moved = make(chan struct{})
@@ -526,6 +529,7 @@ func (in *Ingester) session(ctx context.Context) error {
 	in.log.Info("ingest session started", "stream", in.cfg.Stream.Name, "consumer", in.cfg.Consumer.Name, "next", next)
 
 	st := &sessionState{stream: stream, next: next}
+	in.msgs.reset() // made from this session's decisions only
 	in.setDecided(next)
 	var holdTick <-chan time.Time
 	if in.cfg.Hold != nil {
@@ -743,6 +747,8 @@ type item struct {
 	// emitter and size are the message's, for its emitter's backlog.
 	emitter string
 	size    int
+	// sum is the SHA-256 of its payload, for its record (msgRecords).
+	sum wire.Hash
 }
 
 // process submits one batch of messages and acknowledges them. It returns
@@ -802,6 +808,9 @@ func (in *Ingester) process(ctx context.Context, st *sessionState, batch []jetst
 			return heldErr(err)
 		}
 	}
+	if len(subs) > 0 {
+		in.msgs.put(items, outs) // before the cursor moves past them
+	}
 	in.acknowledge(ctx, items, outs)
 	for _, it := range items {
 		if !it.ackOnly {
@@ -820,7 +829,7 @@ func (in *Ingester) process(ctx context.Context, st *sessionState, batch []jetst
 // message's payload, which nothing reuses (nats.go gives every delivered or
 // fetched message a buffer of its own): it goes to the ledger Owned.
 func (in *Ingester) split(subs *[]submission, subject string, h nats.Header, data []byte, seq uint64, m jetstream.Msg) item {
-	it := item{msg: m, seq: seq, first: len(*subs), size: len(data)}
+	it := item{msg: m, seq: seq, first: len(*subs), size: len(data), sum: payloadSum(data)}
 	emitter, err := in.cfg.Subjects.EmitterOf("admitted", subject)
 	if err != nil {
 		// A message the stream captured before the admission (an older

@@ -67,6 +67,10 @@ func (in *Ingester) serveReceipts(ctx context.Context) (*nats.Subscription, erro
 				in.sendStatus(m, in.heldStatus(err))
 				return
 			}
+			if _, serr := wire.ParseMessageStatusRequest(m.Data); serr == nil {
+				in.sendMessageStatus(m, in.heldMessageStatus(err))
+				return
+			}
 			q, _ := wire.ParseReceiptRequest(m.Data)
 			in.sendReply(m, in.heldReply(q.ID, q.V, err))
 			return
@@ -84,6 +88,10 @@ func (in *Ingester) serveReceipts(ctx context.Context) (*nats.Subscription, erro
 				in.replyStatus(m, wire.StatusReply{Status: wire.StatusError, Code: "busy", Reason: truncate(reason, wire.MaxReasonLength), V: wire.ReceiptStateVersion})
 				return
 			}
+			if _, err := wire.ParseMessageStatusRequest(m.Data); err == nil {
+				in.replyMessageStatus(m, wire.MessageStatusReply{Status: wire.StatusError, Code: "busy", Reason: truncate(reason, wire.MaxReasonLength), V: wire.MessageStatusVersion})
+				return
+			}
 			in.reply(m, wire.ReceiptReply{Status: wire.StatusError, Code: "busy", Reason: truncate(reason, wire.MaxReasonLength)})
 			return
 		}
@@ -96,6 +104,10 @@ func (in *Ingester) serveReceipts(ctx context.Context) (*nats.Subscription, erro
 			}()
 			q, err := wire.ParseReceiptRequest(m.Data)
 			if err != nil {
+				if mq, merr := wire.ParseMessageStatusRequest(m.Data); merr == nil {
+					in.replyMessageStatus(m, in.messageStatus(ctx, emitter, mq, arrived))
+					return
+				}
 				if sq, serr := wire.ParseStatusRequest(m.Data); serr == nil {
 					in.replyStatus(m, in.status(ctx, emitter, sq, arrived))
 					return
@@ -171,6 +183,34 @@ func (in *Ingester) sendStatus(m *nats.Msg, p wire.StatusReply) {
 	}
 	if err := m.Respond(b); err != nil {
 		in.log.Warn("sending a status reply", "err", err)
+	}
+}
+
+// heldMessageStatus is the answer of a held ingest to a message status
+// request, counted.
+func (in *Ingester) heldMessageStatus(err error) wire.MessageStatusReply {
+	in.m.heldBack.WithLabelValues("status").Inc()
+	return wire.MessageStatusReply{Status: wire.StatusError, Code: "unavailable", Reason: heldReason(err), V: wire.MessageStatusVersion}
+}
+
+// replyMessageStatus sends a message status reply, or, if Hold has closed
+// since the request came, the reply that says so instead.
+func (in *Ingester) replyMessageStatus(m *nats.Msg, p wire.MessageStatusReply) {
+	if err := in.hold(); err != nil {
+		p = in.heldMessageStatus(err)
+	}
+	in.sendMessageStatus(m, p)
+}
+
+func (in *Ingester) sendMessageStatus(m *nats.Msg, p wire.MessageStatusReply) {
+	in.m.receipts.WithLabelValues("messages-" + p.Status).Inc()
+	b, err := wire.MarshalMessageStatusReply(p)
+	if err != nil {
+		in.log.Error("encoding a message status reply", "err", err)
+		return
+	}
+	if err := m.Respond(b); err != nil {
+		in.log.Warn("sending a message status reply", "err", err)
 	}
 }
 
