@@ -836,6 +836,9 @@ func (c *Client) fly(msg *nats.Msg, items []*entry) {
 			select {
 			case pa := <-fut.Ok():
 				c.acknowledged(items, Ack{Stream: pa.Stream, Seq: pa.Sequence, Duplicate: pa.Duplicate, Events: len(items)})
+				if !pa.Duplicate {
+					c.followMessage(items, pa.Sequence, msg.Data)
+				}
 				return
 			case err = <-fut.Err():
 			case <-c.closed:

@@ -20,6 +20,7 @@ package sdk
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"sync"
@@ -40,8 +41,11 @@ type FollowStats struct {
 	// copies the Client published again because the stream had lost the
 	// event (or, once, after a refusal caused by a lost predecessor).
 	Logged, Rejected, Resent uint64
-	// Requests counts the status requests sent.
-	Requests uint64
+	// Requests counts the status requests sent: about events
+	// (wire.StatusRequest) and about messages
+	// (wire.MessageStatusRequest). ByMessage counts the events reported
+	// logged by an answer about their message.
+	Requests, ByMessage uint64
 }
 
 // ErrFollowUnsupported is given to Config.OnRetry once when the ledger
@@ -97,6 +101,32 @@ type held struct {
 	floor  uint64
 	reused bool
 	done   bool
+	// msg is the message by which the event is followed: the latest
+	// acknowledged message that carried a copy of it, while the ledger
+	// may answer about it whole (sentMsg). Nil: the event is asked about
+	// by its id.
+	msg *sentMsg
+}
+
+// A sentMsg is one acknowledged message whose events are followed by
+// asking about the message (wire.MessageStatusRequest): its stream
+// sequence and the SHA-256 of its payload name it, and one answer
+// confirms its events. Its fields are guarded by follower.mu.
+type sentMsg struct {
+	seq   uint64
+	sum   wire.Hash
+	n     int     // its events
+	hs    []*held // the held events it carried
+	acked time.Time
+	// live is the number of held events followed by this message
+	// (held.msg); none left, it is not asked about.
+	live int
+	// appended, index, appendedAt: as held's, for the largest leaf index
+	// of its events.
+	appended   bool
+	index      uint64
+	appendedAt time.Time
+	done       bool
 }
 
 // A follower is the Client's set of held events.
@@ -120,6 +150,16 @@ type follower struct {
 	// hiSeq is the highest stream sequence seen: of an ack, or a reply's
 	// last sequence (held.floor).
 	hiSeq uint64
+	// msgs are the messages followed whole, in acknowledgement order;
+	// done ones are dropped at each round. byEvent is set once the ledger
+	// answered a message status request "bad-request" (a ledger that
+	// predates it): every event is then asked about by its id.
+	msgs    []*sentMsg
+	byEvent bool
+	// loose is the number of held events not followed by their message
+	// (held.msg nil): none, a round does not look for events to ask
+	// about by id.
+	loose int
 }
 
 type logWaiter struct {
@@ -172,6 +212,7 @@ func (c *Client) hold(ev Event) *held {
 	}
 	f.accepted++
 	h := &held{ev: ev, n: f.accepted, copies: 1}
+	f.loose++
 	f.byID[ev.ID] = h
 	if k := ev.OrderKey; k != "" {
 		f.byKey[k] = append(f.byKey[k], h)
@@ -218,6 +259,10 @@ func (c *Client) dropLocked(h *held) {
 		return
 	}
 	h.done = true
+	if h.msg == nil {
+		f.loose--
+	}
+	f.unfollowMsg(h)
 	if f.byID[h.ev.ID] == h {
 		delete(f.byID, h.ev.ID)
 	}
@@ -225,7 +270,11 @@ func (c *Client) dropLocked(h *held) {
 		list := f.byKey[k]
 		for i, o := range list {
 			if o == h {
-				list = append(list[:i:i], list[i+1:]...)
+				if i == 0 {
+					list = list[1:] // the usual case: a key's events are logged in order
+				} else {
+					list = append(list[:i:i], list[i+1:]...)
+				}
 				break
 			}
 		}
@@ -261,6 +310,73 @@ func (c *Client) dropLocked(h *held) {
 		}
 	}
 	f.idle = kept
+}
+
+// unfollowMsg stops following h by its message: it is asked about by its
+// id from now on.
+func (f *follower) unfollowMsg(h *held) {
+	m := h.msg
+	if m == nil {
+		return
+	}
+	h.msg = nil
+	if !h.done {
+		f.loose++
+	}
+	if m.live--; m.live <= 0 {
+		m.done = true
+	}
+}
+
+// dissolve stops following m whole: its events still held are asked
+// about by their ids (the per-event path decides what the message could
+// not: refusals, losses, reused sequences).
+func (f *follower) dissolve(m *sentMsg) {
+	m.done = true
+	for _, h := range m.hs {
+		if h.msg == m {
+			h.msg = nil
+			if !h.done {
+				f.loose++
+			}
+		}
+	}
+	m.live = 0
+	m.hs = nil
+}
+
+// followMessage makes the Client follow the held events of items, whose
+// message (payload data) JetStream acknowledged at stream sequence seq, by
+// asking about the message (sentMsg), unless the ledger does not answer
+// such questions.
+func (c *Client) followMessage(items []*entry, seq uint64, data []byte) {
+	f := c.follow
+	f.mu.Lock()
+	skip := f.off || f.byEvent
+	f.mu.Unlock()
+	if skip || seq == 0 {
+		return
+	}
+	m := &sentMsg{seq: seq, sum: sha256.Sum256(data), n: len(items), acked: time.Now()}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.off || f.byEvent {
+		return
+	}
+	for _, e := range items {
+		h := e.h
+		if h == nil || h.done || h.seq != seq {
+			continue
+		}
+		f.unfollowMsg(h)
+		h.msg = m
+		f.loose--
+		m.live++
+		m.hs = append(m.hs, h)
+	}
+	if m.live > 0 {
+		f.msgs = append(f.msgs, m)
+	}
 }
 
 // Follow makes the Client hold ev (its ID, Data and OrderKey) as if it had
@@ -347,7 +463,8 @@ func (c *Client) followLoop() {
 	}
 }
 
-// round asks about the events due, oldest first, in batches.
+// round asks about the messages due, then about the events due that are
+// not followed by their message, oldest first, in batches.
 func (c *Client) round() {
 	f := c.follow
 	now := time.Now()
@@ -355,6 +472,58 @@ func (c *Client) round() {
 	if f.off {
 		f.mu.Unlock()
 		return
+	}
+	if !f.byEvent && len(f.msgs) > 0 {
+		// As for events below: the oldest due message is asked about
+		// every round, the others once the ledger has decided past them
+		// (or they are gone from the stream), one appended not before a
+		// checkpoint covers its largest index or appendedAgain.
+		var due []*sentMsg
+		kept := f.msgs[:0]
+		for _, m := range f.msgs {
+			if m.done {
+				continue
+			}
+			kept = append(kept, m)
+			if now.Sub(m.acked) < c.cfg.FollowAfter {
+				continue
+			}
+			if m.appended && m.index >= f.size && now.Sub(m.appendedAt) < appendedAgain {
+				continue
+			}
+			if len(due) > 0 && f.decided <= m.seq && m.seq <= f.last {
+				continue
+			}
+			due = append(due, m)
+		}
+		clear(f.msgs[len(kept):])
+		f.msgs = kept
+		f.mu.Unlock()
+		for len(due) > 0 {
+			n := min(len(due), wire.MaxStatusMessages)
+			batch := due[:n]
+			due = due[n:]
+			progress, err := c.askMessages(batch)
+			if err != nil {
+				if c.cfg.OnRetry != nil {
+					c.cfg.OnRetry(fmt.Errorf("following %d messages: %w", len(batch), err))
+				}
+				return
+			}
+			if !progress {
+				break
+			}
+		}
+		now = time.Now()
+		f.mu.Lock()
+		if f.off {
+			f.mu.Unlock()
+			return
+		}
+	}
+	if f.loose == 0 {
+		f.mu.Unlock()
+		return // every held event is followed by its message
 	}
 	var due []*held
 	// Every due event, however many: a cap on a round would cap the
@@ -370,7 +539,7 @@ func (c *Client) round() {
 	// latest state) is not asked about, but for the oldest due event,
 	// which is asked about every round to learn the state.
 	for _, h := range f.order {
-		if h.done || h.acked.IsZero() || now.Sub(h.acked) < c.cfg.FollowAfter {
+		if h.done || h.msg != nil || h.acked.IsZero() || now.Sub(h.acked) < c.cfg.FollowAfter {
 			continue
 		}
 		if h.appended && h.index >= f.size && now.Sub(h.appendedAt) < appendedAgain {
@@ -399,6 +568,139 @@ func (c *Client) round() {
 	}
 }
 
+// request sends req on the emitter's receipts subject and returns the
+// reply's payload.
+func (c *Client) request(req []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-c.closed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	msg, err := c.nc.RequestWithContext(ctx, c.cfg.Subjects.Receipts(c.cfg.Emitter), req)
+	if err != nil {
+		return nil, err
+	}
+	return msg.Data, nil
+}
+
+// askMessages sends one message status request about batch and acts on
+// the reply. It reports whether the ledger has read past any of them.
+// Only an answer that names the message by its sequence and payload, every
+// event of it appended, confirms its events; anything else hands them to
+// the per-event path (dissolve), which decides losses and refusals as
+// before.
+func (c *Client) askMessages(batch []*sentMsg) (progress bool, err error) {
+	f := c.follow
+	q := wire.MessageStatusRequest{V: wire.MessageStatusVersion, Messages: make([]wire.MessageQuery, len(batch))}
+	f.mu.Lock()
+	for i, m := range batch {
+		q.Messages[i] = wire.MessageQuery{Seq: m.seq, SHA256: m.sum}
+	}
+	f.stats.Requests++
+	f.mu.Unlock()
+	req, err := wire.MarshalMessageStatusRequest(q)
+	if err != nil {
+		return false, err
+	}
+	data, err := c.request(req)
+	if err != nil {
+		return false, err
+	}
+	rep, err := wire.ParseMessageStatusReply(data)
+	if err != nil {
+		if old, err2 := wire.ParseReceiptReply(data); err2 == nil && old.Status == wire.StatusError && old.Code == "bad-request" {
+			// A ledger that predates message status requests: follow
+			// every event by its id.
+			f.mu.Lock()
+			f.byEvent = true
+			for _, m := range f.msgs {
+				f.dissolve(m)
+			}
+			f.msgs = nil
+			f.mu.Unlock()
+			return true, nil
+		}
+		return false, err
+	}
+	if rep.Status != wire.StatusOK {
+		return false, fmt.Errorf("status %s, code %s: %s", rep.Status, rep.Code, rep.Reason)
+	}
+	if len(rep.Messages) != len(batch) {
+		return false, fmt.Errorf("%w: %d statuses for %d messages", wire.ErrMessage, len(rep.Messages), len(batch))
+	}
+	for i, m := range batch {
+		if rep.Messages[i].Seq != m.seq {
+			return false, fmt.Errorf("%w: status %d is of the message at %d, not %d", wire.ErrMessage, i, rep.Messages[i].Seq, m.seq)
+		}
+	}
+	var size uint64
+	if rep.Checkpoint != "" {
+		cp, err := c.openCheckpoint([]byte(rep.Checkpoint))
+		if err != nil {
+			return false, fmt.Errorf("the message status reply's checkpoint: %w", err)
+		}
+		size = cp.Size
+	}
+	st, stOK := rep.State()
+	now := time.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if stOK {
+		f.decided, f.last = st.Decided, st.Last
+		f.hiSeq = max(f.hiSeq, st.Last)
+	}
+	f.size = max(f.size, size)
+	for i, m := range batch {
+		s := rep.Messages[i]
+		if m.done {
+			continue
+		}
+		switch s.Status {
+		case wire.MessageLogged:
+			progress = true
+			if s.Events != m.n {
+				f.dissolve(m) // not the message we sent, whatever the sum says
+				continue
+			}
+			if *s.Index >= size {
+				continue // a reply that contradicts itself: ask again
+			}
+			for _, h := range m.hs {
+				if !h.done {
+					f.stats.Logged++
+					f.stats.ByMessage++
+					c.dropLocked(h)
+				}
+			}
+			m.done, m.hs = true, nil
+		case wire.MessageAppended:
+			progress = true
+			if s.Events != m.n {
+				f.dissolve(m)
+				continue
+			}
+			if !m.appended || m.appendedAt.IsZero() {
+				m.appendedAt = now
+			}
+			m.appended, m.index = true, *s.Index
+		case wire.MessageMixed:
+			progress = true
+			f.dissolve(m)
+		case wire.MessageUnknown:
+			m.appended = false // a ledger that reported it appended lost it since (a takeover)
+			if stOK && st.Lost(m.seq) {
+				progress = true
+				f.dissolve(m)
+			}
+		}
+	}
+	return progress, nil
+}
+
 // ask sends one status request about batch and acts on the reply. It
 // reports whether the ledger has read past any of them (a verdict, or a
 // loss), which tells the round whether asking about later events is worth
@@ -416,22 +718,13 @@ func (c *Client) ask(batch []*held) (progress bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
-	defer cancel()
-	go func() {
-		select {
-		case <-c.closed:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	msg, err := c.nc.RequestWithContext(ctx, c.cfg.Subjects.Receipts(c.cfg.Emitter), req)
+	data, err := c.request(req)
 	if err != nil {
 		return false, err
 	}
-	rep, err := wire.ParseStatusReply(msg.Data)
+	rep, err := wire.ParseStatusReply(data)
 	if err != nil {
-		if old, err2 := wire.ParseReceiptReply(msg.Data); err2 == nil && old.Status == wire.StatusError && old.Code == "bad-request" {
+		if old, err2 := wire.ParseReceiptReply(data); err2 == nil && old.Status == wire.StatusError && old.Code == "bad-request" {
 			c.stopFollowing()
 			return false, ErrFollowUnsupported
 		}
@@ -582,6 +875,7 @@ func (f *follower) predecessorHeld(h *held) bool {
 			if o.appended {
 				o.appendedAt = time.Time{} // ask about it again at once
 			}
+			f.unfollowMsg(o) // by its id: its message's record may be another ledger's
 		}
 	}
 	return found
@@ -671,6 +965,9 @@ func (c *Client) wakeFor(id string) bool {
 	if held && h.appended {
 		h.appendedAt = time.Time{} // reported appended by a ledger that lost it since: ask now
 	}
+	if held {
+		f.unfollowMsg(h) // asked about by its id, at once
+	}
 	f.mu.Unlock()
 	if held {
 		select {
@@ -753,6 +1050,7 @@ func (c *Client) stopFollowing() {
 		c.dropLocked(h)
 	}
 	f.off = true
+	f.msgs = nil
 	for _, w := range f.idle {
 		close(w.ch)
 	}

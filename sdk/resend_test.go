@@ -744,7 +744,7 @@ func TestReceiptVersion2Ledger(t *testing.T) {
 			V int `json:"v"`
 		}
 		json.Unmarshal(m.Data, &q)
-		status := bytes.Contains(m.Data, []byte(`"events"`))
+		status := bytes.Contains(m.Data, []byte(`"events"`)) || bytes.Contains(m.Data, []byte(`"messages"`))
 		if !status {
 			mu.Lock()
 			versions = append(versions, q.V)
@@ -753,7 +753,7 @@ func TestReceiptVersion2Ledger(t *testing.T) {
 		p := wire.ReceiptReply{Status: wire.StatusError, Code: "bad-request"}
 		switch {
 		case status:
-			p.Reason = `malformed zarlog wire message: json: unknown field "events"`
+			p.Reason = `malformed zarlog wire message: json: unknown field "events"` // or "messages"
 		case q.V == wire.ReceiptStateVersion:
 			p.Reason = "malformed zarlog wire message: receipt protocol version 3 is not 2 (or absent, version 1)"
 		default:
@@ -889,4 +889,86 @@ func seqs(acks []sdk.Ack) []uint64 {
 		out = append(out, a.Seq)
 	}
 	return out
+}
+
+// publishAsync publishes evs at once (a game's run after its first event
+// goes in one message) and returns their acks.
+func publishAsync(t *testing.T, ctx context.Context, c *sdk.Client, evs []sdk.Event) []sdk.Ack {
+	t.Helper()
+	ps := make([]*sdk.Pending, len(evs))
+	for i, ev := range evs {
+		var err error
+		if ps[i], err = c.PublishAsync(ctx, ev); err != nil {
+			t.Fatalf("publishing %s: %v", ev.ID, err)
+		}
+	}
+	acks := make([]sdk.Ack, len(evs))
+	for i, p := range ps {
+		var err error
+		if acks[i], err = p.Wait(ctx); err != nil {
+			t.Fatalf("publishing %s: %v", evs[i].ID, err)
+		}
+	}
+	return acks
+}
+
+// TestFollowByMessage: the follower confirms the events of a message by
+// one question about the message (wire.MessageStatusRequest: its stream
+// sequence and payload's SHA-256), not about each event: every event of a
+// game published in two messages is reported logged by its message. A
+// message of several events that the stream lost after acknowledging it
+// is found lost all the same (the ledger has no record of it, and has
+// decided past it): its events are asked about by id, found lost, and
+// published again, exactly those, and the game's bundle verifies.
+func TestFollowByMessage(t *testing.T) {
+	ctx := testCtx(t)
+	var r resends
+	var hold atomic.Bool
+	s := newStack(t, stackOpts{config: following(&r), sink: holding(&hold)})
+
+	g := chosenGame(t, emitter, s.signer, "by-message", "by-message")
+	acks := publishAsync(t, ctx, s.client, g)
+	if acks[len(g)-1].Events < 2 {
+		t.Fatalf("the game's last event went in a message of %d events", acks[len(g)-1].Events)
+	}
+	if err := s.client.WaitLogged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.client.FollowStats(); st.Logged != uint64(len(g)) || st.ByMessage != uint64(len(g)) || st.Held != 0 || st.Resent != 0 {
+		t.Errorf("follow stats %+v: want all %d logged by their message, none resent", st, len(g))
+	}
+
+	// A message of several events lost by the stream.
+	hold.Store(true)
+	s.stopIngest()
+	if err := s.startIngest(); err != nil {
+		t.Fatal(err)
+	}
+	g2 := chosenGame(t, emitter, s.signer, "by-message-lost", "by-message-lost")
+	acks = publishAsync(t, ctx, s.client, g2)
+	lost := acks[len(g2)-1]
+	if lost.Events < 2 {
+		t.Fatalf("the game's last event went in a message of %d events", lost.Events)
+	}
+	var want []string
+	for i, a := range acks {
+		if a.Seq == lost.Seq {
+			want = append(want, g2[i].ID)
+		}
+	}
+	hold.Store(false)
+	s.truncateStream(ctx, lost.Seq)
+	if err := s.client.WaitLogged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.verifyBundle(ctx, g2[0].OrderKey)
+	got := r.list()
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("published again %v, want the lost message's %v", got, want)
+	}
+	if st := s.client.FollowStats(); st.Logged != uint64(len(g)+len(g2)) || st.Held != 0 {
+		t.Errorf("follow stats %+v: want %d logged, none held", st, len(g)+len(g2))
+	}
 }

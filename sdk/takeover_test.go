@@ -175,7 +175,17 @@ func (l *takeoverLedger) serve(ctx context.Context, m *nats.Msg) {
 	}
 	var b []byte
 	var err error
-	if q, perr := wire.ParseStatusRequest(m.Data); perr == nil {
+	if q, perr := wire.ParseMessageStatusRequest(m.Data); perr == nil {
+		// A ledger that keeps no record of the messages it decided (the
+		// new primary never decided them; the old one's records are not
+		// kept here): every message is unknown, and the Client asks about
+		// their events by id once the state says the ledger is past them.
+		p := wire.MessageStatusReply{Status: wire.StatusOK, V: wire.MessageStatusVersion, Decided: &decided, Last: &last, Checkpoint: cp}
+		for _, mq := range q.Messages {
+			p.Messages = append(p.Messages, wire.MessageStatus{Seq: mq.Seq, Status: wire.MessageUnknown})
+		}
+		b, err = wire.MarshalMessageStatusReply(p)
+	} else if q, perr := wire.ParseStatusRequest(m.Data); perr == nil {
 		p := wire.StatusReply{Status: wire.StatusOK, V: wire.ReceiptStateVersion, Decided: &decided, Last: &last, Checkpoint: cp}
 		for _, e := range q.Events {
 			st, idx := l.status(e.ID, e.Seq)
