@@ -94,6 +94,8 @@ func MemoryBudget(cfg Config) []MemoryTerm {
 		{Name: "Pebble's flushes and compactions", Bytes: MemoryPebbleWork},
 		{Name: fmt.Sprintf("the latest %s appended events' ids, for status lookups (%d B each)", commas(ledger.RecentLookups), MemoryRecentLookup),
 			Bytes: ledger.RecentLookups * MemoryRecentLookup},
+		{Name: fmt.Sprintf("the records of the latest %s messages decided, for message status requests (%d B each)", commas(ingest.MessageRecords), ingest.MessageRecordBytes),
+			Bytes: int64(ingest.MessageRecords * ingest.MessageRecordBytes)},
 		{Name: "the bundle store's Pebble (cache and memtables)", Bytes: 16<<20 + ledger.PebbleMemtables*(4<<20), Outside: cgoBuild},
 		{Name: fmt.Sprintf("a group in progress (%d × its %d MiB of messages)", MemoryGroupFactor, ledger.DefaultMaxBatchBytes>>20),
 			Bytes: MemoryGroupFactor * ledger.DefaultMaxBatchBytes},

@@ -365,7 +365,7 @@ func New(nc *nats.Conn, cfg Config) (*Ingester, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
-	in := &Ingester{cfg: cfg, nc: nc, js: js, log: cfg.Logger, m: m, waiters: waiters{m: map[waiterKey][]chan ledger.Outcome{}}, msgs: newMsgRecords(messageRecords),
+	in := &Ingester{cfg: cfg, nc: nc, js: js, log: cfg.Logger, m: m, waiters: waiters{m: map[waiterKey][]chan ledger.Outcome{}}, msgs: newMsgRecords(MessageRecords),
 		held: budget{by: map[string]int{}, max: cfg.MaxReceiptRequestsPerEmitter, total: cfg.MaxReceiptRequests}}
 	in.adm = newAdmission(in)
 	in.moved = make(chan struct{})

@@ -3,8 +3,10 @@ package ingest
 import (
 	"context"
 	"crypto/sha256"
+	"hash/maphash"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/merkle"
@@ -30,17 +32,20 @@ import (
 // state they were made from (a node that lost its lease and got it back
 // answers from records made after).
 
-// messageRecords is the number of decided messages whose records are kept:
-// 32,768 records of 88 bytes, 2.8 MiB. At saturation (about 200 events a
-// message) that is millions of events; at a human pace (one or two) some
-// seconds at 8,000 messages a second, past which the SDK asks event by
-// event, as without the records.
-const messageRecords = 1 << 15
+// MessageRecords is the number of decided messages whose records are kept,
+// MessageRecordBytes each (no pointers: 2 MiB, allocated once). At
+// saturation (about 200 events a message) that is millions of events; at a
+// human pace (one or two a message) some seconds at 8,000 messages a
+// second, past which the SDK asks event by event, as without the records.
+const (
+	MessageRecords     = 1 << 15
+	MessageRecordBytes = int(unsafe.Sizeof(msgRecord{}))
+)
 
 // A msgRecord is what the ingest decided of one message.
 type msgRecord struct {
 	seq     uint64 // 0: an empty slot
-	emitter string
+	emitter uint64 // the emitter's hash (msgRecords.seed)
 	sum     wire.Hash
 	max     uint64 // the largest leaf index of its events, if all
 	n       int32  // its number of events
@@ -51,10 +56,18 @@ type msgRecord struct {
 type msgRecords struct {
 	mu   sync.Mutex
 	ring []msgRecord
+	// seed hashes emitter ids: a record holds no string. Two emitters
+	// whose ids collide (2^-64 for two given ids) could only confuse a
+	// question whose sequence and payload SHA-256 are both the other's.
+	seed maphash.Seed
 }
 
 func newMsgRecords(n int) *msgRecords {
-	return &msgRecords{ring: make([]msgRecord, n)}
+	return &msgRecords{ring: make([]msgRecord, n), seed: maphash.MakeSeed()}
+}
+
+func (r *msgRecords) emitterHash(emitter string) uint64 {
+	return maphash.String(r.seed, emitter)
 }
 
 // put records the decisions of a batch's messages.
@@ -66,7 +79,7 @@ func (r *msgRecords) put(items []item, outs []ledger.Outcome) {
 		if it.ackOnly || it.n == 0 {
 			continue
 		}
-		rec := msgRecord{seq: it.seq, emitter: it.emitter, sum: it.sum, n: int32(it.n), all: true}
+		rec := msgRecord{seq: it.seq, emitter: r.emitterHash(it.emitter), sum: it.sum, n: int32(it.n), all: true}
 		for _, o := range outs[it.first : it.first+it.n] {
 			if o.Result != ledger.Appended && o.Result != ledger.Duplicate {
 				rec.all = false
@@ -127,7 +140,7 @@ func (in *Ingester) messageStatus(ctx context.Context, emitter string, q wire.Me
 		s := &p.Messages[i]
 		s.Seq, s.Status = m.Seq, wire.MessageUnknown
 		rec, ok := in.msgs.get(m.Seq)
-		if !ok || rec.emitter != emitter || rec.sum != m.SHA256 {
+		if !ok || rec.emitter != in.msgs.emitterHash(emitter) || rec.sum != m.SHA256 {
 			continue
 		}
 		if !rec.all {
