@@ -215,6 +215,10 @@ type Ledger struct {
 	origin string
 	met    *metrics
 	sigs   sigKeys // cfg.Emitters, expanded
+	// nodes keeps the interior nodes of the hash tiles the latest
+	// inclusion proofs read (InclusionProof): a checkpoint's receipts are
+	// mostly of its recent leaves, on the same few tiles.
+	nodes *merkle.NodeCache
 
 	pebbleOpen atomic.Bool // pebble.Open has returned
 	pebbleMem  *pebbleMemory
@@ -367,6 +371,7 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 		now:        cfg.Now,
 		origin:     cfg.Signer.Name(),
 		sigs:       newSigKeys(cfg.Emitters),
+		nodes:      merkle.NewNodeCache(proofCacheTiles),
 		reqs:       make(chan *request, 256),
 		seqDone:    make(chan struct{}),
 		commits:    make(chan *prepared),

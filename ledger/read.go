@@ -85,8 +85,17 @@ func (v *view) tree(size uint64) (merkle.TileReader, error) {
 	return tileReader{v.snap}, nil
 }
 
+// proofCacheTiles is how many tiles' interior nodes the Ledger keeps for
+// its inclusion proofs (Ledger.nodes): 64, at most 1 MiB, a few checkpoints'
+// worth of the tiles on the right edge of the tree (each of a tree's tile
+// levels has one partial tile, at a new width with each checkpoint).
+const proofCacheTiles = 64
+
 // InclusionProof returns the inclusion proof of leaf index in the tree of
-// the given size (a signed checkpoint's).
+// the given size (a signed checkpoint's), computed from the stored tiles,
+// whose interior nodes it keeps for the next proofs (merkle.NodeCache): a
+// proof from tiles alone hashes the whole of each tile on the leaf's path,
+// up to 255 SHA-256 blocks for each of the tree's tile levels.
 func (l *Ledger) InclusionProof(ctx context.Context, index, size uint64) ([]merkle.Hash, error) {
 	v, err := l.acquire()
 	if err != nil {
@@ -100,7 +109,7 @@ func (l *Ledger) InclusionProof(ctx context.Context, index, size uint64) ([]merk
 	if index >= size {
 		return nil, fmt.Errorf("leaf %d in tree size %d: %w", index, size, ErrRange)
 	}
-	return merkle.InclusionProof(ctx, r, index, size)
+	return l.nodes.InclusionProof(ctx, r, index, size)
 }
 
 // ConsistencyProof returns the consistency proof from tree size oldSize to

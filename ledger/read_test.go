@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/zarlog/zarlog/events"
@@ -75,6 +76,10 @@ func TestReadAPI(t *testing.T) {
 		}
 		if err := merkle.CheckInclusion(merkle.LeafHash(leaves[i]), i, cp.Size, p, cp.Hash); err != nil {
 			t.Errorf("leaf %d: %v", i, err)
+		}
+		// Asked again, from the tiles' nodes the Ledger keeps: the same.
+		if again, err := l.InclusionProof(ctx, i, cp.Size); err != nil || !slices.Equal(again, p) {
+			t.Errorf("leaf %d asked again: %x, %v; want %x", i, again, err, p)
 		}
 		at, err := l.AppendTime(ctx, i)
 		if err != nil || at.Before(testStart) {

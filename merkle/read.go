@@ -1,8 +1,10 @@
 package merkle
 
 import (
+	"container/list"
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/transparency-dev/merkle/compact"
 	"github.com/transparency-dev/merkle/proof"
@@ -68,10 +70,94 @@ type tileTree struct {
 	need   int // the highest r needed
 }
 
+// A NodeCache keeps the interior nodes computed from hash tiles, so that
+// proofs in the same part of a tree share the hashing: an inclusion proof
+// from tiles hashes the whole of each tile on the leaf's path (up to 255
+// SHA-256 blocks a tile level), and the receipts of one checkpoint are
+// mostly of recent leaves, on the same few tiles. It keeps the most
+// recently used tiles, as many as NewNodeCache was given (each at most 511
+// hashes, 16 KiB), keyed by level, index and width: a log's tile of a
+// given width never changes, so a NodeCache serves one log only. Its
+// methods are the package's functions of the same names; a nil *NodeCache
+// caches nothing. It is safe for concurrent use.
+type NodeCache struct {
+	mu    sync.Mutex
+	max   int
+	trees map[cacheKey]*list.Element // of *cachedTree
+	lru   list.List                  // most recently used first
+}
+
+type cacheKey struct {
+	level int
+	index uint64
+	width int
+}
+
+type cachedTree struct {
+	key  cacheKey
+	tree *tileTree // every level computed; never modified once cached
+}
+
+// NewNodeCache returns a NodeCache of at most tiles tiles (at least 1).
+func NewNodeCache(tiles int) *NodeCache {
+	return &NodeCache{max: max(tiles, 1), trees: map[cacheKey]*list.Element{}}
+}
+
+func (c *NodeCache) get(k cacheKey) *tileTree {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.trees[k]
+	if !ok {
+		return nil
+	}
+	c.lru.MoveToFront(e)
+	return e.Value.(*cachedTree).tree
+}
+
+func (c *NodeCache) put(k cacheKey, t *tileTree) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.trees[k]; ok {
+		return
+	}
+	c.trees[k] = c.lru.PushFront(&cachedTree{key: k, tree: t})
+	for c.lru.Len() > c.max {
+		old := c.lru.Back()
+		c.lru.Remove(old)
+		delete(c.trees, old.Value.(*cachedTree).key)
+	}
+}
+
+// Len returns the number of tiles c holds.
+func (c *NodeCache) Len() int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Len()
+}
+
+// InclusionProof is the package's InclusionProof, with c's nodes.
+func (c *NodeCache) InclusionProof(ctx context.Context, r TileReader, index, size uint64) ([]Hash, error) {
+	nodes, err := proof.Inclusion(index, size)
+	if err != nil {
+		return nil, fmt.Errorf("inclusion proof of leaf %d in tree size %d: %w", index, size, err)
+	}
+	p, err := c.proveNodes(ctx, r, size, nodes)
+	if err != nil {
+		return nil, fmt.Errorf("inclusion proof of leaf %d in tree size %d: %w", index, size, err)
+	}
+	return p, nil
+}
+
 // readNodes returns the hashes of the nodes ids in the tree of the given
-// size, computed from the tiles r returns. Every node must be complete in
-// that tree (the nodes proof.Nodes lists are).
-func readNodes(ctx context.Context, r TileReader, size uint64, ids []compact.NodeID) ([]Hash, error) {
+// size, computed from the tiles r returns, or from c's. Every node must be
+// complete in that tree (the nodes proof.Nodes lists are).
+func (c *NodeCache) readNodes(ctx context.Context, r TileReader, size uint64, ids []compact.NodeID) ([]Hash, error) {
 	trees := make(map[tileKey]*tileTree)
 	var tiles []Tile
 	for _, id := range ids {
@@ -82,14 +168,21 @@ func readNodes(ctx context.Context, r TileReader, size uint64, ids []compact.Nod
 		k := tileKey{level, id.Index << rr >> TileHeight}
 		t, ok := trees[k]
 		if !ok {
+			w := tileWidthAt(k.level, k.index, size)
+			if t = c.get(cacheKey{k.level, k.index, w}); t != nil {
+				trees[k] = t // complete, and shared: not written to
+				continue
+			}
 			t = new(tileTree)
 			trees[k] = t
-			tiles = append(tiles, Tile{Level: k.level, Index: k.index, Width: tileWidthAt(k.level, k.index, size)})
+			tiles = append(tiles, Tile{Level: k.level, Index: k.index, Width: w})
 		}
-		t.need = max(t.need, rr)
+		if t.levels[0] == nil { // one of tiles, not a cached one
+			t.need = max(t.need, rr)
+		}
 	}
 	if len(tiles) == 0 {
-		return nil, nil
+		return nodesOf(trees, ids), nil
 	}
 	data, err := readTiles(ctx, r, tiles)
 	if err != nil {
@@ -103,7 +196,10 @@ func readNodes(ctx context.Context, r TileReader, size uint64, ids []compact.Nod
 			lv[j] = Hash(d[HashSize*j:])
 		}
 		t.levels[0] = lv
-		for rr := 1; rr <= t.need; rr++ {
+		if c != nil {
+			t.need = TileHeight // cached whole: later proofs may need any level
+		}
+		for rr := 1; rr <= t.need && len(t.levels[rr-1]) >= 2; rr++ {
 			below := t.levels[rr-1]
 			up := make([]Hash, len(below)/2)
 			for j := range up {
@@ -111,7 +207,15 @@ func readNodes(ctx context.Context, r TileReader, size uint64, ids []compact.Nod
 			}
 			t.levels[rr] = up
 		}
+		if c != nil {
+			c.put(cacheKey{tile.Level, tile.Index, tile.Width}, t)
+		}
 	}
+	return nodesOf(trees, ids), nil
+}
+
+// nodesOf returns the hashes of ids from their tiles' trees.
+func nodesOf(trees map[tileKey]*tileTree, ids []compact.NodeID) []Hash {
 	out := make([]Hash, len(ids))
 	for i, id := range ids {
 		level, rr := int(id.Level/TileHeight), int(id.Level%TileHeight)
@@ -119,7 +223,12 @@ func readNodes(ctx context.Context, r TileReader, size uint64, ids []compact.Nod
 		t := trees[tileKey{level, j >> TileHeight}]
 		out[i] = t.levels[rr][(j%TileWidth)>>rr]
 	}
-	return out, nil
+	return out
+}
+
+// readNodes is NodeCache.readNodes without a cache.
+func readNodes(ctx context.Context, r TileReader, size uint64, ids []compact.NodeID) ([]Hash, error) {
+	return (*NodeCache)(nil).readNodes(ctx, r, size, ids)
 }
 
 // RootHash returns the root hash of the tree of the given size, computed
@@ -141,15 +250,7 @@ func RootHash(ctx context.Context, r TileReader, size uint64) (Hash, error) {
 // in the tree of the given size, from the leaf's sibling up to the root's
 // child, computed from the tiles r returns. It requires index < size.
 func InclusionProof(ctx context.Context, r TileReader, index, size uint64) ([]Hash, error) {
-	nodes, err := proof.Inclusion(index, size)
-	if err != nil {
-		return nil, fmt.Errorf("inclusion proof of leaf %d in tree size %d: %w", index, size, err)
-	}
-	p, err := proveNodes(ctx, r, size, nodes)
-	if err != nil {
-		return nil, fmt.Errorf("inclusion proof of leaf %d in tree size %d: %w", index, size, err)
-	}
-	return p, nil
+	return (*NodeCache)(nil).InclusionProof(ctx, r, index, size)
 }
 
 // A ConsistencyProver returns the RFC 6962 consistency proof from the tree
@@ -189,7 +290,11 @@ func ConsistencyProof(ctx context.Context, r TileReader, oldSize, newSize uint64
 
 // proveNodes reads the hashes of nodes and rehashes its ephemeral node.
 func proveNodes(ctx context.Context, r TileReader, size uint64, nodes proof.Nodes) ([]Hash, error) {
-	hashes, err := readNodes(ctx, r, size, nodes.IDs)
+	return (*NodeCache)(nil).proveNodes(ctx, r, size, nodes)
+}
+
+func (c *NodeCache) proveNodes(ctx context.Context, r TileReader, size uint64, nodes proof.Nodes) ([]Hash, error) {
+	hashes, err := c.readNodes(ctx, r, size, nodes.IDs)
 	if err != nil {
 		return nil, err
 	}
