@@ -77,8 +77,14 @@ type floodEnv struct {
 // a flood and the flood, and fails only if over 2× again: the machine's
 // load moves between phases). No other timing is asserted.
 //
+// The service runs with the default rates (--rate-messages-per-emitter,
+// --rate-bytes-per-emitter), and each flood in a process of its own
+// (TestTenantFlood), as an abuser is another program than alice's.
+//
 //	go test -run TestTenantLoad -v ./cmd/zarlog/            # 5 games a phase
 //	ZARLOG_SLOW=1 go test -run TestTenantLoad -v ./cmd/zarlog/  # 20
+//	ZARLOG_FLOODS=junk,resend go test -run TestTenantLoad -v ./cmd/zarlog/  # some floods
+//	ZARLOG_TENANT_RATES=10000,6291456 go test -run TestTenantLoad -v ./cmd/zarlog/  # other rates
 func TestTenantLoad(t *testing.T) {
 	bin, _ := tools(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
