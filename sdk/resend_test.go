@@ -638,11 +638,12 @@ func TestNodeFollowing(t *testing.T) {
 	var out struct {
 		Resent []string `json:"resent"`
 		Stats  struct {
-			Held     int    `json:"held"`
-			Logged   uint64 `json:"logged"`
-			Rejected uint64 `json:"rejected"`
-			Resent   uint64 `json:"resent"`
-			Requests uint64 `json:"requests"`
+			Held      int    `json:"held"`
+			Logged    uint64 `json:"logged"`
+			Rejected  uint64 `json:"rejected"`
+			Resent    uint64 `json:"resent"`
+			Requests  uint64 `json:"requests"`
+			ByMessage uint64 `json:"byMessage"`
 		} `json:"stats"`
 	}
 	next(&out)
@@ -654,6 +655,11 @@ func TestNodeFollowing(t *testing.T) {
 	}
 	if st := out.Stats; st.Logged != uint64(len(g)) || st.Held != 0 || st.Rejected != 0 || st.Resent != 2 || st.Requests == 0 {
 		t.Errorf("node follow stats %+v: want %d logged, none held or refused, 2 resent", st, len(g))
+	}
+	// The events the stream kept are confirmed by their messages (the
+	// lost ones, found lost by id, may be confirmed either way).
+	if st := out.Stats; st.ByMessage < uint64(len(g)-2) {
+		t.Errorf("node follow stats %+v: want at least %d logged by their message", st, len(g)-2)
 	}
 	t.Logf("node: published again %v; follow stats %+v", out.Resent, out.Stats)
 	s.verifyBundle(ctx, g[0].OrderKey)

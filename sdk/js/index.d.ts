@@ -115,7 +115,10 @@ export interface FollowStats {
   logged: number;
   rejected: number;
   resent: number;
+  /** Status requests sent: about events, and about whole messages (message status protocol 4). */
   requests: number;
+  /** Events reported logged by an answer about their message (docs/NATS.md §5, "Following per message"). */
+  byMessage: number;
 }
 /** Given to onRetry once when the ledger does not answer status requests (receipt protocol version 3): the Client then stops following. */
 export class FollowUnsupportedError extends Error {

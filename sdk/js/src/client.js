@@ -366,6 +366,7 @@ export class Client {
         const pa = await this.js.publish(subject, payload, h ? { headers: h, timeout: this.cfg.ackTimeout } : { timeout: this.cfg.ackTimeout });
         const ack = { stream: pa.stream, seq: pa.seq, duplicate: !!pa.duplicate, events: items.length };
         for (const e of items) this.settle(e, ack, null);
+        if (!ack.duplicate) this.follower.followMessage(items.map(function (e) { return e.held; }), ack.seq, payload);
         return;
       } catch (e) {
         err = e;

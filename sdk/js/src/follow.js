@@ -15,12 +15,22 @@
 // decided (lost() in wire.js). Until then it is only not read yet, and the
 // Client waits.
 //
+// Following per message (docs/NATS.md §5): an acknowledged message's held
+// events are followed by asking about the message (its stream sequence and
+// its payload's SHA-256, message status protocol version 4): one answer
+// "logged" confirms them all. A message answered "mixed", or "unknown" once
+// the ledger has decided past it or the stream lost it, hands its events to
+// the per-event path above, which finds losses and refusals as before; a
+// ledger that answers the question "bad-request" is followed by event.
+//
 // This module holds the state and the rule; the Client (client.js) gives
 // it the events it accepts and their acks, publishes the copies it asks
 // for, and runs its rounds.
 
 import { parseSignedCheckpoint, parseLogKey, openNote } from "zarlog-verify/src/note.js";
-import { formatStatusRequest, parseStatusReply, parseReceiptReply, lost, MAX_STATUS_EVENTS } from "./wire.js";
+import { createHash } from "node:crypto";
+import { formatStatusRequest, parseStatusReply, parseReceiptReply, lost, MAX_STATUS_EVENTS,
+  formatMessageStatusRequest, parseMessageStatusReply, MAX_STATUS_MESSAGES } from "./wire.js";
 
 /** DEFAULT_FOLLOW_INTERVAL is cfg.followInterval's default (ms): the Client follows its events unless told not to. */
 export const DEFAULT_FOLLOW_INTERVAL = 500;
@@ -76,7 +86,15 @@ export class Follower {
     this.bytes = 0;
     this.roomWaiters = [];
     this.idle = []; // waitLogged callers: {n, resolve}
-    this.stats = { held: 0, heldBytes: 0, logged: 0, rejected: 0, requests: 0 };
+    this.stats = { held: 0, heldBytes: 0, logged: 0, rejected: 0, requests: 0, byMessage: 0 };
+    // msgs are the messages followed whole, in acknowledgement order
+    // ({seq, sum, n, hs, acked, live, appended, index, appendedAt, done});
+    // byEvent is set once the ledger answered a message status request
+    // "bad-request"; loose counts the held events not followed by their
+    // message (h.msg null): none, a round asks about no event by id.
+    this.msgs = [];
+    this.byEvent = false;
+    this.loose = 0;
     // The stream's state in the latest reply, and the largest checkpoint
     // seen: a round asks only about the events they leave open.
     this.decided = 0;
@@ -133,8 +151,9 @@ export class Follower {
     const h = {
       ev: { id: ev.id, data: ev.data, orderKey: ev.orderKey || "" }, n: ++this.accepted, copies: 1,
       seq: 0, bound: 0, acked: 0, appended: false, index: 0n, appendedAt: 0,
-      resends: 0, resentAt: 0, retriedOrder: false, orderRefusedAt: 0, floor: 0, reused: false, done: false,
+      resends: 0, resentAt: 0, retriedOrder: false, orderRefusedAt: 0, floor: 0, reused: false, done: false, msg: null,
     };
+    this.loose++;
     this.byID.set(ev.id, h);
     if (h.ev.orderKey) {
       const list = this.byKey.get(h.ev.orderKey);
@@ -171,10 +190,14 @@ export class Follower {
   drop(h) {
     if (h.done) return;
     h.done = true;
+    if (h.msg === null) this.loose--;
+    this.unfollowMsg(h);
     if (this.byID.get(h.ev.id) === h) this.byID.delete(h.ev.id);
     const k = h.ev.orderKey;
     if (k) {
-      const list = this.byKey.get(k).filter(function (o) { return o !== h; });
+      let list = this.byKey.get(k);
+      if (list[0] === h) list.shift(); // the usual case: a key's events are logged in order
+      else list = list.filter(function (o) { return o !== h; });
       if (list.length === 0) this.byKey.delete(k); else this.byKey.set(k, list);
     }
     this.count--;
@@ -192,6 +215,49 @@ export class Follower {
       if (w.n < first) { w.resolve(); return false; }
       return true;
     });
+  }
+
+  // unfollowMsg stops following h by its message: asked about by id.
+  unfollowMsg(h) {
+    const m = h.msg;
+    if (m === null) return;
+    h.msg = null;
+    if (!h.done) this.loose++;
+    if (--m.live <= 0) m.done = true;
+  }
+
+  // dissolve stops following m whole: its held events are asked about by id.
+  dissolve(m) {
+    m.done = true;
+    for (const h of m.hs) {
+      if (h.msg === m) {
+        h.msg = null;
+        if (!h.done) this.loose++;
+      }
+    }
+    m.live = 0;
+    m.hs = [];
+  }
+
+  /**
+   * followMessage follows the held events hs (null for an event not held),
+   * whose message (payload) JetStream acknowledged at stream sequence seq,
+   * by asking about the message, unless the ledger does not answer such
+   * questions.
+   */
+  followMessage(hs, seq, payload) {
+    if (this.off || this.byEvent || !seq) return;
+    const m = { seq: seq, sum: createHash("sha256").update(payload).digest("base64"), n: hs.length, hs: [], acked: Date.now(),
+      live: 0, appended: false, index: 0n, appendedAt: 0, done: false };
+    for (const h of hs) {
+      if (!h || h.done || h.seq !== seq) continue;
+      this.unfollowMsg(h);
+      h.msg = m;
+      this.loose--;
+      m.live++;
+      m.hs.push(h);
+    }
+    if (m.live > 0) this.msgs.push(m);
   }
 
   /** follow holds ev without publishing it: asked about at the next round. */
@@ -234,6 +300,7 @@ export class Follower {
     if (this.off) return;
     for (const h of this.order.slice()) this.drop(h);
     this.off = true;
+    this.msgs = [];
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     for (const w of this.idle) w.resolve();
@@ -268,6 +335,33 @@ export class Follower {
   }
 
   async roundOnce() {
+    if (!this.byEvent && this.msgs.length > 0) {
+      // As for events below: the oldest due message is asked about every
+      // round, the others once the ledger has decided past them (or they
+      // are gone from the stream), one appended not before a checkpoint
+      // covers its largest index or APPENDED_AGAIN.
+      const now = Date.now();
+      this.msgs = this.msgs.filter(function (m) { return !m.done; });
+      const due = [];
+      for (const m of this.msgs) {
+        if (now - m.acked < this.after) continue;
+        if (m.appended && m.index >= this.size && now - m.appendedAt < APPENDED_AGAIN) continue;
+        if (due.length > 0 && this.decided <= m.seq && m.seq <= this.last) continue;
+        due.push(m);
+      }
+      for (let i = 0; i < due.length && !this.off && !this.host.closed; i += MAX_STATUS_MESSAGES) {
+        let progress;
+        try {
+          progress = await this.askMessages(due.slice(i, i + MAX_STATUS_MESSAGES));
+        } catch (err) {
+          if (this.host.cfg.onRetry) this.host.cfg.onRetry(new Error("following " + Math.min(due.length - i, MAX_STATUS_MESSAGES) + " messages: " + err.message, { cause: err }));
+          return;
+        }
+        if (!progress) break;
+      }
+      if (this.off || this.host.closed) return;
+    }
+    if (this.loose === 0) return; // every held event is followed by its message
     const now = Date.now();
     // Every due event, however many. What the last replies said spares the
     // ledger a lookup of each event per round: one appended is not asked
@@ -279,7 +373,7 @@ export class Follower {
     // every round to learn the state.
     const due = [];
     for (const h of this.order) {
-      if (h.done || h.acked === 0 || now - h.acked < this.after) continue;
+      if (h.done || h.msg !== null || h.acked === 0 || now - h.acked < this.after) continue;
       if (h.appended && h.index >= this.size && now - h.appendedAt < APPENDED_AGAIN) continue;
       if (due.length > 0 && h.seq !== 0 && this.decided <= h.seq && h.seq <= this.last) continue;
       due.push(h);
@@ -294,6 +388,89 @@ export class Follower {
       }
       if (!progress) return; // the ledger has not read past these yet: the later ones wait too
     }
+  }
+
+  // askMessages sends one message status request about batch and acts on
+  // the reply; it resolves to whether the ledger has read past any of them.
+  // Only "logged" (the message named by its sequence and payload, every
+  // event of it appended, covered by the reply's checkpoint) confirms its
+  // events; anything else hands them to the per-event path (dissolve).
+  async askMessages(batch) {
+    const host = this.host;
+    this.stats.requests++;
+    const req = formatMessageStatusRequest(batch.map(function (m) { return { seq: m.seq, sha256: m.sum }; }));
+    const msg = await host.nc.request(host.subjects.receipts(host.emitter), req, { timeout: STATUS_TIMEOUT });
+    let rep;
+    try {
+      rep = parseMessageStatusReply(msg.data);
+    } catch (e) {
+      let old = null;
+      try { old = parseReceiptReply(msg.data); } catch (e2) { /* neither */ }
+      if (old && old.status === "error" && old.code === "bad-request") {
+        // A ledger that predates message status requests: follow every
+        // event by its id.
+        this.byEvent = true;
+        for (const m of this.msgs) this.dissolve(m);
+        this.msgs = [];
+        return true;
+      }
+      throw e;
+    }
+    if (rep.status !== "ok") throw new Error("status " + rep.status + ", code " + rep.code + ": " + rep.reason);
+    if (rep.messages.length !== batch.length) throw new Error("malformed zarlog wire message: " + rep.messages.length + " statuses for " + batch.length + " messages");
+    batch.forEach(function (m, i) {
+      if (rep.messages[i].seq !== m.seq) throw new Error("malformed zarlog wire message: status " + i + " is of the message at " + rep.messages[i].seq + ", not " + m.seq);
+    });
+    let size = 0n;
+    if (rep.checkpoint !== "") size = (await this.openCheckpoint(rep.checkpoint)).size;
+    const st = rep.state;
+    if (st) {
+      this.decided = st.decided;
+      this.last = st.last;
+      this.hiSeq = Math.max(this.hiSeq, st.last);
+    }
+    if (size > this.size) this.size = size;
+    const now = Date.now();
+    let progress = false;
+    batch.forEach((m, i) => {
+      const s = rep.messages[i];
+      if (m.done) return;
+      switch (s.status) {
+        case "logged":
+          progress = true;
+          if (s.events !== m.n) { this.dissolve(m); return; } // not the message sent, whatever the sum says
+          if (s.index >= size) return; // a reply that contradicts itself: ask again
+          for (const h of m.hs) {
+            if (!h.done) {
+              this.stats.logged++;
+              this.stats.byMessage++;
+              this.drop(h);
+            }
+          }
+          m.done = true;
+          m.hs = [];
+          return;
+        case "appended":
+          progress = true;
+          if (s.events !== m.n) { this.dissolve(m); return; }
+          if (!m.appended || m.appendedAt === 0) m.appendedAt = now;
+          m.appended = true;
+          m.index = s.index;
+          return;
+        case "mixed":
+          progress = true;
+          this.dissolve(m);
+          return;
+        case "unknown":
+          m.appended = false; // a ledger that reported it appended lost it since (a takeover)
+          if (st && lost(st, m.seq)) {
+            progress = true;
+            this.dissolve(m);
+          }
+          return;
+      }
+    });
+    return progress;
   }
 
   // ask sends one status request about batch and acts on the reply. It
@@ -422,6 +599,7 @@ export class Follower {
       if (!o.done) {
         found = true;
         if (o.appended) o.appendedAt = 0;
+        this.unfollowMsg(o); // by its id: its message's record may be another ledger's
       }
     }
     return found;
@@ -477,6 +655,7 @@ export class Follower {
     const h = this.byID.get(id);
     if (!h || h.done) return false;
     if (h.appended) h.appendedAt = 0;
+    this.unfollowMsg(h); // asked about by its id, at once
     this.wake();
     return true;
   }

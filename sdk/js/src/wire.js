@@ -251,6 +251,86 @@ export function parseStatusReply(bytes) {
   return r;
 }
 
+/** MESSAGE_STATUS_VERSION is the version of message status requests (wire.MessageStatusVersion, docs/NATS.md §5, "Following per message"). */
+export const MESSAGE_STATUS_VERSION = 4;
+/** MAX_STATUS_MESSAGES is the most messages one message status request asks about (wire.MaxStatusMessages). */
+export const MAX_STATUS_MESSAGES = 256;
+
+/**
+ * formatMessageStatusRequest encodes a message status request about
+ * messages [{seq, sha256}] (1…MAX_STATUS_MESSAGES): each message's stream
+ * sequence (its publish ack's, not 0) and the SHA-256 of its payload in
+ * standard base64.
+ */
+export function formatMessageStatusRequest(messages) {
+  if (!Array.isArray(messages) || messages.length === 0 || messages.length > MAX_STATUS_MESSAGES) {
+    throw new WireError("a message status request asks about 1…" + MAX_STATUS_MESSAGES + " messages, not " + (Array.isArray(messages) ? messages.length : messages));
+  }
+  const ms = messages.map(function (m) {
+    if (!isUint(m.seq) || m.seq === 0) throw new WireError("stream sequence " + m.seq);
+    if (typeof m.sha256 !== "string" || m.sha256.length !== 44 || !b64canonical(m.sha256)) throw new WireError("sha256 " + JSON.stringify(m.sha256) + " is not standard base64 of 32 bytes");
+    return { seq: m.seq, sha256: m.sha256 };
+  });
+  return te.encode(JSON.stringify({ messages: ms, v: MESSAGE_STATUS_VERSION }));
+}
+
+/**
+ * parseMessageStatusReply decodes a message status reply and checks that
+ * its members fit its status (wire.ParseMessageStatusReply): {status ("ok"
+ * or "error"), checkpoint, code, reason, state ({decided, last} or null),
+ * messages: [{seq, status ("logged", "appended", "mixed", "unknown"),
+ * index (BigInt, of logged and appended; else null), events (0 but for
+ * logged and appended)}]}.
+ */
+export function parseMessageStatusReply(bytes) {
+  const o = parseObject(bytes, ["checkpoint", "code", "decided", "last", "messages", "reason", "status", "v"]);
+  const bad = function (why) { throw new WireError("malformed zarlog wire message: " + why); };
+  if (o.v !== MESSAGE_STATUS_VERSION) bad("a message status reply is of version " + MESSAGE_STATUS_VERSION + ", not " + o.v);
+  if ((o.decided === undefined) !== (o.last === undefined)) bad("decided and last come together");
+  if (o.decided !== undefined && (!isUint(o.decided) || !isUint(o.last))) bad("decided and last");
+  if (o.reason !== undefined && (typeof o.reason !== "string" || o.reason.length > 4096)) bad("reason");
+  if (o.code !== undefined && typeof o.code !== "string") bad("code");
+  if (o.checkpoint !== undefined && (typeof o.checkpoint !== "string" || o.checkpoint === "")) bad("checkpoint");
+  const r = { status: o.status, checkpoint: o.checkpoint || "", code: o.code || "", reason: o.reason || "",
+    state: o.decided === undefined ? null : { decided: o.decided, last: o.last }, messages: [] };
+  switch (o.status) {
+    case "ok":
+      if (r.code !== "" || r.reason !== "" || !Array.isArray(o.messages) || o.messages.length === 0 || o.messages.length > MAX_STATUS_MESSAGES) {
+        bad("status ok carries 1…" + MAX_STATUS_MESSAGES + " messages and no code or reason");
+      }
+      break;
+    case "error":
+      if (r.checkpoint !== "" || r.state !== null || o.messages !== undefined) bad("status error carries no checkpoint, state or messages");
+      if (!CODE.test(r.code)) bad("code " + JSON.stringify(r.code));
+      return r;
+    default:
+      bad("unknown status " + JSON.stringify(o.status) + " of a message status reply");
+  }
+  let logged = false;
+  o.messages.forEach(function (m, i) {
+    if (m === null || typeof m !== "object" || Array.isArray(m)) bad("messages[" + i + "] is not an object");
+    for (const k of Object.keys(m)) if (["events", "index", "seq", "status"].indexOf(k) < 0) bad("messages[" + i + "]: unknown member " + JSON.stringify(k));
+    if (!isUint(m.seq) || m.seq === 0) bad("messages[" + i + "]: seq");
+    if (m.index !== undefined && !isUint(m.index)) bad("messages[" + i + "]: index");
+    if (m.events !== undefined && !isUint(m.events)) bad("messages[" + i + "]: events");
+    const s = { seq: m.seq, status: m.status, index: m.index === undefined ? null : BigInt(m.index), events: m.events || 0 };
+    switch (s.status) {
+      case "logged": case "appended":
+        if (s.index === null || s.events < 1 || s.events > MAX_BATCH_EVENTS) bad("messages[" + i + "]: status " + s.status + " needs an index and 1…" + MAX_BATCH_EVENTS + " events");
+        logged = logged || s.status === "logged";
+        break;
+      case "mixed": case "unknown":
+        if (s.index !== null || s.events !== 0) bad("messages[" + i + "]: status " + s.status + " carries no index or events");
+        break;
+      default:
+        bad("messages[" + i + "]: unknown status " + JSON.stringify(s.status));
+    }
+    r.messages.push(s);
+  });
+  if (logged && r.checkpoint === "") bad("a logged message without the checkpoint that covers it");
+  return r;
+}
+
 /**
  * lost reports whether an event that the ledger holds no record of, whose
  * message had stream sequence seq, is lost by the stream's state {decided,

@@ -15,7 +15,8 @@ import {
   Backend, parseSignerKey, KeyError, checkRoll, RollCheckError, RefusedError, NotNowError, Receipt, parseReceipt, BadReceiptError,
   rollSeats, quicknetBeacons, BeaconNotYetError, SeatNamesError,
 } from "../src/index.js";
-import { parseReceiptReply, parseRejection, formatReceiptRequest, formatStatusRequest, parseStatusReply, joinBatch, lost, WireError, Subjects, MAX_STATUS_EVENTS } from "../src/wire.js";
+import { parseReceiptReply, parseRejection, formatReceiptRequest, formatStatusRequest, parseStatusReply, joinBatch, lost, WireError, Subjects, MAX_STATUS_EVENTS,
+  formatMessageStatusRequest, parseMessageStatusReply, MAX_STATUS_MESSAGES } from "../src/wire.js";
 
 const te = new TextEncoder();
 
@@ -135,6 +136,66 @@ test("wire: parseStatusReply on mutated replies throws only WireError, and what 
       assert.equal(e.index !== null, e.status === "logged" || e.status === "appended");
     }
     if (r.events.some(function (e) { return e.status === "logged"; })) assert.notEqual(r.checkpoint, "");
+  }
+  assert.ok(accepted > 0, "no mutation accepted");
+});
+
+test("wire: message status requests and replies (version 4), as the Go package writes and reads them", function () {
+  const sum = "q6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s=";
+  assert.equal(new TextDecoder().decode(formatMessageStatusRequest([{ seq: 1234, sha256: sum }, { seq: 1235, sha256: sum }])),
+    '{"messages":[{"seq":1234,"sha256":"' + sum + '"},{"seq":1235,"sha256":"' + sum + '"}],"v":4}');
+  assert.throws(function () { formatMessageStatusRequest([]); }, WireError);
+  assert.throws(function () { formatMessageStatusRequest(new Array(MAX_STATUS_MESSAGES + 1).fill({ seq: 1, sha256: sum })); }, WireError);
+  assert.throws(function () { formatMessageStatusRequest([{ seq: 0, sha256: sum }]); }, WireError);
+  assert.throws(function () { formatMessageStatusRequest([{ seq: 1, sha256: "abc" }]); }, WireError);
+  const r = parseMessageStatusReply(te.encode('{"checkpoint":"x\\n","decided":1240,"last":1302,"messages":[{"events":200,"index":40,"seq":1234,"status":"logged"},' +
+    '{"events":1,"index":41,"seq":1235,"status":"appended"},{"seq":1236,"status":"mixed"},{"seq":1237,"status":"unknown"}],"status":"ok","v":4}'));
+  assert.deepEqual(r.state, { decided: 1240, last: 1302 });
+  assert.deepEqual(r.messages.map(function (m) { return [m.seq, m.status, m.index, m.events]; }),
+    [[1234, "logged", 40n, 200], [1235, "appended", 41n, 1], [1236, "mixed", null, 0], [1237, "unknown", null, 0]]);
+  assert.equal(parseMessageStatusReply(te.encode('{"code":"busy","reason":"at a limit","status":"error","v":4}')).code, "busy");
+  for (const bad of [
+    '{"messages":[{"events":2,"index":1,"seq":3,"status":"logged"}],"status":"ok","v":4}', // logged without the checkpoint
+    '{"checkpoint":"c","messages":[{"index":1,"seq":3,"status":"appended"}],"status":"ok","v":4}',
+    '{"checkpoint":"c","messages":[{"events":2,"seq":3,"status":"appended"}],"status":"ok","v":4}',
+    '{"checkpoint":"c","messages":[{"events":5000,"index":1,"seq":3,"status":"appended"}],"status":"ok","v":4}',
+    '{"messages":[{"events":2,"seq":3,"status":"mixed"}],"status":"ok","v":4}',
+    '{"messages":[{"seq":0,"status":"unknown"}],"status":"ok","v":4}',
+    '{"messages":[{"seq":3,"status":"lost"}],"status":"ok","v":4}',
+    '{"messages":[{"seq":3,"status":"unknown","x":1}],"status":"ok","v":4}',
+    '{"decided":3,"messages":[{"seq":3,"status":"unknown"}],"status":"ok","v":4}',
+    '{"code":"busy","messages":[{"seq":3,"status":"unknown"}],"reason":"r","status":"error","v":4}',
+    '{"messages":[{"seq":3,"status":"unknown"}],"status":"ok","v":3}',
+    '{"messages":[],"status":"ok","v":4}', "[]", "{"]) {
+    assert.throws(function () { parseMessageStatusReply(te.encode(bad)); }, WireError, bad);
+  }
+});
+
+test("wire: parseMessageStatusReply on mutated replies throws only WireError, and what it accepts fits its status", function () {
+  const seeds = ['{"checkpoint":"x\\n","decided":1240,"last":1302,"messages":[{"events":200,"index":40,"seq":1234,"status":"logged"},' +
+    '{"seq":1236,"status":"mixed"},{"seq":1237,"status":"unknown"}],"status":"ok","v":4}', '{"code":"busy","reason":"at a limit","status":"error","v":4}'];
+  let x = 0x1b873593;
+  const rand = function (n) { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; return (x >>> 0) % n; };
+  let accepted = 0;
+  for (let i = 0; i < 5000; i++) {
+    const b = te.encode(seeds[i % seeds.length]);
+    for (let k = 1 + rand(3); k > 0; k--) b[rand(b.length)] = " {}[]\":,0123456789abcdefglnorstuvxyz-".charCodeAt(rand(37));
+    let r;
+    try {
+      r = parseMessageStatusReply(b);
+    } catch (e) {
+      assert.ok(e instanceof WireError, "not a WireError: " + e + " for " + new TextDecoder().decode(b));
+      continue;
+    }
+    accepted++;
+    assert.ok(r.status === "ok" || r.status === "error");
+    for (const m of r.messages) {
+      assert.ok(["logged", "appended", "mixed", "unknown"].indexOf(m.status) >= 0);
+      assert.ok(m.seq > 0);
+      assert.equal(m.index !== null, m.status === "logged" || m.status === "appended");
+      assert.equal(m.events > 0, m.status === "logged" || m.status === "appended");
+    }
+    if (r.messages.some(function (m) { return m.status === "logged"; })) assert.notEqual(r.checkpoint, "");
   }
   assert.ok(accepted > 0, "no mutation accepted");
 });
