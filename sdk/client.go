@@ -518,7 +518,12 @@ func (c *Client) resolve(e *entry, ack Ack, err error) {
 
 // acknowledged settles the events of one acknowledged message: resolve for
 // each, under one lock.
-func (c *Client) acknowledged(items []*entry, ack Ack) {
+//
+// m, if not nil, is the message by which the held events are followed
+// from now on: attached under the same locks as each acknowledgement, so
+// that no round sees an event acknowledged and not yet followed by its
+// message (and asks about it by id).
+func (c *Client) acknowledged(items []*entry, ack Ack, m *sentMsg) {
 	var failed []*entry // successors failed because the Client closed
 	released := 0
 	c.mu.Lock()
@@ -526,6 +531,9 @@ func (c *Client) acknowledged(items []*entry, ack Ack) {
 		settled, next := c.settleLocked(e, ack, nil)
 		if settled {
 			released++
+			if m != nil && e.h != nil {
+				c.attachMsg(e.h, m)
+			}
 		}
 		if next != nil {
 			failed = append(failed, e, next)
@@ -835,10 +843,12 @@ func (c *Client) fly(msg *nats.Msg, items []*entry) {
 		if err == nil {
 			select {
 			case pa := <-fut.Ok():
-				c.acknowledged(items, Ack{Stream: pa.Stream, Seq: pa.Sequence, Duplicate: pa.Duplicate, Events: len(items)})
+				var m *sentMsg
 				if !pa.Duplicate {
-					c.followMessage(items, pa.Sequence, msg.Data)
+					m = c.newSentMsg(pa.Sequence, msg.Data, len(items))
 				}
+				c.acknowledged(items, Ack{Stream: pa.Stream, Seq: pa.Sequence, Duplicate: pa.Duplicate, Events: len(items)}, m)
+				c.followMessage(m)
 				return
 			case err = <-fut.Err():
 			case <-c.closed:

@@ -345,34 +345,52 @@ func (f *follower) dissolve(m *sentMsg) {
 	m.hs = nil
 }
 
-// followMessage makes the Client follow the held events of items, whose
-// message (payload data) JetStream acknowledged at stream sequence seq, by
-// asking about the message (sentMsg), unless the ledger does not answer
-// such questions.
-func (c *Client) followMessage(items []*entry, seq uint64, data []byte) {
+// newSentMsg returns the record of the message (payload data) JetStream
+// acknowledged at stream sequence seq, carrying n events, by which its
+// held events are followed (acknowledged attaches them, followMessage
+// starts asking about it); nil if the ledger does not answer such
+// questions or following is off.
+func (c *Client) newSentMsg(seq uint64, data []byte, n int) *sentMsg {
 	f := c.follow
 	f.mu.Lock()
 	skip := f.off || f.byEvent
 	f.mu.Unlock()
 	if skip || seq == 0 {
-		return
+		return nil
 	}
-	m := &sentMsg{seq: seq, sum: sha256.Sum256(data), n: len(items), acked: time.Now()}
+	return &sentMsg{seq: seq, sum: sha256.Sum256(data), n: n, acked: time.Now()}
+}
+
+// attachMsg makes the follower follow h, whose copy m carried and
+// JetStream just acknowledged (copyAcked), by asking about m.
+func (c *Client) attachMsg(h *held, m *sentMsg) {
+	f := c.follow
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.off || f.byEvent {
+	if f.off || f.byEvent || h.done || h.seq != m.seq {
 		return
 	}
-	for _, e := range items {
-		h := e.h
-		if h == nil || h.done || h.seq != seq {
-			continue
-		}
-		f.unfollowMsg(h)
-		h.msg = m
-		f.loose--
-		m.live++
-		m.hs = append(m.hs, h)
+	f.unfollowMsg(h)
+	h.msg = m
+	f.loose--
+	m.live++
+	m.hs = append(m.hs, h)
+}
+
+// followMessage starts asking about m, once its events are attached.
+func (c *Client) followMessage(m *sentMsg) {
+	if m == nil {
+		return
+	}
+	f := c.follow
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.off {
+		return
+	}
+	if f.byEvent {
+		f.dissolve(m) // the ledger turned out not to answer meanwhile
+		return
 	}
 	if m.live > 0 {
 		f.msgs = append(f.msgs, m)
