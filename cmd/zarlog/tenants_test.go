@@ -112,7 +112,7 @@ func TestTenantLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := []string{"--data", filepath.Join(dir, "data"), "--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0",
-		"--emitters", emitters,
+		"--admin", "127.0.0.1:0", "--emitters", emitters,
 		"--receipt-requests-per-emitter", fmt.Sprint(tenantReceipts),
 		"--open-games-per-emitter", fmt.Sprint(tenantOpenGames),
 		"--open-game-bytes-per-emitter", fmt.Sprint(tenantGameBytes),
@@ -213,7 +213,24 @@ func TestTenantLoad(t *testing.T) {
 			fl.stop()
 			t.Fatalf("flood %s: %s never got its refusal:\n%s", f.name, f.emitter, fl.output())
 		}
+		// What the abuser left undecided in the stream when alice began
+		// and ended (alice's events are decided after it, in stream
+		// order), and how often it was refused for its rate of messages
+		// meanwhile: a slow phase says whether the ledger fell behind.
+		abuser := func() string {
+			n := func(series string) string {
+				if v := adminMetric(t, p, series); v != "" {
+					return v
+				}
+				return "0"
+			}
+			return fmt.Sprintf("%s undecided, %s refused for its rate",
+				n(`zarlog_ingest_backlog_messages{emitter="`+f.emitter+`"}`),
+				n(`zarlog_ingest_limit_refusals_total{emitter="`+f.emitter+`",limit="rate-messages-per-emitter"}`))
+		}
+		before := abuser()
 		r := play(f.name)
+		t.Logf("%s: the abuser's messages when alice began: %s; when she ended: %s", f.name, before, abuser())
 		r.what, r.refusal = f.what, refusal
 		if n := fl.stop(); n > 0 {
 			r.refusal = fmt.Sprintf("(disconnected %d times) %s", n, r.refusal)
