@@ -74,10 +74,11 @@ const (
 	// DefaultRateMessagesPerEmitter: the peak's 2,500 events a second,
 	// one a message (the SDK packs events into one message once they
 	// queue up, so a platform past its peak sends more events in fewer
-	// messages). It is what a 2-core machine that decides some 6,000
-	// events a second holds for one emitter of junk while another
-	// emitter's games stay within 2× of their pace alone (TestTenantLoad;
-	// 10,000 did not: docs/BENCHMARKS.md "Fair share").
+	// messages). It is what a 2-core machine holds for one emitter of
+	// junk, one event a message, while another emitter's games stay
+	// within 2× of their pace alone (TestTenantLoad; 5,000 and 10,000 did
+	// not: docs/BENCHMARKS.md "Fair share"). One SDK emitter alone still
+	// reaches the machine's capacity: it packs its events.
 	DefaultRateMessagesPerEmitter = 2_500
 	// DefaultRefusedBytesPerEmitter: an SDK whose whole window (32
 	// messages of up to 256 KiB) is refused sends it again after 25, 50,
