@@ -78,6 +78,8 @@
 //
 // The Client (client.go, receipt.go) publishes event bytes: it retries
 // until JetStream acknowledges (across NATS restarts), keeps a bounded window
-// of messages in flight, packs events that queue up into multi-event messages,
-// and orders events with the same OrderKey.
+// of messages in flight, packs events that queue up into multi-event messages
+// (a message that is not full waits while another is in flight, packing
+// what queues meanwhile: Config.PartialFlights), and orders events with the
+// same OrderKey.
 package sdk
