@@ -125,9 +125,13 @@ func sysKickConn(ctx context.Context, sys *nats.Conn, id string, cid uint64) err
 }
 
 // sysRequestAll sends a request every server answers and gathers the
-// replies: it waits up to sysTimeout for the first and sysQuiet after each
-// for more.
+// replies: it waits up to sysTimeout for as many as the servers sys knows
+// of (its pool, the URLs it was given and those the servers announced),
+// and sysQuiet after each reply past that many for more. A loaded server
+// may answer well after another, so the quiet wait alone could miss it.
 func sysRequestAll(ctx context.Context, sys *nats.Conn, subject string, data []byte) ([]sysReply, error) {
+	known := len(sys.Servers())
+	deadline := time.Now().Add(sysTimeout)
 	inbox := sys.NewRespInbox()
 	sub, err := sys.SubscribeSync(inbox)
 	if err != nil {
@@ -158,6 +162,9 @@ func sysRequestAll(ctx context.Context, sys *nats.Conn, subject string, data []b
 		}
 		replies = append(replies, r)
 		wait = sysQuiet
+		if len(replies) < known {
+			wait = max(time.Until(deadline), sysQuiet)
+		}
 	}
 }
 

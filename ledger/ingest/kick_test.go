@@ -31,6 +31,7 @@ func startExternal(t *testing.T, emitters ...string) []string {
 		users = append(users, fmt.Sprintf("{user: %q, password: %q}", u, u))
 	}
 	var urls []string
+	var servers []*server.Server
 	for i := range 2 {
 		dir := t.TempDir()
 		conf := fmt.Sprintf(`server_name: x%d
@@ -62,6 +63,18 @@ system_account: SYS
 			t.Fatal("nats-server did not start")
 		}
 		urls = append(urls, s.ClientURL())
+		servers = append(servers, s)
+	}
+	// The route between them: before it, a server's system requests
+	// reach only itself, and a client learns of one server.
+	deadline := time.Now().Add(20 * time.Second)
+	for _, s := range servers {
+		for s.NumRoutes() == 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("nats-server %s has no route to the other after 20 s", s.Name())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 	return urls
 }
