@@ -138,11 +138,13 @@ type follower struct {
 	accepted uint64
 	bytes    int
 	count    int
-	room     chan struct{} // closed and replaced when room is made
-	idle     []logWaiter   // WaitLogged callers
-	off      bool          // following is off, or the ledger does not support it
-	stats    FollowStats
-	wake     chan struct{} // wakes the loop early (a Receipt found a loss)
+	room     chan struct{} // closed and replaced when room is made, if roomWanted
+	// roomWanted: a reserve waits on room (a drop then closes it).
+	roomWanted bool
+	idle       []logWaiter // WaitLogged callers
+	off        bool        // following is off, or the ledger does not support it
+	stats      FollowStats
+	wake       chan struct{} // wakes the loop early (a Receipt found a loss)
 	// decided and last are the stream's state in the latest reply that
 	// carried one, and size the largest checkpoint seen: a round asks only
 	// about the events they leave open (round).
@@ -181,6 +183,7 @@ func (c *Client) reserve(ctx context.Context, size int) error {
 			return nil
 		}
 		room := f.room
+		f.roomWanted = true
 		f.mu.Unlock()
 		select {
 		case <-room:
@@ -287,8 +290,11 @@ func (c *Client) dropLocked(h *held) {
 	f.count--
 	f.bytes -= len(h.ev.Data)
 	f.stats.Held, f.stats.HeldBytes = f.count, f.bytes
-	close(f.room)
-	f.room = make(chan struct{})
+	if f.roomWanted {
+		close(f.room)
+		f.room = make(chan struct{})
+		f.roomWanted = false
+	}
 	// Advance the front of the acceptance order and wake WaitLogged.
 	for len(f.order) > 0 && f.order[0].done {
 		f.order[0] = nil

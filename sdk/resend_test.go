@@ -978,3 +978,45 @@ func TestFollowByMessage(t *testing.T) {
 		t.Errorf("follow stats %+v: want %d logged, none held", st, len(g)+len(g2))
 	}
 }
+
+// TestMaxHeld: at Config.MaxHeld events held, PublishAsync waits until
+// the ledger reports one logged (a drop makes room and wakes it).
+func TestMaxHeld(t *testing.T) {
+	ctx := testCtx(t)
+	var r resends
+	var hold atomic.Bool
+	hold.Store(true)
+	s := newStack(t, stackOpts{config: func(c *sdk.Config) { following(&r)(c); c.MaxHeld = 2 }, sink: holding(&hold)})
+	g := chosenGame(t, emitter, s.signer, "max-held", "max-held")
+	publishAsync(t, ctx, s.client, g[:2])
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	_, err := s.client.PublishAsync(short, g[2])
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a third event with two held and MaxHeld 2: %v, want it to wait", err)
+	}
+	waited := make(chan error, 1)
+	go func() {
+		_, err := s.client.PublishAsync(ctx, g[2])
+		waited <- err
+	}()
+	select {
+	case err := <-waited:
+		t.Fatalf("published with two held: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	hold.Store(false)
+	s.stopIngest()
+	if err := s.startIngest(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-waited; err != nil {
+		t.Fatalf("once the held events are logged: %v", err)
+	}
+	if err := s.client.WaitLogged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.client.FollowStats(); st.Logged != 3 || st.Held != 0 {
+		t.Errorf("follow stats %+v: want 3 logged, none held", st)
+	}
+}
