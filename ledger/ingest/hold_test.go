@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -65,8 +66,22 @@ func TestHold(t *testing.T) {
 		}
 		return b
 	}
+	msgReq := func(seq uint64, data []byte) []byte {
+		b, err := wire.MarshalMessageStatusRequest(wire.MessageStatusRequest{V: wire.MessageStatusVersion,
+			Messages: []wire.MessageQuery{{Seq: seq, SHA256: sha256.Sum256(data)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
 	wantUnavailable := func(what string, data []byte) {
 		t.Helper()
+		if rep, err := wire.ParseMessageStatusReply(data); err == nil {
+			if rep.Status != wire.StatusError || rep.Code != "unavailable" {
+				t.Errorf("%s: message status reply %+v, want unavailable", what, rep)
+			}
+			return
+		}
 		if rep, err := wire.ParseStatusReply(data); err == nil {
 			if rep.Status != wire.StatusError || rep.Code != "unavailable" {
 				t.Errorf("%s: status reply %+v, want unavailable", what, rep)
@@ -93,15 +108,19 @@ func TestHold(t *testing.T) {
 	// (the admission runs), none reaches the ledger, and requests about
 	// them are answered unavailable.
 	var ids []string
+	var acks []sdk.Ack
+	var datas [][]byte
 	for g := range 5 {
 		id, data := makeEvent("e1", fmt.Sprintf("h%d", g), 0)
-		if _, err := c.Publish(ctx, sdk.Event{ID: id, Data: data}); err != nil {
+		ack, err := c.Publish(ctx, sdk.Event{ID: id, Data: data})
+		if err != nil {
 			t.Fatal(err)
 		}
-		ids = append(ids, id)
+		ids, acks, datas = append(ids, id), append(acks, ack), append(datas, data)
 	}
 	wantUnavailable("a receipt request while held", request(receiptReq(ids[0], 0)))
 	wantUnavailable("a status request while held", request(statusReq(ids[0])))
+	wantUnavailable("a message status request while held", request(msgReq(acks[0].Seq, datas[0])))
 	if heldBack("receipt") < 1 || heldBack("status") < 1 {
 		t.Errorf("held back: %v receipt and %v status requests counted", heldBack("receipt"), heldBack("status"))
 	}
@@ -119,6 +138,9 @@ func TestHold(t *testing.T) {
 	rep, err := wire.ParseReceiptReply(request(receiptReq(ids[0], time.Second)))
 	if err != nil || rep.Status != wire.StatusOK {
 		t.Fatalf("receipt once open: %+v, %v", rep, err)
+	}
+	if mrep, err := wire.ParseMessageStatusReply(request(msgReq(acks[0].Seq, datas[0]))); err != nil || mrep.Status != wire.StatusOK || mrep.Messages[0].Status != wire.MessageLogged {
+		t.Fatalf("message status once open: %+v, %v", mrep, err)
 	}
 
 	// A receipt request held for a checkpoint when Hold closes: its
@@ -160,6 +182,9 @@ func TestHold(t *testing.T) {
 		t.Errorf("the stream holds %d messages after a batch held back unacknowledged, want 1", st.Msgs)
 	}
 	wantUnavailable("a status request while held again", request(statusReq(id)))
+	// The ingest's records of the messages it decided are not answered
+	// from either while held.
+	wantUnavailable("a message status request while held again", request(msgReq(acks[0].Seq, datas[0])))
 
 	held.Store(false)
 	waitFor("the stream to be acknowledged", func() bool {
