@@ -93,11 +93,13 @@ type Config struct {
 	// an event nobody asks a receipt for is published again too if the
 	// stream lost it. Negative turns following off: the Client then
 	// forgets each event at its acknowledgement, and only Receipt
-	// publishes a lost event again. Its cost is a status request per
-	// FollowInterval about the events due (up to 256 each), and one
-	// lookup per event in the ledger, which reads no game state
-	// (ledger.Lookup; docs/NATS.md §5 and docs/BENCHMARKS.md give the CPU
-	// per event with it on and off).
+	// publishes a lost event again. Its cost is a request per
+	// FollowInterval about the messages due (up to 256 each, answered
+	// from the ingest's records of the messages it decided), and, for the
+	// events of a message the ledger cannot confirm whole (a refusal, a
+	// loss), a status request about them and one lookup per event
+	// (docs/NATS.md §5, "Following per message"; docs/BENCHMARKS.md gives
+	// the CPU per event with it on and off).
 	FollowInterval time.Duration
 	// FollowAfter is how long after its acknowledgement an event is first
 	// asked about (by then a checkpoint covers it, unless the ledger is

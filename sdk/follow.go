@@ -1,7 +1,9 @@
 // This file is the follower: a Client keeps every event it accepted until
 // the ledger reports it logged (a signed checkpoint covers it) or refused,
-// asks the ledger about the events it holds in batches (wire.StatusRequest),
-// and publishes again every event that the events stream lost after
+// asks the ledger about the messages that carried them
+// (wire.MessageStatusRequest: one answer confirms a message's events) and
+// about the events no message answer settles in batches
+// (wire.StatusRequest), and publishes again every event that the events stream lost after
 // acknowledging it: JetStream's lazy fsync on a power loss, a truncated or
 // corrupted stream file, a stream deleted and created again, or a ledger
 // that decided the message and died before its checkpoint reached the
