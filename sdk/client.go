@@ -44,10 +44,12 @@ type Config struct {
 	// published while nothing is in flight goes at once, alone; as the
 	// rate grows, each message carries what queued during the previous
 	// one's round trip, and an event waits at most that round trip more.
-	// Full messages go as the Window allows. Zero means 1; negative means
-	// Window (every message goes as soon as the Window allows: at a human
-	// pace nearly every event in a message of its own, whose way through
-	// NATS costs as much as a full one's; docs/BENCHMARKS.md, issue 31).
+	// Full messages go as the Window allows. Zero (the default) or
+	// negative means Window: every message goes as soon as the Window
+	// allows (at a human pace nearly every event in a message of its own,
+	// whose way through NATS costs as much as a full one's). 1 is group
+	// commit; measured against the default it did not pay on a loaded
+	// machine (docs/BENCHMARKS.md, issue 31, "third session").
 	PartialFlights int
 	// MaxBatchEvents is the most events packed into one NATS message when
 	// events queue up faster than the window drains; 1 sends every event
@@ -139,10 +141,7 @@ func (c Config) withDefaults() Config {
 	if c.Window == 0 {
 		c.Window = 32
 	}
-	if c.PartialFlights == 0 {
-		c.PartialFlights = 1
-	}
-	if c.PartialFlights < 0 || c.PartialFlights > c.Window {
+	if c.PartialFlights <= 0 || c.PartialFlights > c.Window {
 		c.PartialFlights = c.Window
 	}
 	if c.MaxBatchEvents == 0 {

@@ -79,7 +79,7 @@
 // The Client (client.go, receipt.go) publishes event bytes: it retries
 // until JetStream acknowledges (across NATS restarts), keeps a bounded window
 // of messages in flight, packs events that queue up into multi-event messages
-// (a message that is not full waits while another is in flight, packing
-// what queues meanwhile: Config.PartialFlights), and orders events with the
-// same OrderKey.
+// (optionally, a message that is not full waits while others are in
+// flight, packing what queues meanwhile: Config.PartialFlights), and orders
+// events with the same OrderKey.
 package sdk

@@ -260,15 +260,9 @@ func runConfig(cfg Config, w *Workload) RunConfig {
 }
 
 // sdkPartialFlights is the sdk.Config.PartialFlights that an SDK client
-// given p runs with (its default window, 32, when negative: reported 0).
+// given p runs with, 0 for its window (the default).
 func sdkPartialFlights(p int) int {
-	switch {
-	case p == 0:
-		return 1
-	case p < 0:
-		return 0
-	}
-	return p
+	return max(p, 0)
 }
 
 // A Ratio is one throughput ratio measured in one run: Of's events/s over

@@ -43,7 +43,7 @@ export interface ClientConfig {
   /**
    * While this many messages await their ack, a message that is not full
    * waits, packing what queues meanwhile, until one is acknowledged or it
-   * fills up: a lone event goes at once. Default 1; -1: the window.
+   * fills up: a lone event goes at once. Default -1: the window.
    */
   partialFlights?: number;
   /** Most events packed into one message when they queue up; default 256. */

@@ -71,7 +71,7 @@ const RECEIPT_WAIT = 5000;
 const RECEIPT_SLACK = 2000;
 
 const defaults = {
-  window: 32, partialFlights: 1, maxBatchEvents: 256, maxBatchBytes: 256 << 10, maxQueued: 65536,
+  window: 32, partialFlights: -1, maxBatchEvents: 256, maxBatchBytes: 256 << 10, maxQueued: 65536,
   ackTimeout: 5000, retryMin: 25, retryMax: 2000, orderSettle: 10000,
   followInterval: DEFAULT_FOLLOW_INTERVAL, followAfter: DEFAULT_FOLLOW_AFTER, maxHeld: 1 << 20, maxHeldBytes: 256 << 20,
 };
@@ -112,11 +112,12 @@ export async function dial(url, emitter, opts) {
  * A Client publishes one emitter's events on a NATS connection (from dial;
  * close the Client before the connection). cfg: emitter (required), root
  * (subject root, "zarlog"), window (messages awaiting their ack, 32),
- * partialFlights (1: while that many messages await their ack, a message
- * that is not full waits and packs what queues meanwhile, until one is
- * acknowledged or it fills up; so a lone event goes at once, and a message
- * carries what queued during the previous one's round trip; -1: the
- * window, every message at once; the Go SDK's Config.PartialFlights),
+ * partialFlights (-1, the default: the window, every message at once; 1:
+ * while that many messages await their ack, a message that is not full
+ * waits and packs what queues meanwhile, until one is acknowledged or it
+ * fills up, so a lone event goes at once and a message carries what
+ * queued during the previous one's round trip; the Go SDK's
+ * Config.PartialFlights),
  * maxBatchEvents (256), maxBatchBytes (256 KiB), maxQueued (65536),
  * ackTimeout (ms, 5000), retryMin and retryMax (ms, 25 and 2000),
  * orderSettle (ms, 10000: how long an order refusal of receipt's copy must
@@ -147,7 +148,7 @@ export class Client {
     checkEmitter(cfg.emitter);
     this.cfg = Object.assign({}, defaults, cfg);
     const c = this.cfg;
-    if (c.partialFlights < 0 || c.partialFlights > c.window) c.partialFlights = c.window;
+    if (c.partialFlights < 0 || c.partialFlights > c.window) c.partialFlights = c.window; // 0 is refused below
     if (!(c.window >= 1 && c.partialFlights >= 1 && c.maxBatchEvents >= 1 && c.maxBatchEvents <= MAX_BATCH_EVENTS && c.maxQueued >= 1 && c.maxBatchBytes >= MAX_EVENT_SIZE)) {
       throw new RangeError("zarlog-emitter: window " + c.window + ", partialFlights " + c.partialFlights + ", maxBatchEvents " + c.maxBatchEvents + " (≤ " + MAX_BATCH_EVENTS + "), maxQueued " +
         c.maxQueued + " must be positive and maxBatchBytes " + c.maxBatchBytes + " ≥ " + MAX_EVENT_SIZE);

@@ -318,10 +318,10 @@ test("the client packs what queues while partialFlights messages await their ack
   const { Client } = await import("../src/index.js");
   const tick = function () { return new Promise(function (r) { setImmediate(r); }); };
   for (const tc of [
-    { name: "default", partial: undefined, max: 256, steps: [1, 5, 0, 0], want: [[1], [1], [1, 5], [1, 5]] },
+    { name: "one", partial: 1, max: 256, steps: [1, 5, 0, 0], want: [[1], [1], [1, 5], [1, 5]] },
     { name: "two", partial: 2, max: 256, steps: [1, 1, 4, 0, 0, 0], want: [[1], [1, 1], [1, 1], [1, 1, 4], [1, 1, 4], [1, 1, 4]] },
     { name: "full", partial: 1, max: 3, steps: [1, 4, 0, 0, 0], want: [[1], [1, 3], [1, 3], [1, 3, 1], [1, 3, 1]] },
-    { name: "window", partial: -1, max: 256, steps: [1, 1, 1, 1, 0, 0, 0, 0], want: [[1], [1, 1], [1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1]] },
+    { name: "default", partial: undefined, max: 256, steps: [1, 1, 1, 1, 0, 0, 0, 0], want: [[1], [1, 1], [1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1]] },
   ]) {
     const cfg = { emitter: "e1", maxBatchEvents: tc.max, followInterval: -1 };
     if (tc.partial !== undefined) cfg.partialFlights = tc.partial;
