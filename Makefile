@@ -12,7 +12,7 @@ TEST_TIMEOUT ?= 20m
 # others run without it (it would cost time and find nothing).
 RACE_PKGS := ./ledger/... ./internal/serve ./internal/demo ./sdk/... ./publisher ./witness \
 	./follow ./mirror ./audit ./internal/httpserve ./storage ./bucket ./internal/litewitness \
-	./internal/sigsumwitness ./internal/toolproc
+	./internal/sigsumwitness ./internal/toolproc ./merkle
 # The packages that import sync but run without it, and why (TestRacePackages
 # keeps these two lists covering every package that imports sync):
 #   cmd/zarlog: its tests run the built binaries, which -race would not instrument

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 )
 
 // The system account's services this file uses (nats-server 2.10 and
@@ -24,9 +26,9 @@ const (
 	sysKick = "$SYS.REQ.SERVER.%s.KICK"
 )
 
-// sysQuiet is how long SystemDisconnect waits for more servers' replies
-// after the last, and sysTimeout how long for the first (and for a kick's
-// answer).
+// sysTimeout is how long a system request waits for the first reply, and
+// for as many as the servers the connection knows of (sysRequestAll), and
+// a kick for its answer; sysQuiet how long it waits after that for more.
 const (
 	sysQuiet   = 250 * time.Millisecond
 	sysTimeout = 2 * time.Second
@@ -51,58 +53,103 @@ type sysReply struct {
 // system account: it asks every server for the connections whose user is
 // one of users(emitter) ($SYS.REQ.SERVER.PING.CONNZ, filtered by user: the
 // user name of a password, the public nkey of an nkey or of a JWT user)
-// and closes each on its server ($SYS.REQ.SERVER.<id>.KICK). It returns
-// how many it closed. An emitter with no users is an error, as is one
-// with no connection found and a deployment where no server answers.
+// and closes each on its server ($SYS.REQ.SERVER.<id>.KICK). The users
+// are asked at once, each with its own time (a user whose question fails
+// does not keep the others' connections open), and a call made while the
+// last for the same emitter still runs does nothing. It returns how many
+// it closed. An emitter with no users is an error, as is one with no
+// connection found and a deployment where no server answers.
 func SystemDisconnect(sys *nats.Conn, users func(emitter string) []string) func(emitter string) (int, error) {
+	var mu sync.Mutex
+	running := make(map[string]bool)
 	return func(emitter string) (int, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*sysTimeout)
-		defer cancel()
 		names := users(emitter)
 		if len(names) == 0 {
 			return 0, fmt.Errorf("nats system account: emitter %s has no NATS user to disconnect", emitter)
 		}
-		n, servers := 0, 0
-		var errs []error
-		for _, user := range names {
-			req, _ := json.Marshal(map[string]any{"auth": true, "user": user, "limit": 1 << 16})
-			replies, err := sysRequestAll(ctx, sys, sysPingConnz, req)
-			if err != nil {
-				return n, fmt.Errorf("nats system account: the connections of emitter %s (user %s): %w", emitter, user, err)
-			}
-			servers = max(servers, len(replies))
-			for _, r := range replies {
-				if r.Error != nil {
-					errs = append(errs, fmt.Errorf("server %s: connz: %s", r.Server.Name, r.Error.Description))
-					continue
-				}
-				var connz struct {
-					Conns []struct {
-						CID  uint64 `json:"cid"`
-						User string `json:"authorized_user"`
-					} `json:"connections"`
-				}
-				if err := json.Unmarshal(r.Data, &connz); err != nil {
-					errs = append(errs, fmt.Errorf("server %s: connz: %w", r.Server.Name, err))
-					continue
-				}
-				for _, c := range connz.Conns {
-					if c.User != user {
-						continue // a server that did not filter
-					}
-					if err := sysKickConn(ctx, sys, r.Server.ID, c.CID); err != nil {
-						errs = append(errs, fmt.Errorf("server %s: closing connection %d of emitter %s: %w", r.Server.Name, c.CID, emitter, err))
-						continue
-					}
-					n++
-				}
-			}
+		mu.Lock()
+		if running[emitter] {
+			mu.Unlock()
+			return 0, nil
 		}
+		running[emitter] = true
+		mu.Unlock()
+		defer func() { mu.Lock(); delete(running, emitter); mu.Unlock() }()
+
+		var (
+			wg      sync.WaitGroup
+			rmu     sync.Mutex
+			n       int
+			servers int
+			errs    []error
+		)
+		for _, user := range names {
+			wg.Go(func() {
+				k, answered, err := kickUser(sys, emitter, user)
+				rmu.Lock()
+				defer rmu.Unlock()
+				n += k
+				servers = max(servers, answered)
+				if err != nil {
+					errs = append(errs, err)
+				}
+			})
+		}
+		wg.Wait()
 		if n == 0 && len(errs) == 0 {
 			errs = append(errs, fmt.Errorf("nats system account: no connection of emitter %s (users %s) on the %d servers that answered", emitter, strings.Join(names, ", "), servers))
 		}
 		return n, errors.Join(errs...)
 	}
+}
+
+// kickUser closes every connection of user (one of emitter's) on every
+// server that answers, and returns how many it closed and how many
+// servers answered.
+func kickUser(sys *nats.Conn, emitter, user string) (int, int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*sysTimeout)
+	defer cancel()
+	req, _ := json.Marshal(map[string]any{"auth": true, "user": user, "limit": 1 << 16})
+	replies, err := sysRequestAll(ctx, sys, sysPingConnz, req)
+	if len(replies) == 0 {
+		return 0, 0, fmt.Errorf("nats system account: the connections of emitter %s (user %s): %w", emitter, user, err)
+	}
+	var errs []error
+	if err != nil {
+		errs = append(errs, fmt.Errorf("nats system account: the connections of emitter %s (user %s): %w", emitter, user, err))
+	}
+	n := 0
+	for _, r := range replies {
+		if r.Error != nil {
+			errs = append(errs, fmt.Errorf("server %s: connz: %s", r.Server.Name, r.Error.Description))
+			continue
+		}
+		if !nkeys.IsValidPublicServerKey(r.Server.ID) {
+			errs = append(errs, fmt.Errorf("server %q: connz: its id %q is not a server's public key", r.Server.Name, r.Server.ID))
+			continue
+		}
+		var connz struct {
+			Conns []struct {
+				CID  uint64 `json:"cid"`
+				User string `json:"authorized_user"`
+			} `json:"connections"`
+		}
+		if err := json.Unmarshal(r.Data, &connz); err != nil {
+			errs = append(errs, fmt.Errorf("server %s: connz: %w", r.Server.Name, err))
+			continue
+		}
+		for _, c := range connz.Conns {
+			if c.User != user {
+				continue // a server that did not filter
+			}
+			if err := sysKickConn(ctx, sys, r.Server.ID, c.CID); err != nil {
+				errs = append(errs, fmt.Errorf("server %s: closing connection %d of emitter %s: %w", r.Server.Name, c.CID, emitter, err))
+				continue
+			}
+			n++
+		}
+	}
+	return n, len(replies), errors.Join(errs...)
 }
 
 // sysKickConn closes connection cid on the server with id.
@@ -142,6 +189,7 @@ func sysRequestAll(ctx context.Context, sys *nats.Conn, subject string, data []b
 		return nil, err
 	}
 	var replies []sysReply
+	var bad []error // replies that do not parse: the others still count
 	wait := sysTimeout
 	for {
 		wctx, cancel := context.WithTimeout(ctx, wait)
@@ -150,15 +198,16 @@ func sysRequestAll(ctx context.Context, sys *nats.Conn, subject string, data []b
 		if err != nil {
 			switch {
 			case len(replies) > 0 && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
-				return replies, nil
-			case len(replies) == 0 && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders)):
+				return replies, errors.Join(bad...)
+			case len(replies) == 0 && len(bad) == 0 && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders)):
 				return nil, fmt.Errorf("no server answers %s: the user is not one of the system account's (%w)", subject, err)
 			}
-			return replies, err
+			return replies, errors.Join(append(bad, err)...)
 		}
 		var r sysReply
 		if err := json.Unmarshal(msg.Data, &r); err != nil {
-			return replies, fmt.Errorf("%s: a reply: %w", subject, err)
+			bad = append(bad, fmt.Errorf("%s: a reply: %w", subject, err))
+			continue
 		}
 		replies = append(replies, r)
 		wait = sysQuiet
@@ -173,7 +222,7 @@ func sysRequestAll(ctx context.Context, sys *nats.Conn, subject string, data []b
 // a connection of the system account (SystemDisconnect would not work).
 func CheckSystem(ctx context.Context, sys *nats.Conn) (int, error) {
 	replies, err := sysRequestAll(ctx, sys, sysPingStatsz, nil)
-	if err != nil {
+	if len(replies) == 0 {
 		return 0, fmt.Errorf("nats system account: %w", err)
 	}
 	return len(replies), nil

@@ -206,4 +206,29 @@ func TestSystemDisconnect(t *testing.T) {
 	if _, err := SystemDisconnect(sys, func(string) []string { return nil })("bob"); err == nil {
 		t.Errorf("SystemDisconnect of an emitter without a user: no error")
 	}
+
+	// An emitter with several users (its name and its nkeys), the one
+	// connected last, through a system connection that knows of a server
+	// that never answers (a URL given and not served: each question waits
+	// its whole time for it): every user is asked in its own time, and
+	// alice is disconnected. When the users were asked one after another
+	// in one time, the last was never asked.
+	dead := fmt.Sprintf("nats://127.0.0.1:%d", freePorts(t, 1)[0])
+	sys2, err := nats.Connect(urls[1]+","+dead, nats.UserInfo("sys", "sys"), nats.DontRandomize())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sys2.Close)
+	if known := len(sys2.Servers()); known < 3 {
+		t.Fatalf("the system connection knows of %d servers, want the 2 and the one not served", known)
+	}
+	several := func(string) []string { return []string{"carol", "dave", "erin", "alice"} }
+	if n, err := SystemDisconnect(sys2, several)("alice"); n != 1 {
+		t.Errorf("SystemDisconnect of alice, her user last of four: %d connections closed (%v), want 1", n, err)
+	}
+	select {
+	case <-goneAlice:
+	case <-ctx.Done():
+		t.Fatal("alice's connection was not closed")
+	}
 }
