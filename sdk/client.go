@@ -506,7 +506,7 @@ func (c *Client) publish(ctx context.Context, ev Event, h *held) (*Pending, erro
 // resolve settles e and releases or fails its parked successor.
 func (c *Client) resolve(e *entry, ack Ack, err error) {
 	c.mu.Lock()
-	settled, next := c.settleLocked(e, ack, err)
+	settled, next := c.settleLocked(e, ack, err, nil)
 	c.mu.Unlock()
 	if !settled {
 		return
@@ -521,20 +521,17 @@ func (c *Client) resolve(e *entry, ack Ack, err error) {
 // each, under one lock.
 //
 // m, if not nil, is the message by which the held events are followed
-// from now on: attached under the same locks as each acknowledgement, so
-// that no round sees an event acknowledged and not yet followed by its
-// message (and asks about it by id).
+// from now on: attached in the same hold of the follower's lock as each
+// acknowledgement (copyAcked), so that no round sees an event acknowledged
+// and not yet followed by its message (and asks about it by id).
 func (c *Client) acknowledged(items []*entry, ack Ack, m *sentMsg) {
 	var failed []*entry // successors failed because the Client closed
 	released := 0
 	c.mu.Lock()
 	for _, e := range items {
-		settled, next := c.settleLocked(e, ack, nil)
+		settled, next := c.settleLocked(e, ack, nil, m)
 		if settled {
 			released++
-			if m != nil && e.h != nil {
-				c.attachMsg(e.h, m)
-			}
 		}
 		if next != nil {
 			failed = append(failed, e, next)
@@ -551,9 +548,10 @@ func (c *Client) acknowledged(items []*entry, ack Ack, m *sentMsg) {
 
 // settleLocked settles e, unless it is settled already, and releases its
 // parked successor to the queue; it returns whether it settled e and the
-// successor to fail (when e failed or the Client is closed), if any. The
-// caller holds mu and, if e was settled, releases one admission.
-func (c *Client) settleLocked(e *entry, ack Ack, err error) (settled bool, fail *entry) {
+// successor to fail (when e failed or the Client is closed), if any. m,
+// if not nil, is the acknowledged message that carried e (acknowledged).
+// The caller holds mu and, if e was settled, releases one admission.
+func (c *Client) settleLocked(e *entry, ack Ack, err error, m *sentMsg) (settled bool, fail *entry) {
 	if e.settled {
 		return false, nil
 	}
@@ -562,7 +560,7 @@ func (c *Client) settleLocked(e *entry, ack Ack, err error) (settled bool, fail 
 	close(e.p.done)
 	if e.h != nil {
 		if err == nil {
-			c.copyAcked(e.h, ack.Seq)
+			c.copyAcked(e.h, ack.Seq, m)
 		} else {
 			c.copyFailed(e.h)
 		}

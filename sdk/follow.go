@@ -229,8 +229,11 @@ func (c *Client) hold(ev Event) *held {
 	return h
 }
 
-// copyAcked records the acknowledgement of a copy of h.
-func (c *Client) copyAcked(h *held, seq uint64) {
+// copyAcked records the acknowledgement of a copy of h, and, if m is not
+// nil, follows h from now on by m, the message that carried the copy
+// (attachLocked), in the same hold of the lock: no round sees h
+// acknowledged and not yet followed by its message.
+func (c *Client) copyAcked(h *held, seq uint64, m *sentMsg) {
 	f := c.follow
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -241,6 +244,9 @@ func (c *Client) copyAcked(h *held, seq uint64) {
 	}
 	h.seq, h.acked = seq, time.Now()
 	h.reused = seq <= h.floor
+	if m != nil {
+		f.attachLocked(h, m)
+	}
 }
 
 // copyFailed records that a copy of h failed. An event no copy of which
@@ -369,12 +375,10 @@ func (c *Client) newSentMsg(seq uint64, data []byte, n int) *sentMsg {
 	return &sentMsg{seq: seq, sum: sha256.Sum256(data), n: n, acked: time.Now()}
 }
 
-// attachMsg makes the follower follow h, whose copy m carried and
-// JetStream just acknowledged (copyAcked), by asking about m.
-func (c *Client) attachMsg(h *held, m *sentMsg) {
-	f := c.follow
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// attachLocked makes the follower follow h, whose copy m carried and
+// JetStream just acknowledged (copyAcked), by asking about m. The caller
+// holds f.mu.
+func (f *follower) attachLocked(h *held, m *sentMsg) {
 	if f.off || f.byEvent || h.done || h.seq != m.seq {
 		return
 	}
