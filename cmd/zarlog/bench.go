@@ -59,6 +59,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&cfg.Tessera, "tessera", false, "also measure the ledger alone and Tessera's POSIX log on the same events")
 	fs.StringVar(&cfg.Storage, "storage", "", "also run end to end with the log kept in S3-compatible object storage at `s3://BUCKET[/PREFIX]`, as zarlog serve --storage\n(under PREFIX/zarlog-bench-<time>/, left there; endpoint and credentials from AWS_ENDPOINT_URL_S3 etc.)")
 	fs.IntVar(&cfg.PartialFlights, "sdk-partial-flights", 0, "how many messages each SDK client lets fly while a message that is not full waits for one of them, packing what queues meanwhile (sdk.Config.PartialFlights; 0, the SDK's default: its window, 32, every message at once; 1: group commit)")
+	fs.BoolVar(&cfg.EmitterRates, "emitter-rates", false, "limit each emitter of the saturated and paced passes to the ingest's default rates, as zarlog serve does (by default no emitter is limited: the bench measures the service's capacity)")
 	follow := fs.Bool("follow", true, "the SDK clients follow their events, as by default (a status request every 500 ms about those not yet reported logged); false turns it off, to measure its cost")
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	fs.StringVar(&cfg.Dir, "dir", "", "scratch `directory` for the logs, removed at the end (default: a temporary one)")

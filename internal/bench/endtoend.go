@@ -70,6 +70,9 @@ type EndToEndConfig struct {
 	// PartialFlights is the SDK clients' (sdk.Config). Zero means the
 	// SDK's default.
 	PartialFlights int
+	// EmitterRates limits each emitter to the ingest's default rates
+	// (Config.EmitterRates); false limits none.
+	EmitterRates bool
 }
 
 // followInterval is the sdk.Config.FollowInterval of a run that follows
@@ -141,10 +144,14 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
+	// The bench measures the service's capacity: no emitter's rate is
+	// limited (docs/OPERATIONS.md §9), unless asked (0: the defaults).
+	var rates int64 = -1
+	if cfg.EmitterRates {
+		rates = 0
+	}
 	in, err := ingest.New(nc, ingest.Config{Sink: sink, Locator: l, Checkpoints: l, InfoInterval: -1, Linger: ingest.DefaultLinger,
-		// The bench measures the service's capacity: no emitter's rate is
-		// limited (docs/OPERATIONS.md §9).
-		RateBytesPerEmitter: -1, RateMessagesPerEmitter: -1})
+		RateBytesPerEmitter: rates, RateMessagesPerEmitter: rates})
 	if err != nil {
 		return Result{}, err
 	}

@@ -138,6 +138,12 @@ type Config struct {
 	// PartialFlights is the SDK clients' sdk.Config.PartialFlights in
 	// every pass, the human pace's too. Zero means the SDK's default.
 	PartialFlights int
+	// EmitterRates runs the saturated and paced passes with the ingest's
+	// default per-emitter rates (ingest.DefaultRateMessagesPerEmitter and
+	// DefaultRateBytesPerEmitter, as `zarlog serve` runs); false, the
+	// default, limits no emitter: the bench measures the service's
+	// capacity.
+	EmitterRates bool
 }
 
 // Paces of Config.Pace.
@@ -224,6 +230,9 @@ type RunConfig struct {
 	// message that is not full waits (sdk.Config.PartialFlights); 0 means
 	// no bound besides the window.
 	PartialFlights int `json:"sdkPartialFlights"`
+	// EmitterRates is "none", or the per-emitter rates the end-to-end
+	// passes ran with (--emitter-rates).
+	EmitterRates string `json:"emitterRates"`
 }
 
 // runConfig describes the run of cfg on w.
@@ -256,6 +265,11 @@ func runConfig(cfg Config, w *Workload) RunConfig {
 		c.Pace += "+" + PaceHuman
 	}
 	c.PartialFlights = sdkPartialFlights(cfg.PartialFlights)
+	c.EmitterRates = "none"
+	if cfg.EmitterRates {
+		c.EmitterRates = fmt.Sprintf("%d messages and %d bytes a second per emitter (the ingest's defaults)",
+			ingest.DefaultRateMessagesPerEmitter, ingest.DefaultRateBytesPerEmitter)
+	}
 	return c
 }
 
@@ -449,7 +463,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		MeanBytes: w.MeanBytes, SignedShare: w.SignedShare}}
 
 	e2eDir := filepath.Join(dir, "endtoend")
-	res, err := EndToEnd(ctx, EndToEndConfig{Dir: e2eDir, Rate: cfg.Rate, Profile: cfg.Profile, Receipts: cfg.Rate > 0, NoFollow: cfg.NoFollow, PartialFlights: cfg.PartialFlights,
+	res, err := EndToEnd(ctx, EndToEndConfig{Dir: e2eDir, Rate: cfg.Rate, Profile: cfg.Profile, Receipts: cfg.Rate > 0, NoFollow: cfg.NoFollow, PartialFlights: cfg.PartialFlights, EmitterRates: cfg.EmitterRates,
 		Progress: func(done int) { progress("end to end", done, cfg.Events) }}, w)
 	if err != nil {
 		return nil, fmt.Errorf("end to end: %w", err)
@@ -469,7 +483,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 		sdir := filepath.Join(dir, "storage")
-		res, err := EndToEnd(ctx, EndToEndConfig{Dir: sdir, Rate: cfg.Rate, Storage: b, NoFollow: cfg.NoFollow, PartialFlights: cfg.PartialFlights,
+		res, err := EndToEnd(ctx, EndToEndConfig{Dir: sdir, Rate: cfg.Rate, Storage: b, NoFollow: cfg.NoFollow, PartialFlights: cfg.PartialFlights, EmitterRates: cfg.EmitterRates,
 			Progress: func(done int) { progress("end to end, bucket", done, cfg.Events) }}, w)
 		if err != nil {
 			return nil, fmt.Errorf("end to end with the bucket: %w", err)
@@ -487,7 +501,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Rate == 0 {
 		rate := int(res.EventsPerSec() / 2)
 		pdir := filepath.Join(dir, "paced")
-		res, err := EndToEnd(ctx, EndToEndConfig{Dir: pdir, Rate: rate, Receipts: true, NoFollow: cfg.NoFollow, PartialFlights: cfg.PartialFlights,
+		res, err := EndToEnd(ctx, EndToEndConfig{Dir: pdir, Rate: rate, Receipts: true, NoFollow: cfg.NoFollow, PartialFlights: cfg.PartialFlights, EmitterRates: cfg.EmitterRates,
 			Progress: func(done int) { progress("end to end, paced", done, cfg.Events) }}, w)
 		if err != nil {
 			return nil, fmt.Errorf("end to end, paced: %w", err)
@@ -821,7 +835,11 @@ func (c RunConfig) describe() string {
 	if c.PartialFlights > 0 {
 		packing = fmt.Sprintf("a message that is not full waits while the SDK has %d in flight (group commit)", c.PartialFlights)
 	}
-	return fmt.Sprintf("%s: %s; %s; a checkpoint every %d ms; small ingest batches wait up to %d ms; %s; %s", c.Checks, moves, beacons, c.CheckpointIntervalMs, c.IngestLingerMs, follow, packing)
+	rates := "no emitter's rate limited"
+	if c.EmitterRates != "none" && c.EmitterRates != "" {
+		rates = "each emitter limited to " + c.EmitterRates
+	}
+	return fmt.Sprintf("%s: %s; %s; a checkpoint every %d ms; small ingest batches wait up to %d ms; %s; %s; %s", c.Checks, moves, beacons, c.CheckpointIntervalMs, c.IngestLingerMs, follow, packing, rates)
 }
 
 func orUnknown(s string) string {

@@ -127,7 +127,7 @@ func TestRun(t *testing.T) {
 		t.Errorf("the report's log key %q is not a C2SP verifier key: %v", rep.LogKey, err)
 	}
 	text := rep.Text()
-	for _, want := range []string{"log        " + rep.LogKey, "config     production: every roll, move and end checked by the rules engine", "8 anchored-v1 games a round, a cache of 1024 verified beacons", "the SDK clients follow their events (a status request every 500 ms)", "bundle     anchored-v1", "machine ", "end to end ", "latency ", "receipt    publish → receipt", "batching ", "beacons    ", "memory ", "disk ", "bundle     per-roll-v1", "bundle     tavlarena-v1", "tessera-posix"} {
+	for _, want := range []string{"log        " + rep.LogKey, "config     production: every roll, move and end checked by the rules engine", "8 anchored-v1 games a round, a cache of 1024 verified beacons", "the SDK clients follow their events (a status request every 500 ms)", "no emitter's rate limited", "bundle     anchored-v1", "machine ", "end to end ", "latency ", "receipt    publish → receipt", "batching ", "beacons    ", "memory ", "disk ", "bundle     per-roll-v1", "bundle     tavlarena-v1", "tessera-posix"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q in:\n%s", want, text)
 		}
@@ -141,19 +141,24 @@ func TestRun(t *testing.T) {
 func TestRunStructural(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rep, err := Run(ctx, Config{Dir: t.TempDir() + "/scratch", Events: 3000, Games: 8, Bundles: 2, Rate: 20000, Checks: ChecksStructural, NoFollow: true})
+	rep, err := Run(ctx, Config{Dir: t.TempDir() + "/scratch", Events: 3000, Games: 8, Bundles: 2, Rate: 20000, Checks: ChecksStructural, NoFollow: true, EmitterRates: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := rep.Config; c.Checks != ChecksStructural || c.Moves != "structural" || c.Beacons != "fake" || c.Pace != "rate" || c.Follow != "off" {
+	if c := rep.Config; c.Checks != ChecksStructural || c.Moves != "structural" || c.Beacons != "fake" || c.Pace != "rate" || c.Follow != "off" ||
+		c.EmitterRates != "2500 messages and 6291456 bytes a second per emitter (the ingest's defaults)" {
 		t.Errorf("config: %+v", c)
+	}
+	if e := rep.EndToEnd; e.Events != 3000 {
+		t.Errorf("with the default rates, %d events of 3000 end to end", e.Events)
 	}
 	for _, b := range rep.Bundles {
 		if b.Scheme == "anchored-v1" {
 			t.Errorf("an anchored-v1 bundle on the fake chain: %+v", b)
 		}
 	}
-	if text := rep.Text(); !strings.Contains(text, "config     structural: moves checked structurally") || !strings.Contains(text, "the SDK clients do not follow their events") {
+	if text := rep.Text(); !strings.Contains(text, "config     structural: moves checked structurally") || !strings.Contains(text, "the SDK clients do not follow their events") ||
+		!strings.Contains(text, "each emitter limited to 2500 messages") {
 		t.Errorf("text:\n%s", rep.Text())
 	}
 	if _, err := Run(ctx, Config{Checks: "lenient"}); err == nil || !strings.Contains(err.Error(), `unknown checks "lenient"`) {
