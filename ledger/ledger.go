@@ -371,7 +371,7 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 		now:        cfg.Now,
 		origin:     cfg.Signer.Name(),
 		sigs:       newSigKeys(cfg.Emitters),
-		nodes:      merkle.NewNodeCache(proofCacheTiles),
+		nodes:      merkle.NewNodeCache(ProofCacheTiles),
 		reqs:       make(chan *request, 256),
 		seqDone:    make(chan struct{}),
 		commits:    make(chan *prepared),

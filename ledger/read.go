@@ -85,11 +85,17 @@ func (v *view) tree(size uint64) (merkle.TileReader, error) {
 	return tileReader{v.snap}, nil
 }
 
-// proofCacheTiles is how many tiles' interior nodes the Ledger keeps for
-// its inclusion proofs (Ledger.nodes): 64, at most 1 MiB, a few checkpoints'
-// worth of the tiles on the right edge of the tree (each of a tree's tile
-// levels has one partial tile, at a new width with each checkpoint).
-const proofCacheTiles = 64
+// ProofCacheTiles is how many tiles' interior nodes the Ledger keeps for
+// its inclusion proofs (Ledger.nodes): 64, a few checkpoints' worth of
+// the tiles on the right edge of the tree (each of a tree's tile levels
+// has one partial tile, at a new width with each checkpoint), at most
+// ProofCacheTileBytes each.
+const ProofCacheTiles = 64
+
+// ProofCacheTileBytes bounds what one cached tile holds: the 511 hashes of
+// a full tile's levels (256 + 128 + … + 1, 32 bytes each), their slices
+// and the cache's entry.
+const ProofCacheTileBytes = 17 << 10
 
 // InclusionProof returns the inclusion proof of leaf index in the tree of
 // the given size (a signed checkpoint's), computed from the stored tiles,

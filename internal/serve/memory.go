@@ -96,6 +96,8 @@ func MemoryBudget(cfg Config) []MemoryTerm {
 			Bytes: ledger.RecentLookups * MemoryRecentLookup},
 		{Name: fmt.Sprintf("the records of the latest %s messages decided, for message status requests (%d B each)", commas(ingest.MessageRecords), ingest.MessageRecordBytes),
 			Bytes: int64(ingest.MessageRecords * ingest.MessageRecordBytes)},
+		{Name: fmt.Sprintf("the interior nodes of the latest %d tiles read for inclusion proofs (%d KiB each)", ledger.ProofCacheTiles, ledger.ProofCacheTileBytes>>10),
+			Bytes: ledger.ProofCacheTiles * ledger.ProofCacheTileBytes},
 		{Name: "the bundle store's Pebble (cache and memtables)", Bytes: 16<<20 + ledger.PebbleMemtables*(4<<20), Outside: cgoBuild},
 		{Name: fmt.Sprintf("a group in progress (%d × its %d MiB of messages)", MemoryGroupFactor, ledger.DefaultMaxBatchBytes>>20),
 			Bytes: MemoryGroupFactor * ledger.DefaultMaxBatchBytes},
