@@ -25,6 +25,10 @@ import (
 	"github.com/zarlog/zarlog/wire"
 )
 
+// DefaultWindow is Config.Window's default: how many NATS messages may
+// await their JetStream ack at once.
+const DefaultWindow = 32
+
 // Config configures a Client. Every field's zero value is documented.
 type Config struct {
 	// Emitter is this backend's emitter id (wire.CheckEmitter). Required.
@@ -139,7 +143,7 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	if c.Window == 0 {
-		c.Window = 32
+		c.Window = DefaultWindow
 	}
 	if c.PartialFlights <= 0 || c.PartialFlights > c.Window {
 		c.PartialFlights = c.Window

@@ -274,8 +274,12 @@ func runConfig(cfg Config, w *Workload) RunConfig {
 }
 
 // sdkPartialFlights is the sdk.Config.PartialFlights that an SDK client
-// given p runs with, 0 for its window (the default).
+// given p runs with, 0 for its window (the default): a p of the window or
+// more bounds nothing the window does not.
 func sdkPartialFlights(p int) int {
+	if p >= sdk.DefaultWindow {
+		return 0
+	}
 	return max(p, 0)
 }
 
