@@ -499,11 +499,31 @@ type StatusReply struct {
 }
 
 // State returns the reply's StreamState, and false if it carries none.
-func (p StatusReply) State() (StreamState, bool) {
-	if p.Decided == nil || p.Last == nil {
+func (p StatusReply) State() (StreamState, bool) { return stateOf(p.Decided, p.Last) }
+
+// stateOf is a reply's StreamState from its members, and false if it
+// carries none.
+func stateOf(decided, last *uint64) (StreamState, bool) {
+	if decided == nil || last == nil {
 		return StreamState{}, false
 	}
-	return StreamState{Decided: *p.Decided, Last: *p.Last}, true
+	return StreamState{Decided: *decided, Last: *last}, true
+}
+
+// checkStateReply checks what a status reply and a message status reply
+// share: version v is want (what names the reply in the error: "… version
+// %d, not %d"), decided and last come together, and the reason's length.
+func checkStateReply(what string, v, want int, decided, last *uint64, reason string) error {
+	if v != want {
+		return fmt.Errorf("%w: %s version %d, not %d", ErrMessage, what, want, v)
+	}
+	if (decided == nil) != (last == nil) {
+		return fmt.Errorf("%w: decided and last come together", ErrMessage)
+	}
+	if len(reason) > MaxReasonLength {
+		return fmt.Errorf("%w: reason of %d bytes exceeds %d", ErrMessage, len(reason), MaxReasonLength)
+	}
+	return nil
 }
 
 // An EventStatus is what the ledger knows of one event of a StatusRequest.
@@ -541,14 +561,8 @@ func ParseStatusReply(b []byte) (StatusReply, error) {
 }
 
 func (p StatusReply) check() error {
-	if p.V != ReceiptStateVersion {
-		return fmt.Errorf("%w: a status reply is of receipt protocol version %d, not %d", ErrMessage, ReceiptStateVersion, p.V)
-	}
-	if (p.Decided == nil) != (p.Last == nil) {
-		return fmt.Errorf("%w: decided and last come together", ErrMessage)
-	}
-	if len(p.Reason) > MaxReasonLength {
-		return fmt.Errorf("%w: reason of %d bytes exceeds %d", ErrMessage, len(p.Reason), MaxReasonLength)
+	if err := checkStateReply("a status reply is of receipt protocol", p.V, ReceiptStateVersion, p.Decided, p.Last, p.Reason); err != nil {
+		return err
 	}
 	switch p.Status {
 	case StatusOK:
@@ -717,12 +731,7 @@ type MessageStatusReply struct {
 }
 
 // State returns the reply's StreamState, and false if it carries none.
-func (p MessageStatusReply) State() (StreamState, bool) {
-	if p.Decided == nil || p.Last == nil {
-		return StreamState{}, false
-	}
-	return StreamState{Decided: *p.Decided, Last: *p.Last}, true
-}
+func (p MessageStatusReply) State() (StreamState, bool) { return stateOf(p.Decided, p.Last) }
 
 // A MessageStatus is what the ledger knows of one message of a
 // MessageStatusRequest.
@@ -759,14 +768,8 @@ func ParseMessageStatusReply(b []byte) (MessageStatusReply, error) {
 }
 
 func (p MessageStatusReply) check() error {
-	if p.V != MessageStatusVersion {
-		return fmt.Errorf("%w: a message status reply is of version %d, not %d", ErrMessage, MessageStatusVersion, p.V)
-	}
-	if (p.Decided == nil) != (p.Last == nil) {
-		return fmt.Errorf("%w: decided and last come together", ErrMessage)
-	}
-	if len(p.Reason) > MaxReasonLength {
-		return fmt.Errorf("%w: reason of %d bytes exceeds %d", ErrMessage, len(p.Reason), MaxReasonLength)
+	if err := checkStateReply("a message status reply is of", p.V, MessageStatusVersion, p.Decided, p.Last, p.Reason); err != nil {
+		return err
 	}
 	switch p.Status {
 	case StatusOK:
