@@ -191,6 +191,41 @@ export function formatStatusRequest(events) {
 }
 
 /**
+ * parseStateReply decodes what a status reply and a message status reply
+ * share (wire.checkStateReply): the version, the stream's state, the
+ * checkpoint, and the status with its code and reason; items names the list
+ * ("events" or "messages") an ok reply carries 1…most of. It returns the
+ * decoded object o, the reply r so far (r[items] empty) and the error
+ * thrower bad; o is null when the reply is an error, r then whole.
+ */
+function parseStateReply(bytes, items, version, versionWhat, what, most) {
+  const o = parseObject(bytes, ["checkpoint", "code", "decided", items, "last", "reason", "status", "v"]);
+  const bad = function (why) { throw new WireError("malformed zarlog wire message: " + why); };
+  if (o.v !== version) bad(versionWhat + version + ", not " + o.v);
+  if ((o.decided === undefined) !== (o.last === undefined)) bad("decided and last come together");
+  if (o.decided !== undefined && (!isUint(o.decided) || !isUint(o.last))) bad("decided and last");
+  if (o.reason !== undefined && (typeof o.reason !== "string" || o.reason.length > 4096)) bad("reason");
+  if (o.code !== undefined && typeof o.code !== "string") bad("code");
+  if (o.checkpoint !== undefined && (typeof o.checkpoint !== "string" || o.checkpoint === "")) bad("checkpoint");
+  const r = { status: o.status, checkpoint: o.checkpoint || "", code: o.code || "", reason: o.reason || "",
+    state: o.decided === undefined ? null : { decided: o.decided, last: o.last } };
+  r[items] = [];
+  switch (o.status) {
+    case "ok":
+      if (r.code !== "" || r.reason !== "" || !Array.isArray(o[items]) || o[items].length === 0 || o[items].length > most) {
+        bad("status ok carries 1…" + most + " " + items + " and no code or reason");
+      }
+      return { o, r, bad };
+    case "error":
+      if (r.checkpoint !== "" || r.state !== null || o[items] !== undefined) bad("status error carries no checkpoint, state or " + items);
+      if (!CODE.test(r.code)) bad("code " + JSON.stringify(r.code));
+      return { o: null, r, bad };
+    default:
+      bad("unknown status " + JSON.stringify(o.status) + " of " + what);
+  }
+}
+
+/**
  * parseStatusReply decodes a status reply and checks that its members fit
  * its status (wire.ParseStatusReply): {status ("ok" or "error"), checkpoint,
  * code, reason, state ({decided, last} or null), events: [{id, status
@@ -198,29 +233,9 @@ export function formatStatusRequest(events) {
  * code, reason}]}.
  */
 export function parseStatusReply(bytes) {
-  const o = parseObject(bytes, ["checkpoint", "code", "decided", "events", "last", "reason", "status", "v"]);
-  const bad = function (why) { throw new WireError("malformed zarlog wire message: " + why); };
-  if (o.v !== RECEIPT_STATE_VERSION) bad("a status reply is of receipt protocol version " + RECEIPT_STATE_VERSION + ", not " + o.v);
-  if ((o.decided === undefined) !== (o.last === undefined)) bad("decided and last come together");
-  if (o.decided !== undefined && (!isUint(o.decided) || !isUint(o.last))) bad("decided and last");
-  if (o.reason !== undefined && (typeof o.reason !== "string" || o.reason.length > 4096)) bad("reason");
-  if (o.code !== undefined && typeof o.code !== "string") bad("code");
-  if (o.checkpoint !== undefined && (typeof o.checkpoint !== "string" || o.checkpoint === "")) bad("checkpoint");
-  const r = { status: o.status, checkpoint: o.checkpoint || "", code: o.code || "", reason: o.reason || "",
-    state: o.decided === undefined ? null : { decided: o.decided, last: o.last }, events: [] };
-  switch (o.status) {
-    case "ok":
-      if (r.code !== "" || r.reason !== "" || !Array.isArray(o.events) || o.events.length === 0 || o.events.length > MAX_STATUS_EVENTS) {
-        bad("status ok carries 1…" + MAX_STATUS_EVENTS + " events and no code or reason");
-      }
-      break;
-    case "error":
-      if (r.checkpoint !== "" || r.state !== null || o.events !== undefined) bad("status error carries no checkpoint, state or events");
-      if (!CODE.test(r.code)) bad("code " + JSON.stringify(r.code));
-      return r;
-    default:
-      bad("unknown status " + JSON.stringify(o.status) + " of a status reply");
-  }
+  const h = parseStateReply(bytes, "events", RECEIPT_STATE_VERSION, "a status reply is of receipt protocol version ", "a status reply", MAX_STATUS_EVENTS);
+  if (h.o === null) return h.r;
+  const { o, r, bad } = h;
   let logged = false;
   o.events.forEach(function (e, i) {
     if (e === null || typeof e !== "object" || Array.isArray(e)) bad("events[" + i + "] is not an object");
@@ -283,29 +298,9 @@ export function formatMessageStatusRequest(messages) {
  * logged and appended)}]}.
  */
 export function parseMessageStatusReply(bytes) {
-  const o = parseObject(bytes, ["checkpoint", "code", "decided", "last", "messages", "reason", "status", "v"]);
-  const bad = function (why) { throw new WireError("malformed zarlog wire message: " + why); };
-  if (o.v !== MESSAGE_STATUS_VERSION) bad("a message status reply is of version " + MESSAGE_STATUS_VERSION + ", not " + o.v);
-  if ((o.decided === undefined) !== (o.last === undefined)) bad("decided and last come together");
-  if (o.decided !== undefined && (!isUint(o.decided) || !isUint(o.last))) bad("decided and last");
-  if (o.reason !== undefined && (typeof o.reason !== "string" || o.reason.length > 4096)) bad("reason");
-  if (o.code !== undefined && typeof o.code !== "string") bad("code");
-  if (o.checkpoint !== undefined && (typeof o.checkpoint !== "string" || o.checkpoint === "")) bad("checkpoint");
-  const r = { status: o.status, checkpoint: o.checkpoint || "", code: o.code || "", reason: o.reason || "",
-    state: o.decided === undefined ? null : { decided: o.decided, last: o.last }, messages: [] };
-  switch (o.status) {
-    case "ok":
-      if (r.code !== "" || r.reason !== "" || !Array.isArray(o.messages) || o.messages.length === 0 || o.messages.length > MAX_STATUS_MESSAGES) {
-        bad("status ok carries 1…" + MAX_STATUS_MESSAGES + " messages and no code or reason");
-      }
-      break;
-    case "error":
-      if (r.checkpoint !== "" || r.state !== null || o.messages !== undefined) bad("status error carries no checkpoint, state or messages");
-      if (!CODE.test(r.code)) bad("code " + JSON.stringify(r.code));
-      return r;
-    default:
-      bad("unknown status " + JSON.stringify(o.status) + " of a message status reply");
-  }
+  const h = parseStateReply(bytes, "messages", MESSAGE_STATUS_VERSION, "a message status reply is of version ", "a message status reply", MAX_STATUS_MESSAGES);
+  if (h.o === null) return h.r;
+  const { o, r, bad } = h;
   let logged = false;
   o.messages.forEach(function (m, i) {
     if (m === null || typeof m !== "object" || Array.isArray(m)) bad("messages[" + i + "] is not an object");
