@@ -86,11 +86,11 @@ func SlowClientsClosed(addr, path, honest string, header http.Header, n int, tri
 			closeAll()
 			return "", fmt.Errorf("%s: an honest GET %s while %d slow clients are open: %w", kind.Name, honest, n, err)
 		}
-		io.Copy(io.Discard, resp.Body)
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			closeAll()
-			return "", fmt.Errorf("%s: an honest GET %s while %d slow clients are open: %s", kind.Name, honest, n, resp.Status)
+			return "", fmt.Errorf("%s: an honest GET %s while %d slow clients are open: %s: %q", kind.Name, honest, n, resp.Status, body)
 		}
 		var (
 			wg      sync.WaitGroup
