@@ -263,6 +263,9 @@ type item struct {
 	hash merkle.Hash
 	rej  *events.RejectError
 	hint dedupHint
+	// beacon is the pre-check's answer for a beacon event's BLS
+	// signature (checkBeacon), nil for other events.
+	beacon *checkedBeacon
 }
 
 // A dedupHint is what the dedup index said about an event id before the
@@ -330,8 +333,66 @@ func (l *Ledger) checkAll(inputs []Input, items []item) {
 	}
 	for i := range items {
 		l.finish(&items[i])
+		l.checkBeacon(&items[i])
 	}
 	l.hint(items)
+}
+
+// checkBeacon runs a beacon event's BLS signature check (a pairing check,
+// about a millisecond, unless the verified-beacon cache knows the
+// signature) with the other checks that need no sequencing, and keeps its
+// answer in the item, so that the sequencer, which must run one event at a
+// time, reads the answer instead of checking again (sequencer.accept). The
+// check depends only on the chain, the round and the signature, never on
+// the game, so its answer is the same wherever it runs; whether the beacon
+// may follow in its game (its chain and round are the commit's, none was
+// logged before, the round is later than the sealing) is still decided by
+// the sequencer, in order.
+func (l *Ledger) checkBeacon(it *item) {
+	if it.ev == nil || l.cfg.Beacons == nil {
+		return
+	}
+	b, ok := it.ev.Body.(events.Beacon)
+	if !ok {
+		return
+	}
+	v, ok := l.cfg.Beacons(b.Chain)
+	if !ok {
+		return // refused by the sequencer: the chain is not pinned
+	}
+	r, err := v.Verify(b.Round, b.Signature)
+	it.beacon = &checkedBeacon{BeaconVerifier: v, chain: b.Chain, round: b.Round, sig: b.Signature, r: r, err: err}
+}
+
+// A checkedBeacon is a pinned chain's verifier that answers the one
+// signature the pre-check verified (Ledger.checkBeacon) from the answer it
+// got, and asks the chain about any other.
+type checkedBeacon struct {
+	events.BeaconVerifier
+	chain [32]byte
+	round uint64
+	sig   []byte
+	r     [32]byte
+	err   error
+}
+
+// Verify returns the pre-check's answer for its round and signature.
+func (c *checkedBeacon) Verify(round uint64, sig []byte) ([32]byte, error) {
+	if round == c.round && bytes.Equal(sig, c.sig) {
+		return c.r, c.err
+	}
+	return c.BeaconVerifier.Verify(round, sig)
+}
+
+// beacons returns env's chain lookup with the pre-checked chain answered
+// by c.
+func (c *checkedBeacon) beacons(lookup func([32]byte) (events.BeaconVerifier, bool)) func([32]byte) (events.BeaconVerifier, bool) {
+	return func(h [32]byte) (events.BeaconVerifier, bool) {
+		if h == c.chain {
+			return c, true
+		}
+		return lookup(h)
+	}
 }
 
 // parse is the checks' first part: the transport's refusal, Parse, and

@@ -5,6 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -106,5 +109,100 @@ func TestBeaconCache(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// stackVerifier is a pinned chain's verifier that counts its signature
+// checks and those made from the sequencer's goroutine (a frame of
+// ledger.(*sequencer) on the stack).
+type stackVerifier struct {
+	events.BeaconVerifier
+	mu           sync.Mutex
+	calls, inSeq int
+}
+
+func (v *stackVerifier) Verify(round uint64, sig []byte) ([32]byte, error) {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(1, pcs)])
+	seq := false
+	for {
+		f, more := frames.Next()
+		seq = seq || strings.Contains(f.Function, "ledger.(*sequencer)")
+		if !more {
+			break
+		}
+	}
+	v.mu.Lock()
+	v.calls++
+	if seq {
+		v.inSeq++
+	}
+	v.mu.Unlock()
+	return v.BeaconVerifier.Verify(round, sig)
+}
+
+// TestBeaconCheckedBeforeSequencer: a beacon's BLS check (a pairing check,
+// about a millisecond) runs with the checks that need no sequencing, in
+// parallel, never in the sequencer, which every event of the log waits for;
+// the sequencer still decides, in order, what the game allows, with the
+// same outcomes: a real beacon appended, a forged one refused for its
+// signature, one naming another round refused for its round, a second
+// beacon refused as not allowed now.
+func TestBeaconCheckedBeforeSequencer(t *testing.T) {
+	const (
+		round  = 657413
+		sigHex = "b713718a38ae728dfd477991af2822e08d2f305e47718cef9f7848ce4050e7be41076862b98fad56e91a6b85b89cd97b"
+	)
+	sig, _ := hex.DecodeString(sigHex)
+	forged := append([]byte(nil), sig...)
+	forged[7] ^= 1
+	q := drand.Quicknet()
+	chain, roundTime := q.Hash(), q.RoundTime(round)
+	v := &stackVerifier{BeaconVerifier: q}
+	e := newTestEnv(t)
+	e.cfg.Beacons = func(h [32]byte) (events.BeaconVerifier, bool) { return v, h == chain }
+	e.cfg.BeaconCache = -1
+	e.clock.t = roundTime.Add(-time.Minute)
+	l := e.open()
+	h := func(game string, seq uint64) events.Header {
+		return events.Header{Scheme: events.Anchored, Game: game, Seq: seq, Emitter: emitterA}
+	}
+	beacon := func(game string, seq, r uint64, s []byte) []byte {
+		return mkEvent(t, e.k, h(game, seq), events.Beacon{Chain: chain, Randomness: sha256.Sum256(s), Round: r, Signature: s}, nil)
+	}
+	var evs [][]byte
+	for _, g := range []string{"a", "b", "c"} {
+		c, err := events.NewAnchoredCommit("m-"+g, 1, events.AnchorRef{Chain: chain, Round: round}, roundTime.Add(-2*time.Minute), []byte(`{"opening":"western"}`), seed32(g))
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, mkEvent(t, e.k, h(g, 0), c, nil),
+			mkEvent(t, e.k, h(g, 1), events.TokenContribution{Seat: 0, Token: "a"}, nil),
+			mkEvent(t, e.k, h(g, 2), events.TokenContribution{Seat: 1, Token: "b"}, nil))
+	}
+	appendAll(t, l, evs, 9)
+	// One Append, so the four beacons are checked together, then
+	// sequenced in order.
+	outs := mustAppend(t, l, inputs(t,
+		beacon("a", 3, round, sig),      // appended
+		beacon("b", 3, round, forged),   // refused: its signature
+		beacon("c", 3, round+1, forged), // refused: its round is not the commit's
+		beacon("a", 4, round, sig),      // refused: a's beacon is logged
+	))
+	want := []struct {
+		result Result
+		code   events.Code
+		field  string
+	}{{Appended, "", ""}, {Rejected, events.CodeBadBeacon, "body.signature"}, {Rejected, events.CodeBadBeacon, "body.round"}, {Rejected, events.CodeNotAllowedNow, "type"}}
+	for i, w := range want {
+		o := outs[i]
+		if o.Result != w.result || (w.code != "" && (o.Reject == nil || o.Reject.Code != w.code || o.Reject.Field != w.field)) {
+			t.Errorf("beacon %d: %v %+v, want %v %s %s", i, o.Result, o.Reject, w.result, w.code, w.field)
+		}
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.calls != 4 || v.inSeq != 0 {
+		t.Errorf("%d signature checks, %d of them in the sequencer; want 4 (one a beacon event), none there", v.calls, v.inSeq)
 	}
 }

@@ -15,6 +15,7 @@ func (l *Ledger) check(in Input) item {
 	it := l.parse(in)
 	l.verify(&it)
 	l.finish(&it)
+	l.checkBeacon(&it)
 	return it
 }
 

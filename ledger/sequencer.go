@@ -435,7 +435,11 @@ func (s *sequencer) accept(batch *pebble.Batch, it *item, env *events.Env) (Outc
 	// Next, not Apply: the sequencer keeps one line of states per game
 	// (pend, inflight, the cache and Pebble all hold the latest), so the
 	// new state may grow the old one's slices in place.
-	ng, err := events.Next(g, ev, *env)
+	e := *env
+	if it.beacon != nil {
+		e.Beacons = it.beacon.beacons(env.Beacons) // its BLS check ran before (checkBeacon)
+	}
+	ng, err := events.Next(g, ev, e)
 	if err != nil {
 		var re *events.RejectError
 		if !errors.As(err, &re) {
