@@ -22,7 +22,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("zarlog bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: zarlog bench [--events N] [--emitters N] [--games N] [--mix NAME] [--rate N] [--bundles N] [--checks production|structural] [--pace saturated|human] [--human-games N] [--human-duration D] [--human-sdk-linger D] [--sdk-partial-flights N] [--human-cpuprofile FILE] [--tessera] [--storage s3://BUCKET[/PREFIX]] [--follow=false] [--json] [--dir DIR] [--cpuprofile FILE]")
+		fmt.Fprintln(stderr, "usage: zarlog bench [--events N] [--emitters N] [--games N] [--mix NAME] [--rate N] [--bundles N] [--checks production|structural] [--pace saturated|human] [--human-games N] [--human-duration D] [--human-sdk-linger D] [--human-beacon-games-per-round N] [--sdk-partial-flights N] [--human-cpuprofile FILE] [--tessera] [--storage s3://BUCKET[/PREFIX]] [--follow=false] [--json] [--dir DIR] [--cpuprofile FILE]")
 		fmt.Fprintln(stderr, "\nMeasure zarlog on this machine: events end to end (SDK → embedded NATS JetStream → ingest → ledger →")
 		fmt.Fprintln(stderr, "signed checkpoint), publish→checkpoint latency, the ledger's bytes on disk per event, and the proof")
 		fmt.Fprintln(stderr, "bundles' size and verify time per game; with --tessera, the ledger alone and Tessera's POSIX log on")
@@ -55,6 +55,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&cfg.Human.Duration, "human-duration", bench.DefaultHumanDuration, "--pace human: how long the games are played, the first `duration` (the longest gap) not measured")
 	fs.DurationVar(&cfg.Human.MinGap, "human-gap-min", bench.DefaultHumanMinGap, "--pace human: the shortest pause between an event's receipt and the game's next event")
 	fs.DurationVar(&cfg.Human.MaxGap, "human-gap-max", bench.DefaultHumanMaxGap, "--pace human: the longest pause")
+	fs.IntVar(&cfg.Human.BeaconGamesPerRound, "human-beacon-games-per-round", 0, "--pace human, --checks production: how many anchored-v1 games share a drand round (0: as many as the pace seals in one quicknet period, 3 s, since a platform's games name the first round after their sealing)")
 	fs.DurationVar(&cfg.Human.SDKLinger, "human-sdk-linger", 0, "--pace human: how long the backends' SDK lets a message wait for more events to pack (sdk.Config.Linger; 0, the SDK's default, sends a lone event at once)")
 	fs.BoolVar(&cfg.Tessera, "tessera", false, "also measure the ledger alone and Tessera's POSIX log on the same events")
 	fs.StringVar(&cfg.Storage, "storage", "", "also run end to end with the log kept in S3-compatible object storage at `s3://BUCKET[/PREFIX]`, as zarlog serve --storage\n(under PREFIX/zarlog-bench-<time>/, left there; endpoint and credentials from AWS_ENDPOINT_URL_S3 etc.)")
@@ -95,8 +96,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "zarlog bench: --pace %q: want %s or %s\n", cfg.Pace, bench.PaceSaturated, bench.PaceHuman)
 		return 2
 	}
-	if h := cfg.Human; h.Games < 1 || h.MinGap <= 0 || h.MaxGap < h.MinGap || h.Duration <= h.MaxGap || h.SDKLinger < 0 {
-		fmt.Fprintln(stderr, "zarlog bench: --human-games must be at least 1, --human-gap-min above 0, --human-gap-max at least --human-gap-min, --human-duration above --human-gap-max, --human-sdk-linger not negative")
+	if h := cfg.Human; h.Games < 1 || h.MinGap <= 0 || h.MaxGap < h.MinGap || h.Duration <= h.MaxGap || h.SDKLinger < 0 || h.BeaconGamesPerRound < 0 {
+		fmt.Fprintln(stderr, "zarlog bench: --human-games must be at least 1, --human-gap-min above 0, --human-gap-max at least --human-gap-min, --human-duration above --human-gap-max, --human-sdk-linger and --human-beacon-games-per-round not negative")
 		return 2
 	}
 	// Tessera logs through klog: its start-up lines are not the report's.

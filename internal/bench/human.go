@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -19,8 +21,10 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/events/drand"
 	"github.com/zarlog/zarlog/internal/workload"
 	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/ledger/ingest"
@@ -61,8 +65,14 @@ type HumanConfig struct {
 	// Checks is the ledger's checks (Config.Checks). Zero means
 	// ChecksProduction.
 	Checks string
-	// BeaconGamesPerRound and BeaconCache are as in Config.
-	BeaconGamesPerRound, BeaconCache int
+	// BeaconGamesPerRound is how many anchored-v1 games share a drand
+	// round (workload.Config.BeaconGamesPerRound). Zero means as many as
+	// this pace seals in one quicknet period (BeaconGamesPerPeriod): a
+	// platform's games name the first round after their sealing, so all
+	// the games sealed within the same three seconds name the same round.
+	BeaconGamesPerRound int
+	// BeaconCache is as in Config.
+	BeaconCache int
 	// NoFollow turns the SDK clients' following off (Config.NoFollow).
 	NoFollow bool
 	// Rolls is the number of rolls of a per-game scheme's game (a
@@ -136,6 +146,14 @@ type HumanMeasure struct {
 	// IdleGames is how many games ran out of events before the end (0
 	// unless the spare games were too few).
 	IdleGames int `json:"idleGames"`
+	// BeaconGamesPerRound is how many anchored-v1 games shared a drand
+	// round (HumanConfig.BeaconGamesPerRound; 0 with a fake chain), and
+	// BeaconPairings and BeaconCached how the ledger checked the beacons
+	// it was offered in the window: BLS pairing checks, and answers of its
+	// verified-beacon cache (both 0 without a cache).
+	BeaconGamesPerRound int `json:"beaconGamesPerRound,omitempty"`
+	BeaconPairings      int `json:"beaconPairings"`
+	BeaconCached        int `json:"beaconCached"`
 }
 
 // humanReceipts is HumanMeasure.Receipts.
@@ -188,6 +206,11 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 		return HumanMeasure{}, err
 	}
 	wcfg.Seed, wcfg.Prefix, wcfg.Emitters, wcfg.Rolls, wcfg.BeaconGamesPerRound = 1, "human", cfg.Emitters, cfg.Rolls, cfg.BeaconGamesPerRound
+	if wcfg.RealBeacons && wcfg.BeaconGamesPerRound == 0 {
+		if wcfg.BeaconGamesPerRound, err = BeaconGamesPerPeriod(wcfg, cfg); err != nil {
+			return HumanMeasure{}, err
+		}
+	}
 	gen, err := workload.New(wcfg)
 	if err != nil {
 		return HumanMeasure{}, err
@@ -208,7 +231,8 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 		return HumanMeasure{}, err
 	}
 	defer srv.Shutdown()
-	l, err := OpenLedger(ctx, filepath.Join(cfg.Dir, "ledger"), w, 0, nil)
+	reg := prometheus.NewRegistry()
+	l, err := OpenLedger(ctx, filepath.Join(cfg.Dir, "ledger"), w, 0, reg)
 	if err != nil {
 		return HumanMeasure{}, err
 	}
@@ -348,6 +372,10 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 		return HumanMeasure{}, err
 	}
 	count0, submits0 := sink.count.Load(), sink.submits.Load()
+	beacons0 := map[string]float64{}
+	if err := beaconChecks(reg, beacons0); err != nil {
+		return HumanMeasure{}, err
+	}
 	prof := startProfile()
 	cpu0, t0 := cpuTime(), time.Now()
 	if !sleepUntil(ctx, r.end) {
@@ -356,6 +384,10 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	cpu1, t1 := cpuTime(), time.Now()
 	count1, submits1 := sink.count.Load(), sink.submits.Load()
 	n := int(count1 - count0)
+	beacons1 := map[string]float64{}
+	if err := beaconChecks(reg, beacons1); err != nil {
+		return HumanMeasure{}, err
+	}
 	stages, err := prof.stages(max(n, 1), cfg.Profile)
 	if err != nil {
 		return HumanMeasure{}, err
@@ -393,7 +425,13 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	m := HumanMeasure{Games: cfg.Games, Emitters: len(w.Emitters), Rolls: cfg.Rolls, MinGapMs: int(cfg.MinGap.Milliseconds()), MaxGapMs: int(cfg.MaxGap.Milliseconds()),
 		SDKLingerMs: float64(cfg.SDKLinger) / float64(time.Millisecond),
 		Preloaded:   preloaded, WindowS: t1.Sub(t0).Seconds(), Receipts: humanReceipts, Events: n, EventsPerSec: float64(n) / t1.Sub(t0).Seconds(),
-		CPUStagesMicros: stages, RSSBytes: rss, RSSPeakBytes: peak, HeldEventBytes: held, IdleGames: int(r.idle.Load())}
+		CPUStagesMicros: stages, RSSBytes: rss, RSSPeakBytes: peak, HeldEventBytes: held, IdleGames: int(r.idle.Load()),
+		BeaconGamesPerRound: wcfg.BeaconGamesPerRound,
+		BeaconPairings:      int(beacons1["beacon-pairings"] - beacons0["beacon-pairings"]),
+		BeaconCached:        int(beacons1["beacon-cached"] - beacons0["beacon-cached"])}
+	if !wcfg.RealBeacons {
+		m.BeaconGamesPerRound = 0
+	}
 	if n > 0 {
 		m.CPUMicrosPerEvent = (cpu1 - cpu0).Seconds() * 1e6 / float64(n)
 		m.EventsPerAppend = float64(n) / float64(max(submits1-submits0, 1))
@@ -693,4 +731,36 @@ func readRSS() (rss, peak int64) {
 		}
 	}
 	return rss, peak
+}
+
+// BeaconGamesPerPeriod returns how many anchored-v1 games the human pace
+// of cfg seals in one quicknet period (three seconds), at least one: the
+// games in play over a game's mean life (its mean number of events times
+// the mean gap between them) are the games started a second, of which the
+// stream's share of anchored-v1 games are anchored; each names the first
+// round after its sealing, so those of one period share a round and its
+// beacon. The mean life and the share are those of 512 games of the
+// stream wcfg describes (with a fake chain: their shapes are the same).
+func BeaconGamesPerPeriod(wcfg workload.Config, cfg HumanConfig) (int, error) {
+	wcfg.RealBeacons, wcfg.Prefix = false, "sample"
+	gen, err := workload.New(wcfg)
+	if err != nil {
+		return 0, err
+	}
+	const sample = 512
+	evs, anchored := 0, 0
+	for range sample {
+		g, err := gen.Game()
+		if err != nil {
+			return 0, err
+		}
+		evs += len(g)
+		if slices.ContainsFunc(g, func(e workload.Event) bool { return e.Type == events.TypeBeacon }) {
+			anchored++
+		}
+	}
+	meanGap := (cfg.MinGap + cfg.MaxGap).Seconds() / 2
+	life := float64(evs) / sample * meanGap
+	perPeriod := float64(cfg.Games) / life * float64(anchored) / sample * drand.Quicknet().Period().Seconds()
+	return max(1, int(math.Round(perPeriod))), nil
 }

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/zarlog/zarlog/internal/workload"
 )
 
 // TestHuman runs the human pace tiny (200 games, gaps of 0.2–1 s, 6 s, the
@@ -40,6 +42,8 @@ func TestHuman(t *testing.T) {
 		t.Errorf("%d games ran out of events", m.IdleGames)
 	case m.Receipts == "":
 		t.Error("no description of the receipts waited for")
+	case m.BeaconGamesPerRound < 1 || m.BeaconPairings+m.BeaconCached < 1:
+		t.Errorf("%d anchored-v1 games a round; %d pairing checks and %d cached answers in the window", m.BeaconGamesPerRound, m.BeaconPairings, m.BeaconCached)
 	}
 	if runtime.GOOS == "linux" && (m.RSSBytes <= 0 || m.RSSPeakBytes < m.RSSBytes) {
 		t.Errorf("RSS %d, peak %d", m.RSSBytes, m.RSSPeakBytes)
@@ -48,5 +52,43 @@ func TestHuman(t *testing.T) {
 	// per game per MinGap.
 	if limit := float64(m.Games) * m.WindowS / 0.2; float64(m.Events) > limit {
 		t.Errorf("%d events from %d games in %.1f s: more than one per game per gap", m.Events, m.Games, m.WindowS)
+	}
+}
+
+// TestBeaconGamesPerPeriod: the human pace's anchored-v1 games share a
+// round as a platform's games sealed within one quicknet period do: as
+// many as the pace seals in three seconds, ten times as many with ten
+// times the games in play, twice as many with gaps half as long, and one
+// (the least) when the mix has no anchored-v1 games.
+func TestBeaconGamesPerPeriod(t *testing.T) {
+	wcfg, err := WorkloadConfig(ChecksProduction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wcfg.Seed, wcfg.Emitters, wcfg.Rolls = 1, 4, DefaultHumanRolls
+	at := func(w workload.Config, games int, minGap, maxGap time.Duration) int {
+		t.Helper()
+		n, err := BeaconGamesPerPeriod(w, HumanConfig{Games: games, MinGap: minGap, MaxGap: maxGap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	base := at(wcfg, 50_000, 2*time.Second, 10*time.Second)
+	// The mixed mix: 40 % anchored-v1 games of about 30 events, 6 s
+	// apart: 50,000 games in play start about 280 a second.
+	if base < 150 || base > 600 {
+		t.Errorf("%d anchored-v1 games a round at 50,000 games in play", base)
+	}
+	if tenth := at(wcfg, 5_000, 2*time.Second, 10*time.Second); tenth < base/10-1 || tenth > base/10+1 {
+		t.Errorf("%d games a round at 5,000 games in play, %d at 50,000", tenth, base)
+	}
+	if fast := at(wcfg, 50_000, time.Second, 5*time.Second); fast < 2*base-2 || fast > 2*base+2 {
+		t.Errorf("%d games a round with gaps of 1-5 s, %d with 2-10 s", fast, base)
+	}
+	perRoll := wcfg
+	perRoll.Mix, _ = workload.ParseMix("per-roll")
+	if n := at(perRoll, 50_000, 2*time.Second, 10*time.Second); n != 1 {
+		t.Errorf("%d games a round without anchored-v1 games, want 1", n)
 	}
 }

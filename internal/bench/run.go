@@ -521,7 +521,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Pace == PaceHuman {
 		h := cfg.Human
 		h.Dir, h.Emitters, h.Checks, h.Progress = filepath.Join(dir, "human"), cfg.Emitters, cfg.Checks, progress
-		h.BeaconGamesPerRound, h.BeaconCache = cfg.BeaconGamesPerRound, cfg.BeaconCache
+		h.BeaconCache = cfg.BeaconCache
 		h.NoFollow = cfg.NoFollow
 		h.PartialFlights = cfg.PartialFlights
 		m, err := Human(ctx, h)
@@ -786,6 +786,10 @@ func (r *Report) Text() string {
 		fmt.Fprintf(&b, "           batching %.1f events per NATS message, %.1f per call of the ledger's Append\n", h.EventsPerMessage, h.EventsPerAppend)
 		fmt.Fprintf(&b, "           rss %.0f MB (peak %.0f MB), of which the benchmark's events still to send take %.0f MB\n",
 			float64(h.RSSBytes)/1e6, float64(h.RSSPeakBytes)/1e6, float64(h.HeldEventBytes)/1e6)
+		if h.BeaconGamesPerRound > 0 {
+			fmt.Fprintf(&b, "           beacons: %d anchored-v1 games a drand round (those this pace seals in one round's 3 s, unless set), %d BLS pairing checks and %d cached answers in the window\n",
+				h.BeaconGamesPerRound, h.BeaconPairings, h.BeaconCached)
+		}
 		if h.IdleGames > 0 {
 			fmt.Fprintf(&b, "           %d games ran out of events before the end\n", h.IdleGames)
 		}
