@@ -22,7 +22,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("zarlog bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: zarlog bench [--events N] [--emitters N] [--games N] [--mix NAME] [--rate N] [--bundles N] [--checks production|structural] [--pace saturated|human] [--human-games N] [--human-duration D] [--human-sdk-linger D] [--human-beacon-games-per-round N] [--sdk-partial-flights N] [--human-cpuprofile FILE] [--tessera] [--storage s3://BUCKET[/PREFIX]] [--follow=false] [--json] [--dir DIR] [--cpuprofile FILE]")
+		fmt.Fprintln(stderr, "usage: zarlog bench [--events N] [--emitters N] [--games N] [--mix NAME] [--rate N] [--bundles N] [--checks production|structural] [--pace saturated|human] [--human-games N] [--human-duration D] [--human-sdk-linger D] [--human-beacon-games-per-round N] [--sdk-partial-flights N] [--human-cpuprofile FILE] [--tessera] [--storage s3://BUCKET[/PREFIX]] [--follow=false] [--json] [--dir DIR] [--cpuprofile FILE] [--memprofile FILE]")
 		fmt.Fprintln(stderr, "\nMeasure zarlog on this machine: events end to end (SDK → embedded NATS JetStream → ingest → ledger →")
 		fmt.Fprintln(stderr, "signed checkpoint), publish→checkpoint latency, the ledger's bytes on disk per event, and the proof")
 		fmt.Fprintln(stderr, "bundles' size and verify time per game; with --tessera, the ledger alone and Tessera's POSIX log on")
@@ -39,6 +39,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		cfg          bench.Config
 		asJSON       bool
 		cpuProfile   string
+		memProfile   string
 		humanProfile string
 	)
 	fs.IntVar(&cfg.Events, "events", bench.DefaultEvents, "the number of events")
@@ -65,6 +66,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	fs.StringVar(&cfg.Dir, "dir", "", "scratch `directory` for the logs, removed at the end (default: a temporary one)")
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "write the CPU profile of the end-to-end run to `file` (go tool pprof), the one the split by stage comes from")
+	fs.StringVar(&memProfile, "memprofile", "", "write the allocations of the end-to-end run to `file` (go tool pprof -sample_index=alloc_objects), those its allocations per event count")
 	fs.StringVar(&humanProfile, "human-cpuprofile", "", "--pace human: write the CPU profile of the human pace's measured window to `file`")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -118,6 +120,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		defer f.Close()
 		prof, cfg.Profile = f, f
 	}
+	var mprof *os.File
+	if memProfile != "" {
+		f, err := os.Create(memProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "zarlog bench: --memprofile:", err)
+			return 2
+		}
+		defer f.Close()
+		mprof, cfg.AllocProfile = f, f
+	}
 	var hprof *os.File
 	if humanProfile != "" {
 		f, err := os.Create(humanProfile)
@@ -139,6 +151,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return 1
 		}
 		fmt.Fprintf(stderr, "zarlog bench: the CPU profile of the end-to-end run is in %s (go tool pprof %s)\n", cpuProfile, cpuProfile)
+	}
+	if mprof != nil {
+		if err := mprof.Close(); err != nil {
+			fmt.Fprintln(stderr, "zarlog bench: --memprofile:", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "zarlog bench: the allocations of the end-to-end run are in %s (go tool pprof -sample_index=alloc_objects %s)\n", memProfile, memProfile)
 	}
 	if hprof != nil {
 		if err := hprof.Close(); err != nil {

@@ -16,22 +16,26 @@ import (
 
 // TestBench runs `zarlog bench --json` on a few events and reads the
 // report back; without --json the same figures are printed as text, and
-// --cpuprofile writes the end-to-end run's CPU profile, which pprof reads.
+// --cpuprofile writes the end-to-end run's CPU profile, which pprof reads,
+// and --memprofile its allocations: the run's own, the ledger's among
+// them, and not the workload's generation before it.
 func TestBench(t *testing.T) {
 	for _, asJSON := range []bool{true, false} {
 		args := []string{"bench", "--events", "3000", "--games", "8", "--bundles", "2", "--dir", t.TempDir() + "/b"}
 		prof := filepath.Join(t.TempDir(), "cpu.pprof")
+		mprof := filepath.Join(t.TempDir(), "allocs.pprof")
 		if asJSON {
 			args = append(args, "--json")
 		} else {
-			args = append(args, "--cpuprofile", prof)
+			args = append(args, "--cpuprofile", prof, "--memprofile", mprof)
 		}
 		var stdout, stderr bytes.Buffer
 		if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
 			t.Fatalf("zarlog %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
 		}
 		if !asJSON {
-			if want := "zarlog bench: the CPU profile of the end-to-end run is in " + prof + " (go tool pprof " + prof + ")\n"; stderr.String() != want {
+			if want := "zarlog bench: the CPU profile of the end-to-end run is in " + prof + " (go tool pprof " + prof + ")\n" +
+				"zarlog bench: the allocations of the end-to-end run are in " + mprof + " (go tool pprof -sample_index=alloc_objects " + mprof + ")\n"; stderr.String() != want {
 				t.Errorf("standard error, not a terminal: %q, want %q", stderr.String(), want)
 			}
 			f, err := os.Open(prof)
@@ -45,6 +49,7 @@ func TestBench(t *testing.T) {
 			} else if len(p.Sample) == 0 {
 				t.Error("--cpuprofile: no samples")
 			}
+			checkAllocProfile(t, mprof)
 			if !strings.Contains(stdout.String(), "end to end ") || !strings.Contains(stdout.String(), "bundle     tavlarena-v1") {
 				t.Errorf("text report:\n%s", stdout.String())
 			}
@@ -60,6 +65,53 @@ func TestBench(t *testing.T) {
 		if rep.EndToEnd.Events != 3000 || rep.EndToEnd.EventsPerSec <= 0 || rep.Paced == nil || len(rep.Bundles) != 3 || rep.Ledger != nil || rep.Config.Moves != "rules" || rep.Config.Beacons != "bls" {
 			t.Errorf("report: %s", stdout.String())
 		}
+	}
+}
+
+// checkAllocProfile checks that the allocation profile at path counts the
+// end-to-end run's allocations (the ledger's appends), not the workload's
+// generation (internal/workload), which happened before the run.
+func checkAllocProfile(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.Parse(f)
+	f.Close()
+	if err != nil {
+		t.Fatalf("--memprofile: %v", err)
+	}
+	objects := -1
+	for i, st := range p.SampleType {
+		if st.Type == "alloc_objects" {
+			objects = i
+		}
+	}
+	if objects < 0 {
+		t.Fatalf("--memprofile: no alloc_objects in %v", p.SampleType)
+	}
+	in := func(s *profile.Sample, prefix string) bool {
+		for _, loc := range s.Location {
+			for _, ln := range loc.Line {
+				if strings.HasPrefix(ln.Function.Name, prefix) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	var appends, generation int64
+	for _, s := range p.Sample {
+		if in(s, "github.com/zarlog/zarlog/ledger.") {
+			appends += s.Value[objects]
+		}
+		if in(s, "github.com/zarlog/zarlog/internal/workload.") {
+			generation += s.Value[objects]
+		}
+	}
+	if appends <= 0 || generation != 0 {
+		t.Errorf("--memprofile: %d objects allocated by the ledger (want some), %d under the workload's generation (want none)", appends, generation)
 	}
 }
 

@@ -51,6 +51,11 @@ type EndToEndConfig struct {
 	// Profile, if not nil, receives the run's CPU profile (pprof format),
 	// the one Result.Stages is computed from.
 	Profile io.Writer
+	// AllocProfile, if not nil, receives the run's allocations (pprof
+	// format: alloc_objects and alloc_space, sampled as
+	// runtime.MemProfileRate says), those of Result's allocsPerEvent. It
+	// costs two garbage collections outside the measured time.
+	AllocProfile io.Writer
 	// Receipts asks, as the backends do, for the SDK's receipt of every
 	// game's commit (a game's first roll waits for it) and of every
 	// ReceiptSample-th event, once JetStream acknowledged it: each a
@@ -193,6 +198,7 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	ackErr := make(chan error, 1)
 	go func() { ackErr <- awaitAcks(ctx, pending) }()
 	var rc receipts
+	allocs := startAllocs(cfg.AllocProfile)
 	var mem0 runtime.MemStats
 	runtime.ReadMemStats(&mem0)
 	prof := startProfile()
@@ -233,6 +239,9 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	runtime.ReadMemStats(&mem1)
 	stages, err := prof.stages(n, cfg.Profile)
 	if err != nil {
+		return Result{}, err
+	}
+	if err := allocs.write(cfg.AllocProfile); err != nil {
 		return Result{}, err
 	}
 	<-cpDone

@@ -117,6 +117,9 @@ type Config struct {
 	// end-to-end run at full speed, from which the report's split by stage
 	// is computed: the whole picture, for `go tool pprof`.
 	Profile io.Writer
+	// AllocProfile, if not nil, receives the allocations of the same run
+	// (EndToEndConfig.AllocProfile).
+	AllocProfile io.Writer
 	// Pace is PaceSaturated, or PaceHuman: the runs of PaceSaturated, then
 	// the human pace (Human, with Human's configuration) in the same
 	// invocation. Zero means PaceSaturated.
@@ -467,7 +470,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		MeanBytes: w.MeanBytes, SignedShare: w.SignedShare}}
 
 	e2eDir := filepath.Join(dir, "endtoend")
-	res, err := EndToEnd(ctx, EndToEndConfig{Dir: e2eDir, Rate: cfg.Rate, Profile: cfg.Profile, Receipts: cfg.Rate > 0, NoFollow: cfg.NoFollow, PartialFlights: cfg.PartialFlights, EmitterRates: cfg.EmitterRates,
+	res, err := EndToEnd(ctx, EndToEndConfig{Dir: e2eDir, Rate: cfg.Rate, Profile: cfg.Profile, AllocProfile: cfg.AllocProfile, Receipts: cfg.Rate > 0, NoFollow: cfg.NoFollow, PartialFlights: cfg.PartialFlights, EmitterRates: cfg.EmitterRates,
 		Progress: func(done int) { progress("end to end", done, cfg.Events) }}, w)
 	if err != nil {
 		return nil, fmt.Errorf("end to end: %w", err)

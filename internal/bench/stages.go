@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -135,4 +136,67 @@ func (p *cpuProfile) stages(events int, save io.Writer) (map[string]float64, err
 		out[stageOf(funcs)] += float64(s.Value[ns]) / 1e3 / float64(events)
 	}
 	return out, nil
+}
+
+// An allocProfile records the allocations of a run: the process's
+// allocation profile (runtime.MemProfile, sampled every
+// runtime.MemProfileRate bytes) at its start, subtracted from the one at
+// its end, so that only the run's allocations are left (what `go tool
+// pprof -base` does with two profiles). The runtime publishes the
+// allocations of a GC cycle when it ends, so each snapshot follows a
+// collection.
+type allocProfile struct {
+	base *profile.Profile
+	err  error
+}
+
+// startAllocs takes the allocation profile at a run's start, or does
+// nothing if save is nil.
+func startAllocs(save io.Writer) *allocProfile {
+	if save == nil {
+		return nil
+	}
+	a := &allocProfile{}
+	a.base, a.err = allocsNow()
+	return a
+}
+
+// allocsNow collects garbage and returns the allocation profile so far.
+func allocsNow() (*profile.Profile, error) {
+	runtime.GC()
+	var buf bytes.Buffer
+	if err := pprof.Lookup("allocs").WriteTo(&buf, 0); err != nil {
+		return nil, fmt.Errorf("bench: writing the allocation profile: %w", err)
+	}
+	p, err := profile.Parse(&buf)
+	if err != nil {
+		return nil, fmt.Errorf("bench: reading the allocation profile: %w", err)
+	}
+	return p, nil
+}
+
+// write writes the allocations since startAllocs to save (pprof format:
+// alloc_objects and alloc_space are the run's; inuse_* are the change of
+// the live heap). It does nothing if a is nil.
+func (a *allocProfile) write(save io.Writer) error {
+	if a == nil {
+		return nil
+	}
+	if a.err != nil {
+		return a.err
+	}
+	end, err := allocsNow()
+	if err != nil {
+		return err
+	}
+	a.base.Scale(-1)
+	delta, err := profile.Merge([]*profile.Profile{end, a.base})
+	if err != nil {
+		return fmt.Errorf("bench: subtracting the allocation profile at the start: %w", err)
+	}
+	delta.TimeNanos, delta.DurationNanos = end.TimeNanos, end.TimeNanos-a.base.TimeNanos
+	if err := delta.Write(save); err != nil {
+		return fmt.Errorf("bench: writing the allocation profile: %w", err)
+	}
+	return nil
 }
