@@ -56,9 +56,8 @@ type Config struct {
 	// machine (docs/BENCHMARKS.md, issue 31, "third session").
 	PartialFlights int
 	// MaxBatchEvents is the most events packed into one NATS message when
-	// events queue up faster than the window drains; 1 sends every event
-	// alone. Events are packed only when several are waiting, so a lone
-	// event is never delayed. Zero means 256: with a game's queued events
+	// events queue up faster than the window drains, or arrive while a
+	// message lingers (Linger); 1 sends every event alone. Zero means 256: with a game's queued events
 	// going together (Event.OrderKey), messages fill up under load, and
 	// fewer, larger ones cost NATS less per event (docs/BENCHMARKS.md,
 	// issue 17, fifth round).
@@ -66,17 +65,24 @@ type Config struct {
 	// MaxBatchBytes bounds a packed message's payload. Zero means 256 KiB;
 	// it must stay below the stream's max message size (1 MiB by default).
 	MaxBatchBytes int
-	// Linger is how long a message waits for more events to pack when
-	// the queue runs dry before it is full (MaxBatchEvents), even with
-	// nothing in flight (PartialFlights packs what queues during a round
-	// trip; at a human pace, a few hundred events a second, a round trip
-	// rarely sees a second event, and nearly every event goes in a
-	// message of its own, whose way through NATS, the stream's store, the
-	// acks, the deliveries, costs as much as a full message's). Zero (the
-	// default) means no waiting: a lone event is never delayed. A few
-	// milliseconds let an emitter of hundreds of events a second pack
-	// several per message, for at most that much more latency per event
-	// (docs/BENCHMARKS.md, issue 31).
+	// Linger bounds how long a message that is not full (MaxBatchEvents,
+	// MaxBatchBytes) waits for more events to pack when the queue runs dry,
+	// even with nothing in flight; it waits only while the emitter's
+	// recent rate predicts another event before Linger has passed since
+	// its first event was taken for sending: the events taken in about
+	// the last 100 ms (exponentially weighted), times what is left of
+	// Linger, at least one. So a quiet emitter's lone event goes at once
+	// (below 1/Linger events a second, 200 at the default, a message
+	// never waits), and a busy emitter's message waits at most Linger,
+	// going once what is left of it is shorter than the expected gap to
+	// the next event, or once it is full. An event waits at most Linger
+	// more than it would without. At a human pace, a few hundred to a few
+	// thousand events a second an emitter, nearly every event would
+	// otherwise go in a message of its own, whose way through NATS, the
+	// stream's store, the acks, the deliveries, costs as much as a full
+	// message's (docs/BENCHMARKS.md, issue 31, "The SDK's adaptive
+	// linger"). Zero means DefaultLinger (5 ms); negative, never wait: a
+	// message goes as soon as the Window (and PartialFlights) allows.
 	Linger time.Duration
 	// MaxQueued bounds events accepted and not yet acknowledged;
 	// PublishAsync blocks when it is reached. Zero means 65536.
@@ -144,6 +150,12 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	if c.Window == 0 {
 		c.Window = DefaultWindow
+	}
+	switch {
+	case c.Linger == 0:
+		c.Linger = DefaultLinger
+	case c.Linger < 0:
+		c.Linger = 0 // never wait
 	}
 	if c.PartialFlights <= 0 || c.PartialFlights > c.Window {
 		c.PartialFlights = c.Window
@@ -346,9 +358,6 @@ func New(nc *nats.Conn, cfg Config) (*Client, error) {
 		cfg.MaxQueued < 1 || cfg.MaxBatchBytes < wire.MaxEventSize {
 		return nil, fmt.Errorf("sdk: Window %d, MaxBatchEvents %d (≤ %d), MaxQueued %d must be positive and MaxBatchBytes %d ≥ %d",
 			cfg.Window, cfg.MaxBatchEvents, wire.MaxBatchEvents, cfg.MaxQueued, cfg.MaxBatchBytes, wire.MaxEventSize)
-	}
-	if cfg.Linger < 0 {
-		return nil, fmt.Errorf("sdk: Linger %v is negative", cfg.Linger)
 	}
 	if cfg.FollowAfter < 0 || cfg.MaxHeld < 1 || cfg.MaxHeldBytes < 1 {
 		return nil, fmt.Errorf("sdk: FollowAfter %v, MaxHeld %d and MaxHeldBytes %d must be positive", cfg.FollowAfter, cfg.MaxHeld, cfg.MaxHeldBytes)
@@ -700,23 +709,36 @@ func (c *Client) Close() {
 // sender packs queued runs (an event, or a run of one order key's events:
 // release) into messages and starts a flight per message, at most Window
 // at once; a message that is not full waits while PartialFlights others
-// fly, or the Linger runs, packing what queues meanwhile. A run is never
+// fly, or while the emitter's recent rate predicts another event within
+// its Linger (lingerer), packing what queues meanwhile. A run is never
 // split: one that does not fit in the message being packed starts the
 // next one (it fits alone, by release's bounds). An event whose ctx has
 // ended before it is sent fails (take).
 func (c *Client) sender() {
 	var carry *entry
-	var linger *time.Timer // Config.Linger's, reset for each message
-	if c.cfg.Linger > 0 {
-		linger = time.NewTimer(c.cfg.Linger)
+	l := lingerer{bound: c.cfg.Linger}
+	var linger *time.Timer // l's wait, reset at each dry moment
+	if l.bound > 0 {
+		linger = time.NewTimer(time.Hour)
 		linger.Stop()
 		defer linger.Stop()
 	}
+	now := time.Now
 	defer func() {
 		if carry != nil {
 			c.failRun(carry, ErrClosed)
 		}
 	}()
+	// took takes the run headed by e into items, and counts it for the
+	// linger's rate.
+	took := func(items []*entry, e *entry) []*entry {
+		k := len(items)
+		items = c.take(items, e)
+		if linger != nil && len(items) > k {
+			l.arrived(now(), len(items)-k)
+		}
+		return items
+	}
 	for {
 		select {
 		case c.window <- struct{}{}:
@@ -725,24 +747,23 @@ func (c *Client) sender() {
 		}
 		var items []*entry
 		if carry != nil {
-			items, carry = c.take(items, carry), nil
+			items, carry = took(items, carry), nil
 		}
 		for len(items) == 0 {
 			select {
 			case e := <-c.queue:
-				items = c.take(items, e)
+				items = took(items, e)
 			case <-c.closed:
 				return
 			}
 		}
+		var first time.Time // when the message's first event was taken
+		if linger != nil {
+			first = now()
+		}
 		size := len(items) - 1
 		for _, e := range items {
 			size += len(e.ev.Data)
-		}
-		var lingerC <-chan time.Time
-		if linger != nil {
-			linger.Reset(c.cfg.Linger)
-			lingerC = linger.C
 		}
 	pack:
 		for len(items) < c.cfg.MaxBatchEvents {
@@ -751,7 +772,15 @@ func (c *Client) sender() {
 			case e = <-c.queue:
 			default:
 				// The queue is dry and the message not full: it waits
-				// while the linger runs or PartialFlights others fly.
+				// while the emitter's rate predicts another event within
+				// the linger, or while PartialFlights others fly.
+				var lingerC <-chan time.Time
+				if linger != nil {
+					if w := l.wait(now(), first); w > 0 {
+						linger.Reset(w)
+						lingerC = linger.C
+					}
+				}
 				var landed <-chan struct{}
 				if len(c.window)-1 >= c.cfg.PartialFlights {
 					landed = c.landed
@@ -762,12 +791,14 @@ func (c *Client) sender() {
 				select {
 				case e = <-c.queue:
 				case <-lingerC:
-					lingerC = nil
-					continue
+					continue // decide again: the bound has passed
 				case <-landed:
 					continue // count them again
 				case <-c.closed:
 					break pack
+				}
+				if linger != nil {
+					linger.Stop()
 				}
 			}
 			n, rs := runSize(e)
@@ -776,7 +807,7 @@ func (c *Client) sender() {
 				break pack
 			}
 			k := len(items)
-			items = c.take(items, e)
+			items = took(items, e)
 			for _, e := range items[k:] {
 				size += 1 + len(e.ev.Data)
 			}

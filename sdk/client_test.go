@@ -89,7 +89,7 @@ func TestConfigAndEventChecks(t *testing.T) {
 	s := startServer(t)
 	nc := dial(t, s, "e1")
 	for _, cfg := range []sdk.Config{{}, {Emitter: "E1"}, {Emitter: "e1", Subjects: wire.Subjects{Root: "a.*"}},
-		{Emitter: "e1", MaxBatchEvents: wire.MaxBatchEvents + 1}, {Emitter: "e1", MaxBatchBytes: 100}, {Emitter: "e1", Linger: -time.Millisecond}} {
+		{Emitter: "e1", MaxBatchEvents: wire.MaxBatchEvents + 1}, {Emitter: "e1", MaxBatchBytes: 100}} {
 		if _, err := sdk.New(nc, cfg); err == nil {
 			t.Errorf("New(%+v) succeeded", cfg)
 		}
@@ -166,16 +166,21 @@ func TestPublishPacking(t *testing.T) {
 	}
 }
 
-// TestPublishLinger: with Linger, a message waits for more events while
-// it is not full: six events of six games, published one after another
-// with the window free, go in one message (the linger, an hour here, ends
-// when the sixth fills it); without it, each goes alone.
+// TestPublishLinger: with a Linger, a message waits for more events while
+// it is not full and the emitter's recent rate predicts another event
+// within the Linger: six events of six games, published one after another
+// with the window free, go in one message (the linger, an hour here, so
+// any rate predicts one, ends when the sixth fills it). With the default
+// Linger (5 ms: it waits only at 200 events a second or more) and with
+// none (negative), six events published one after the other's ack each go
+// alone: six events can never make the rate it takes, however fast the
+// machine. The decision itself is TestLingerDecision's.
 func TestPublishLinger(t *testing.T) {
 	ctx := testContext(t)
 	s := startServer(t)
 	nc := dial(t, s, "e1")
 	st := createStream(t, nc, 0)
-	for _, linger := range []time.Duration{time.Hour, 0} {
+	for _, linger := range []time.Duration{time.Hour, 0, -1} {
 		c := newClient(t, nc, sdk.Config{Emitter: "e1", MaxBatchEvents: 6, Linger: linger})
 		var pending []*sdk.Pending
 		for i := range 6 {
@@ -183,7 +188,7 @@ func TestPublishLinger(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if linger == 0 {
+			if linger <= 0 {
 				if _, err := p.Wait(ctx); err != nil {
 					t.Fatal(err)
 				}
@@ -201,8 +206,8 @@ func TestPublishLinger(t *testing.T) {
 	for _, m := range streamMessages(t, ctx, st) {
 		got = append(got, len(m))
 	}
-	// With the linger: one message; without: one each.
-	if want := []int{6, 1, 1, 1, 1, 1, 1}; !slices.Equal(got, want) {
+	// With the hour: one message; with the default and without: one each.
+	if want := []int{6, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}; !slices.Equal(got, want) {
 		t.Errorf("messages of %v events, want %v", got, want)
 	}
 }

@@ -79,7 +79,9 @@
 // The Client (client.go, receipt.go) publishes event bytes: it retries
 // until JetStream acknowledges (across NATS restarts), keeps a bounded window
 // of messages in flight, packs events that queue up into multi-event messages
-// (optionally, a message that is not full waits while others are in
-// flight, packing what queues meanwhile: Config.PartialFlights), and orders
-// events with the same OrderKey.
+// (a message that is not full waits up to Config.Linger, 5 ms by default,
+// for more events, only while the emitter's recent rate predicts one
+// within it: a quiet emitter's lone event goes at once; optionally it also
+// waits while others are in flight, packing what queues meanwhile:
+// Config.PartialFlights), and orders events with the same OrderKey.
 package sdk

@@ -57,7 +57,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&cfg.Human.MinGap, "human-gap-min", bench.DefaultHumanMinGap, "--pace human: the shortest pause between an event's receipt and the game's next event")
 	fs.DurationVar(&cfg.Human.MaxGap, "human-gap-max", bench.DefaultHumanMaxGap, "--pace human: the longest pause")
 	fs.IntVar(&cfg.Human.BeaconGamesPerRound, "human-beacon-games-per-round", 0, "--pace human, --checks production: how many anchored-v1 games share a drand round (0: as many as the pace seals in one quicknet period, 3 s, since a platform's games name the first round after their sealing)")
-	fs.DurationVar(&cfg.Human.SDKLinger, "human-sdk-linger", 0, "--pace human: how long the backends' SDK lets a message wait for more events to pack (sdk.Config.Linger; 0, the SDK's default, sends a lone event at once)")
+	fs.DurationVar(&cfg.Human.SDKLinger, "human-sdk-linger", 0, "--pace human: the most the backends' SDK lets a message that is not full wait for more events, when the emitter's recent rate predicts one within it (sdk.Config.Linger; 0: the SDK's default, 5 ms; negative: never wait)")
 	fs.BoolVar(&cfg.Tessera, "tessera", false, "also measure the ledger alone and Tessera's POSIX log on the same events")
 	fs.StringVar(&cfg.Storage, "storage", "", "also run end to end with the log kept in S3-compatible object storage at `s3://BUCKET[/PREFIX]`, as zarlog serve --storage\n(under PREFIX/zarlog-bench-<time>/, left there; endpoint and credentials from AWS_ENDPOINT_URL_S3 etc.)")
 	fs.IntVar(&cfg.PartialFlights, "sdk-partial-flights", 0, "how many messages each SDK client lets fly while a message that is not full waits for one of them, packing what queues meanwhile (sdk.Config.PartialFlights; 0, the SDK's default: its window, 32, every message at once; 1: group commit)")
@@ -98,8 +98,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "zarlog bench: --pace %q: want %s or %s\n", cfg.Pace, bench.PaceSaturated, bench.PaceHuman)
 		return 2
 	}
-	if h := cfg.Human; h.Games < 1 || h.MinGap <= 0 || h.MaxGap < h.MinGap || h.Duration <= h.MaxGap || h.SDKLinger < 0 || h.BeaconGamesPerRound < 0 {
-		fmt.Fprintln(stderr, "zarlog bench: --human-games must be at least 1, --human-gap-min above 0, --human-gap-max at least --human-gap-min, --human-duration above --human-gap-max, --human-sdk-linger and --human-beacon-games-per-round not negative")
+	if h := cfg.Human; h.Games < 1 || h.MinGap <= 0 || h.MaxGap < h.MinGap || h.Duration <= h.MaxGap || h.BeaconGamesPerRound < 0 {
+		fmt.Fprintln(stderr, "zarlog bench: --human-games must be at least 1, --human-gap-min above 0, --human-gap-max at least --human-gap-min, --human-duration above --human-gap-max, --human-beacon-games-per-round not negative")
 		return 2
 	}
 	// Tessera logs through klog: its start-up lines are not the report's.

@@ -88,9 +88,10 @@ type HumanConfig struct {
 	// IngestLinger is the ingest's Linger (ingest.Config). Zero means
 	// ingest.DefaultLinger, as `zarlog serve` runs it; negative, none.
 	IngestLinger time.Duration
-	// SDKLinger is the SDK clients' Linger (sdk.Config): how long a
-	// message waits for more events to pack. Zero means the SDK's
-	// default, none.
+	// SDKLinger is the SDK clients' Linger (sdk.Config): the most a
+	// message that is not full waits for more events to pack, when the
+	// emitter's recent rate predicts one within it. Zero means the SDK's
+	// default (sdk.DefaultLinger); negative, none.
 	SDKLinger time.Duration
 	// PartialFlights is the SDK clients' (sdk.Config). Zero means the
 	// SDK's default.
@@ -105,7 +106,8 @@ type HumanMeasure struct {
 	Rolls    int `json:"rollsPerGame"`
 	MinGapMs int `json:"minGapMs"`
 	MaxGapMs int `json:"maxGapMs"`
-	// SDKLingerMs is the SDK clients' Linger (HumanConfig.SDKLinger).
+	// SDKLingerMs is the SDK clients' Linger (HumanConfig.SDKLinger, the
+	// SDK's default resolved); 0 means none.
 	SDKLingerMs float64 `json:"sdkLingerMs"`
 	Preloaded   int     `json:"preloadedEvents"`
 	WindowS     float64 `json:"windowSeconds"`
@@ -423,7 +425,7 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	}
 
 	m := HumanMeasure{Games: cfg.Games, Emitters: len(w.Emitters), Rolls: cfg.Rolls, MinGapMs: int(cfg.MinGap.Milliseconds()), MaxGapMs: int(cfg.MaxGap.Milliseconds()),
-		SDKLingerMs: float64(cfg.SDKLinger) / float64(time.Millisecond),
+		SDKLingerMs: float64(sdkLinger(cfg.SDKLinger)) / float64(time.Millisecond),
 		Preloaded:   preloaded, WindowS: t1.Sub(t0).Seconds(), Receipts: humanReceipts, Events: n, EventsPerSec: float64(n) / t1.Sub(t0).Seconds(),
 		CPUStagesMicros: stages, RSSBytes: rss, RSSPeakBytes: peak, HeldEventBytes: held, IdleGames: int(r.idle.Load()),
 		BeaconGamesPerRound: wcfg.BeaconGamesPerRound,
@@ -763,4 +765,15 @@ func BeaconGamesPerPeriod(wcfg workload.Config, cfg HumanConfig) (int, error) {
 	life := float64(evs) / sample * meanGap
 	perPeriod := float64(cfg.Games) / life * float64(anchored) / sample * drand.Quicknet().Period().Seconds()
 	return max(1, int(math.Round(perPeriod))), nil
+}
+
+// sdkLinger returns the Linger an SDK client given linger runs with.
+func sdkLinger(linger time.Duration) time.Duration {
+	switch {
+	case linger == 0:
+		return sdk.DefaultLinger
+	case linger < 0:
+		return 0
+	}
+	return linger
 }

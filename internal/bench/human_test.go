@@ -7,20 +7,21 @@ import (
 	"time"
 
 	"github.com/zarlog/zarlog/internal/workload"
+	"github.com/zarlog/zarlog/sdk"
 )
 
 // TestHuman runs the human pace tiny (200 games, gaps of 0.2–1 s, 6 s, the
-// SDK lingering 5 ms) and checks that its report has every field, with
+// SDK's default linger) and checks that its report has every field, with
 // values that fit together. It asserts nothing about speed.
 func TestHuman(t *testing.T) {
 	m, err := Human(context.Background(), HumanConfig{Dir: t.TempDir(), Games: 200, Duration: 6 * time.Second, Warmup: 2 * time.Second,
-		MinGap: 200 * time.Millisecond, MaxGap: time.Second, Emitters: 2, Rolls: 4, SDKLinger: 5 * time.Millisecond})
+		MinGap: 200 * time.Millisecond, MaxGap: time.Second, Emitters: 2, Rolls: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%+v", m)
 	switch {
-	case m.Games != 200 || m.Emitters != 2 || m.Rolls != 4 || m.MinGapMs != 200 || m.MaxGapMs != 1000 || m.SDKLingerMs != 5:
+	case m.Games != 200 || m.Emitters != 2 || m.Rolls != 4 || m.MinGapMs != 200 || m.MaxGapMs != 1000 || m.SDKLingerMs != float64(sdk.DefaultLinger)/float64(time.Millisecond):
 		t.Errorf("configuration %+v", m)
 	case m.Preloaded <= 0:
 		t.Errorf("%d events preloaded: the games should start mid-way", m.Preloaded)

@@ -233,6 +233,11 @@ type RunConfig struct {
 	// message that is not full waits (sdk.Config.PartialFlights); 0 means
 	// no bound besides the window.
 	PartialFlights int `json:"sdkPartialFlights"`
+	// SDKLingerMs is the SDK clients' Linger in the end-to-end passes (the
+	// SDK's default, sdk.DefaultLinger: the most a message that is not full
+	// waits for more events, when the emitter's recent rate predicts one
+	// within it); the human pace's is HumanMeasure.SDKLingerMs.
+	SDKLingerMs float64 `json:"sdkLingerMs"`
 	// EmitterRates is "none", or the per-emitter rates the end-to-end
 	// passes ran with (--emitter-rates).
 	EmitterRates string `json:"emitterRates"`
@@ -268,6 +273,7 @@ func runConfig(cfg Config, w *Workload) RunConfig {
 		c.Pace += "+" + PaceHuman
 	}
 	c.PartialFlights = sdkPartialFlights(cfg.PartialFlights)
+	c.SDKLingerMs = float64(sdk.DefaultLinger) / float64(time.Millisecond)
 	c.EmitterRates = "none"
 	if cfg.EmitterRates {
 		c.EmitterRates = fmt.Sprintf("%d messages and %d bytes a second per emitter (the ingest's defaults)",

@@ -46,6 +46,14 @@ export interface ClientConfig {
    * fills up: a lone event goes at once. Default -1: the window.
    */
   partialFlights?: number;
+  /**
+   * The most milliseconds a message that is not full waits for more events
+   * when the queue runs dry; it waits only while the emitter's recent rate
+   * predicts another event within what is left of it, so a quiet emitter's
+   * lone event goes at once. Default 5 (DEFAULT_LINGER); 0 or negative:
+   * never wait.
+   */
+  linger?: number;
   /** Most events packed into one message when they queue up; default 256. */
   maxBatchEvents?: number;
   /** A packed message's largest payload; default 256 KiB. */
@@ -125,6 +133,8 @@ export class FollowUnsupportedError extends Error {
   readonly code: "follow-unsupported";
 }
 export const DEFAULT_FOLLOW_INTERVAL: number;
+/** The client's linger by default, in ms (ClientConfig.linger). */
+export const DEFAULT_LINGER: number;
 export const DEFAULT_FOLLOW_AFTER: number;
 
 /** A rejection the ledger announced for one of this emitter's events. */

@@ -16,6 +16,7 @@ import {
 } from "./wire.js";
 import { Receipt, BadReceiptError } from "./receipt.js";
 import { Follower, FollowUnsupportedError, DEFAULT_FOLLOW_INTERVAL, DEFAULT_FOLLOW_AFTER } from "./follow.js";
+import { Lingerer, DEFAULT_LINGER } from "./linger.js";
 
 /** A ClosedError: the Client was closed before the event was acknowledged (publishing it again is safe). */
 export class ClosedError extends Error {
@@ -71,7 +72,7 @@ const RECEIPT_WAIT = 5000;
 const RECEIPT_SLACK = 2000;
 
 const defaults = {
-  window: 32, partialFlights: -1, maxBatchEvents: 256, maxBatchBytes: 256 << 10, maxQueued: 65536,
+  window: 32, partialFlights: -1, linger: DEFAULT_LINGER, maxBatchEvents: 256, maxBatchBytes: 256 << 10, maxQueued: 65536,
   ackTimeout: 5000, retryMin: 25, retryMax: 2000, orderSettle: 10000,
   followInterval: DEFAULT_FOLLOW_INTERVAL, followAfter: DEFAULT_FOLLOW_AFTER, maxHeld: 1 << 20, maxHeldBytes: 256 << 20,
 };
@@ -117,7 +118,14 @@ export async function dial(url, emitter, opts) {
  * waits and packs what queues meanwhile, until one is acknowledged or it
  * fills up, so a lone event goes at once and a message carries what
  * queued during the previous one's round trip; the Go SDK's
- * Config.PartialFlights),
+ * Config.PartialFlights), linger (ms, 5: the most a message that is not
+ * full waits for more events when the queue runs dry, and only while the
+ * emitter's recent rate, the events queued in about the last 100 ms,
+ * exponentially weighted, times what is left of it predicts at least one
+ * more; so a quiet emitter's lone event goes at once, below 1000/linger
+ * events a second a message never waits, and an event waits at most
+ * linger ms more than it would without; 0 or negative: never wait; the
+ * Go SDK's Config.Linger, docs/NATS.md §9),
  * maxBatchEvents (256), maxBatchBytes (256 KiB), maxQueued (65536),
  * ackTimeout (ms, 5000), retryMin and retryMax (ms, 25 and 2000),
  * orderSettle (ms, 10000: how long an order refusal of receipt's copy must
@@ -165,6 +173,10 @@ export class Client {
     this.idle = [];
     this.room = []; // publishAsync callers waiting for maxQueued
     this.flights = new Set();
+    if (typeof c.linger !== "number" || Number.isNaN(c.linger)) throw new RangeError("zarlog-emitter: linger " + c.linger + " must be a number of ms");
+    this.lingerer = new Lingerer(c.linger);
+    this.lingerFrom = -1; // when the message the pump holds had its first event ready, or -1
+    this.lingerTimer = null;
     this.stop = new AbortController();
     if (!(c.followAfter >= 0 && c.maxHeld >= 1 && c.maxHeldBytes >= 1) || typeof c.followInterval !== "number") {
       throw new RangeError("zarlog-emitter: followInterval " + c.followInterval + " (a number of ms; negative: off), followAfter " + c.followAfter + ", maxHeld " + c.maxHeld + " and maxHeldBytes " + c.maxHeldBytes + " must be positive");
@@ -232,6 +244,7 @@ export class Client {
       }
     }
     this.queue.push(e);
+    this.lingerer.arrived(performance.now(), 1);
     this.pump();
     return p;
   }
@@ -257,6 +270,11 @@ export class Client {
     if (!next) return;
     if (!err && !this.closed) {
       this.queue.push(this.release(next));
+      if (this.lingerer.bound > 0) {
+        let n = 0;
+        for (let f = next; f; f = f.run) n++;
+        this.lingerer.arrived(performance.now(), n);
+      }
       this.pump();
     } else {
       this.failSuccessor(next, e, err || new ClosedError());
@@ -296,13 +314,18 @@ export class Client {
 
   // pump packs queued runs into messages and starts a flight per message,
   // at most window at once; while partialFlights fly, only a full one (the
-  // queue holds more than a message takes: fills). A run is never split.
+  // queue holds more than a message takes: fills); a message that is not
+  // full waits while the linger holds it (lingers). A run is never split.
   pump() {
     while (!this.closed && this.inflight < this.cfg.window && this.queue.length > 0 &&
       (this.inflight < this.cfg.partialFlights || this.fills())) {
+      if (this.lingers()) return;
       let items = [];
       while (items.length === 0 && this.queue.length > 0) items = this.take(items, this.queue.shift());
-      if (items.length === 0) return;
+      if (items.length === 0) {
+        this.lingerFrom = -1;
+        return;
+      }
       let size = items.length - 1;
       for (const e of items) size += e.ev.data.length;
       while (this.queue.length > 0 && items.length < this.cfg.maxBatchEvents) {
@@ -315,6 +338,11 @@ export class Client {
         items = this.take(items, e);
         for (const f of items.slice(k)) size += 1 + f.ev.data.length;
       }
+      this.lingerFrom = -1;
+      if (this.lingerTimer !== null) {
+        clearTimeout(this.lingerTimer);
+        this.lingerTimer = null;
+      }
       this.inflight++;
       const flight = this.fly(items).finally(() => {
         this.inflight--;
@@ -323,6 +351,27 @@ export class Client {
       });
       this.flights.add(flight);
     }
+  }
+
+  // lingers reports whether the message the queue would make now, which
+  // is ready to go, waits for more events (a Lingerer's decision: the
+  // emitter's recent rate predicts one within what is left of the linger
+  // since its first event was ready); a timer then pumps again at the end
+  // of the wait. A full message never waits.
+  lingers() {
+    if (this.lingerer.bound <= 0 || this.fills()) return false;
+    const now = performance.now();
+    if (this.lingerFrom < 0) this.lingerFrom = now;
+    const w = this.lingerer.wait(now, this.lingerFrom);
+    if (w <= 0) return false;
+    if (this.lingerTimer === null) {
+      // Every wait of one message ends at the same bound: one timer.
+      this.lingerTimer = setTimeout(() => {
+        this.lingerTimer = null;
+        this.pump();
+      }, Math.ceil(w));
+    }
+    return true;
   }
 
   // fills reports whether the queued runs fill a message: packed as pump
@@ -604,6 +653,10 @@ export class Client {
     this.closed = true;
     this.follower.stop(new ClosedError());
     this.stop.abort(new ClosedError());
+    if (this.lingerTimer !== null) {
+      clearTimeout(this.lingerTimer);
+      this.lingerTimer = null;
+    }
     for (const r of this.room) r();
     this.room = [];
     const queued = this.queue;

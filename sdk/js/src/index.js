@@ -8,6 +8,7 @@ import "./engine.js";
 export { Backend, TavlarenaGame, AnchoredGame, PerRollMatch, NotAcknowledgedError, NotNowError, LocalError, SeatNamesError, DEFAULT_ANCHOR_ROUNDS, rollSeats } from "./game.js";
 export { Client, dial, ClosedError, PredecessorError, PublishError, BacklogError, RejectedError, ReceiptRefusedError, FollowUnsupportedError } from "./client.js";
 export { DEFAULT_FOLLOW_INTERVAL, DEFAULT_FOLLOW_AFTER } from "./follow.js";
+export { DEFAULT_LINGER } from "./linger.js";
 export { Receipt, parseReceipt, checkReceipt, BadReceiptError } from "./receipt.js";
 export { RefusedError, makeEvent, canonicalSettings, SIG_CONTEXT } from "./events.js";
 export { Signer, KeyError, loadSigner, parseSignerKey, readSecretFile } from "./signer.js";

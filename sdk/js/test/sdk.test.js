@@ -309,6 +309,91 @@ test("seatNames are published only when the backend opts in (they are public for
   await dev.newTavlarena({ seats: seats, settings: '{"opponent":"computer","seatNames":["Ayşe","the computer"]}' });
 });
 
+// The Go SDK's TestLingerDecision: the adaptive linger's decision on an
+// injected clock (ms), the same cases. A message waits only while the
+// emitter's recent rate predicts another event before its bound.
+test("the linger's decision: a message waits only while the recent rate predicts another event within its bound, as the Go SDK's", async function () {
+  const { Lingerer } = await import("../src/linger.js");
+  // name, bound ms, gap ms, n arrivals, first and after (ms after the
+  // last arrival), the wait wanted (ms), the rate as of the last arrival.
+  for (const [name, bound, gap, n, first, after, want, rmin, rmax] of [
+    ["quiet", 5, 1000, 20, 0, 0, 0, 9.5, 10.5],
+    ["100/s", 5, 10, 200, 0, 0, 0, 99, 106],
+    ["1000/s", 5, 1, 1000, 0, 0, 5, 990, 1010],
+    ["1000/s late", 5, 1, 1000, 0, 4.5, 0, 990, 1010],
+    ["1000/s mid", 5, 1, 1000, 0, 3, 2, 990, 1010],
+    ["burst", 5, 0, 30, 0, 0, 5, 299, 301],
+    ["small burst", 5, 0, 15, 0, 0, 0, 149, 151],
+    ["gone quiet", 5, 1, 1000, 300, 300, 0, 990, 1010],
+    ["off", 0, 1, 1000, 0, 0, 0, 0, 0],
+    ["100/s, 20 ms", 20, 10, 200, 0, 0, 20, 99, 106],
+  ]) {
+    const l = new Lingerer(bound);
+    const t0 = 1e6;
+    let last = t0;
+    for (let i = 0; i < n; i++) {
+      last = t0 + i * gap;
+      l.arrived(last, 1);
+    }
+    const r = l.rate(last);
+    assert.ok(r >= rmin && r <= rmax, name + ": rate " + r);
+    const w = l.wait(last + after, last + first);
+    assert.ok(Math.abs(w - want) < 1e-9, name + ": wait " + w + ", want " + want);
+  }
+  // Arrivals out of order do not move the reference back; a batch of n counts n.
+  const l = new Lingerer(5);
+  l.arrived(1000, 40);
+  l.arrived(999, 10);
+  assert.ok(Math.abs(l.rate(1000) - 500) < 1e-6);
+  assert.equal(l.wait(1000, 1000), 5);
+  assert.equal(l.wait(1005, 1000), 0);
+  const z = new Lingerer(-1);
+  z.arrived(1000, 1000);
+  assert.equal(z.wait(1000, 1000), 0);
+  assert.equal(z.count, 0);
+});
+
+// The Go SDK's TestPublishLinger: with a linger of an hour (any rate
+// predicts an event in it) six events published at once go in one message,
+// which goes when the sixth fills it; with the default linger (5 ms: it
+// waits only at 200 events a second or more) and with none, six published
+// one after the other's ack go alone. A fake JetStream counts the messages.
+test("the client lingers for more events only when its recent rate predicts one, as the Go SDK does", async function () {
+  const { Client, DEFAULT_LINGER } = await import("../src/index.js");
+  assert.equal(DEFAULT_LINGER, 5);
+  const tick = function () { return new Promise(function (r) { setImmediate(r); }); };
+  for (const [linger, want] of [[3600000, [6]], [undefined, [1, 1, 1, 1, 1, 1]], [0, [1, 1, 1, 1, 1, 1]]]) {
+    const cfg = { emitter: "e1", maxBatchEvents: 6, followInterval: -1 };
+    if (linger !== undefined) cfg.linger = linger;
+    const client = new Client({ options: {} }, cfg);
+    const got = [];
+    let seq = 0;
+    client.js = {
+      publish: function (subject, payload, opts) {
+        const h = opts && opts.headers;
+        got.push(h ? Number(h.get("Zarlog-Events")) : 1);
+        return Promise.resolve({ stream: "EVENTS", seq: ++seq });
+      },
+    };
+    const pending = [];
+    for (let i = 0; i < 6; i++) {
+      const id = "game" + i + ":0";
+      const p = client.publishAsync({ id: id, data: te.encode('{"id":"' + id + '"}'), orderKey: "game" + i });
+      if (linger === 3600000) {
+        pending.push(p);
+        await tick();
+        if (i < 5) assert.deepEqual(got, [], "linger an hour: event " + i + " held");
+      } else {
+        await p;
+      }
+    }
+    for (const p of pending) await p;
+    assert.deepEqual(got, want, "linger " + linger);
+    await client.close();
+  }
+  assert.throws(function () { new Client({ options: {} }, { emitter: "e1", linger: "5" }); }, RangeError);
+});
+
 // The Go SDK's TestPublishPartialFlights: a message that is not full waits
 // while partialFlights messages await their ack, packing what queues
 // meanwhile; a full one goes as the window allows. A fake JetStream holds
