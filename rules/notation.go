@@ -70,7 +70,7 @@ func ParsePlay(s string) (Play, error) {
 	if s == "" {
 		return bad("empty; the empty play is written %q", EmptyPlay)
 	}
-	var p Play
+	p := make(Play, 0, 4) // a play has at most four checker moves
 	steps := 0
 	for part := range strings.SplitSeq(s, " ") {
 		if part == "" {
@@ -84,19 +84,20 @@ func ParsePlay(s string) (Play, error) {
 			count = int(part[i+1] - '0')
 			part = part[:i]
 		}
-		fields := strings.Split(part, "/")
-		if len(fields) < 2 {
+		if strings.IndexByte(part, '/') < 0 {
 			return bad("move %q: want from/to", part)
 		}
 		var m Move
 		prev := 0
-		for j, f := range fields {
+		for j, rest := 0, part; ; j++ {
+			f, after, more := strings.Cut(rest, "/")
+			rest = after
 			hit := strings.HasSuffix(f, "*")
 			if hit {
 				f = f[:len(f)-1]
 			}
 			q, ok := parsePoint(f)
-			first, last := j == 0, j == len(fields)-1
+			first, last := j == 0, !more
 			switch {
 			case !ok:
 				return bad("move %q: %q is not a point (1-24, bar or off)", part, f)
@@ -123,6 +124,9 @@ func ParsePlay(s string) (Play, error) {
 				m.Hits |= 1 << q
 			}
 			prev = q
+			if last {
+				break
+			}
 		}
 		if m.From-m.To > 24 {
 			return bad("move %q: a checker moves at most 24 pips in a turn", part)
@@ -178,59 +182,81 @@ func compareMoves(a, b Move) int {
 // play, CanonicalPlay returns the canonical text. For every play p that
 // ParsePlay returns, ParsePlay(FormatPlay(p)) describes the same moves.
 func FormatPlay(p Play) string {
+	var buf [maxNotation]byte
+	return string(AppendPlay(buf[:0], p))
+}
+
+// AppendPlay appends FormatPlay(p) to b: a caller that compares a play's
+// text with a string, as the append path's move check does, need not
+// allocate one (string(AppendPlay(buf[:0], p)) == s allocates nothing).
+func AppendPlay(b []byte, p Play) []byte {
 	if len(p) == 0 {
-		return EmptyPlay
+		return append(b, EmptyPlay...)
 	}
-	ms := slices.Clone(p)
-	slices.SortFunc(ms, compareMoves)
-	var b strings.Builder
+	ms := sortedMoves(p, new([4]Move))
 	for i := 0; i < len(ms); {
 		j := i + 1
 		for j < len(ms) && ms[j] == ms[i] {
 			j++
 		}
 		if i > 0 {
-			b.WriteByte(' ')
+			b = append(b, ' ')
 		}
-		writeMove(&b, ms[i])
+		b = appendMove(b, ms[i])
 		if j-i > 1 {
-			fmt.Fprintf(&b, "(%d)", j-i)
+			b = append(b, '(')
+			b = strconv.AppendInt(b, int64(j-i), 10)
+			b = append(b, ')')
 		}
 		i = j
 	}
-	return b.String()
+	return b
+}
+
+// sortedMoves returns p's moves sorted for formatting (compareMoves), in
+// buf if they fit (a play has at most four), else in a new slice.
+func sortedMoves(p Play, buf *[4]Move) []Move {
+	var ms []Move
+	if len(p) <= len(buf) {
+		ms = buf[:len(p)]
+		copy(ms, p)
+	} else {
+		ms = slices.Clone(p)
+	}
+	slices.SortFunc(ms, compareMoves)
+	return ms
 }
 
 // String returns FormatPlay(p).
 func (p Play) String() string { return FormatPlay(p) }
 
-func writeMove(b *strings.Builder, m Move) {
-	writePoint(b, m.From)
+func appendMove(b []byte, m Move) []byte {
+	b = appendPoint(b, m.From)
 	for q := 24; q >= 1; q-- {
 		if m.Via&(1<<q) != 0 && q < m.From && q > m.To {
-			b.WriteByte('/')
-			writePoint(b, q)
+			b = append(b, '/')
+			b = appendPoint(b, q)
 			if m.Hits&(1<<q) != 0 {
-				b.WriteByte('*')
+				b = append(b, '*')
 			}
 		}
 	}
-	b.WriteByte('/')
-	writePoint(b, m.To)
+	b = append(b, '/')
+	b = appendPoint(b, m.To)
 	if m.To >= 1 && m.To <= 24 && m.Hits&(1<<m.To) != 0 {
-		b.WriteByte('*')
+		b = append(b, '*')
 	}
+	return b
 }
 
-func writePoint(b *strings.Builder, q int) {
+func appendPoint(b []byte, q int) []byte {
 	switch q {
 	case Bar:
-		b.WriteString("bar")
+		return append(b, "bar"...)
 	case Off:
-		b.WriteString("off")
-	default:
-		b.WriteString(strconv.Itoa(q))
+		return append(b, "off"...)
 	}
+	return strconv.AppendInt(b, int64(q), 10)
 }
 
 // A step is one die's worth of one checker's move, in the mover's
@@ -252,7 +278,8 @@ type step struct {
 // order, that ends on the hit point, or else to the first that lands on it
 // on the way; intermediate points are shown only where a hit is credited.
 func notate(steps []step, hits uint32) Play {
-	ss := slices.Clone(steps)
+	var sbuf [4]step
+	ss := append(sbuf[:0], steps...)
 	slices.SortFunc(ss, func(a, b step) int {
 		if c := cmp.Compare(b.from, a.from); c != 0 {
 			return c
@@ -263,7 +290,8 @@ func notate(steps []step, hits uint32) Play {
 		from, to int
 		lands    uint32 // every point landed on strictly before to
 	}
-	var ps []path
+	var pbuf [4]path
+	ps := pbuf[:0]
 	for _, s := range ss {
 		joined := false
 		for i := range ps {

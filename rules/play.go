@@ -103,8 +103,7 @@ func CanonicalPlay(v Variant, p Position, seat int, d Dice, s string) (string, e
 // It reports the first move that cannot be carried out at all.
 func simulate(rs *ruleset, p Position, me int, pl Play) (Position, Rule, string) {
 	op := 1 - me
-	ms := slices.Clone(pl)
-	slices.SortFunc(ms, compareMoves)
+	ms := sortedMoves(pl, new([4]Move))
 	var hit uint32 // points hit or pinned so far in this play
 	for _, m := range ms {
 		if m.From < 1 || m.From > Bar || m.To < Off || m.To > 24 || m.To >= m.From ||

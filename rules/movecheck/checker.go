@@ -136,8 +136,9 @@ func (Checker) CheckMove(in events.MoveInput) ([]byte, error) {
 		}
 		return nil, err
 	}
-	if cs := rules.FormatPlay(c); cs != m.Play {
-		return fail(rules.RuleNonCanonical, s.Dice, "the canonical form of this play is %q", cs)
+	var buf [128]byte
+	if cs := rules.AppendPlay(buf[:0], c); string(cs) != m.Play {
+		return fail(rules.RuleNonCanonical, s.Dice, "the canonical form of this play is %q", string(cs))
 	}
 	s.Position = pos
 	s.Phase, s.Seat, s.N, s.Dice = PhaseTurn, 1-s.Seat, 0, rules.Dice{}
