@@ -254,12 +254,13 @@ func (g *Game) Starter() int {
 	if !g.Scheme.PerGame() {
 		return -1
 	}
-	return g.sequence().Starter()
+	s := g.sequence()
+	return s.Starter()
 }
 
 // sequence returns the dice.Sequence after the game's rolls, which were
 // checked when they were applied.
-func (g *Game) sequence() *dice.Sequence { return dice.Resume(g.Opening, g.Rolls) }
+func (g *Game) sequence() dice.Sequence { return dice.Resume(g.Opening, g.Rolls) }
 
 // appendTo appends e to a copy of s, or, for Next (grow), to s itself:
 // into its spare capacity, beyond the elements any state holding s sees.
@@ -579,7 +580,8 @@ func (g *Game) roll(b Roll, env Env) error {
 		}
 	}
 	r := dice.Roll{N: b.N, Dice: b.Dice, Kind: b.Kind}
-	if err := g.sequence().Next(r); err != nil {
+	seq := g.sequence()
+	if err := seq.Next(r); err != nil {
 		return &RejectError{Code: CodeBadSequence, Field: "body", Msg: err.Error(), Err: err}
 	}
 	if err := g.checkRoll(r, env); err != nil {

@@ -226,8 +226,8 @@ func TestResume(t *testing.T) {
 	var grow func(o Opening, s *Sequence, rolls []Roll)
 	grow = func(o Opening, s *Sequence, rolls []Roll) {
 		got := Resume(o, rolls)
-		if *got != *s {
-			t.Fatalf("%s %v: Resume gives %+v, replay %+v", o, rolls, *got, *s)
+		if got != *s {
+			t.Fatalf("%s %v: Resume gives %+v, replay %+v", o, rolls, got, *s)
 		}
 		n++
 		if len(rolls) == 7 {

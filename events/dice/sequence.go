@@ -150,9 +150,11 @@ func CheckSequence(o Opening, rolls []Roll) error {
 // rolls only: once they are past, every roll is a turn and only the count
 // changes, so it costs constant time for a game in play. It does not check
 // the rolls again; for a list a Sequence would refuse, the result is
-// meaningless.
-func Resume(o Opening, rolls []Roll) *Sequence {
-	s := NewSequence(o)
+// meaningless. It returns the Sequence itself, not a pointer, so that a
+// caller that only asks it something (the ledger, at every roll and move)
+// keeps it on its stack.
+func Resume(o Opening, rolls []Roll) Sequence {
+	s := Sequence{opening: o, want: KindOpening, starter: -1}
 	for _, r := range rolls {
 		if s.want == KindTurn {
 			break
