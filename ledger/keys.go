@@ -123,6 +123,12 @@ func appendDedupKey(b []byte, emitter, id string) []byte {
 // 0x00, the id (the dedup index's key without its prefix).
 func scopedID(emitter, id string) string { return emitter + "\x00" + id }
 
+// appendScopedID appends the bytes of scopedID(emitter, id) to b: a map
+// indexed with string(appendScopedID(...)) is looked up without a copy.
+func appendScopedID(b []byte, emitter, id string) []byte {
+	return append(append(append(b, emitter...), 0), id...)
+}
+
 // appendHistoryKey appends the key of the chunk of game's history that
 // starts at leaf first to b. The game ids cannot hold 0x00
 // (events.ValidGameID), so the chunks of one game are the keys that start

@@ -77,6 +77,7 @@ type sequencer struct {
 	appended []recentEntry
 
 	keyBuf, valBuf []byte // scratch for encoding batch records
+	idBuf          []byte // scratch for looking up a scopedID
 	// batchSize is the size of the last group's batch: the next one is
 	// allocated a little larger at once, instead of growing by doubling
 	// (a group of a few thousand events writes megabytes, beyond what
@@ -471,7 +472,8 @@ func (s *sequencer) dedup(it *item, g *events.Game) (dedupRecord, bool, error) {
 	if ev.HasCanonicalID() && !s.l.legacyIDs.Load() {
 		return s.canonical(ev, g, &it.hash)
 	}
-	if t, ok := s.recent[scopedID(ev.Emitter, ev.ID)]; ok {
+	s.idBuf = appendScopedID(s.idBuf[:0], ev.Emitter, ev.ID)
+	if t, ok := s.recent[string(s.idBuf)]; ok {
 		return t.rec, true, nil
 	}
 	if s.l.indexed(ev) {
@@ -571,11 +573,11 @@ func readLeaf(r pebble.Reader, index uint64) (leaf []byte, ok bool, err error) {
 func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *events.Game, index uint64, size, nsize int) {
 	s.leaves = append(s.leaves, data)
 	s.hashes = append(s.hashes, hash)
-	s.appended = append(s.appended, recentEntry{scopedID(ev.Emitter, ev.ID), index})
+	key := scopedID(ev.Emitter, ev.ID)
+	s.appended = append(s.appended, recentEntry{key, index})
 	if canon := ev.HasCanonicalID(); !canon || s.l.legacyIDs.Load() {
 		// A canonical id is found through its game (canonical), unless
 		// legacy ids send it through recent too.
-		key := scopedID(ev.Emitter, ev.ID)
 		s.recent[key] = taggedID{dedupRecord{Index: index, LeafHash: hash}, s.group + 1, canon}
 		s.ids = append(s.ids, key)
 		s.nRecent++
