@@ -22,7 +22,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("zarlog bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: zarlog bench [--events N] [--emitters N] [--games N] [--mix NAME] [--rate N] [--bundles N] [--checks production|structural] [--pace saturated|human] [--human-games N] [--human-duration D] [--human-sdk-linger D] [--human-beacon-games-per-round N] [--sdk-partial-flights N] [--human-cpuprofile FILE] [--tessera] [--storage s3://BUCKET[/PREFIX]] [--follow=false] [--json] [--dir DIR] [--cpuprofile FILE] [--memprofile FILE]")
+		fmt.Fprintln(stderr, "usage: zarlog bench [--events N] [--emitters N] [--games N] [--mix NAME] [--rate N] [--bundles N] [--checks production|structural] [--pace saturated|human] [--human-games N] [--human-duration D] [--human-sdk-linger D] [--human-beacon-games-per-round N] [--sdk-partial-flights N] [--human-cpuprofile FILE] [--human-memprofile FILE] [--tessera] [--storage s3://BUCKET[/PREFIX]] [--follow=false] [--json] [--dir DIR] [--cpuprofile FILE] [--memprofile FILE]")
 		fmt.Fprintln(stderr, "\nMeasure zarlog on this machine: events end to end (SDK → embedded NATS JetStream → ingest → ledger →")
 		fmt.Fprintln(stderr, "signed checkpoint), publish→checkpoint latency, the ledger's bytes on disk per event, and the proof")
 		fmt.Fprintln(stderr, "bundles' size and verify time per game; with --tessera, the ledger alone and Tessera's POSIX log on")
@@ -41,6 +41,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		cpuProfile   string
 		memProfile   string
 		humanProfile string
+		humanHeap    string
 	)
 	fs.IntVar(&cfg.Events, "events", bench.DefaultEvents, "the number of events")
 	fs.IntVar(&cfg.Emitters, "emitters", bench.DefaultEmitters, "the number of emitters (game backends), each with its own NATS connection")
@@ -67,6 +68,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&cfg.Dir, "dir", "", "scratch `directory` for the logs, removed at the end (default: a temporary one)")
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "write the CPU profile of the end-to-end run to `file` (go tool pprof), the one the split by stage comes from")
 	fs.StringVar(&memProfile, "memprofile", "", "write the allocations of the end-to-end run to `file` (go tool pprof -sample_index=alloc_objects), those its allocations per event count")
+	fs.StringVar(&humanHeap, "human-memprofile", "", "--pace human: write the heap profile at the end of the human pace's measured window to `file` (go tool pprof -sample_index=inuse_space)")
 	fs.StringVar(&humanProfile, "human-cpuprofile", "", "--pace human: write the CPU profile of the human pace's measured window to `file`")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -140,6 +142,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		defer f.Close()
 		hprof, cfg.Human.Profile = f, f
 	}
+	var hheap *os.File
+	if humanHeap != "" {
+		f, err := os.Create(humanHeap)
+		if err != nil {
+			fmt.Fprintln(stderr, "zarlog bench: --human-memprofile:", err)
+			return 2
+		}
+		defer f.Close()
+		hheap, cfg.Human.HeapProfile = f, f
+	}
 	rep, err := bench.Run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "zarlog bench:", err)
@@ -165,6 +177,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return 1
 		}
 		fmt.Fprintf(stderr, "zarlog bench: the CPU profile of the human pace is in %s (go tool pprof %s)\n", humanProfile, humanProfile)
+	}
+	if hheap != nil {
+		if err := hheap.Close(); err != nil {
+			fmt.Fprintln(stderr, "zarlog bench: --human-memprofile:", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "zarlog bench: the heap profile of the human pace is in %s (go tool pprof -sample_index=inuse_space %s)\n", humanHeap, humanHeap)
 	}
 	if asJSON {
 		stdout.Write(rep.JSON())

@@ -118,12 +118,14 @@ func checkAllocProfile(t *testing.T, path string) {
 // TestBenchHuman runs `zarlog bench --pace human --json` tiny (100 games,
 // gaps of 0.2–1 s, 4 s) and checks that the report carries the human pace
 // beside the saturated run, with its configuration, and that
-// --human-cpuprofile writes a profile pprof reads. No timing is asserted.
+// --human-cpuprofile and --human-memprofile write profiles pprof reads. No
+// timing is asserted.
 func TestBenchHuman(t *testing.T) {
 	prof := filepath.Join(t.TempDir(), "human.pprof")
+	heap := filepath.Join(t.TempDir(), "heap.pprof")
 	args := []string{"bench", "--events", "2000", "--games", "8", "--bundles", "1", "--dir", t.TempDir() + "/b", "--json",
 		"--pace", "human", "--human-games", "100", "--human-duration", "4s", "--human-gap-min", "200ms", "--human-gap-max", "1s",
-		"--human-cpuprofile", prof}
+		"--human-cpuprofile", prof, "--human-memprofile", heap}
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
 		t.Fatalf("zarlog %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
@@ -142,13 +144,18 @@ func TestBenchHuman(t *testing.T) {
 			t.Errorf("report without %s: %s", k, stdout.String())
 		}
 	}
-	f, err := os.Open(prof)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := profile.Parse(f); err != nil {
-		t.Errorf("--human-cpuprofile: %v", err)
+	for flag, file := range map[string]string{"--human-cpuprofile": prof, "--human-memprofile": heap} {
+		f, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := profile.Parse(f)
+		f.Close()
+		if err != nil {
+			t.Errorf("%s: %v", flag, err)
+		} else if len(p.Sample) == 0 {
+			t.Errorf("%s: no samples", flag)
+		}
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -85,6 +87,10 @@ type HumanConfig struct {
 	// Profile, if not nil, receives the CPU profile (pprof format) of the
 	// measured window, the one HumanMeasure.CPUStagesMicros comes from.
 	Profile io.Writer
+	// HeapProfile, if not nil, receives the heap profile (pprof format)
+	// at the measured window's end, after a garbage collection: what the
+	// process holds with the games in play.
+	HeapProfile io.Writer
 	// IngestLinger is the ingest's Linger (ingest.Config). Zero means
 	// ingest.DefaultLinger, as `zarlog serve` runs it; negative, none.
 	IngestLinger time.Duration
@@ -399,6 +405,12 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 		return HumanMeasure{}, err
 	}
 	rss, peak := readRSS()
+	if cfg.HeapProfile != nil {
+		runtime.GC()
+		if err := pprof.Lookup("heap").WriteTo(cfg.HeapProfile, 0); err != nil {
+			return HumanMeasure{}, fmt.Errorf("bench: the heap profile: %w", err)
+		}
+	}
 
 	sched.Wait()
 	// What the benchmark still holds of its events (the schedulers have
