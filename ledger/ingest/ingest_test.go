@@ -211,8 +211,15 @@ func TestReceiptWaitsForDecision(t *testing.T) {
 // as the SDK asks after the publish ack) are answered from the batch that
 // decides them, not by looking each event up in the ledger again once the
 // cursor has moved: the batch hands the outcomes to the waiting requests
-// before it moves the cursor.
+// before it moves the cursor. So are the events of a batched receipt
+// request (wire.ReceiptBatchVersion).
 func TestReceiptHeldWithoutLookup(t *testing.T) {
+	for _, batched := range []bool{false, true} {
+		t.Run(fmt.Sprintf("batched=%v", batched), func(t *testing.T) { testReceiptHeldWithoutLookup(t, batched) })
+	}
+}
+
+func testReceiptHeldWithoutLookup(t *testing.T, batched bool) {
 	ctx := testContext(t)
 	s := startServer(t, ServerConfig{})
 	sink := newFakeSink()
@@ -221,10 +228,12 @@ func TestReceiptHeldWithoutLookup(t *testing.T) {
 	sink.gate, sink.entered = gate, make(chan struct{}, 1)
 	in := newIngester(t, connect(t, s), Config{Sink: sink, Locator: sink, Checkpoints: sink})
 	runIngest(t, in)
-	c := newClient(t, clientConn(t, s, "e1"), sdk.Config{Emitter: "e1"})
+	nc := clientConn(t, s, "e1")
+	c := newClient(t, nc, sdk.Config{Emitter: "e1"})
 
 	const n = 8
 	errs := make(chan error, n)
+	var qs []wire.StatusQuery
 	for g := range n {
 		id, data := makeEvent("e1", fmt.Sprintf("held%d", g), 0)
 		ev := sdk.Event{ID: id, Data: data, OrderKey: fmt.Sprintf("held%d", g)}
@@ -232,21 +241,59 @@ func TestReceiptHeldWithoutLookup(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		qs = append(qs, wire.StatusQuery{ID: id, Seq: ack.Seq})
+		if batched {
+			continue
+		}
 		go func() {
-			_, err := c.ReceiptOf(ctx, ev, ack)
-			errs <- err
+			req, err := wire.MarshalReceiptRequest(wire.ReceiptRequest{ID: id, Seq: ack.Seq, WaitMillis: 60000, V: wire.ReceiptStateVersion})
+			if err != nil {
+				errs <- err
+				return
+			}
+			m, err := nc.RequestWithContext(ctx, wire.Subjects{}.Receipts("e1"), req)
+			if err != nil {
+				errs <- err
+				return
+			}
+			if p, err := wire.ParseReceiptReply(m.Data); err != nil || p.Status != wire.StatusOK {
+				errs <- fmt.Errorf("reply %s: %v", m.Data, err)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	held := n // requests
+	if batched {
+		held = 1
+		go func() {
+			// Answered once the first of its events are decided: those ok,
+			// the others (decided in a later batch of the ingest) pending.
+			p, err := tryReceipts(ctx, nc, "e1", wire.ReceiptsRequest{WaitMillis: 60000, Events: qs})
+			if err == nil && p.Events[0].Status != wire.StatusOK {
+				err = fmt.Errorf("the first event: %+v", p.Events[0])
+			}
+			for i := range n {
+				if err == nil && p.Events[i].Status != wire.StatusOK && p.Events[i].Status != wire.StatusPending {
+					err = fmt.Errorf("event %d: %+v", i, p.Events[i])
+				}
+				errs <- err
+			}
 		}()
 	}
 	for {
 		in.held.mu.Lock()
-		held := in.held.sum
+		h := in.held.sum
 		in.held.mu.Unlock()
-		if held == n {
+		in.waiters.mu.Lock()
+		w := len(in.waiters.m)
+		in.waiters.mu.Unlock()
+		if h == held && w == n {
 			break
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("%d receipt requests held, want %d", held, n)
+			t.Fatalf("%d receipt requests held, waiting for %d events; want %d, %d", h, w, held, n)
 		case <-time.After(10 * time.Millisecond):
 		}
 	}

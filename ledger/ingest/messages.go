@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"github.com/zarlog/zarlog/ledger"
-	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/wire"
 )
 
@@ -126,16 +125,11 @@ func (in *Ingester) messageStatus(ctx context.Context, emitter string, q wire.Me
 	if st, ok := in.streamState(ctx, arrived); ok {
 		p.Decided, p.Last = &st.Decided, &st.Last
 	}
-	var size uint64
-	done, cancel := context.WithCancel(ctx)
-	cancel() // the latest checkpoint, without waiting
-	if cp, err := in.cfg.Checkpoints.WaitCovering(done, 0); err == nil {
-		c, err := merkle.ParseSignedCheckpoint(cp)
-		if err != nil {
-			return fail("unavailable", "the latest checkpoint: "+err.Error())
-		}
-		p.Checkpoint, size = string(cp), c.Size
+	cp, size, err := in.latestCheckpoint(ctx)
+	if err != nil {
+		return fail("unavailable", err.Error())
 	}
+	p.Checkpoint = string(cp)
 	for i, m := range q.Messages {
 		s := &p.Messages[i]
 		s.Seq, s.Status = m.Seq, wire.MessageUnknown

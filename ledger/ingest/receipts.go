@@ -71,6 +71,10 @@ func (in *Ingester) serveReceipts(ctx context.Context) (*nats.Subscription, erro
 				in.sendMessageStatus(m, in.heldMessageStatus(err))
 				return
 			}
+			if _, serr := wire.ParseReceiptsRequest(m.Data); serr == nil || isBatchRequest(m.Data) {
+				in.sendReceipts(m, in.heldReceipts(err))
+				return
+			}
 			q, _ := wire.ParseReceiptRequest(m.Data)
 			in.sendReply(m, in.heldReply(q.ID, q.V, err))
 			return
@@ -92,6 +96,10 @@ func (in *Ingester) serveReceipts(ctx context.Context) (*nats.Subscription, erro
 				in.replyMessageStatus(m, wire.MessageStatusReply{Status: wire.StatusError, Code: "busy", Reason: truncate(reason, wire.MaxReasonLength), V: wire.MessageStatusVersion})
 				return
 			}
+			if _, err := wire.ParseReceiptsRequest(m.Data); err == nil || isBatchRequest(m.Data) {
+				in.replyReceipts(m, receiptsError("busy", reason))
+				return
+			}
 			in.reply(m, wire.ReceiptReply{Status: wire.StatusError, Code: "busy", Reason: truncate(reason, wire.MaxReasonLength)})
 			return
 		}
@@ -102,6 +110,10 @@ func (in *Ingester) serveReceipts(ctx context.Context) (*nats.Subscription, erro
 				in.held.release(emitter)
 				in.m.receiptsHeld.WithLabelValues(emitter).Dec()
 			}()
+			if bq, berr := wire.ParseReceiptsRequest(m.Data); berr == nil {
+				in.replyReceipts(m, in.receipts(ctx, emitter, bq, arrived))
+				return
+			}
 			q, err := wire.ParseReceiptRequest(m.Data)
 			if err != nil {
 				if mq, merr := wire.ParseMessageStatusRequest(m.Data); merr == nil {
@@ -110,6 +122,11 @@ func (in *Ingester) serveReceipts(ctx context.Context) (*nats.Subscription, erro
 				}
 				if sq, serr := wire.ParseStatusRequest(m.Data); serr == nil {
 					in.replyStatus(m, in.status(ctx, emitter, sq, arrived))
+					return
+				}
+				if isBatchRequest(m.Data) {
+					_, berr := wire.ParseReceiptsRequest(m.Data)
+					in.replyReceipts(m, receiptsError("bad-request", berr.Error()))
 					return
 				}
 				in.reply(m, wire.ReceiptReply{Status: wire.StatusError, Code: "bad-request", Reason: truncate(err.Error(), wire.MaxReasonLength)})
@@ -399,10 +416,16 @@ type waiterKey struct{ emitter, id string }
 
 func (w *waiters) add(id waiterKey) chan ledger.Outcome {
 	ch := make(chan ledger.Outcome, 1)
+	w.addChan(id, ch)
+	return ch
+}
+
+// addChan adds ch as a waiter for id: a batched request adds one channel
+// for each of its events.
+func (w *waiters) addChan(id waiterKey, ch chan ledger.Outcome) {
 	w.mu.Lock()
 	w.m[id] = append(w.m[id], ch)
 	w.mu.Unlock()
-	return ch
 }
 
 func (w *waiters) remove(id waiterKey, ch chan ledger.Outcome) {
@@ -550,42 +573,13 @@ func (in *Ingester) status(ctx context.Context, emitter string, q wire.StatusReq
 	if ok {
 		p.Decided, p.Last, d = &st.Decided, &st.Last, st.Decided
 	}
-	var size uint64
-	done, cancel := context.WithCancel(ctx)
-	cancel() // the latest checkpoint, without waiting
-	if cp, err := in.cfg.Checkpoints.WaitCovering(done, 0); err == nil {
-		c, err := merkle.ParseSignedCheckpoint(cp)
-		if err != nil {
-			return fail("unavailable", "the latest checkpoint: "+err.Error())
-		}
-		p.Checkpoint, size = string(cp), c.Size
+	cp, size, err := in.latestCheckpoint(ctx)
+	if err != nil {
+		return fail("unavailable", err.Error())
 	}
-	// The events the ledger has decided (their copy's message is below
-	// its cursor, or no copy is named) are looked up, together when the
-	// Locator can (EachLocator); the others are unknown yet.
+	p.Checkpoint = string(cp)
 	outs, errs := make([]ledger.Outcome, len(q.Events)), make([]error, len(q.Events))
-	var ask []int
-	for i, e := range q.Events {
-		if e.Seq > 0 && e.Seq >= d {
-			errs[i] = ledger.ErrNotFound
-		} else {
-			ask = append(ask, i)
-		}
-	}
-	if el, ok := in.cfg.Locator.(EachLocator); ok && len(ask) > 0 {
-		ids := make([]string, len(ask))
-		for k, i := range ask {
-			ids[k] = q.Events[i].ID
-		}
-		o, e := el.LocateEach(ctx, emitter, ids)
-		for k, i := range ask {
-			outs[i], errs[i] = o[k], e[k]
-		}
-	} else {
-		for _, i := range ask {
-			outs[i], errs[i] = in.cfg.Locator.Locate(ctx, emitter, q.Events[i].ID)
-		}
-	}
+	in.locateAll(ctx, emitter, q.Events, d, outs, errs, nil)
 	for i, e := range q.Events {
 		s := &p.Events[i]
 		s.ID = e.ID
@@ -613,4 +607,59 @@ func (in *Ingester) status(ctx context.Context, emitter string, q wire.StatusReq
 		}
 	}
 	return p
+}
+
+// latestCheckpoint returns the latest signed checkpoint note, without
+// waiting, and the size of its tree: nil and 0 if the ledger has signed
+// none yet, an error if the note does not parse. The status, message
+// status and batched receipt replies read it before they look their events
+// up.
+func (in *Ingester) latestCheckpoint(ctx context.Context) ([]byte, uint64, error) {
+	done, cancel := context.WithCancel(ctx)
+	cancel() // the latest checkpoint, without waiting
+	cp, err := in.cfg.Checkpoints.WaitCovering(done, 0)
+	if err != nil {
+		return nil, 0, nil
+	}
+	c, err := merkle.ParseSignedCheckpoint(cp)
+	if err != nil {
+		return nil, 0, fmt.Errorf("the latest checkpoint: %w", err)
+	}
+	return cp, c.Size, nil
+}
+
+// locateAll looks up emitter's events qs whose index i is in only (every
+// one if only is nil) into outs[i] and errs[i]: those the ledger has
+// decided (their copy's message is below its cursor d, or no copy is
+// named) together when the Locator can (EachLocator); the others are
+// ledger.ErrNotFound yet.
+func (in *Ingester) locateAll(ctx context.Context, emitter string, qs []wire.StatusQuery, d uint64, outs []ledger.Outcome, errs []error, only []int) {
+	if only == nil {
+		only = make([]int, len(qs))
+		for i := range only {
+			only[i] = i
+		}
+	}
+	var ask []int
+	for _, i := range only {
+		if e := qs[i]; e.Seq > 0 && e.Seq >= d {
+			outs[i], errs[i] = ledger.Outcome{}, ledger.ErrNotFound
+		} else {
+			ask = append(ask, i)
+		}
+	}
+	if el, ok := in.cfg.Locator.(EachLocator); ok && len(ask) > 0 {
+		ids := make([]string, len(ask))
+		for k, i := range ask {
+			ids[k] = qs[i].ID
+		}
+		o, e := el.LocateEach(ctx, emitter, ids)
+		for k, i := range ask {
+			outs[i], errs[i] = o[k], e[k]
+		}
+	} else {
+		for _, i := range ask {
+			outs[i], errs[i] = in.cfg.Locator.Locate(ctx, emitter, qs[i].ID)
+		}
+	}
 }
