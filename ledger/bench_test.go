@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/zarlog/zarlog/internal/workload"
 	"github.com/zarlog/zarlog/merkle"
+	"github.com/zarlog/zarlog/rules/movecheck"
 )
 
 // Benchmarks run on the real file system (b.TempDir), with an fsync per
@@ -614,4 +616,188 @@ func BenchmarkMigrateDedup(b *testing.B) {
 	b.ReportMetric(float64(moved.Nanoseconds())/float64(b.N*events), "ns/record")
 	b.ReportMetric(float64(rebuild.Nanoseconds())/float64(events), "rebuild-ns/event")
 	b.ReportMetric(float64(events), "events")
+}
+
+// BenchmarkHumanWrites measures what the store writes, and what it costs
+// in CPU, per event of the human pace (internal/bench.Human): many games in
+// play, each group of the sequencer holding one event of each of 400
+// different games, against the saturated pattern of 256 interleaved games
+// in groups of 1000. The games are preloaded as Human preloads them: each
+// whole game is made, its first k events (k uniform over its length)
+// appended in calls of 2000. settle=1 then waits until Pebble's
+// compactions have caught up before the measured groups (Human's window);
+// settle=0 measures them at once. Each b.Loop iteration is one group.
+// ZARLOG_HUMAN_GAMES sets the games in play (default 20,000; Human runs
+// 50,000). Metrics per event: the process's CPU (µs, Pebble's background
+// work included), the batch bytes per key prefix (keys and values), the
+// write-ahead log, flushed and compacted bytes, and the game states read
+// back from Pebble (loads).
+func BenchmarkHumanWrites(b *testing.B) {
+	games := 20_000
+	if s := os.Getenv("ZARLOG_HUMAN_GAMES"); s != "" {
+		fmt.Sscan(s, &games)
+	}
+	b.Run("saturated", func(b *testing.B) { benchHumanWrites(b, 0, 1000, false) })
+	for _, settle := range []bool{false, true} {
+		b.Run(fmt.Sprintf("human/games=%d/settle=%v", games, settle), func(b *testing.B) { benchHumanWrites(b, games, 400, settle) })
+	}
+}
+
+func benchHumanWrites(b *testing.B, games, group int, settle bool) {
+	ctx := context.Background()
+	// ZARLOG_BENCH_RULES=1: moves are legal plays, checked by the rules
+	// engine (the production configuration's game heads hold positions).
+	rules := os.Getenv("ZARLOG_BENCH_RULES") != ""
+	gen, err := workload.New(workload.Config{Seed: 7, Mix: benchMix(b), Rolls: 8, Moves: rules})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := Config{Dir: b.TempDir(), Signer: benchKeys(b).signer, Verifier: benchKeys(b).verifier, Emitters: gen.Keyring(), Beacons: workload.Beacons, Metrics: prometheus.NewRegistry()}
+	if rules {
+		cfg.Moves = movecheck.Checker{}
+	}
+	// ZARLOG_BENCH_PEBBLE changes the default Pebble options:
+	// "memtable=MiB,l0=N,lbase=MiB" (any of them).
+	if spec := os.Getenv("ZARLOG_BENCH_PEBBLE"); spec != "" {
+		o := pebbleOptions(&Config{}, slog.New(slog.DiscardHandler))
+		o.FS = nil
+		for _, kv := range strings.Split(spec, ",") {
+			var name string
+			var v int64
+			if _, err := fmt.Sscanf(strings.Replace(kv, "=", " ", 1), "%s %d", &name, &v); err != nil {
+				b.Fatalf("ZARLOG_BENCH_PEBBLE %q: %v", kv, err)
+			}
+			switch name {
+			case "memtable":
+				o.MemTableSize = uint64(v) << 20
+			case "l0":
+				o.L0CompactionThreshold = int(v)
+			case "lbase":
+				o.LBaseMaxBytes = v << 20
+			default:
+				b.Fatalf("ZARLOG_BENCH_PEBBLE: unknown %q", name)
+			}
+		}
+		cfg.Pebble = o
+	}
+	l, err := Open(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	input := func(e workload.Event) Input { return Input{Emitter: e.Emitter, MsgID: e.ID, Data: e.Data} }
+	appendAll := func(in []Input) {
+		if _, err := l.Append(ctx, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// The games in play, their first events preloaded.
+	type slot struct{ evs []workload.Event }
+	slots := make([]*slot, games)
+	var pre []Input
+	preloaded := 0
+	for i := range slots {
+		evs, err := gen.Game()
+		if err != nil {
+			b.Fatal(err)
+		}
+		k := rand.IntN(len(evs))
+		for _, e := range evs[:k] {
+			pre = append(pre, input(e))
+		}
+		if len(pre) >= 2000 {
+			appendAll(pre)
+			preloaded += len(pre)
+			pre = pre[:0]
+		}
+		slots[i] = &slot{evs[k:]}
+	}
+	if len(pre) > 0 {
+		appendAll(pre)
+		preloaded += len(pre)
+	}
+	if settle {
+		if err := l.WaitCompacted(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// The groups, made beforehand.
+	satGen, err := workload.New(workload.Config{Seed: 8, Mix: benchMix(b), Rolls: 8, Moves: rules})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sat := &benchPool{gen: satGen}
+	next := 0
+	take := func() []Input {
+		if games == 0 {
+			return sat.take(b, group)
+		}
+		in := make([]Input, 0, group)
+		for len(in) < group {
+			s := slots[next%len(slots)]
+			next++
+			if len(s.evs) == 0 {
+				if s.evs, err = gen.Game(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			in = append(in, input(s.evs[0]))
+			s.evs = s.evs[1:]
+		}
+		return in
+	}
+	var kinds [256]uint64
+	l.seq.onBatch = func(batch *pebble.Batch) {
+		r := batch.Reader()
+		for {
+			_, k, v, ok, err := r.Next()
+			if err != nil {
+				panic(err)
+			}
+			if !ok {
+				return
+			}
+			if len(k) > 0 {
+				kinds[k[0]] += uint64(len(k) + len(v))
+			}
+		}
+	}
+	loads0 := l.seq.loads
+	m0 := l.db.Metrics()
+	cpu0 := processCPU(b)
+	events := 0
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		in := take()
+		b.StartTimer()
+		appendAll(in)
+		events += len(in)
+	}
+	b.StopTimer()
+	cpu := processCPU(b) - cpu0
+	m := l.db.Metrics()
+	per := func(n uint64) float64 { return float64(n) / float64(events) }
+	var flushed, compacted, read uint64
+	for i := range m.Levels {
+		flushed += m.Levels[i].TableBytesFlushed - m0.Levels[i].TableBytesFlushed
+		compacted += m.Levels[i].TableBytesCompacted - m0.Levels[i].TableBytesCompacted
+		read += m.Levels[i].TableBytesRead - m0.Levels[i].TableBytesRead
+	}
+	b.ReportMetric(cpu.Seconds()*1e6/float64(events), "cpu-us/event")
+	b.ReportMetric(per(m.WAL.BytesIn-m0.WAL.BytesIn), "wal-B/event")
+	b.ReportMetric(per(flushed), "flushed-B/event")
+	b.ReportMetric(per(compacted), "compacted-B/event")
+	b.ReportMetric(per(read), "compaction-read-B/event")
+	b.ReportMetric(per(l.seq.loads-loads0), "loads/event")
+	b.ReportMetric(float64(preloaded), "preloaded")
+	for _, p := range []struct {
+		name   string
+		prefix byte
+	}{{"history", prefixHistory}, {"head", prefixGame}, {"tiles", prefixTile}, {"pieces", prefixPiece}, {"bundles", prefixBundle}, {"dedup", prefixDedup}, {"finished", prefixFinished}, {"open", prefixOpen}, {"meta", prefixMeta}, {"time", prefixTime}} {
+		b.ReportMetric(per(kinds[p.prefix]), p.name+"-B/event")
+	}
+	if os.Getenv("ZARLOG_PEBBLE_METRICS") != "" {
+		b.Log("\n" + m.String())
+	}
 }

@@ -83,6 +83,12 @@ type sequencer struct {
 	// (a group of a few thousand events writes megabytes, beyond what
 	// Pebble's batch pool keeps).
 	batchSize int
+
+	// loads counts the game states read back from Pebble (the cache and
+	// the prepared groups did not hold them); onBatch, if not nil, sees
+	// each group's batch before it is committed. Both are for benchmarks.
+	loads   uint64
+	onBatch func(*pebble.Batch)
 }
 
 // A pendGame is a game changed by the group being prepared: its new state,
@@ -376,6 +382,9 @@ func (s *sequencer) prepareGroup(group []*request) {
 	p := &prepared{group: s.group, reqs: group, n: n, counts: s.counts, start: start, appended: s.appended,
 		what: fmt.Sprintf("committing a group of %d inputs (leaves %d to %d)", n, first, s.b.Size())}
 	s.batchSize = batch.Len()
+	if s.onBatch != nil {
+		s.onBatch(batch)
+	}
 	if batch.Empty() {
 		batch.Close()
 	} else {
@@ -627,6 +636,7 @@ func (s *sequencer) game(id string) (*events.Game, int, error) {
 	if err != nil || g == nil {
 		return nil, 0, err
 	}
+	s.loads++
 	size := g.Size()
 	s.cache(id, g, size)
 	return g, size, nil

@@ -25,6 +25,8 @@ func TestHuman(t *testing.T) {
 		t.Errorf("configuration %+v", m)
 	case m.Preloaded <= 0:
 		t.Errorf("%d events preloaded: the games should start mid-way", m.Preloaded)
+	case m.PreloadSettleS <= 0:
+		t.Errorf("the preload's compactions took %v s: it was not waited for", m.PreloadSettleS)
 	case m.Events <= 0 || m.EventsPerSec <= 0 || m.WindowS < 3.5:
 		t.Errorf("%d events, %.0f/s in a window of %.1f s", m.Events, m.EventsPerSec, m.WindowS)
 	case m.CPUMicrosPerEvent <= 0:
