@@ -166,6 +166,10 @@ type HumanMeasure struct {
 	BeaconGamesPerRound int `json:"beaconGamesPerRound,omitempty"`
 	BeaconPairings      int `json:"beaconPairings"`
 	BeaconCached        int `json:"beaconCached"`
+	// Duplicates is how many of the window's Events the ledger found in
+	// the log already (resends, redeliveries): each was parsed and its
+	// signature checked again.
+	Duplicates int `json:"duplicates"`
 }
 
 // humanReceipts is HumanMeasure.Receipts.
@@ -461,7 +465,8 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 		CPUStagesMicros: stages, RSSBytes: rss, RSSPeakBytes: peak, HeldEventBytes: held, IdleGames: int(r.idle.Load()),
 		BeaconGamesPerRound: wcfg.BeaconGamesPerRound,
 		BeaconPairings:      int(beacons1["beacon-pairings"] - beacons0["beacon-pairings"]),
-		BeaconCached:        int(beacons1["beacon-cached"] - beacons0["beacon-cached"])}
+		BeaconCached:        int(beacons1["beacon-cached"] - beacons0["beacon-cached"]),
+		Duplicates:          int(beacons1["duplicates"] - beacons0["duplicates"])}
 	if !wcfg.RealBeacons {
 		m.BeaconGamesPerRound = 0
 	}

@@ -224,13 +224,23 @@ func histogram(m *dto.Metric) *dto.Histogram { return m.GetHistogram() }
 // checked the anchored-v1 beacons (zarlog_ledger_beacon_checks_total):
 // "beacon-pairings" (BLS pairing checks) and "beacon-cached" (answered by
 // its verified-beacon cache). Without a cache the ledger has no such
-// counter, and every beacon was a pairing check: nothing is added.
+// counter, and every beacon was a pairing check: nothing is added. It adds
+// "duplicates" too (zarlog_ledger_duplicates_total): the inputs the ledger
+// found in the log already, the SDK's resends and the ingest's
+// redeliveries, each parsed and its signature checked a second time.
 func beaconChecks(reg *prometheus.Registry, metrics map[string]float64) error {
 	mfs, err := reg.Gather()
 	if err != nil {
 		return fmt.Errorf("bench: reading the ledger's metrics: %w", err)
 	}
 	for _, mf := range mfs {
+		if mf.GetName() == "zarlog_ledger_duplicates_total" {
+			n := 0.0
+			for _, m := range mf.GetMetric() {
+				n += m.GetCounter().GetValue()
+			}
+			metrics["duplicates"] = n
+		}
 		if mf.GetName() != "zarlog_ledger_beacon_checks_total" {
 			continue
 		}

@@ -386,6 +386,11 @@ type Measure struct {
 	// beacon.
 	BeaconPairings int `json:"beaconPairings,omitempty"`
 	BeaconCached   int `json:"beaconCached,omitempty"`
+	// Duplicates is how many of the events the ledger was offered were in
+	// the log already (end to end: the SDK's resends, the ingest's
+	// redeliveries), each parsed and its signature checked again; absent
+	// when none was (and for the runs without the SDK).
+	Duplicates int `json:"duplicates,omitempty"`
 }
 
 // Bundles are the proof bundles of one scheme's games.
@@ -402,7 +407,7 @@ func measure(r Result) Measure {
 		CPUMicrosPerEvent: r.Metrics["cpu-µs/event"], CPUStagesMicros: r.Stages,
 		EventsPerMessage: r.Metrics["events/message"], EventsPerAppend: r.Metrics["events/submit"],
 		AllocBytesPerEvent: r.Metrics["alloc-B/event"], AllocsPerEvent: r.Metrics["allocs/event"],
-		BeaconPairings: int(r.Metrics["beacon-pairings"]), BeaconCached: int(r.Metrics["beacon-cached"])}
+		BeaconPairings: int(r.Metrics["beacon-pairings"]), BeaconCached: int(r.Metrics["beacon-cached"]), Duplicates: int(r.Metrics["duplicates"])}
 	if r.P99 > 0 {
 		m.P50ms, m.P99ms, m.MaxMs = ms(r.P50), ms(r.P99), ms(r.Max)
 	}
@@ -793,6 +798,7 @@ func (r *Report) Text() string {
 			h.ReceiptP50ms, h.ReceiptP99ms, h.ReceiptMaxMs, h.ReceiptCount, h.AckP50ms, h.AckP99ms)
 		fmt.Fprintf(&b, "           (receipts: %s)\n", h.Receipts)
 		fmt.Fprintf(&b, "           batching %.1f events per NATS message, %.1f per call of the ledger's Append\n", h.EventsPerMessage, h.EventsPerAppend)
+		fmt.Fprintf(&b, "           %d of the events were in the log already when offered (resends: parsed and their signatures checked again)\n", h.Duplicates)
 		fmt.Fprintf(&b, "           rss %.0f MB (peak %.0f MB), of which the benchmark's events still to send take %.0f MB\n",
 			float64(h.RSSBytes)/1e6, float64(h.RSSPeakBytes)/1e6, float64(h.HeldEventBytes)/1e6)
 		if h.BeaconGamesPerRound > 0 {
