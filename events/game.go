@@ -68,6 +68,8 @@ type MoveChecker interface {
 	// CheckMove returns the position after in.Move, or an error saying
 	// which rule the move breaks. The position is stored in the game's
 	// state (at most MaxPosition bytes) and passed back with the next move.
+	// Apply keeps the returned slice itself, not a copy: the checker must
+	// not modify it afterwards (nor one it got in MoveInput.Position).
 	CheckMove(in MoveInput) (position []byte, err error)
 }
 
@@ -81,7 +83,8 @@ type MoveChecker interface {
 type FlowChecker interface {
 	MoveChecker
 	// CheckRoll returns the position after in.Roll (in.Move is zero;
-	// per-roll-v1: at the roll's reveal) and whether the roll is played:
+	// per-roll-v1: at the roll's reveal; kept without a copy, as
+	// CheckMove's) and whether the roll is played:
 	// then its move event is owed (Game.MoveOwed) until it is logged. An
 	// error refuses the roll with CodeNotAllowedNow (the game is already
 	// over on the board).
@@ -419,7 +422,7 @@ func (g *Game) setPosition(pos []byte) error {
 	}
 	g.Position = nil
 	if len(pos) > 0 {
-		g.Position = slices.Clone(pos)
+		g.Position = pos[:len(pos):len(pos)] // kept, not copied (MoveChecker)
 	}
 	return nil
 }

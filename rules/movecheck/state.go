@@ -1,6 +1,7 @@
 package movecheck
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -62,10 +63,16 @@ func newState(v rules.Variant, o rules.Opening) State {
 // String returns the state's canonical text.
 func (s State) String() string { return string(s.text()) }
 
-// text returns the state's canonical text in a new slice: what the
-// Checker stores (events.Game.Position), built in one allocation.
+// text returns the state's canonical text in a new slice of its length:
+// what the Checker stores (events.Game.Position, which keeps it without a
+// copy), built on the stack and copied out in one allocation.
 func (s State) text() []byte {
-	b := make([]byte, 0, 100)
+	var buf [100]byte
+	return bytes.Clone(s.appendText(buf[:0]))
+}
+
+// appendText appends the state's canonical text to b.
+func (s State) appendText(b []byte) []byte {
 	b = append(b, s.Variant...)
 	b = append(b, ' ')
 	b = append(b, s.Opening...)
