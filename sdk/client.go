@@ -306,9 +306,14 @@ type Client struct {
 	// follow holds the events until the ledger has them (follow.go).
 	follow *follower
 	// receiptV is the receipt protocol version the Client asks with:
-	// wire.ReceiptStateVersion, or wire.ReceiptProofVersion once a ledger
-	// of that version refused the newer.
+	// wire.ReceiptBatchVersion, or wire.ReceiptStateVersion once a ledger
+	// that predates it refused a batched request, or
+	// wire.ReceiptProofVersion once a ledger of that version refused
+	// version 3.
 	receiptV atomic.Int32
+	// batcher queues the receipt requests of version
+	// wire.ReceiptBatchVersion (receipts.go).
+	batcher receiptBatcher
 	// notes are the checkpoint notes whose signature the Client checked
 	// (check).
 	notes checkedNotes
@@ -383,7 +388,7 @@ func New(nc *nats.Conn, cfg Config) (*Client, error) {
 		follow:      newFollower(cfg.FollowInterval < 0),
 	}
 	c.life, c.stop = context.WithCancel(context.Background())
-	c.receiptV.Store(wire.ReceiptStateVersion)
+	c.receiptV.Store(wire.ReceiptBatchVersion)
 	c.wg.Go(c.sender)
 	c.wg.Go(c.watchReconnects)
 	if cfg.FollowInterval > 0 {

@@ -736,8 +736,9 @@ func TestResumeFollows(t *testing.T) {
 
 // TestReceiptVersion2Ledger: a ledger of receipt protocol version 2 (a
 // fake answering as wire.ParseReceiptRequest of that version did) refuses
-// a request of version 3 as a bad request naming the version; the Client
-// asks with version 2 from then on, gets the receipt's answer (a refusal
+// a batched request (version 5) as a bad request with its own reply, and a
+// request of version 3 as a bad request naming the version; the Client
+// asks with version 3, then version 2 from then on, gets the receipt's answer (a refusal
 // here), and a following Client stops following (ErrFollowUnsupported)
 // when its status request is refused too.
 func TestReceiptVersion2Ledger(t *testing.T) {
@@ -750,7 +751,9 @@ func TestReceiptVersion2Ledger(t *testing.T) {
 			V int `json:"v"`
 		}
 		json.Unmarshal(m.Data, &q)
-		status := bytes.Contains(m.Data, []byte(`"events"`)) || bytes.Contains(m.Data, []byte(`"messages"`))
+		// A status request (version 3) or a message status request; a
+		// batched receipt request (version 5) is asked for receipts.
+		status := bytes.Contains(m.Data, []byte(`"events"`)) && q.V != wire.ReceiptBatchVersion || bytes.Contains(m.Data, []byte(`"messages"`))
 		if !status {
 			mu.Lock()
 			versions = append(versions, q.V)
@@ -758,7 +761,7 @@ func TestReceiptVersion2Ledger(t *testing.T) {
 		}
 		p := wire.ReceiptReply{Status: wire.StatusError, Code: "bad-request"}
 		switch {
-		case status:
+		case status || q.V == wire.ReceiptBatchVersion:
 			p.Reason = `malformed zarlog wire message: json: unknown field "events"` // or "messages"
 		case q.V == wire.ReceiptStateVersion:
 			p.Reason = "malformed zarlog wire message: receipt protocol version 3 is not 2 (or absent, version 1)"
@@ -795,8 +798,8 @@ func TestReceiptVersion2Ledger(t *testing.T) {
 		t.Fatalf("receipt from a version-2 ledger: %v", err)
 	}
 	mu.Lock()
-	if !slices.Equal(versions, []int{wire.ReceiptStateVersion, wire.ReceiptProofVersion}) {
-		t.Errorf("receipt requests asked with versions %v, want 3 then 2", versions)
+	if !slices.Equal(versions, []int{wire.ReceiptBatchVersion, wire.ReceiptStateVersion, wire.ReceiptProofVersion}) {
+		t.Errorf("receipt requests asked with versions %v, want 5, 3, then 2", versions)
 	}
 	mu.Unlock()
 	// The follower's status request is refused too: it stops, holding

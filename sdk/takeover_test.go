@@ -199,6 +199,35 @@ func (l *takeoverLedger) serve(ctx context.Context, m *nats.Msg) {
 			p.Events = append(p.Events, es)
 		}
 		b, err = wire.MarshalStatusReply(p)
+	} else if q, perr := wire.ParseReceiptsRequest(m.Data); perr == nil {
+		// A batched receipt request: each event as a receipt request of
+		// version 3 below, answered at once.
+		p := wire.ReceiptsReply{Status: wire.StatusOK, V: wire.ReceiptBatchVersion}
+		for _, e := range q.Events {
+			r := wire.EventReceipt{ID: e.ID, Status: wire.StatusPending}
+			st, idx := l.status(e.ID, e.Seq)
+			switch {
+			case e.Seq == 0 || st == wire.EventUnknown:
+				r.Status = wire.EventUnknown
+				p.Decided, p.Last = &decided, &last
+			case st == wire.EventAppended:
+				r.Index = &idx
+			case st == wire.EventRejected:
+				r.Status, r.Code, r.Reason = wire.StatusRejected, "out-of-order", "its game has no event before it"
+			case st == wire.EventLogged:
+				proof, perr := l.tree.InclusionProof(idx, l.tree.Size())
+				if perr != nil {
+					l.t.Error(perr)
+					return
+				}
+				r.Status, r.Index, p.Checkpoint = wire.StatusOK, &idx, cp
+				for _, h := range proof {
+					r.Proof = append(r.Proof, wire.Hash(h))
+				}
+			}
+			p.Events = append(p.Events, r)
+		}
+		b, err = wire.MarshalReceiptsReply(p)
 	} else {
 		q, qerr := wire.ParseReceiptRequest(m.Data)
 		if qerr != nil {

@@ -13,8 +13,10 @@ import { jetstream } from "@nats-io/jetstream";
 import {
   Subjects, checkEmitter, checkEventID, checkBatchable, joinBatch, inboxPrefix, formatReceiptRequest,
   parseReceiptReply, parseRejection, lost, HEADER_EVENTS, MAX_BATCH_EVENTS, MAX_EVENT_SIZE, RECEIPT_PROOF_VERSION, RECEIPT_STATE_VERSION,
+  RECEIPT_BATCH_VERSION,
 } from "./wire.js";
 import { Receipt, BadReceiptError } from "./receipt.js";
+import { ReceiptBatcher } from "./receipts.js";
 import { Follower, FollowUnsupportedError, DEFAULT_FOLLOW_INTERVAL, DEFAULT_FOLLOW_AFTER } from "./follow.js";
 import { Lingerer, DEFAULT_LINGER } from "./linger.js";
 
@@ -183,6 +185,9 @@ export class Client {
     }
     this.resent = 0;
     this.follower = new Follower(this);
+    // receipt() asks in batched requests (receipts.js) until a ledger that
+    // predates them refuses one (receiptV then RECEIPT_STATE_VERSION).
+    this.batcher = new ReceiptBatcher(nc, this.subjects.receipts(this.emitter), RECEIPT_SLACK, c.retryMin, c.retryMax);
   }
 
   /**
@@ -485,13 +490,19 @@ export class Client {
       const hs = this.follower.heldSeq(ev.id);
       const busy = !!hs && hs.busy;
       if (hs && hs.seq !== 0) seq = hs.seq;
-      const v = this.receiptV || RECEIPT_STATE_VERSION;
-      const req = formatReceiptRequest({ id: ev.id, waitMs: RECEIPT_WAIT, seq: seq, v: v });
+      const v = this.receiptV || RECEIPT_BATCH_VERSION;
       const start = Date.now();
       let rep, err;
       try {
-        const m = await this.nc.request(this.subjects.receipts(this.emitter), req, { timeout: RECEIPT_WAIT + RECEIPT_SLACK });
-        rep = parseReceiptReply(m.data);
+        if (v === RECEIPT_BATCH_VERSION) {
+          // Asked together with the Client's other receipt requests
+          // (receipts.js); the answer about this event is the same.
+          rep = await this.batcher.ask(ev.id, seq, RECEIPT_WAIT, signal);
+        } else {
+          const req = formatReceiptRequest({ id: ev.id, waitMs: RECEIPT_WAIT, seq: seq, v: v });
+          const m = await this.nc.request(this.subjects.receipts(this.emitter), req, { timeout: RECEIPT_WAIT + RECEIPT_SLACK });
+          rep = parseReceiptReply(m.data);
+        }
       } catch (e) {
         err = e;
       }
@@ -543,6 +554,12 @@ export class Client {
           continue;
         }
         if (rep.status === "rejected" && !copying) throw new RejectedError(ev.id, rep.code, rep.reason);
+        if (rep.status === "error" && rep.code === "bad-request" && v === RECEIPT_BATCH_VERSION && rep.v !== RECEIPT_BATCH_VERSION) {
+          // A ledger that predates batched receipts refuses a batched
+          // request with its own reply: ask as version 3 from now on.
+          this.receiptV = RECEIPT_STATE_VERSION;
+          continue;
+        }
         if (rep.status === "error" && rep.code === "bad-request" && v === RECEIPT_STATE_VERSION && rep.reason.indexOf("version") >= 0) {
           this.receiptV = RECEIPT_PROOF_VERSION; // a ledger of version 2: no stream state, nothing to resend by
           continue;

@@ -266,6 +266,99 @@ export function parseStatusReply(bytes) {
   return r;
 }
 
+/**
+ * RECEIPT_BATCH_VERSION is the version of batched receipt requests
+ * (wire.ReceiptBatchVersion, docs/NATS.md §5, "Batched receipts"): one
+ * request asks for the receipts of every event a Client waits on, one
+ * reply answers with one checkpoint note and each event's index and
+ * inclusion proof.
+ */
+export const RECEIPT_BATCH_VERSION = 5;
+/** MAX_RECEIPT_BATCH is the most events one batched receipt request asks about (wire.MaxReceiptBatch). */
+export const MAX_RECEIPT_BATCH = 128;
+
+/**
+ * formatReceiptsRequest encodes a batched receipt request about events
+ * [{id, seq}] (1…MAX_RECEIPT_BATCH; seq, if not 0, the stream sequence of
+ * the event's latest acknowledged copy), which the ledger may hold waitMs
+ * (wire.ReceiptsRequest).
+ */
+export function formatReceiptsRequest(events, waitMs) {
+  if (!Array.isArray(events) || events.length === 0 || events.length > MAX_RECEIPT_BATCH) {
+    throw new WireError("a batched receipt request asks about 1…" + MAX_RECEIPT_BATCH + " events, not " + (Array.isArray(events) ? events.length : events));
+  }
+  const evs = events.map(function (e) {
+    checkEventID(e.id);
+    const o = { id: e.id };
+    if (e.seq) {
+      if (!isUint(e.seq)) throw new WireError("seq " + e.seq + " of event " + e.id);
+      o.seq = e.seq;
+    }
+    return o;
+  });
+  const o = { events: evs, v: RECEIPT_BATCH_VERSION };
+  if (waitMs) o.wait_ms = Math.max(0, Math.min(Math.floor(waitMs), 2 ** 31));
+  return te.encode(JSON.stringify(o));
+}
+
+/**
+ * parseReceiptsReply decodes a batched receipt reply and checks that its
+ * members fit its status (wire.ParseReceiptsReply): {status ("ok" or
+ * "error"), checkpoint (the note every "ok" event's proof leads to), code,
+ * reason, state ({decided, last}, with an "unknown" event, or null),
+ * events: [{id, status ("ok", "pending", "rejected", "unknown"), index
+ * (BigInt, of ok and of a durable pending event; else null), proof
+ * (32-byte hashes, of ok), code, reason}]}. It does not check the proofs:
+ * the Client does, each against its own bytes of the event.
+ */
+export function parseReceiptsReply(bytes) {
+  const h = parseStateReply(bytes, "events", RECEIPT_BATCH_VERSION, "a batched receipt reply is of ", "a batched receipt reply", MAX_RECEIPT_BATCH);
+  if (h.o === null) return h.r;
+  const { o, r, bad } = h;
+  let ok = false, unknown = false;
+  o.events.forEach(function (e, i) {
+    const at = "events[" + i + "]";
+    if (e === null || typeof e !== "object" || Array.isArray(e)) bad(at + " is not an object");
+    for (const k of Object.keys(e)) if (["code", "id", "index", "proof", "reason", "status"].indexOf(k) < 0) bad(at + ": unknown member " + JSON.stringify(k));
+    if (typeof e.id !== "string" || !EVENT_ID.test(e.id)) bad(at + ": id");
+    if (e.reason !== undefined && (typeof e.reason !== "string" || te.encode(e.reason).length > MAX_STATUS_REASON)) bad(at + ": reason");
+    if (e.code !== undefined && typeof e.code !== "string") bad(at + ": code");
+    if (e.index !== undefined && !isUint(e.index)) bad(at + ": index");
+    const s = { id: e.id, status: e.status, index: e.index === undefined ? null : BigInt(e.index), proof: [], code: e.code || "", reason: e.reason || "" };
+    if (e.proof !== undefined) {
+      if (!Array.isArray(e.proof) || e.proof.length === 0 || e.proof.length > 64 || e.status !== "ok") bad(at + ": a proof, not empty, is in an event of status ok only");
+      for (const x of e.proof) {
+        const b = typeof x === "string" && x.length === 44 ? b64canonical(x) : null;
+        if (!b || b.length !== 32) bad(at + ": hash " + JSON.stringify(x) + " is not standard base64 of 32 bytes");
+        s.proof.push(b);
+      }
+    }
+    switch (s.status) {
+      case "ok":
+        if (s.index === null || s.code !== "" || s.reason !== "") bad(at + ": status ok needs index (and its proof) only");
+        ok = true;
+        break;
+      case "pending":
+        if (s.code !== "" || s.reason !== "") bad(at + ": status pending carries no code or reason");
+        break;
+      case "unknown":
+        if (s.index !== null || s.code !== "" || s.reason !== "") bad(at + ": status unknown carries nothing");
+        unknown = true;
+        break;
+      case "rejected":
+        if (s.index !== null) bad(at + ": status rejected carries no index");
+        if (!CODE.test(s.code)) bad(at + ": code " + JSON.stringify(s.code));
+        break;
+      default:
+        bad(at + ": unknown status " + JSON.stringify(s.status));
+    }
+    r.events.push(s);
+  });
+  if (ok !== (r.checkpoint !== "")) bad("the checkpoint comes with an event of status ok, and only with one");
+  if (r.state !== null && !unknown) bad("decided and last come with an event of status unknown only");
+  return r;
+}
+
 /** MESSAGE_STATUS_VERSION is the version of message status requests (wire.MessageStatusVersion, docs/NATS.md §5, "Following per message"). */
 export const MESSAGE_STATUS_VERSION = 4;
 /** MAX_STATUS_MESSAGES is the most messages one message status request asks about (wire.MaxStatusMessages). */

@@ -14,7 +14,7 @@ const src = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "src")
 
 const LAYERS = {
   "engine.js": 0, "wire.js": 0, "signer.js": 0, "events.js": 0, "linger.js": 0,
-  "receipt.js": 1, "beacon.js": 1, "rollcheck.js": 1, "follow.js": 1,
+  "receipt.js": 1, "receipts.js": 1, "beacon.js": 1, "rollcheck.js": 1, "follow.js": 1,
   "client.js": 2,
   "game.js": 3,
   "index.js": 4,
