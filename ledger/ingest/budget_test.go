@@ -125,3 +125,60 @@ func TestReceiptBudget(t *testing.T) {
 		t.Errorf("a held request was answered: %s", m.Data)
 	}
 }
+
+// TestReceiptBudgetBatched: a batched receipt request holds one unit of the
+// limits for each event it names (at most the emitter's limit, so one batch
+// alone is always served): bob, holding 5 requests of his limit of 8, is
+// answered busy for a batch of 4 events, naming the limit, and held for a
+// batch of 3; erin's lone batch of 20 events is held, counting 8.
+func TestReceiptBudgetBatched(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t, ServerConfig{})
+	sink := newFakeSink()
+	in := newIngester(t, connect(t, s), Config{Sink: sink, Locator: sink, Checkpoints: sink,
+		MaxReceiptRequestsPerEmitter: 8, MaxReceiptRequests: 100})
+	runIngest(t, in)
+	bob := clientConn(t, s, "bob")
+	probe, _ := wire.MarshalReceiptRequest(wire.ReceiptRequest{ID: "probe", WaitMillis: 1})
+	for { // wait for the ingest's subscription
+		if _, err := bob.RequestWithContext(ctx, wire.Subjects{}.Receipts("bob"), probe); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal(ctx.Err())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	holdReceipts(t, ctx, in, bob, "bob", 5)
+	batch := func(n int, prefix string) wire.ReceiptsRequest {
+		q := wire.ReceiptsRequest{WaitMillis: 30_000}
+		for i := range n {
+			q.Events = append(q.Events, wire.StatusQuery{ID: fmt.Sprintf("%s-%d", prefix, i), Seq: 1 << 40})
+		}
+		return q
+	}
+	p := askReceipts(t, ctx, bob, "bob", batch(4, "four"))
+	if p.Status != wire.StatusError || p.Code != "busy" || !strings.Contains(p.Reason, "emitter bob has 8 receipt requests held") {
+		t.Errorf("bob's batch of 4 over his limit: %+v", p)
+	}
+	send := func(nc *nats.Conn, emitter string, q wire.ReceiptsRequest) {
+		t.Helper()
+		q.V = wire.ReceiptBatchVersion
+		req, err := wire.MarshalReceiptsRequest(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := nc.PublishRequest(wire.Subjects{}.Receipts(emitter), wire.InboxPrefix(emitter)+".batch", req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(bob, "bob", batch(3, "three"))
+	erin := clientConn(t, s, "erin")
+	send(erin, "erin", batch(20, "twenty"))
+	for in.heldBy("bob") != 8 || in.heldBy("erin") != 8 {
+		if ctx.Err() != nil {
+			t.Fatalf("held: bob %d, erin %d; want 8 and 8", in.heldBy("bob"), in.heldBy("erin"))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

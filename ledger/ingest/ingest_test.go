@@ -263,9 +263,8 @@ func testReceiptHeldWithoutLookup(t *testing.T, batched bool) {
 			errs <- nil
 		}()
 	}
-	held := n // requests
+	held := n // requests, or the batch's units (one an event)
 	if batched {
-		held = 1
 		go func() {
 			// Answered once the first of its events are decided: those ok,
 			// the others (decided in a later batch of the ingest) pending.

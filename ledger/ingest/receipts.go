@@ -79,15 +79,8 @@ func (in *Ingester) serveReceipts(ctx context.Context) (*nats.Subscription, erro
 			in.sendReply(m, in.heldReply(q.ID, q.V, err))
 			return
 		}
-		if limit := in.held.take(emitter); limit != "" {
-			reason := fmt.Sprintf("emitter %s has %d receipt requests held, its limit (%s %d); ask again once they are answered",
-				emitter, in.cfg.MaxReceiptRequestsPerEmitter, LimitReceiptRequests, in.cfg.MaxReceiptRequestsPerEmitter)
-			if limit == LimitReceiptRequestsTotal {
-				reason = fmt.Sprintf("%d receipt requests are held for all emitters, the service's limit (%s %d); ask again once they are answered",
-					in.cfg.MaxReceiptRequests, LimitReceiptRequestsTotal, in.cfg.MaxReceiptRequests)
-			}
-			in.m.limitRefusals.WithLabelValues(emitter, limit).Inc()
-			in.busyLog.log(in.log, "receipt request over a limit, answered busy", "emitter", emitter, "limit", limit, "reason", reason)
+		if limit := in.held.take(emitter, 1); limit != "" {
+			reason := in.busy(emitter, limit)
 			if _, err := wire.ParseStatusRequest(m.Data); err == nil {
 				in.replyStatus(m, wire.StatusReply{Status: wire.StatusError, Code: "busy", Reason: truncate(reason, wire.MaxReasonLength), V: wire.ReceiptStateVersion})
 				return
@@ -107,10 +100,21 @@ func (in *Ingester) serveReceipts(ctx context.Context) (*nats.Subscription, erro
 		arrived := time.Now()
 		go func() {
 			defer func() {
-				in.held.release(emitter)
+				in.held.release(emitter, 1)
 				in.m.receiptsHeld.WithLabelValues(emitter).Dec()
 			}()
 			if bq, berr := wire.ParseReceiptsRequest(m.Data); berr == nil {
+				// A batched request holds one request's share of the
+				// limits for each event it names, as many requests of one
+				// event each would (at most the emitter's limit, so that
+				// one batch alone is always served).
+				if more := min(len(bq.Events), in.cfg.MaxReceiptRequestsPerEmitter) - 1; more > 0 {
+					if limit := in.held.take(emitter, more); limit != "" {
+						in.replyReceipts(m, receiptsError("busy", in.busy(emitter, limit)))
+						return
+					}
+					defer in.held.release(emitter, more)
+				}
 				in.replyReceipts(m, in.receipts(ctx, emitter, bq, arrived))
 				return
 			}
@@ -141,6 +145,20 @@ func (in *Ingester) serveReceipts(ctx context.Context) (*nats.Subscription, erro
 		return nil, fmt.Errorf("subscribing to receipt requests on %s: %w", in.cfg.Subjects.ReceiptsWildcard(), err)
 	}
 	return sub, nil
+}
+
+// busy counts and logs a receipt request of emitter over limit, and
+// returns the reason of its "busy" reply.
+func (in *Ingester) busy(emitter, limit string) string {
+	reason := fmt.Sprintf("emitter %s has %d receipt requests held, its limit (%s %d); ask again once they are answered",
+		emitter, in.cfg.MaxReceiptRequestsPerEmitter, LimitReceiptRequests, in.cfg.MaxReceiptRequestsPerEmitter)
+	if limit == LimitReceiptRequestsTotal {
+		reason = fmt.Sprintf("%d receipt requests are held for all emitters, the service's limit (%s %d); ask again once they are answered",
+			in.cfg.MaxReceiptRequests, LimitReceiptRequestsTotal, in.cfg.MaxReceiptRequests)
+	}
+	in.m.limitRefusals.WithLabelValues(emitter, limit).Inc()
+	in.busyLog.log(in.log, "receipt request over a limit, answered busy", "emitter", emitter, "limit", limit, "reason", reason)
+	return reason
 }
 
 // heldReason is the reason of the replies of a held ingest.
@@ -380,28 +398,29 @@ type budget struct {
 	max, total int
 }
 
-// take takes one unit for emitter, or returns the limit it is at.
-func (b *budget) take(emitter string) (limit string) {
+// take takes n units for emitter, or none and returns the limit it would
+// pass.
+func (b *budget) take(emitter string, n int) (limit string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
-	case b.by[emitter] >= b.max:
+	case b.by[emitter]+n > b.max:
 		return LimitReceiptRequests
-	case b.sum >= b.total:
+	case b.sum+n > b.total:
 		return LimitReceiptRequestsTotal
 	}
-	b.by[emitter]++
-	b.sum++
+	b.by[emitter] += n
+	b.sum += n
 	return ""
 }
 
-func (b *budget) release(emitter string) {
+func (b *budget) release(emitter string, n int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.by[emitter]--; b.by[emitter] <= 0 {
+	if b.by[emitter] -= n; b.by[emitter] <= 0 {
 		delete(b.by, emitter)
 	}
-	b.sum--
+	b.sum -= n
 }
 
 // waiters are receipt requests waiting for the ingest to decide an event,
