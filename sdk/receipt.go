@@ -305,34 +305,36 @@ func (c *Client) ReceiptOf(ctx context.Context, ev Event, ack Ack) (Receipt, err
 			}
 		}
 		start := time.Now()
-		rctx, cancel := context.WithTimeout(ctx, wait+receiptSlack)
-		// A reconnect while the request is held means the server that held
-		// it may be gone: ask again at once rather than after the wait.
-		reconn := c.reconnects()
-		go func() {
-			select {
-			case <-reconn:
-				cancel()
-			case <-rctx.Done():
-			}
-		}()
 		var rep wire.ReceiptReply
 		var err error
 		if v == wire.ReceiptBatchVersion {
 			// Asked together with the Client's other receipt requests
-			// (receipts.go); the answer about this event is the same.
-			rep, err = c.askBatched(rctx, id, seq, wait)
+			// (receipts.go), which also asks again at once after a
+			// reconnect; the answer about this event is the same.
+			rep, err = c.askBatched(ctx, id, seq, wait)
 		} else {
+			rctx, cancel := context.WithTimeout(ctx, wait+receiptSlack)
+			// A reconnect while the request is held means the server that
+			// held it may be gone: ask again at once rather than after the
+			// wait.
+			reconn := c.reconnects()
+			go func() {
+				select {
+				case <-reconn:
+					cancel()
+				case <-rctx.Done():
+				}
+			}()
 			var msg *nats.Msg
 			if msg, err = c.nc.RequestWithContext(rctx, c.cfg.Subjects.Receipts(c.cfg.Emitter), req); err == nil {
 				rep, err = wire.ParseReceiptReply(msg.Data)
 			}
-		}
-		reconnected := rctx.Err() != nil && ctx.Err() == nil && isClosed(reconn)
-		cancel()
-		if reconnected {
-			backoff = c.cfg.RetryMin
-			continue
+			reconnected := rctx.Err() != nil && ctx.Err() == nil && isClosed(reconn)
+			cancel()
+			if reconnected {
+				backoff = c.cfg.RetryMin
+				continue
+			}
 		}
 		switch {
 		case ctx.Err() != nil:

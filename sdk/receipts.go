@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zarlog/zarlog/wire"
@@ -35,9 +36,9 @@ type receiptBatcher struct {
 // A receiptAsk is one ReceiptOf request waiting in a batch.
 type receiptAsk struct {
 	q        wire.StatusQuery
-	ctx      context.Context // the asker's: once done, it is dropped
-	deadline time.Time       // when its wait ends: then "pending" is its answer
-	done     chan askAnswer  // capacity 1
+	deadline time.Time      // when its wait ends: then "pending" is its answer
+	done     chan askAnswer // capacity 1
+	gone     atomic.Bool    // the asker stopped waiting: dropped
 }
 
 type askAnswer struct {
@@ -47,11 +48,12 @@ type askAnswer struct {
 
 // askBatched asks for the receipt of the event id, whose latest copy's
 // message is at seq (0: unknown), in a batched request, waiting at most
-// wait for an answer other than pending. Its reply is the answer about
-// this event as a wire.ReceiptReply of version wire.ReceiptBatchVersion
-// (a ledger that predates it: that ledger's reply, of its version).
+// wait for an answer other than pending (and receiptSlack more for the
+// reply). Its reply is the answer about this event as a wire.ReceiptReply
+// of version wire.ReceiptBatchVersion (a ledger that predates it: that
+// ledger's reply, of its version).
 func (c *Client) askBatched(ctx context.Context, id string, seq uint64, wait time.Duration) (wire.ReceiptReply, error) {
-	a := &receiptAsk{q: wire.StatusQuery{ID: id, Seq: seq}, ctx: ctx, deadline: time.Now().Add(wait), done: make(chan askAnswer, 1)}
+	a := &receiptAsk{q: wire.StatusQuery{ID: id, Seq: seq}, deadline: time.Now().Add(wait), done: make(chan askAnswer, 1)}
 	b := &c.batcher
 	b.mu.Lock()
 	b.queue = append(b.queue, a)
@@ -61,11 +63,17 @@ func (c *Client) askBatched(ctx context.Context, id string, seq uint64, wait tim
 	if start {
 		go c.sendReceipts()
 	}
+	t := time.NewTimer(wait + receiptSlack)
+	defer t.Stop()
 	select {
 	case r := <-a.done:
 		return r.rep, r.err
 	case <-ctx.Done():
+		a.gone.Store(true)
 		return wire.ReceiptReply{}, ctx.Err()
+	case <-t.C:
+		a.gone.Store(true)
+		return wire.ReceiptReply{}, fmt.Errorf("no batched receipt reply in %v: %w", wait+receiptSlack, context.DeadlineExceeded)
 	}
 }
 
@@ -80,7 +88,7 @@ func (c *Client) sendReceipts() {
 		rest := b.queue[:0]
 		for _, a := range b.queue {
 			switch {
-			case a.ctx.Err() != nil:
+			case a.gone.Load():
 			case len(batch) < wire.MaxReceiptBatch:
 				batch = append(batch, a)
 			default:
@@ -192,7 +200,7 @@ func (c *Client) sendBatch(batch []*receiptAsk) (again []*receiptAsk, wait time.
 			// says whether the stream lost the event (ReceiptOf).
 			rep.Status, rep.Decided, rep.Last = wire.StatusPending, p.Decided, p.Last
 		default:
-			if now.Before(a.deadline) && a.ctx.Err() == nil {
+			if now.Before(a.deadline) && !a.gone.Load() {
 				again = append(again, a)
 				continue
 			}
