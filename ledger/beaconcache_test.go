@@ -17,19 +17,25 @@ import (
 	"github.com/zarlog/zarlog/events/drand"
 )
 
+// recordedRound is a real quicknet round, and recordedBeacon returns its
+// signature and a forgery of it (one bit flipped).
+const recordedRound = 657413
+
+func recordedBeacon() (sig, forged []byte) {
+	sig, _ = hex.DecodeString("b713718a38ae728dfd477991af2822e08d2f305e47718cef9f7848ce4050e7be41076862b98fad56e91a6b85b89cd97b")
+	forged = append([]byte(nil), sig...)
+	forged[7] ^= 1
+	return sig, forged
+}
+
 // TestBeaconCache: anchored-v1 games anchored to the same quicknet round
 // cost one BLS pairing check between them (zarlog_ledger_beacon_checks_total
 // counts how each beacon was checked); a forged signature for that round,
 // offered after the real one is cached, is checked in full and refused,
 // every time; with the cache off every beacon is checked in full.
 func TestBeaconCache(t *testing.T) {
-	const (
-		round  = 657413
-		sigHex = "b713718a38ae728dfd477991af2822e08d2f305e47718cef9f7848ce4050e7be41076862b98fad56e91a6b85b89cd97b"
-	)
-	sig, _ := hex.DecodeString(sigHex)
-	forged := append([]byte(nil), sig...)
-	forged[7] ^= 1
+	const round = recordedRound
+	sig, forged := recordedBeacon()
 	chain := drand.Quicknet().Hash()
 	roundTime := drand.Quicknet().RoundTime(round)
 	for _, cacheOn := range []bool{true, false} {
@@ -149,13 +155,8 @@ func (v *stackVerifier) Verify(round uint64, sig []byte) ([32]byte, error) {
 // signature, one naming another round refused for its round, a second
 // beacon refused as not allowed now.
 func TestBeaconCheckedBeforeSequencer(t *testing.T) {
-	const (
-		round  = 657413
-		sigHex = "b713718a38ae728dfd477991af2822e08d2f305e47718cef9f7848ce4050e7be41076862b98fad56e91a6b85b89cd97b"
-	)
-	sig, _ := hex.DecodeString(sigHex)
-	forged := append([]byte(nil), sig...)
-	forged[7] ^= 1
+	const round = recordedRound
+	sig, forged := recordedBeacon()
 	q := drand.Quicknet()
 	chain, roundTime := q.Hash(), q.RoundTime(round)
 	v := &stackVerifier{BeaconVerifier: q}

@@ -243,13 +243,7 @@ func (in *Ingester) replyReceipts(m *nats.Msg, p wire.ReceiptsReply) {
 func (in *Ingester) sendReceipts(m *nats.Msg, p wire.ReceiptsReply) {
 	in.m.receipts.WithLabelValues("batch-" + p.Status).Inc()
 	b, err := wire.MarshalReceiptsReply(p)
-	if err != nil {
-		in.log.Error("encoding a batched receipt reply", "err", err)
-		return
-	}
-	if err := m.Respond(b); err != nil {
-		in.log.Warn("sending a batched receipt reply", "err", err)
-	}
+	in.respond(m, "batched receipt", b, err)
 }
 
 // isBatchRequest reports whether b, a request no parser accepted, says it

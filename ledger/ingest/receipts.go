@@ -191,13 +191,7 @@ func (in *Ingester) reply(m *nats.Msg, p wire.ReceiptReply) {
 func (in *Ingester) sendReply(m *nats.Msg, p wire.ReceiptReply) {
 	in.m.receipts.WithLabelValues(p.Status).Inc()
 	b, err := wire.MarshalReceiptReply(p)
-	if err != nil {
-		in.log.Error("encoding a receipt reply", "id", p.ID, "err", err)
-		return
-	}
-	if err := m.Respond(b); err != nil {
-		in.log.Warn("sending a receipt reply", "id", p.ID, "err", err)
-	}
+	in.respond(m, "receipt", b, err, "id", p.ID)
 }
 
 // replyStatus sends a status reply, or, if Hold has closed since the
@@ -212,13 +206,7 @@ func (in *Ingester) replyStatus(m *nats.Msg, p wire.StatusReply) {
 func (in *Ingester) sendStatus(m *nats.Msg, p wire.StatusReply) {
 	in.m.receipts.WithLabelValues("status-" + p.Status).Inc()
 	b, err := wire.MarshalStatusReply(p)
-	if err != nil {
-		in.log.Error("encoding a status reply", "err", err)
-		return
-	}
-	if err := m.Respond(b); err != nil {
-		in.log.Warn("sending a status reply", "err", err)
-	}
+	in.respond(m, "status", b, err)
 }
 
 // heldMessageStatus is the answer of a held ingest to a message status
@@ -240,12 +228,18 @@ func (in *Ingester) replyMessageStatus(m *nats.Msg, p wire.MessageStatusReply) {
 func (in *Ingester) sendMessageStatus(m *nats.Msg, p wire.MessageStatusReply) {
 	in.m.receipts.WithLabelValues("messages-" + p.Status).Inc()
 	b, err := wire.MarshalMessageStatusReply(p)
+	in.respond(m, "message status", b, err)
+}
+
+// respond sends b, a reply of kind what encoded with err, logging a
+// failure to encode or to send with attrs.
+func (in *Ingester) respond(m *nats.Msg, what string, b []byte, err error, attrs ...any) {
 	if err != nil {
-		in.log.Error("encoding a message status reply", "err", err)
+		in.log.Error("encoding a "+what+" reply", append(attrs, "err", err)...)
 		return
 	}
 	if err := m.Respond(b); err != nil {
-		in.log.Warn("sending a message status reply", "err", err)
+		in.log.Warn("sending a "+what+" reply", append(attrs, "err", err)...)
 	}
 }
 
