@@ -364,7 +364,7 @@ export class Client {
   // since its first event was ready); a timer then pumps again at the end
   // of the wait. A full message never waits.
   lingers() {
-    if (this.lingerer.bound <= 0 || this.fills()) return false;
+    if (this.flushing || this.lingerer.bound <= 0 || this.fills()) return false;
     const now = performance.now();
     if (this.lingerFrom < 0) this.lingerFrom = now;
     const w = this.lingerer.wait(now, this.lingerFrom);
@@ -667,6 +667,10 @@ export class Client {
   /** close stops the Client: events not yet acknowledged fail with a ClosedError. It does not close the connection. */
   async close() {
     if (this.closed) return;
+    // A message the linger holds goes now, as it would have gone without
+    // the linger (the Go SDK's Close does the same).
+    this.flushing = true;
+    this.pump();
     this.closed = true;
     this.follower.stop(new ClosedError());
     this.stop.abort(new ClosedError());

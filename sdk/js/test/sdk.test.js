@@ -394,6 +394,33 @@ test("the client lingers for more events only when its recent rate predicts one,
   assert.throws(function () { new Client({ options: {} }, { emitter: "e1", linger: "5" }); }, RangeError);
 });
 
+// close() sends the message the linger holds, as the Go SDK's Close does:
+// with a linger of an hour, three events published at once are held, and
+// close() publishes them (acknowledged, not failed with a ClosedError).
+test("close() sends the message the linger holds", async function () {
+  const { Client } = await import("../src/index.js");
+  const client = new Client({ options: {} }, { emitter: "e1", maxBatchEvents: 6, followInterval: -1, linger: 3600000 });
+  const got = [];
+  let seq = 0;
+  client.js = {
+    publish: function (subject, payload, opts) {
+      const h = opts && opts.headers;
+      got.push(h ? Number(h.get("Zarlog-Events")) : 1);
+      return Promise.resolve({ stream: "EVENTS", seq: ++seq });
+    },
+  };
+  const pending = [];
+  for (let i = 0; i < 3; i++) {
+    const id = "game" + i + ":0";
+    pending.push(client.publishAsync({ id: id, data: te.encode('{"id":"' + id + '"}'), orderKey: "game" + i }));
+    await new Promise(function (r) { setImmediate(r); });
+  }
+  assert.deepEqual(got, [], "held by the linger");
+  await client.close();
+  assert.deepEqual(got, [3], "sent by close()");
+  for (const p of pending) await p; // acknowledged
+});
+
 // The Go SDK's TestPublishPartialFlights: a message that is not full waits
 // while partialFlights messages await their ack, packing what queues
 // meanwhile; a full one goes as the window allows. A fake JetStream holds
