@@ -303,14 +303,7 @@ func MarshalReceiptReply(p ReceiptReply) ([]byte, error) {
 // ParseReceiptReply decodes a ReceiptReply and checks that its members fit
 // its status.
 func ParseReceiptReply(b []byte) (ReceiptReply, error) {
-	var p ReceiptReply
-	if err := unmarshal(b, &p); err != nil {
-		return ReceiptReply{}, err
-	}
-	if err := p.check(); err != nil {
-		return ReceiptReply{}, err
-	}
-	return p, nil
+	return parseChecked[ReceiptReply](b)
 }
 
 func (p ReceiptReply) check() error {
@@ -368,6 +361,19 @@ func marshal(v any) ([]byte, error) {
 		return nil, fmt.Errorf("encoding %T: %w", v, err)
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}
+
+// parseChecked decodes a reply of type T (unmarshal) and checks that its
+// members fit together (T's check): the Parse functions of the replies.
+func parseChecked[T interface{ check() error }](b []byte) (T, error) {
+	var p, zero T
+	if err := unmarshal(b, &p); err != nil {
+		return zero, err
+	}
+	if err := p.check(); err != nil {
+		return zero, err
+	}
+	return p, nil
 }
 
 func unmarshal(b []byte, v any) error {
@@ -550,14 +556,7 @@ func MarshalStatusReply(p StatusReply) ([]byte, error) {
 // ParseStatusReply decodes a StatusReply and checks that its members fit
 // its status.
 func ParseStatusReply(b []byte) (StatusReply, error) {
-	var p StatusReply
-	if err := unmarshal(b, &p); err != nil {
-		return StatusReply{}, err
-	}
-	if err := p.check(); err != nil {
-		return StatusReply{}, err
-	}
-	return p, nil
+	return parseChecked[StatusReply](b)
 }
 
 func (p StatusReply) check() error {
@@ -757,14 +756,7 @@ func MarshalMessageStatusReply(p MessageStatusReply) ([]byte, error) {
 // ParseMessageStatusReply decodes a MessageStatusReply and checks that its
 // members fit its status.
 func ParseMessageStatusReply(b []byte) (MessageStatusReply, error) {
-	var p MessageStatusReply
-	if err := unmarshal(b, &p); err != nil {
-		return MessageStatusReply{}, err
-	}
-	if err := p.check(); err != nil {
-		return MessageStatusReply{}, err
-	}
-	return p, nil
+	return parseChecked[MessageStatusReply](b)
 }
 
 func (p MessageStatusReply) check() error {

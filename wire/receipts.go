@@ -144,14 +144,7 @@ func MarshalReceiptsReply(p ReceiptsReply) ([]byte, error) {
 // fit its status. It does not check the proofs: the SDK does, event by
 // event, against its own bytes of each event and the log's key.
 func ParseReceiptsReply(b []byte) (ReceiptsReply, error) {
-	var p ReceiptsReply
-	if err := unmarshal(b, &p); err != nil {
-		return ReceiptsReply{}, err
-	}
-	if err := p.check(); err != nil {
-		return ReceiptsReply{}, err
-	}
-	return p, nil
+	return parseChecked[ReceiptsReply](b)
 }
 
 func (p ReceiptsReply) check() error {
