@@ -363,6 +363,28 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }
 
+// checkStatus checks a reply's status against its members: "ok" carries
+// 1…max items (events or messages) and no code or reason; "error" carries
+// no checkpoint, stream state or items, and a known code (CheckCode). It
+// reports whether the reply is ok, its items then to be checked by the
+// caller.
+func checkStatus(reply, items, status, code, reason, checkpoint string, decided *uint64, n int, itemsNil bool, max int) (bool, error) {
+	switch status {
+	case StatusOK:
+		if code != "" || reason != "" || n == 0 || n > max {
+			return false, fmt.Errorf("%w: status ok carries 1…%d %s and no code or reason", ErrMessage, max, items)
+		}
+		return true, nil
+	case StatusError:
+		if checkpoint != "" || decided != nil || !itemsNil {
+			return false, fmt.Errorf("%w: status error carries no checkpoint, state or %s", ErrMessage, items)
+		}
+		return false, CheckCode(code)
+	default:
+		return false, fmt.Errorf("%w: unknown status %q of %s", ErrMessage, status, reply)
+	}
+}
+
 // parseChecked decodes a reply of type T (unmarshal) and checks that its
 // members fit together (T's check): the Parse functions of the replies.
 func parseChecked[T interface{ check() error }](b []byte) (T, error) {
@@ -563,18 +585,8 @@ func (p StatusReply) check() error {
 	if err := checkStateReply("a status reply is of receipt protocol", p.V, ReceiptStateVersion, p.Decided, p.Last, p.Reason); err != nil {
 		return err
 	}
-	switch p.Status {
-	case StatusOK:
-		if p.Code != "" || p.Reason != "" || len(p.Events) == 0 || len(p.Events) > MaxStatusEvents {
-			return fmt.Errorf("%w: status ok carries 1…%d events and no code or reason", ErrMessage, MaxStatusEvents)
-		}
-	case StatusError:
-		if p.Checkpoint != "" || p.Decided != nil || p.Events != nil {
-			return fmt.Errorf("%w: status error carries no checkpoint, state or events", ErrMessage)
-		}
-		return CheckCode(p.Code)
-	default:
-		return fmt.Errorf("%w: unknown status %q of a status reply", ErrMessage, p.Status)
+	if ok, err := checkStatus("a status reply", "events", p.Status, p.Code, p.Reason, p.Checkpoint, p.Decided, len(p.Events), p.Events == nil, MaxStatusEvents); !ok || err != nil {
+		return err
 	}
 	logged := false
 	for i, e := range p.Events {
@@ -763,18 +775,8 @@ func (p MessageStatusReply) check() error {
 	if err := checkStateReply("a message status reply is of", p.V, MessageStatusVersion, p.Decided, p.Last, p.Reason); err != nil {
 		return err
 	}
-	switch p.Status {
-	case StatusOK:
-		if p.Code != "" || p.Reason != "" || len(p.Messages) == 0 || len(p.Messages) > MaxStatusMessages {
-			return fmt.Errorf("%w: status ok carries 1…%d messages and no code or reason", ErrMessage, MaxStatusMessages)
-		}
-	case StatusError:
-		if p.Checkpoint != "" || p.Decided != nil || p.Messages != nil {
-			return fmt.Errorf("%w: status error carries no checkpoint, state or messages", ErrMessage)
-		}
-		return CheckCode(p.Code)
-	default:
-		return fmt.Errorf("%w: unknown status %q of a message status reply", ErrMessage, p.Status)
+	if ok, err := checkStatus("a message status reply", "messages", p.Status, p.Code, p.Reason, p.Checkpoint, p.Decided, len(p.Messages), p.Messages == nil, MaxStatusMessages); !ok || err != nil {
+		return err
 	}
 	logged := false
 	for i, m := range p.Messages {

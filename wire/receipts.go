@@ -151,18 +151,8 @@ func (p ReceiptsReply) check() error {
 	if err := checkStateReply("a batched receipt reply is of", p.V, ReceiptBatchVersion, p.Decided, p.Last, p.Reason); err != nil {
 		return err
 	}
-	switch p.Status {
-	case StatusOK:
-		if p.Code != "" || p.Reason != "" || len(p.Events) == 0 || len(p.Events) > MaxReceiptBatch {
-			return fmt.Errorf("%w: status ok carries 1…%d events and no code or reason", ErrMessage, MaxReceiptBatch)
-		}
-	case StatusError:
-		if p.Checkpoint != "" || p.Decided != nil || p.Events != nil {
-			return fmt.Errorf("%w: status error carries no checkpoint, state or events", ErrMessage)
-		}
-		return CheckCode(p.Code)
-	default:
-		return fmt.Errorf("%w: unknown status %q of a batched receipt reply", ErrMessage, p.Status)
+	if ok, err := checkStatus("a batched receipt reply", "events", p.Status, p.Code, p.Reason, p.Checkpoint, p.Decided, len(p.Events), p.Events == nil, MaxReceiptBatch); !ok || err != nil {
+		return err
 	}
 	ok, unknown := false, false
 	for i, e := range p.Events {

@@ -178,15 +178,7 @@ export function formatStatusRequest(events) {
   if (!Array.isArray(events) || events.length === 0 || events.length > MAX_STATUS_EVENTS) {
     throw new WireError("a status request asks about 1…" + MAX_STATUS_EVENTS + " events, not " + (Array.isArray(events) ? events.length : events));
   }
-  const evs = events.map(function (e) {
-    checkEventID(e.id);
-    const o = { id: e.id };
-    if (e.seq) {
-      if (!isUint(e.seq)) throw new WireError("seq " + e.seq + " of event " + e.id);
-      o.seq = e.seq;
-    }
-    return o;
-  });
+  const evs = eventQueries(events);
   return te.encode(JSON.stringify({ events: evs, v: RECEIPT_STATE_VERSION }));
 }
 
@@ -287,15 +279,7 @@ export function formatReceiptsRequest(events, waitMs) {
   if (!Array.isArray(events) || events.length === 0 || events.length > MAX_RECEIPT_BATCH) {
     throw new WireError("a batched receipt request asks about 1…" + MAX_RECEIPT_BATCH + " events, not " + (Array.isArray(events) ? events.length : events));
   }
-  const evs = events.map(function (e) {
-    checkEventID(e.id);
-    const o = { id: e.id };
-    if (e.seq) {
-      if (!isUint(e.seq)) throw new WireError("seq " + e.seq + " of event " + e.id);
-      o.seq = e.seq;
-    }
-    return o;
-  });
+  const evs = eventQueries(events);
   const o = { events: evs, v: RECEIPT_BATCH_VERSION };
   if (waitMs) o.wait_ms = Math.max(0, Math.min(Math.floor(waitMs), 2 ** 31));
   return te.encode(JSON.stringify(o));
@@ -441,4 +425,18 @@ export function parseRejection(bytes) {
   if (o.part !== undefined && (!isUint(o.part) || o.part >= MAX_BATCH_EVENTS)) bad("part");
   if (o.id !== undefined && (typeof o.id !== "string" || o.id.length > 128)) bad("id");
   return { code: o.code, id: o.id || "", msgId: o.msg_id || "", part: o.part || 0, reason: o.reason, seq: o.seq, sha256: o.sha256 };
+}
+
+// eventQueries checks a request's events (an id each, and a stream
+// sequence if not 0) and returns them as the request carries them.
+function eventQueries(events) {
+  return events.map(function (e) {
+    checkEventID(e.id);
+    const o = { id: e.id };
+    if (e.seq) {
+      if (!isUint(e.seq)) throw new WireError("seq " + e.seq + " of event " + e.id);
+      o.seq = e.seq;
+    }
+    return o;
+  });
 }

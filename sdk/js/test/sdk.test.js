@@ -367,14 +367,7 @@ test("the client lingers for more events only when its recent rate predicts one,
     if (linger !== undefined) cfg.linger = linger;
     const client = new Client({ options: {} }, cfg);
     const got = [];
-    let seq = 0;
-    client.js = {
-      publish: function (subject, payload, opts) {
-        const h = opts && opts.headers;
-        got.push(h ? Number(h.get("Zarlog-Events")) : 1);
-        return Promise.resolve({ stream: "EVENTS", seq: ++seq });
-      },
-    };
+    client.js = countingJetStream(got);
     const pending = [];
     for (let i = 0; i < 6; i++) {
       const id = "game" + i + ":0";
@@ -401,14 +394,7 @@ test("close() sends the message the linger holds", async function () {
   const { Client } = await import("../src/index.js");
   const client = new Client({ options: {} }, { emitter: "e1", maxBatchEvents: 6, followInterval: -1, linger: 3600000 });
   const got = [];
-  let seq = 0;
-  client.js = {
-    publish: function (subject, payload, opts) {
-      const h = opts && opts.headers;
-      got.push(h ? Number(h.get("Zarlog-Events")) : 1);
-      return Promise.resolve({ stream: "EVENTS", seq: ++seq });
-    },
-  };
+  client.js = countingJetStream(got);
   const pending = [];
   for (let i = 0; i < 3; i++) {
     const id = "game" + i + ":0";
@@ -466,3 +452,16 @@ test("the client packs what queues while partialFlights messages await their ack
   }
   assert.throws(function () { new Client({ options: {} }, { emitter: "e1", partialFlights: 0 }); }, RangeError);
 });
+
+// countingJetStream is a fake JetStream that acknowledges every message and
+// records in got how many events each carried.
+function countingJetStream(got) {
+  let seq = 0;
+  return {
+    publish: function (subject, payload, opts) {
+      const h = opts && opts.headers;
+      got.push(h ? Number(h.get("Zarlog-Events")) : 1);
+      return Promise.resolve({ stream: "EVENTS", seq: ++seq });
+    },
+  };
+}
