@@ -22,7 +22,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("zarlog bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: zarlog bench [--events N] [--emitters N] [--games N] [--mix NAME] [--rate N] [--bundles N] [--checks production|structural] [--pace saturated|human] [--human-games N] [--human-duration D] [--human-sdk-linger D] [--human-beacon-games-per-round N] [--sdk-partial-flights N] [--human-cpuprofile FILE] [--human-memprofile FILE] [--tessera] [--storage s3://BUCKET[/PREFIX]] [--follow=false] [--json] [--dir DIR] [--cpuprofile FILE] [--memprofile FILE]")
+		fmt.Fprintln(stderr, "usage: zarlog bench [--events N] [--emitters N] [--games N] [--mix NAME] [--rate N] [--bundles N] [--checks production|structural] [--pace saturated|human] [--human-games N] [--human-duration D] [--human-rolls N] [--human-sdk-linger D] [--human-beacon-games-per-round N] [--sdk-partial-flights N] [--human-cpuprofile FILE] [--human-memprofile FILE] [--tessera] [--storage s3://BUCKET[/PREFIX]] [--follow=false] [--json] [--dir DIR] [--cpuprofile FILE] [--memprofile FILE]")
 		fmt.Fprintln(stderr, "\nMeasure zarlog on this machine: events end to end (SDK → embedded NATS JetStream → ingest → ledger →")
 		fmt.Fprintln(stderr, "signed checkpoint), publish→checkpoint latency, the ledger's bytes on disk per event, and the proof")
 		fmt.Fprintln(stderr, "bundles' size and verify time per game; with --tessera, the ledger alone and Tessera's POSIX log on")
@@ -55,6 +55,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&cfg.Pace, "pace", bench.PaceSaturated, "saturated (as fast as the emitters can, then at half that rate), or human (those, then games at a human pace)")
 	fs.IntVar(&cfg.Human.Games, "human-games", bench.DefaultHumanGames, "--pace human: the number of games in play at once")
 	fs.DurationVar(&cfg.Human.Duration, "human-duration", bench.DefaultHumanDuration, "--pace human: how long the games are played, the first `duration` (the longest gap) not measured")
+	fs.IntVar(&cfg.Human.Rolls, "human-rolls", bench.DefaultHumanRolls, "--pace human: the rolls of a per-game game (a per-roll-v1 match has half as many); the default plays the saturated run's games, 8 reproduces the runs before 2026-12-04")
 	fs.DurationVar(&cfg.Human.MinGap, "human-gap-min", bench.DefaultHumanMinGap, "--pace human: the shortest pause between an event's receipt and the game's next event")
 	fs.DurationVar(&cfg.Human.MaxGap, "human-gap-max", bench.DefaultHumanMaxGap, "--pace human: the longest pause")
 	fs.IntVar(&cfg.Human.BeaconGamesPerRound, "human-beacon-games-per-round", 0, "--pace human, --checks production: how many anchored-v1 games share a drand round (0: as many as the pace seals in one quicknet period, 3 s, since a platform's games name the first round after their sealing)")
@@ -100,8 +101,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "zarlog bench: --pace %q: want %s or %s\n", cfg.Pace, bench.PaceSaturated, bench.PaceHuman)
 		return 2
 	}
-	if h := cfg.Human; h.Games < 1 || h.MinGap <= 0 || h.MaxGap < h.MinGap || h.Duration <= h.MaxGap || h.BeaconGamesPerRound < 0 {
-		fmt.Fprintln(stderr, "zarlog bench: --human-games must be at least 1, --human-gap-min above 0, --human-gap-max at least --human-gap-min, --human-duration above --human-gap-max, --human-beacon-games-per-round not negative")
+	if h := cfg.Human; h.Games < 1 || h.Rolls < 1 || h.MinGap <= 0 || h.MaxGap < h.MinGap || h.Duration <= h.MaxGap || h.BeaconGamesPerRound < 0 {
+		fmt.Fprintln(stderr, "zarlog bench: --human-games and --human-rolls must be at least 1, --human-gap-min above 0, --human-gap-max at least --human-gap-min, --human-duration above --human-gap-max, --human-beacon-games-per-round not negative")
 		return 2
 	}
 	// Tessera logs through klog: its start-up lines are not the report's.

@@ -115,8 +115,9 @@ func checkAllocProfile(t *testing.T, path string) {
 	}
 }
 
-// TestBenchHuman runs `zarlog bench --pace human --json` tiny (100 games,
-// gaps of 0.2–1 s, 4 s) and checks that the report carries the human pace
+// TestBenchHuman runs `zarlog bench --pace human --json` tiny (100 games of
+// 8 rolls, --human-rolls, gaps of 0.2–1 s, 4 s) and checks that the report
+// carries the human pace
 // beside the saturated run, with its configuration, and that
 // --human-cpuprofile and --human-memprofile write profiles pprof reads. No
 // timing is asserted.
@@ -125,7 +126,7 @@ func TestBenchHuman(t *testing.T) {
 	heap := filepath.Join(t.TempDir(), "heap.pprof")
 	args := []string{"bench", "--events", "2000", "--games", "8", "--bundles", "1", "--dir", t.TempDir() + "/b", "--json",
 		"--pace", "human", "--human-games", "100", "--human-duration", "4s", "--human-gap-min", "200ms", "--human-gap-max", "1s",
-		"--human-cpuprofile", prof, "--human-memprofile", heap}
+		"--human-rolls", "8", "--human-cpuprofile", prof, "--human-memprofile", heap}
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
 		t.Fatalf("zarlog %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
@@ -135,11 +136,11 @@ func TestBenchHuman(t *testing.T) {
 		t.Fatalf("%v: %s", err, stdout.String())
 	}
 	h := rep.Human
-	if h == nil || h.Games != 100 || h.MinGapMs != 200 || h.MaxGapMs != 1000 || h.Events <= 0 || h.ReceiptCount <= 0 || h.CPUMicrosPerEvent <= 0 ||
+	if h == nil || h.Games != 100 || h.Rolls != 8 || h.MinGapMs != 200 || h.MaxGapMs != 1000 || h.Events <= 0 || h.ReceiptCount <= 0 || h.CPUMicrosPerEvent <= 0 ||
 		rep.HumanCPURatio <= 0 || rep.Config.Pace != "saturated+human" || rep.Config.Moves != "rules" || rep.EndToEnd.Events != 2000 {
 		t.Errorf("report: %s", stdout.String())
 	}
-	for _, k := range []string{`"gamesInPlay": 100`, `"receiptP99ms"`, `"rssBytes"`, `"eventsPerAppend"`, `"eventsPerMessage"`, `"humanCpuRatio"`} {
+	for _, k := range []string{`"gamesInPlay": 100`, `"receiptP99ms"`, `"rssBytes"`, `"eventsPerAppend"`, `"eventsPerMessage"`, `"humanCpuRatio"`, `"rollsPerGame": 8`, `"setupSeconds"`, `"heldEventBytesStart"`} {
 		if !strings.Contains(stdout.String(), k) {
 			t.Errorf("report without %s: %s", k, stdout.String())
 		}
@@ -173,6 +174,7 @@ func TestBenchUsage(t *testing.T) {
 		{[]string{"bench", "--checks", "lenient"}, 2},
 		{[]string{"bench", "--pace", "leisurely"}, 2},
 		{[]string{"bench", "--pace", "human", "--human-games", "0"}, 2},
+		{[]string{"bench", "--pace", "human", "--human-rolls", "0"}, 2},
 		{[]string{"bench", "--pace", "human", "--human-gap-min", "3s", "--human-gap-max", "2s"}, 2},
 		{[]string{"bench", "--pace", "human", "--human-duration", "5s"}, 2},
 		{[]string{"bench", "--cpuprofile", "/nonexistent/dir/cpu.pprof"}, 2},

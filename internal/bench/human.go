@@ -38,9 +38,11 @@ import (
 const (
 	DefaultHumanGames    = 50_000
 	DefaultHumanDuration = 40 * time.Second
-	DefaultHumanRolls    = 8
-	DefaultHumanMinGap   = 2 * time.Second
-	DefaultHumanMaxGap   = 10 * time.Second
+	// DefaultHumanRolls is the saturated run's (workload.DefaultRolls), so
+	// that both paces play the same games (until 2026-12-04 it was 8).
+	DefaultHumanRolls  = workload.DefaultRolls
+	DefaultHumanMinGap = 2 * time.Second
+	DefaultHumanMaxGap = 10 * time.Second
 )
 
 // A HumanConfig configures a human-pace measurement (Human). Every field's
@@ -79,7 +81,7 @@ type HumanConfig struct {
 	NoFollow bool
 	// Rolls is the number of rolls of a per-game scheme's game (a
 	// per-roll-v1 match has half as many; workload.Config.Rolls). Zero
-	// means DefaultHumanRolls.
+	// means DefaultHumanRolls, the saturated run's games.
 	Rolls int
 	// Progress, if not nil, is called as the run goes: the step, and how
 	// many of its total items are done.
@@ -115,12 +117,32 @@ type HumanMeasure struct {
 	// SDKLingerMs is the SDK clients' Linger (HumanConfig.SDKLinger, the
 	// SDK's default resolved); 0 means none.
 	SDKLingerMs float64 `json:"sdkLingerMs"`
-	Preloaded   int     `json:"preloadedEvents"`
+	// MeanGameEvents is the mean number of events of the stream's games
+	// (of a sample of 512: the saturated run's, with the default Rolls).
+	MeanGameEvents float64 `json:"meanGameEvents"`
+	// Each table's game was started at a point drawn below StartLimit
+	// events; RejectedStarts games ended before their point and were
+	// put aside (humanSetup).
+	StartLimit     int `json:"startLimitEvents"`
+	RejectedStarts int `json:"rejectedStarts"`
+	// Preloaded is how many events were appended directly before the run,
+	// in PreloadS seconds, the making of the games included.
+	Preloaded int     `json:"preloadedEvents"`
+	PreloadS  float64 `json:"preloadSeconds"`
 	// PreloadSettleS is how long the ledger's store took, after the
 	// preload, to finish the compactions the preload left due
 	// (ledger.Ledger.WaitCompacted), before the games started.
 	PreloadSettleS float64 `json:"preloadSettleSeconds"`
-	WindowS        float64 `json:"windowSeconds"`
+	// SetupS and SetupCPUS are the wall and CPU time from the start to the
+	// games' start (a sample of the games, the games made, the preload and
+	// its compactions, the SDK clients); RSSStartBytes the resident set
+	// then, and HeldEventBytesStart what of it the events made for the run
+	// take.
+	SetupS              float64 `json:"setupSeconds"`
+	SetupCPUS           float64 `json:"setupCpuSeconds"`
+	RSSStartBytes       int64   `json:"rssStartBytes"`
+	HeldEventBytesStart int64   `json:"heldEventBytesStart"`
+	WindowS             float64 `json:"windowSeconds"`
 	// Receipts says which events the games wait for a checked receipt
 	// of, and which only for JetStream's acknowledgement.
 	Receipts string `json:"receipts"`
@@ -155,8 +177,8 @@ type HumanMeasure struct {
 	// window.
 	EventsPerAppend  float64 `json:"eventsPerAppend"`
 	EventsPerMessage float64 `json:"eventsPerMessage"`
-	// IdleGames is how many games ran out of events before the end (0
-	// unless the spare games were too few).
+	// IdleGames is how many times a table had no event made for it when
+	// one was due (0: humanSetup makes every event that could be due).
 	IdleGames int `json:"idleGames"`
 	// BeaconGamesPerRound is how many anchored-v1 games shared a drand
 	// round (HumanConfig.BeaconGamesPerRound; 0 with a fake chain), and
@@ -187,14 +209,17 @@ func waitsForReceipt(t events.Type) bool {
 // emitters, through the whole path of EndToEnd (SDK → embedded NATS
 // JetStream → ingest → ledger → signed checkpoint).
 //
-// The games are in steady state from the start: each is made whole
-// (workload.Generator.Game, cfg.Rolls rolls) and its first k events, k
-// drawn uniformly over its length, are appended to the ledger directly
-// before the run (not measured), so that the run sees games at every stage
-// of their life, not 50,000 commits at once. The store then finishes the
-// compactions the preload left due (ledger.Ledger.WaitCompacted) before
-// the games start, so that the window pays for its own writes only. A game that ends is followed
-// by a new one (a table's next game), from spare games made beforehand.
+// The games are those of the saturated run's stream (cfg.Rolls rolls, the
+// same mix and checks), in steady state from the start: each table's game
+// is drawn in proportion to its length and started at a uniform point of
+// it, its earlier events appended to the ledger directly before the run
+// (not measured; humanSetup), so that the run sees games at every stage of
+// their life, not 50,000 commits at once. The events a table may send in
+// the run (its game's rest, then the table's next games) are made before
+// the run too, so that the run's CPU is not the benchmark's making of
+// events. The store then finishes the compactions the preload left due
+// (ledger.Ledger.WaitCompacted) before the games start, so that the window
+// pays for its own writes only.
 func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	if cfg.Dir == "" {
 		return HumanMeasure{}, errors.New("bench: HumanConfig.Dir is empty")
@@ -223,11 +248,14 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	if err != nil {
 		return HumanMeasure{}, err
 	}
+	setupStart, setupCPU := time.Now(), cpuTime()
 	wcfg.Seed, wcfg.Prefix, wcfg.Emitters, wcfg.Rolls, wcfg.BeaconGamesPerRound = 1, "human", cfg.Emitters, cfg.Rolls, cfg.BeaconGamesPerRound
+	sample, err := sampleGames(wcfg)
+	if err != nil {
+		return HumanMeasure{}, err
+	}
 	if wcfg.RealBeacons && wcfg.BeaconGamesPerRound == 0 {
-		if wcfg.BeaconGamesPerRound, err = BeaconGamesPerPeriod(wcfg, cfg); err != nil {
-			return HumanMeasure{}, err
-		}
+		wcfg.BeaconGamesPerRound = sample.perPeriod(cfg)
 	}
 	gen, err := workload.New(wcfg)
 	if err != nil {
@@ -256,52 +284,15 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	}
 	defer l.Close()
 
-	// The games, each with its first events appended directly.
-	rng := mrand.New(mrand.NewPCG(1, 0x4a11))
-	slots := make([]*humanSlot, cfg.Games)
-	var pre []ledger.Input
-	preloaded, total := 0, 0
-	flush := func() error {
-		if len(pre) == 0 {
-			return nil
-		}
-		outs, err := l.Append(ctx, pre)
-		if err == nil {
-			err = allAppended(outs)
-		}
-		preloaded += len(pre)
-		pre = pre[:0]
-		return err
+	// The games in play, each started at a random point of its life, its
+	// events before that point appended directly, those it may send in the
+	// run made beforehand (humanSetup).
+	hs, err := humanSetup(ctx, cfg, gen, sample, emitterIndex, l, progress)
+	if err != nil {
+		return HumanMeasure{}, err
 	}
-	for i := range slots {
-		evs, err := gen.Game()
-		if err != nil {
-			return HumanMeasure{}, err
-		}
-		total += len(evs)
-		k := rng.IntN(len(evs))
-		for _, e := range evs[:k] {
-			pre = append(pre, ledger.Input{Emitter: e.Emitter, MsgID: e.ID, Data: e.Data})
-		}
-		// The events still to send, in a few objects, not three an event
-		// (compact): they are the bench's, not the ledger's.
-		evs = slices.Clone(evs[k:])
-		compact(evs)
-		if len(pre) >= 2000 {
-			if err := flush(); err != nil {
-				return HumanMeasure{}, fmt.Errorf("bench: preloading: %w", err)
-			}
-		}
-		slots[i] = &humanSlot{evs: evs, emitter: emitterIndex[evs[0].Emitter]}
-		if i%256 == 0 {
-			progress("human pace: games", i, cfg.Games)
-		}
-	}
-	if err := flush(); err != nil {
-		return HumanMeasure{}, fmt.Errorf("bench: preloading: %w", err)
-	}
-	progress("human pace: games", cfg.Games, cfg.Games)
-	// The preload appends half a million events in a few seconds; the
+	slots := hs.slots
+	// The preload appends millions of events in a minute or two; the
 	// compactions it leaves due would otherwise run in the measured
 	// window and be counted against the human pace's events.
 	settle := time.Now()
@@ -309,28 +300,6 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 		return HumanMeasure{}, fmt.Errorf("bench: compacting the preload: %w", err)
 	}
 	settled := time.Since(settle)
-	// Spare games, for the tables whose game ends: a game's remaining
-	// events take about (MinGap+MaxGap)/2 each.
-	meanLen := float64(total) / float64(cfg.Games)
-	perGame := (cfg.MinGap + cfg.MaxGap).Seconds() / 2 * meanLen
-	spares := make([]*humanSpares, len(w.Emitters))
-	for i := range spares {
-		spares[i] = &humanSpares{}
-	}
-	nSpare := int(1.3*float64(cfg.Games)*min(1, cfg.Duration.Seconds()/perGame)) + 16*len(w.Emitters)
-	for i := range nSpare {
-		evs, err := gen.Game()
-		if err != nil {
-			return HumanMeasure{}, err
-		}
-		compact(evs) // the bench's own events: a few objects a game, not three an event (compact)
-		sp := spares[emitterIndex[evs[0].Emitter]]
-		sp.games = append(sp.games, evs)
-		if i%256 == 0 {
-			progress("human pace: spare games", i, nSpare)
-		}
-	}
-	progress("human pace: spare games", nSpare, nSpare)
 
 	// The path: the ingest into the ledger, one SDK client per emitter.
 	sink := &countingSink{l: l}
@@ -372,6 +341,9 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 		defer clients[i].Close()
 	}
 
+	setupS, setupCPUS := time.Since(setupStart), cpuTime()-setupCPU
+	rssStart, _ := readRSS()
+
 	// Play: one scheduler per emitter sends each of its games' next event
 	// when it is due; a goroutine per event in flight waits for its
 	// receipt and sets when the game's next one is due.
@@ -379,14 +351,12 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	r := &humanRun{cfg: cfg, start: start, end: start.Add(cfg.Duration), window: start.Add(cfg.Warmup),
 		scheds: make([]*humanScheduler, len(w.Emitters))}
 	for i := range r.scheds {
-		r.scheds[i] = &humanScheduler{r: r, c: clients[i], spares: spares[i], wake: make(chan humanDue, 1024), stopped: make(chan struct{}),
-			rng: mrand.New(mrand.NewPCG(2, uint64(i)))}
+		r.scheds[i] = &humanScheduler{r: r, c: clients[i], wake: make(chan humanDue, 1024), stopped: make(chan struct{})}
 	}
 	// A game's previous event was receipted some time before the start:
 	// its next one is due at a uniform time within the longest gap.
 	for _, s := range slots {
-		due := start.Add(time.Duration(rng.Int64N(int64(cfg.MaxGap))))
-		r.scheds[s.emitter].heap = append(r.scheds[s.emitter].heap, humanDue{at: due, slot: s})
+		r.scheds[s.emitter].heap = append(r.scheds[s.emitter].heap, humanDue{at: start.Add(s.first), slot: s})
 	}
 	var sched sync.WaitGroup
 	for _, s := range r.scheds {
@@ -444,13 +414,6 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 			held += int64(len(e.Data))
 		}
 	}
-	for _, sp := range spares {
-		for _, evs := range sp.games[min(int(sp.next.Load()), len(sp.games)):] {
-			for _, e := range evs {
-				held += int64(len(e.Data))
-			}
-		}
-	}
 	r.inflight.Wait()
 	if err := r.error(); err != nil {
 		return HumanMeasure{}, err
@@ -460,8 +423,10 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	}
 
 	m := HumanMeasure{Games: cfg.Games, Emitters: len(w.Emitters), Rolls: cfg.Rolls, MinGapMs: int(cfg.MinGap.Milliseconds()), MaxGapMs: int(cfg.MaxGap.Milliseconds()),
-		SDKLingerMs: float64(sdkLinger(cfg.SDKLinger)) / float64(time.Millisecond),
-		Preloaded:   preloaded, PreloadSettleS: settled.Seconds(), WindowS: t1.Sub(t0).Seconds(), Receipts: humanReceipts, Events: n, EventsPerSec: float64(n) / t1.Sub(t0).Seconds(),
+		SDKLingerMs:    float64(sdkLinger(cfg.SDKLinger)) / float64(time.Millisecond),
+		MeanGameEvents: sample.meanEvents, StartLimit: hs.limit, RejectedStarts: hs.rejected,
+		SetupS: setupS.Seconds(), SetupCPUS: setupCPUS.Seconds(), PreloadS: hs.preloadS, RSSStartBytes: rssStart, HeldEventBytesStart: hs.held,
+		Preloaded: hs.preloaded, PreloadSettleS: settled.Seconds(), WindowS: t1.Sub(t0).Seconds(), Receipts: humanReceipts, Events: n, EventsPerSec: float64(n) / t1.Sub(t0).Seconds(),
 		CPUStagesMicros: stages, RSSBytes: rss, RSSPeakBytes: peak, HeldEventBytes: held, IdleGames: int(r.idle.Load()),
 		BeaconGamesPerRound: wcfg.BeaconGamesPerRound,
 		BeaconPairings:      int(beacons1["beacon-pairings"] - beacons0["beacon-pairings"]),
@@ -510,27 +475,17 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 	}
 }
 
-// A humanSlot is one table: the game in play and its next event.
+// A humanSlot is one table: the events it may send in the run (those of
+// its game in play from its start point on, then of the table's next games),
+// the next of them, and the pause after each one's receipt.
 type humanSlot struct {
 	evs     []workload.Event
 	next    int
 	emitter int
-}
-
-// humanSpares are the games that follow those that end.
-type humanSpares struct {
-	games [][]workload.Event
-	next  atomic.Int64
-}
-
-func (s *humanSpares) take() ([]workload.Event, bool) {
-	i := s.next.Add(1) - 1
-	if int(i) >= len(s.games) {
-		return nil, false
-	}
-	evs := s.games[i]
-	s.games[i] = nil
-	return evs, true
+	// first is when the first event is due, after the play's start; gaps[i]
+	// is the pause between evs[i]'s receipt and the next event.
+	first time.Duration
+	gaps  []time.Duration
 }
 
 // A humanRun is the state of a human-pace run's play.
@@ -585,12 +540,9 @@ func (h *humanHeap) Pop() any {
 type humanScheduler struct {
 	r       *humanRun
 	c       *sdk.Client
-	spares  *humanSpares // the emitter's
 	heap    humanHeap
 	wake    chan humanDue // games whose next event is due at a new time
 	stopped chan struct{} // closed when run returns
-	mu      sync.Mutex    // rng, used by the waiters
-	rng     *mrand.Rand
 }
 
 // run is the scheduler's loop, until the run's end.
@@ -624,18 +576,17 @@ func (s *humanScheduler) run(ctx context.Context) {
 	}
 }
 
-// send publishes the table's next event (starting its next game if its
-// game has ended) and waits for its receipt in a goroutine of its own.
+// send publishes the table's next event and waits for its receipt in a
+// goroutine of its own.
 func (s *humanScheduler) send(ctx context.Context, slot *humanSlot) {
 	r := s.r
 	if slot.next == len(slot.evs) {
-		evs, ok := s.spares.take()
-		if !ok {
-			r.idle.Add(1)
-			return
-		}
-		slot.evs, slot.next = evs, 0
+		// Not made beforehand: humanSetup made every event due before the
+		// end at the earliest.
+		r.idle.Add(1)
+		return
 	}
+	gap := slot.gaps[slot.next]
 	e := slot.evs[slot.next]
 	slot.evs[slot.next] = workload.Event{} // sent: its bytes are not held any more
 	slot.next++
@@ -656,13 +607,13 @@ func (s *humanScheduler) send(ctx context.Context, slot *humanSlot) {
 		}
 		r.mu.Unlock()
 	}
-	r.inflight.Go(func() { s.humanWait(ctx, slot, ev, p, waitsForReceipt(e.Type), published, inWindow) })
+	r.inflight.Go(func() { s.humanWait(ctx, slot, ev, p, waitsForReceipt(e.Type), published, inWindow, gap) })
 }
 
 // humanWait waits for an event's acknowledgement, and its checked receipt
 // if the game waits for it, then sets the game's next event due. It has a
 // name of its own so that the CPU profile counts it as the backends'.
-func (s *humanScheduler) humanWait(ctx context.Context, slot *humanSlot, ev sdk.Event, p *sdk.Pending, receipt bool, published time.Time, inWindow bool) {
+func (s *humanScheduler) humanWait(ctx context.Context, slot *humanSlot, ev sdk.Event, p *sdk.Pending, receipt bool, published time.Time, inWindow bool, gap time.Duration) {
 	r := s.r
 	ack, err := p.Wait(ctx)
 	if err != nil {
@@ -691,9 +642,6 @@ func (s *humanScheduler) humanWait(ctx context.Context, slot *humanSlot, ev sdk.
 		}
 		r.mu.Unlock()
 	}
-	s.mu.Lock()
-	gap := r.cfg.MinGap + time.Duration(s.rng.Int64N(int64(r.cfg.MaxGap-r.cfg.MinGap)+1))
-	s.mu.Unlock()
 	select {
 	case s.wake <- humanDue{at: time.Now().Add(gap), slot: slot}:
 	case <-s.stopped:
@@ -780,27 +728,228 @@ func readRSS() (rss, peak int64) {
 // beacon. The mean life and the share are those of 512 games of the
 // stream wcfg describes (with a fake chain: their shapes are the same).
 func BeaconGamesPerPeriod(wcfg workload.Config, cfg HumanConfig) (int, error) {
-	wcfg.RealBeacons, wcfg.Prefix = false, "sample"
-	gen, err := workload.New(wcfg)
+	s, err := sampleGames(wcfg)
 	if err != nil {
 		return 0, err
 	}
+	return s.perPeriod(cfg), nil
+}
+
+// A gameSample describes the games of a stream, from 512 of them: their
+// mean and largest number of events, and the share of anchored-v1 games.
+type gameSample struct {
+	meanEvents    float64
+	longest       int
+	anchoredShare float64
+}
+
+// sampleGames describes the games of the stream wcfg describes (with a
+// fake chain: their shapes are the same).
+func sampleGames(wcfg workload.Config) (gameSample, error) {
+	wcfg.RealBeacons, wcfg.Prefix = false, "sample"
+	gen, err := workload.New(wcfg)
+	if err != nil {
+		return gameSample{}, err
+	}
 	const sample = 512
+	var s gameSample
 	evs, anchored := 0, 0
 	for range sample {
 		g, err := gen.Game()
 		if err != nil {
-			return 0, err
+			return gameSample{}, err
 		}
 		evs += len(g)
+		s.longest = max(s.longest, len(g))
 		if slices.ContainsFunc(g, func(e workload.Event) bool { return e.Type == events.TypeBeacon }) {
 			anchored++
 		}
 	}
+	s.meanEvents, s.anchoredShare = float64(evs)/sample, float64(anchored)/sample
+	return s, nil
+}
+
+// perPeriod is BeaconGamesPerPeriod of the sample's stream.
+func (s gameSample) perPeriod(cfg HumanConfig) int {
 	meanGap := (cfg.MinGap + cfg.MaxGap).Seconds() / 2
-	life := float64(evs) / sample * meanGap
-	perPeriod := float64(cfg.Games) / life * float64(anchored) / sample * drand.Quicknet().Period().Seconds()
-	return max(1, int(math.Round(perPeriod))), nil
+	life := s.meanEvents * meanGap
+	perPeriod := float64(cfg.Games) / life * s.anchoredShare * drand.Quicknet().Period().Seconds()
+	return max(1, int(math.Round(perPeriod)))
+}
+
+// A humanSetupResult is the games of a human-pace run, ready to play.
+type humanSetupResult struct {
+	slots []*humanSlot
+	// preloaded is how many events were appended directly, in preloadS
+	// seconds (their making included); held the bytes of the events made
+	// for the run; limit the bound of the start points, rejected how many
+	// games ended before theirs.
+	preloaded, limit, rejected int
+	preloadS                   float64
+	held                       int64
+}
+
+// humanSetup makes the games in play of a human-pace run and appends each
+// one's events before its start point to l.
+//
+// A table's game in play at a random instant is a game drawn in
+// proportion to its length, at a uniform point of it: each table draws a
+// game (workload.Generator.StreamOf, made as it is read) and a start
+// point k uniform below limit (a tenth above the longest of the sample's
+// games); a game that ends before its event k is put aside (rejected) and
+// another drawn, so that a game of n events is kept with a probability
+// n/limit. The game's first k events are appended to the ledger (not
+// measured); the events the table may send in the run are made now, so
+// that the run's CPU is not the benchmark's making of events: the gaps
+// after each receipt are drawn now too, and every event that could be due
+// before the run's end (its table's first due time plus the gaps before
+// it, the receipts' latencies taken as nothing) is made, crossing into the
+// table's next games (of the same emitter) when one ends. Nothing else of
+// a game is held: its events are made as they are read, by GOMAXPROCS
+// goroutines.
+func humanSetup(ctx context.Context, cfg HumanConfig, gen *workload.Generator, sample gameSample, emitterIndex map[string]int, l *ledger.Ledger,
+	progress func(string, int, int)) (humanSetupResult, error) {
+	res := humanSetupResult{slots: make([]*humanSlot, cfg.Games), limit: sample.longest + sample.longest/10 + 1}
+	start := time.Now()
+	var genMu sync.Mutex // gen and starts
+	starts := mrand.New(mrand.NewPCG(1, 0x4a11))
+	stream := func(emitter int, draw bool) (*workload.GameStream, int, error) {
+		genMu.Lock()
+		defer genMu.Unlock()
+		s, err := gen.StreamOf(emitter)
+		k := 0
+		if draw {
+			k = starts.IntN(res.limit)
+		}
+		return s, k, err
+	}
+	var rejected atomic.Int64
+	// slot makes table i and returns the events before its start point.
+	slot := func(i int) (*humanSlot, []workload.Event, error) {
+		for {
+			s, k, err := stream(-1, true)
+			if err != nil {
+				return nil, nil, err
+			}
+			pre := make([]workload.Event, 0, k+1)
+			for len(pre) <= k {
+				e, ok, err := s.Next()
+				if err != nil {
+					return nil, nil, err
+				}
+				if !ok {
+					break
+				}
+				pre = append(pre, e)
+			}
+			if len(pre) <= k {
+				rejected.Add(1)
+				continue
+			}
+			first := pre[k]
+			emitter := emitterIndex[first.Emitter]
+			rng := mrand.New(mrand.NewPCG(3, uint64(i)))
+			t := &humanSlot{emitter: emitter, first: time.Duration(rng.Int64N(int64(cfg.MaxGap)))}
+			evs := []workload.Event{first}
+			for at := t.first; ; {
+				gap := cfg.MinGap + time.Duration(rng.Int64N(int64(cfg.MaxGap-cfg.MinGap)+1))
+				t.gaps = append(t.gaps, gap)
+				if at += gap; at >= cfg.Duration {
+					break
+				}
+				e, ok, err := s.Next()
+				for err == nil && !ok { // the game ended: the table's next one
+					if s, _, err = stream(emitter, false); err == nil {
+						e, ok, err = s.Next()
+					}
+				}
+				if err != nil {
+					return nil, nil, err
+				}
+				evs = append(evs, e)
+			}
+			// The bench's own events: a few objects a table, not three an
+			// event (compact).
+			compact(evs)
+			t.evs = evs
+			return t, pre[:k], nil
+		}
+	}
+	type made struct {
+		i   int
+		t   *humanSlot
+		pre []workload.Event
+		err error
+	}
+	out := make(chan made, 64)
+	var next atomic.Int64
+	for range runtime.GOMAXPROCS(0) {
+		go func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= cfg.Games {
+					return
+				}
+				t, pre, err := slot(i)
+				select {
+				case out <- made{i, t, pre, err}:
+				case <-ctx.Done():
+					return
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	var batch []ledger.Input
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		outs, err := l.Append(ctx, batch)
+		if err == nil {
+			err = allAppended(outs)
+		}
+		res.preloaded += len(batch)
+		batch = batch[:0]
+		if err != nil {
+			return fmt.Errorf("bench: preloading: %w", err)
+		}
+		return nil
+	}
+	for done := range cfg.Games {
+		var m made
+		select {
+		case m = <-out:
+		case <-ctx.Done():
+			return humanSetupResult{}, ctx.Err()
+		}
+		if m.err != nil {
+			return humanSetupResult{}, m.err
+		}
+		res.slots[m.i] = m.t
+		for _, e := range m.t.evs {
+			res.held += int64(len(e.Data))
+		}
+		for _, e := range m.pre {
+			batch = append(batch, ledger.Input{Emitter: e.Emitter, MsgID: e.ID, Data: e.Data})
+		}
+		if len(batch) >= 2000 {
+			if err := flush(); err != nil {
+				return humanSetupResult{}, err
+			}
+		}
+		if done%256 == 0 {
+			progress("human pace: games", done, cfg.Games)
+		}
+	}
+	if err := flush(); err != nil {
+		return humanSetupResult{}, err
+	}
+	progress("human pace: games", cfg.Games, cfg.Games)
+	res.rejected, res.preloadS = int(rejected.Load()), time.Since(start).Seconds()
+	return res, nil
 }
 
 // sdkLinger returns the Linger an SDK client given linger runs with.

@@ -782,7 +782,10 @@ func (r *Report) Text() string {
 	if h := r.Human; h != nil {
 		fmt.Fprintf(&b, "human      %d games in play over %d emitters, each sending its next event %v to %v after the previous one's receipt\n",
 			h.Games, h.Emitters, time.Duration(h.MinGapMs)*time.Millisecond, time.Duration(h.MaxGapMs)*time.Millisecond)
-		fmt.Fprintf(&b, "           (games of %d rolls, each started at a random point: %d events appended directly before, their compactions done in %.1f s; measured over %.1f s)\n", h.Rolls, h.Preloaded, h.PreloadSettleS, h.WindowS)
+		fmt.Fprintf(&b, "           (games of %d rolls, %.0f events on average, each started at a random point: %d events appended directly before, their compactions done in %.1f s; measured over %.1f s)\n",
+			h.Rolls, h.MeanGameEvents, h.Preloaded, h.PreloadSettleS, h.WindowS)
+		fmt.Fprintf(&b, "           set-up %.1f s (%.1f s of CPU; making the games and the preload %.1f s), rss %.0f MB at the games' start, of which the events made for the run %.0f MB\n",
+			h.SetupS, h.SetupCPUS, h.PreloadS, float64(h.RSSStartBytes)/1e6, float64(h.HeldEventBytesStart)/1e6)
 		fmt.Fprintf(&b, "           %.0f events/s, %.0f bytes on average, %.1f%% signed\n", h.EventsPerSec, h.MeanBytes, 100*h.SignedShare)
 		fmt.Fprintf(&b, "           cpu %.1f µs per event, %.2f× the saturated run's %.1f (same run)\n", h.CPUMicrosPerEvent, r.HumanCPURatio, e.CPUMicrosPerEvent)
 		if len(h.CPUStagesMicros) > 0 {

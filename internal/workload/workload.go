@@ -126,7 +126,7 @@ type Config struct {
 	// interleaved. Zero means 256.
 	Concurrent int
 	// Rolls is the number of rolls of a per-game game (each followed by a
-	// move); zero means 60. A per-roll-v1 match has half as many.
+	// move); zero means DefaultRolls. A per-roll-v1 match has half as many.
 	Rolls int
 	// Emitters is the number of emitters the games are spread over (ids
 	// "emitter-0", "emitter-1", …). Zero means 4.
@@ -153,6 +153,9 @@ type Config struct {
 	BeaconGamesPerRound int
 }
 
+// DefaultRolls is Config.Rolls's default.
+const DefaultRolls = 60
+
 // DefaultBeaconGamesPerRound is Config.BeaconGamesPerRound's default: a
 // conservative share of a round among the anchored-v1 games of a platform
 // with 50,000 games in play (the package's "Rounds").
@@ -166,7 +169,7 @@ func (c *Config) defaults() {
 		c.Concurrent = 256
 	}
 	if c.Rolls <= 0 {
-		c.Rolls = 60
+		c.Rolls = DefaultRolls
 	}
 	if c.Emitters <= 0 {
 		c.Emitters = 4
@@ -304,6 +307,59 @@ func (g *Generator) Next() (Event, error) {
 // game's events itself); the game is one the stream would not give.
 func (g *Generator) Game() ([]Event, error) { return g.newGame() }
 
+// A GameStream is one game's events, made as they are asked for
+// (Generator.Stream): a benchmark that keeps tens of thousands of games in
+// play holds each one's state (about a kilobyte: its dice, its board),
+// not its events still to come.
+type GameStream struct {
+	b    *game
+	next int // of b.out, the next to return
+	done bool
+}
+
+// Stream returns a new game whose events are made as Next asks for them,
+// with randomness of its own (drawn from the generator's), so that the
+// games of a Generator may be stepped in any order, each from one
+// goroutine at a time, and still be the same games. Its events have the
+// shapes and distribution of Game's, but it is not the game Game would
+// have returned.
+func (g *Generator) Stream() (*GameStream, error) { return g.StreamOf(-1) }
+
+// StreamOf is Stream with the game's emitter chosen: emitter is an index of
+// Emitters, or -1 for one drawn as Stream draws it.
+func (g *Generator) StreamOf(emitter int) (*GameStream, error) {
+	if emitter >= len(g.signers) {
+		return nil, fmt.Errorf("workload: emitter %d of %d", emitter, len(g.signers))
+	}
+	rng := rand.New(rand.NewPCG(g.rng.Uint64(), g.rng.Uint64()))
+	b, err := g.startGame(rng, emitter)
+	if err != nil {
+		return nil, err
+	}
+	return &GameStream{b: b}, nil
+}
+
+// Next returns the game's next event, or false after its last one.
+func (s *GameStream) Next() (Event, bool, error) {
+	for s.next == len(s.b.out) {
+		if s.done {
+			return Event{}, false, nil
+		}
+		// What was returned is not held: the builder appends to a fresh
+		// slice (at most a step's few events).
+		s.b.out, s.next = s.b.out[:0:0], 0
+		done, err := s.b.step()
+		if err != nil {
+			return Event{}, false, err
+		}
+		s.done = done
+	}
+	e := s.b.out[s.next]
+	s.b.out[s.next] = Event{}
+	s.next++
+	return e, true, nil
+}
+
 // Take returns the next n events of the stream.
 func (g *Generator) Take(n int) ([]Event, error) {
 	out := make([]Event, n)
@@ -354,49 +410,79 @@ type game struct {
 	scheme events.Scheme
 	id     string
 	signer note.Signer
-	out    []Event
+	out    []Event // made (by Stream: not yet returned)
+	seq    int     // the events made so far
 	start  time.Time
 	// The variant and opening on the board (the settings'), and whether
 	// the moves are logged (Config.Moves).
 	variant rules.Variant
 	opening rules.Opening
+	// rng is the game's randomness: the generator's (Game), or its own
+	// (Stream).
+	rng *rand.Rand
+	// step adds the game's next few events (a roll and its move; a
+	// per-roll-v1 roll's four; the end) and reports whether it has ended.
+	step func() (done bool, err error)
 }
 
 func (b *game) add(body events.Body) error {
-	h := events.Header{Scheme: b.scheme, Game: b.id, Seq: uint64(len(b.out)), Emitter: b.signer.Name(),
-		Time: b.start.Add(time.Duration(len(b.out)) * 1500 * time.Millisecond)}
+	h := events.Header{Scheme: b.scheme, Game: b.id, Seq: uint64(b.seq), Emitter: b.signer.Name(),
+		Time: b.start.Add(time.Duration(b.seq) * 1500 * time.Millisecond)}
 	ev, err := events.NewSigned(h, body, b.signer)
 	if err != nil {
-		return fmt.Errorf("workload: game %s event %d (%s): %w", b.id, len(b.out), body.Type(), err)
+		return fmt.Errorf("workload: game %s event %d (%s): %w", b.id, b.seq, body.Type(), err)
 	}
 	data, err := events.Format(ev)
 	if err != nil {
-		return fmt.Errorf("workload: game %s event %d (%s): %w", b.id, len(b.out), body.Type(), err)
+		return fmt.Errorf("workload: game %s event %d (%s): %w", b.id, b.seq, body.Type(), err)
 	}
 	b.out = append(b.out, Event{Emitter: ev.Emitter, ID: ev.ID, Game: ev.Game, Data: data, Signed: ev.Sig != nil, Type: ev.Type})
+	b.seq++
 	return nil
 }
 
 func (g *Generator) newGame() ([]Event, error) {
+	b, err := g.startGame(g.rng, -1)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		done, err := b.step()
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			return b.out, nil
+		}
+	}
+}
+
+// startGame starts the generator's next game, with randomness rng, of the
+// emitter of that index (-1: one drawn): its first events (the commit, the
+// contributions or tokens and the beacon) made, the rest left to its step.
+func (g *Generator) startGame(rng *rand.Rand, emitter int) (*game, error) {
 	n := g.games
 	g.games++
 	label := fmt.Sprintf("game/%d", n)
-	pick := g.rng.IntN(g.weights[0] + g.weights[1] + g.weights[2])
+	pick := rng.IntN(g.weights[0] + g.weights[1] + g.weights[2])
 	k := 0
 	for pick >= g.weights[k] {
 		pick -= g.weights[k]
 		k++
 	}
-	b := &game{g: g, scheme: g.schemeOf[k], signer: g.signers[g.rng.IntN(len(g.signers))], start: g.clock}
+	b := &game{g: g, rng: rng, scheme: g.schemeOf[k], signer: g.signers[rng.IntN(len(g.signers))], start: g.clock}
+	if emitter >= 0 {
+		b.signer = g.signers[emitter]
+	}
 	g.clock = g.clock.Add(10 * time.Millisecond)
-	turkish := g.rng.IntN(2) == 0
+	turkish := rng.IntN(2) == 0
 	b.variant, b.opening = rules.Portes, rules.OpeningWestern
 	if turkish {
 		b.variant, b.opening = rules.Tavla, rules.OpeningTurkishReroll
 	}
 	if g.cfg.Moves {
 		// The five variants, tavla with its Turkish opening.
-		b.variant = rules.AllVariants()[g.rng.IntN(len(rules.AllVariants()))]
+		b.variant = rules.AllVariants()[rng.IntN(len(rules.AllVariants()))]
 		b.opening = rules.OpeningWestern
 		if b.variant == rules.Tavla {
 			b.opening = rules.OpeningTurkishReroll
@@ -415,7 +501,7 @@ func (g *Generator) newGame() ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.out, nil
+	return b, nil
 }
 
 // settings returns the game's settings object: its variant and opening, and
@@ -454,7 +540,7 @@ func (bd *board) roll(n uint32, d dice.Dice, kind dice.Kind, seat int) error {
 			return nil
 		}
 		bd.turns++
-		return b.add(events.Move{N: n, Play: plays[g.rng.IntN(len(plays))], Seat: seat})
+		return b.add(events.Move{N: n, Play: plays[b.rng.IntN(len(plays))], Seat: seat})
 	}
 	if bd.rg == nil || bd.rg.Over() {
 		rg, err := rules.NewGame(b.variant, b.opening)
@@ -470,7 +556,7 @@ func (bd *board) roll(n uint32, d dice.Dice, kind dice.Kind, seat int) error {
 	if !pending {
 		return nil
 	}
-	play, _ := bd.rg.ChoosePlay(g.rng)
+	play, _ := bd.rg.ChoosePlay(b.rng)
 	text := rules.FormatPlay(play)
 	if err := bd.rg.Move(int(n)-bd.base, seat, text); err != nil {
 		return fmt.Errorf("workload: game %s: the rules engine refuses its own play: %w", b.id, err)
@@ -489,7 +575,7 @@ func (bd *board) over() bool { return bd.rg != nil && bd.rg.Over() }
 func (bd *board) end(points uint32) events.End {
 	g := bd.b.g
 	if !g.cfg.Moves {
-		return events.End{Points: points, Result: events.Finished, Winner: g.rng.IntN(2)}
+		return events.End{Points: points, Result: events.Finished, Winner: bd.b.rng.IntN(2)}
 	}
 	if r, over := bd.rg.Result(); over {
 		if r.Draw() {
@@ -504,30 +590,37 @@ func (bd *board) end(points uint32) events.End {
 	return events.End{Points: 1, Result: events.Resigned, Winner: 1 - loser}
 }
 
-// perGameRolls adds the rolls of a per-game scheme, each played roll
-// followed by its move, then the end and the reveal: Config.Rolls moves,
-// or fewer if the game is over on the board first (Config.Moves).
+// perGameRolls sets the game's step to add the rolls of a per-game scheme,
+// each played roll followed by its move, a roll a step, then the end and
+// the reveal: Config.Rolls moves, or fewer if the game is over on the board
+// first (Config.Moves).
 func (b *game) perGameRolls(roller dice.Roller, seed [32]byte) error {
 	g := b.g
 	opening := dice.Opening(b.opening)
 	seq := dice.NewSequence(opening)
 	bd := &board{b: b}
-	for n := uint32(0); bd.turns < g.cfg.Rolls && !bd.over(); n++ {
+	n := uint32(0)
+	b.step = func() (bool, error) {
+		if bd.turns >= g.cfg.Rolls || bd.over() {
+			if err := b.add(bd.end(1)); err != nil {
+				return false, err
+			}
+			return true, b.add(events.Reveal{Seed: seed})
+		}
 		r := dice.Roll{N: n, Dice: roller.Roll(n), Kind: seq.WantKind()}
 		if err := seq.Next(r); err != nil {
-			return fmt.Errorf("workload: game %s: %w", b.id, err)
+			return false, fmt.Errorf("workload: game %s: %w", b.id, err)
 		}
 		if err := b.add(events.Roll{N: r.N, Dice: r.Dice, Kind: r.Kind}); err != nil {
-			return err
+			return false, err
 		}
 		if err := bd.roll(n, r.Dice, r.Kind, seq.Starter()^(bd.turns%2)); err != nil {
-			return err
+			return false, err
 		}
+		n++
+		return false, nil
 	}
-	if err := b.add(bd.end(1)); err != nil {
-		return err
-	}
-	return b.add(events.Reveal{Seed: seed})
+	return nil
 }
 
 func (b *game) tavlarena(label string) error {
@@ -606,7 +699,11 @@ func (b *game) perRoll(label string) error {
 		return err
 	}
 	bd := &board{b: b}
-	for i := range g.cfg.Rolls / 2 {
+	i := 0
+	b.step = func() (bool, error) {
+		if i >= g.cfg.Rolls/2 || bd.over() { // the match is its first game
+			return true, b.add(bd.end(2))
+		}
 		rollID := g.uuid(fmt.Sprintf("%s/roll/%d", label, i))
 		seed, second := g.bytes32(fmt.Sprintf("%s/s/%d", label, i)), g.bytes32(fmt.Sprintf("%s/x/%d", label, i))
 		from := events.FromClient
@@ -616,17 +713,16 @@ func (b *game) perRoll(label string) error {
 		reveal := events.NewRollReveal(match, rollID, second, seed)
 		for _, body := range []events.Body{events.NewRollCommit(rollID, seed), events.RollSecond{RollID: rollID, Second: second, SecondFrom: from}, reveal} {
 			if err := b.add(body); err != nil {
-				return err
+				return false, err
 			}
 		}
 		if err := bd.roll(uint32(i), reveal.Dice, "", i%2); err != nil {
-			return err
+			return false, err
 		}
-		if bd.over() {
-			break // the match is its first game
-		}
+		i++
+		return false, nil
 	}
-	return b.add(bd.end(2))
+	return nil
 }
 
 // realBeacon returns the beacon of the stream's k-th round (the package's

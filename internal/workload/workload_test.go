@@ -246,3 +246,105 @@ func TestRounds(t *testing.T) {
 		}
 	}
 }
+
+// TestGameStream: games made as their events are asked for (Stream),
+// stepped one event at a time in an interleaved order, are valid games
+// (every event parses, verifies and follows its game's history under the
+// production checks, and every game closes verified), are the same games
+// whatever order they are stepped in, and have the shape of Game's games
+// (their mean length within a fifth of theirs).
+func TestGameStream(t *testing.T) {
+	cfg := Config{Seed: 11, Moves: true, RealBeacons: true, BeaconGamesPerRound: 3}
+	const n = 40
+	streams := func() []*GameStream {
+		g, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]*GameStream, n)
+		for i := range out {
+			if out[i], err = g.Stream(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out
+	}
+	// Interleaved: one event of each game in turn, the games in a
+	// rotating order.
+	interleaved := map[string][][]byte{}
+	games := map[string]*events.Game{}
+	env := events.Env{Beacons: events.BeaconsOf(Chains), Moves: movecheck.Checker{}, Now: QuicknetStart.Add(time.Hour)}
+	g0, _ := New(cfg)
+	open := streams()
+	total := 0
+	for round := 0; len(open) > 0; round++ {
+		var still []*GameStream
+		for j := range open {
+			s := open[(j+round)%len(open)]
+			e, ok, err := s.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				continue
+			}
+			still = append(still, s)
+			ev, err := events.Parse(e.Data)
+			if err != nil {
+				t.Fatalf("%s: %v", e.ID, err)
+			}
+			if err := events.Verify(ev, g0.Keyring()); err != nil {
+				t.Fatalf("%s: %v", e.ID, err)
+			}
+			if ev.ID != e.ID || ev.Game != e.Game || (ev.Sig != nil) != e.Signed || ev.Type != e.Type {
+				t.Fatalf("%+v does not describe %s", e, e.Data)
+			}
+			env.Emitter, env.Index = e.Emitter, uint64(total)
+			if games[ev.Game], err = events.Apply(games[ev.Game], ev, env); err != nil {
+				t.Fatalf("%s (%s %s seq %d): %v", e.ID, ev.Scheme, ev.Type, ev.Seq, err)
+			}
+			interleaved[e.Game] = append(interleaved[e.Game], e.Data)
+			total++
+		}
+		open = still
+	}
+	if len(games) != n {
+		t.Fatalf("%d games, want %d", len(games), n)
+	}
+	for id, gm := range games {
+		if !gm.Closed || gm.Status != events.StatusVerified {
+			t.Errorf("game %s: closed %v, %s", id, gm.Closed, gm.Status)
+		}
+	}
+	// The same games, each drained whole, last first.
+	again := streams()
+	for i := len(again) - 1; i >= 0; i-- {
+		var got [][]byte
+		for {
+			e, ok, err := again[i].Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			got = append(got, e.Data)
+			if want := interleaved[e.Game]; len(got) > len(want) || !bytes.Equal(got[len(got)-1], want[len(got)-1]) {
+				t.Fatalf("game %s event %d differs with the order the games are stepped in", e.Game, len(got)-1)
+			}
+		}
+	}
+	// The shape: Game's games of the same configuration.
+	whole := 0
+	for range n {
+		evs, err := g0.Game()
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole += len(evs)
+	}
+	if r := float64(total) / float64(whole); r < 0.8 || r > 1.25 {
+		t.Errorf("%d events in %d streamed games, %d in as many whole ones", total, n, whole)
+	}
+	t.Logf("%d games: %d events streamed, %d whole", n, total, whole)
+}
