@@ -5,7 +5,9 @@ import (
 	"encoding/base64"
 	"errors"
 	mrand "math/rand/v2"
+	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/mod/sumdb/note"
 
@@ -107,6 +109,126 @@ func TestCheckedNotes(t *testing.T) {
 	if cv.n != before+1 {
 		t.Errorf("a note forgotten: %d signatures verified, want 1", cv.n-before)
 	}
+}
+
+// slowVerifier counts the signatures it verifies by their bytes, from any
+// goroutine, and takes its time over each, so that checks started together
+// overlap.
+type slowVerifier struct {
+	note.Verifier
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (v *slowVerifier) Verify(msg, sig []byte) bool {
+	v.mu.Lock()
+	v.n[string(sig)]++
+	v.mu.Unlock()
+	time.Sleep(20 * time.Millisecond)
+	return v.Verifier.Verify(msg, sig)
+}
+
+func (v *slowVerifier) count() (distinct, all int) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, k := range v.n {
+		distinct++
+		all += k
+	}
+	return distinct, all
+}
+
+// TestCheckedNotesConcurrent: the receipts of one batched reply are
+// checked by their callers at once; they share one check of their note's
+// signature (before, every caller that came before the first check ended
+// checked it again), and a note of other bytes checked at the same time
+// (the same checkpoint, its signature broken) is checked apart and
+// refused, for every receipt that carries it, however the checks overlap.
+func TestCheckedNotesConcurrent(t *testing.T) {
+	const origin = "example.com/notes"
+	skey, vkey, err := merkle.GenerateKey(mrand.NewChaCha8(testonly.Label32("checked notes at once")), origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := merkle.NewSigner(skey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := merkle.NewVerifier(vkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := &slowVerifier{Verifier: v, n: map[string]int{}}
+	c := &Client{cfg: Config{LogKey: sv}}
+	a, b := []byte("event a\n"), []byte("event b\n")
+	ha, hb := merkle.LeafHash(a), merkle.LeafHash(b)
+	good, err := merkle.Sign(merkle.Checkpoint{Origin: origin, Size: 2, Hash: merkle.NodeHash(ha, hb)}, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := flipSignature(t, good)
+
+	const n = 16
+	errs := make([]error, 2*n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 2 * n {
+		wg.Go(func() {
+			cp := good
+			if i%2 == 1 {
+				cp = bad
+			}
+			r := &Receipt{EventID: "e", TlogProof: merkle.TlogProof{Index: 0, Proof: []merkle.Hash{hb}, Checkpoint: bytes.Clone(cp)}}
+			<-start
+			errs[i] = c.check(r, a)
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		switch {
+		case i%2 == 0 && err != nil:
+			t.Errorf("receipt %d under the signed note: %v", i, err)
+		case i%2 == 1 && (!errors.Is(err, ErrBadReceipt) || !errors.Is(err, merkle.ErrSignature)):
+			t.Errorf("receipt %d under the broken note: %v, want ErrBadReceipt and merkle.ErrSignature", i, err)
+		}
+	}
+	// The signed note checked once; the broken one at least once (those
+	// waiting on its check share its failure, but it is not remembered: a
+	// caller that came after the check ended checks it again).
+	goodSig := signatureOf(t, good)
+	sv.mu.Lock()
+	signed, kinds := sv.n[string(goodSig)], len(sv.n)
+	sv.mu.Unlock()
+	if signed != 1 || kinds != 2 {
+		t.Errorf("%d receipts under two notes at once: the signed note's signature verified %d times, %d signatures seen; want once, 2", 2*n, signed, kinds)
+	}
+	_, before := sv.count()
+	if err := c.check(&Receipt{EventID: "e", TlogProof: merkle.TlogProof{Index: 1, Proof: []merkle.Hash{ha}, Checkpoint: bytes.Clone(good)}}, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.check(&Receipt{EventID: "e", TlogProof: merkle.TlogProof{Index: 1, Proof: []merkle.Hash{ha}, Checkpoint: bytes.Clone(bad)}}, b); !errors.Is(err, merkle.ErrSignature) {
+		t.Errorf("the broken note afterwards: %v, want merkle.ErrSignature", err)
+	}
+	if _, all := sv.count(); all-before != 1 {
+		t.Errorf("afterwards: %d signatures verified, want 1 (the broken note, never remembered)", all-before)
+	}
+}
+
+// signatureOf returns the Ed25519 signature of n's (only) signature line,
+// without its key hash: what a note.Verifier is given.
+func signatureOf(t *testing.T, n []byte) []byte {
+	t.Helper()
+	i := bytes.Index(n, []byte("\n\n\u2014 "))
+	if i < 0 {
+		t.Fatalf("no signature line in %q", n)
+	}
+	line := n[i+2 : len(n)-1]
+	sig, err := base64.StdEncoding.DecodeString(string(line[bytes.LastIndexByte(line, ' ')+1:]))
+	if err != nil || len(sig) < 4 {
+		t.Fatalf("signature line %q: %v", line, err)
+	}
+	return sig[4:]
 }
 
 // flipSignature returns n with a bit of its (only) signature flipped.

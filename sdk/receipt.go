@@ -133,10 +133,11 @@ func checkInclusion(r Receipt, leaf []byte) error {
 // notes it opened with its key (checkedNotes) and, for a receipt whose
 // checkpoint is one of them, exactly the same bytes, reuses the
 // checkpoint they opened to instead of checking the same signature again;
-// the leaf and the inclusion proof are checked for every receipt, as
-// CheckReceipt does. (A signature check is an Ed25519 verification, the
-// largest part of the SDK's CPU per receipt: docs/BENCHMARKS.md, issue
-// 31.)
+// the receipts of one batched reply, checked by their callers at once,
+// share one check of their note. The leaf and the inclusion proof are
+// checked for every receipt, as CheckReceipt does. (A signature check is
+// an Ed25519 verification, the largest part of the SDK's CPU per receipt:
+// docs/BENCHMARKS.md, issue 31.)
 func (c *Client) check(r *Receipt, leaf []byte) error {
 	if c.cfg.LogKey == nil {
 		return checkInclusion(*r, leaf)
@@ -144,13 +145,9 @@ func (c *Client) check(r *Receipt, leaf []byte) error {
 	if err := checkLeaf(*r, leaf); err != nil {
 		return err
 	}
-	cp, ok := c.notes.get(r.Checkpoint)
-	if !ok {
-		var err error
-		if cp, err = merkle.Open(r.Checkpoint, c.cfg.LogKey); err != nil {
-			return fmt.Errorf("sdk: receipt of %s: %w: tlog-proof of leaf %d: %w", r.EventID, ErrBadReceipt, r.Index, err)
-		}
-		c.notes.put(r.Checkpoint, cp)
+	cp, err := c.notes.open(r.Checkpoint, c.cfg.LogKey)
+	if err != nil {
+		return fmt.Errorf("sdk: receipt of %s: %w: tlog-proof of leaf %d: %w", r.EventID, ErrBadReceipt, r.Index, err)
 	}
 	if err := merkle.CheckInclusion(merkle.LeafHash(leaf), r.Index, cp.Size, r.Proof, cp.Hash); err != nil {
 		return fmt.Errorf("sdk: receipt of %s: %w: tlog-proof: %w", r.EventID, ErrBadReceipt, err)
@@ -166,11 +163,15 @@ const checkedNotesSize = 8
 
 // checkedNotes are the checkpoint notes a Client opened with its log key
 // (their whole bytes, signatures and cosignatures included), and what they
-// opened to, the last checkedNotesSize of them.
+// opened to, the last checkedNotesSize of them, and the notes being opened
+// now.
 type checkedNotes struct {
 	mu    sync.Mutex
 	notes [checkedNotesSize]checkedNote
 	next  int
+	// opening are the notes being opened: a call that finds its note
+	// here waits for that check's outcome instead of checking it again.
+	opening []*noteCheck
 }
 
 type checkedNote struct {
@@ -178,25 +179,58 @@ type checkedNote struct {
 	cp   merkle.Checkpoint
 }
 
-// get returns the checkpoint note opened to, if note (byte for byte) is
-// one of those remembered.
-func (n *checkedNotes) get(note []byte) (merkle.Checkpoint, bool) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	for i := range n.notes {
-		if e := &n.notes[i]; e.note != "" && e.note == string(note) {
-			return e.cp, true
-		}
-	}
-	return merkle.Checkpoint{}, false
+// A noteCheck is one note being opened; cp and err are set before done is
+// closed.
+type noteCheck struct {
+	note string
+	done chan struct{}
+	cp   merkle.Checkpoint
+	err  error
 }
 
-// put remembers that note, opened with the log key, is cp.
-func (n *checkedNotes) put(note []byte, cp merkle.Checkpoint) {
+// open returns what the note msg opens to with key (merkle.Open): what it
+// opened to before if msg, byte for byte, is one of the notes remembered, else
+// the outcome of opening it now, remembered if it opened. Calls with the
+// same bytes at once share one check (the receipts of a batched reply are
+// checked by their callers together): the later ones wait for the first's
+// outcome, which for the same bytes and key is theirs too. A note that
+// fails is not remembered: the next call checks it again.
+func (n *checkedNotes) open(msg []byte, key note.Verifier) (merkle.Checkpoint, error) {
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.notes[n.next] = checkedNote{note: string(note), cp: cp}
-	n.next = (n.next + 1) % len(n.notes)
+	for i := range n.notes {
+		if e := &n.notes[i]; e.note != "" && e.note == string(msg) {
+			cp := e.cp
+			n.mu.Unlock()
+			return cp, nil
+		}
+	}
+	for _, o := range n.opening {
+		if o.note == string(msg) {
+			n.mu.Unlock()
+			<-o.done
+			return o.cp, o.err
+		}
+	}
+	o := &noteCheck{note: string(msg), done: make(chan struct{})}
+	n.opening = append(n.opening, o)
+	n.mu.Unlock()
+
+	o.cp, o.err = merkle.Open(msg, key)
+
+	n.mu.Lock()
+	for i, p := range n.opening {
+		if p == o {
+			n.opening = append(n.opening[:i], n.opening[i+1:]...)
+			break
+		}
+	}
+	if o.err == nil {
+		n.notes[n.next] = checkedNote{note: o.note, cp: o.cp}
+		n.next = (n.next + 1) % len(n.notes)
+	}
+	n.mu.Unlock()
+	close(o.done)
+	return o.cp, o.err
 }
 
 // A RejectedError says the ledger refused the event, and why.

@@ -15,7 +15,7 @@ import {
   parseReceiptReply, parseRejection, lost, HEADER_EVENTS, MAX_BATCH_EVENTS, MAX_EVENT_SIZE, RECEIPT_PROOF_VERSION, RECEIPT_STATE_VERSION,
   RECEIPT_BATCH_VERSION,
 } from "./wire.js";
-import { Receipt, BadReceiptError } from "./receipt.js";
+import { Receipt, BadReceiptError, CheckedNotes } from "./receipt.js";
 import { ReceiptBatcher } from "./receipts.js";
 import { Follower, FollowUnsupportedError, DEFAULT_FOLLOW_INTERVAL, DEFAULT_FOLLOW_AFTER } from "./follow.js";
 import { Lingerer, DEFAULT_LINGER } from "./linger.js";
@@ -188,6 +188,9 @@ export class Client {
     // receipt() asks in batched requests (receipts.js) until a ledger that
     // predates them refuses one (receiptV then RECEIPT_STATE_VERSION).
     this.batcher = new ReceiptBatcher(nc, this.subjects.receipts(this.emitter), RECEIPT_SLACK, c.retryMin, c.retryMax);
+    // The checkpoint notes opened with the log key: each note's signature
+    // is checked once (receipts, status replies).
+    this.notes = new CheckedNotes();
   }
 
   /**
@@ -514,7 +517,7 @@ export class Client {
       if (!err) {
         if (rep.status === "ok") {
           const r = new Receipt(ev.id, ev.data, rep.index, rep.proof, rep.checkpoint);
-          await r.check(ev.data, this.cfg.logKey || null);
+          await r.check(ev.data, this.cfg.logKey || null, this.notes);
           return r;
         }
         if (rep.status === "rejected" && !copying && (busy || this.follower.refusalOpen(ev.id, rep.code, seq))) {

@@ -27,7 +27,7 @@
 // it the events it accepts and their acks, publishes the copies it asks
 // for, and runs its rounds.
 
-import { parseSignedCheckpoint, parseLogKey, openNote } from "zarlog-verify/src/note.js";
+import { parseSignedCheckpoint } from "zarlog-verify/src/note.js";
 import { createHash } from "node:crypto";
 import { formatStatusRequest, parseStatusReply, parseReceiptReply, lost, MAX_STATUS_EVENTS,
   formatMessageStatusRequest, parseMessageStatusReply, MAX_STATUS_MESSAGES } from "./wire.js";
@@ -107,7 +107,6 @@ export class Follower {
     this.running = false;
     this.again = false;
     this.timer = null;
-    this.key = undefined; // the parsed log key, once
     if (!this.off) {
       this.timer = setInterval(() => { this.round(); }, this.interval);
       if (this.timer.unref) this.timer.unref();
@@ -677,16 +676,19 @@ export class Follower {
   }
 
   // openCheckpoint parses a signed checkpoint note, checking its signature
-  // with the log's key when the Client has one.
+  // with the log's key when the Client has one (once per note: the
+  // Client's CheckedNotes, which its receipts share).
   async openCheckpoint(text) {
-    const cp = parseSignedCheckpoint(text);
-    if (!cp) throw new Error("the status reply's checkpoint is not a signed checkpoint note");
     const logKey = this.host.cfg.logKey;
     if (logKey) {
-      if (this.key === undefined) this.key = await parseLogKey(logKey);
-      if (!this.key) throw new Error("the log key " + JSON.stringify(logKey) + " is not an Ed25519 verifier key");
-      if (!(await openNote(cp.note, this.key))) throw new Error("the status reply's checkpoint is not signed by the log's key");
+      try {
+        return await this.host.notes.open(text, logKey);
+      } catch (e) {
+        throw new Error("the status reply's checkpoint: " + e.message);
+      }
     }
+    const cp = parseSignedCheckpoint(text);
+    if (!cp) throw new Error("the status reply's checkpoint is not a signed checkpoint note");
     return cp;
   }
 }

@@ -6,7 +6,7 @@
 // its checkReceipt, the function a player's app runs.
 
 import { eq } from "zarlog-verify/src/bytes.js";
-import { parseSignedCheckpoint } from "zarlog-verify/src/note.js";
+import { parseSignedCheckpoint, parseLogKey, openNote } from "zarlog-verify/src/note.js";
 import { proofLen, inclusionRoot } from "zarlog-verify/src/merkle.js";
 import { parseTlogProof } from "zarlog-verify/src/tlog.js";
 import { render } from "zarlog-verify/src/render.js";
@@ -61,25 +61,96 @@ export class Receipt {
    * proof is checked against the checkpoint's root. It resolves to the
    * checkpoint {origin, size, root} or throws a BadReceiptError.
    */
-  async check(leaf, logKey) {
+  async check(leaf, logKey, notes) {
     const bytes = typeof leaf === "string" ? te.encode(leaf) : leaf;
     if (!bytes || bytes.length === 0) throw new BadReceiptError("receipt of " + this.eventId + ": no event bytes to check it against");
     if (this.extra && this.extra.length > 0 && !eq(this.extra, bytes)) {
       throw new BadReceiptError("receipt of " + this.eventId + ": it holds other bytes than the event's (" + this.extra.length + " bytes, the event " + bytes.length + ")");
     }
-    const cp = parseSignedCheckpoint(this.checkpoint);
+    let cp = parseSignedCheckpoint(this.checkpoint);
     if (!cp) throw new BadReceiptError("receipt of " + this.eventId + ": its checkpoint is not a signed checkpoint note");
-    if (logKey) {
+    if (logKey && notes) {
+      // The Client's path: the note's signature checked once per note
+      // (CheckedNotes), the leaf and the inclusion proof every time.
+      try {
+        cp = await notes.open(this.checkpoint, logKey);
+      } catch (e) {
+        throw new BadReceiptError("receipt of " + this.eventId + ": " + e.message);
+      }
+      await this.checkInclusion(bytes, cp);
+      this.signatureChecked = true;
+    } else if (logKey) {
       const r = await verifyReceipt(te.encode(this.format()), logKey, null, bytes);
       if (!r.ok) throw new BadReceiptError("receipt of " + this.eventId + ": " + render(r.message, catalog, 0));
       this.signatureChecked = true;
     } else {
-      if (this.index >= cp.size || this.proof.length !== proofLen(this.index, cp.size) ||
-        !eq(await inclusionRoot(this.index, cp.size, bytes, this.proof), cp.root)) {
-        throw new BadReceiptError("receipt of " + this.eventId + ": the inclusion proof of leaf " + this.index + " does not lead to the root of the checkpoint of size " + cp.size);
-      }
+      await this.checkInclusion(bytes, cp);
     }
     return { origin: cp.origin, size: cp.size, root: cp.root };
+  }
+
+  // checkInclusion checks that leaf's hash is at the receipt's index in the
+  // tree of cp ({size, root}) by its proof, or throws a BadReceiptError.
+  async checkInclusion(leaf, cp) {
+    if (this.index >= cp.size || this.proof.length !== proofLen(this.index, cp.size) ||
+      !eq(await inclusionRoot(this.index, cp.size, leaf, this.proof), cp.root)) {
+      throw new BadReceiptError("receipt of " + this.eventId + ": the inclusion proof of leaf " + this.index + " does not lead to the root of the checkpoint of size " + cp.size);
+    }
+  }
+}
+
+/** How many checkpoint notes a CheckedNotes remembers (the Go SDK's checkedNotesSize). */
+export const CHECKED_NOTES_SIZE = 8;
+
+/**
+ * CheckedNotes are the checkpoint notes a Client opened with its log key
+ * (the Go SDK's checkedNotes): a ledger signs a checkpoint every 100 ms or
+ * so, and every receipt and status reply it serves meanwhile carries the
+ * same note, text for text, so its signature is checked once. The last
+ * CHECKED_NOTES_SIZE notes that opened are remembered, with the checkpoint
+ * they opened to, and a note being opened is shared by the calls that ask
+ * for it meanwhile (the receipts of one batched reply are checked
+ * together): they await the one check. A note that fails is forgotten at
+ * once: the next call checks it again. Only the very same text is reused;
+ * anything else, the same checkpoint under another signature included, is
+ * checked on its own.
+ */
+export class CheckedNotes {
+  constructor() {
+    this.notes = new Map(); // note text → Promise of its checkpoint, in insertion order
+    this.keys = new Map(); // log key text → Promise of the parsed key
+  }
+
+  /**
+   * open resolves to the checkpoint ({origin, size, root, note}) the signed
+   * checkpoint note text opens to with logKey (a verifier key's text), or
+   * rejects with an Error saying why it does not: not a signed checkpoint,
+   * another origin than the key's name, or no valid signature by the key.
+   */
+  open(text, logKey) {
+    const id = logKey + "\n\n" + text;
+    const known = this.notes.get(id);
+    if (known) return known;
+    const p = this.openNow(text, logKey);
+    this.notes.set(id, p);
+    if (this.notes.size > CHECKED_NOTES_SIZE) this.notes.delete(this.notes.keys().next().value);
+    p.catch(() => { if (this.notes.get(id) === p) this.notes.delete(id); });
+    return p;
+  }
+
+  async openNow(text, logKey) {
+    let kp = this.keys.get(logKey);
+    if (!kp) {
+      kp = parseLogKey(logKey);
+      this.keys.set(logKey, kp);
+    }
+    const key = await kp;
+    if (!key) throw new Error("the log key " + JSON.stringify(logKey) + " is not an Ed25519 verifier key");
+    const cp = parseSignedCheckpoint(text);
+    if (!cp) throw new Error("its checkpoint is not a signed checkpoint note");
+    if (cp.origin !== key.name) throw new Error("the checkpoint's origin " + JSON.stringify(cp.origin) + " is not the log key's name " + JSON.stringify(key.name));
+    if (!(await openNote(cp.note, key))) throw new Error("the checkpoint is not signed by the log's key " + key.name);
+    return cp;
   }
 }
 
