@@ -140,7 +140,8 @@ func TestBenchHuman(t *testing.T) {
 		rep.HumanCPURatio <= 0 || rep.Config.Pace != "saturated+human" || rep.Config.Moves != "rules" || rep.EndToEnd.Events != 2000 {
 		t.Errorf("report: %s", stdout.String())
 	}
-	for _, k := range []string{`"gamesInPlay": 100`, `"receiptP99ms"`, `"rssBytes"`, `"eventsPerAppend"`, `"eventsPerMessage"`, `"humanCpuRatio"`, `"rollsPerGame": 8`, `"setupSeconds"`, `"heldEventBytesStart"`} {
+	for _, k := range []string{`"gamesInPlay": 100`, `"receiptP99ms"`, `"rssBytes"`, `"eventsPerAppend"`, `"eventsPerMessage"`, `"humanCpuRatio"`, `"rollsPerGame": 8`, `"setupSeconds"`, `"heldEventBytesStart"`,
+		`"humanCpuRatioSettled"`, `"humanCpuRatioDefinitions"`, `"cpuMicrosPerEventSettled"`, `"cpuSidesMicrosPerEvent"`, `"cpuHarnessMicrosPerEvent"`} {
 		if !strings.Contains(stdout.String(), k) {
 			t.Errorf("report without %s: %s", k, stdout.String())
 		}

@@ -52,6 +52,12 @@ type Result struct {
 	// a CPU profile of the run (end to end only; nil when the process was
 	// already being profiled).
 	Stages map[string]float64
+	// Sides is the same CPU time by side: the log's, the emitters', the
+	// runtime's (cpuSplit; end to end only).
+	Sides map[string]float64
+	// Settle is the store work the run's writes left due when it ended,
+	// and the CPU with it (end to end only).
+	Settle *Settle
 	// Metrics holds further numbers by unit, as testing.B.ReportMetric
 	// takes them (for example "events/group").
 	Metrics map[string]float64

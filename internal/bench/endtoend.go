@@ -113,6 +113,10 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The log's side of the CPU (cpuSplit): the server, the ledger, the
+	// ingest and every goroutine they start.
+	setSide(sideLog)
+	defer setSide("")
 	// The emitters authenticate as they do against zarlog serve: each
 	// with its own user and the permissions of docs/NATS.md §7.
 	access := make([]ingest.EmitterAccess, len(w.Emitters))
@@ -169,6 +173,9 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
+	// The emitters' side: the SDK clients, the publishing and the
+	// benchmark's own waiting and recording.
+	setSide(sideEmitters)
 	clients := map[string]*sdk.Client{}
 	for i, e := range w.Emitters {
 		enc, err := sdk.Dial(srv.ClientURL(), e, nats.UserInfo(e, access[i].Password))
@@ -223,6 +230,7 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	}
 	close(pending)
 	published := time.Since(start)
+	setSide("")
 	select {
 	case <-sink.done:
 	case <-ctx.Done():
@@ -237,7 +245,7 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	elapsed := time.Since(start)
 	var mem1 runtime.MemStats
 	runtime.ReadMemStats(&mem1)
-	stages, err := prof.stages(n, cfg.Profile)
+	split, err := prof.stages(n, cfg.Profile)
 	if err != nil {
 		return Result{}, err
 	}
@@ -279,10 +287,14 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 		res.Metrics["events/message"] = float64(n) / float64(info.State.LastSeq)
 	}
 	res.cpuMetrics(startCPU)
-	res.Stages = stages
+	res.Stages, res.Sides = split.Stages, split.Sides
 	if err := beaconChecks(reg, res.Metrics); err != nil {
 		return Result{}, err
 	}
+	if res.Settle, err = settle(ctx, l, n); err != nil {
+		return Result{}, err
+	}
+	res.Settle.CPUMicrosPerEvent = (cpuTime() - startCPU).Seconds() * 1e6 / float64(max(n, 1))
 	return res, nil
 }
 
@@ -525,4 +537,49 @@ func (c *checkpoints) covering(index uint64) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return c.times[i], true
+}
+
+// A Settle is the store work a run's own writes leave due when its
+// measured time ends: its memtable's flush and the compactions that leave
+// due (ledger.Ledger.WaitCompacted), with the CPU of the run and of that
+// work together.
+type Settle struct {
+	// Seconds is how long the flush and the compactions took.
+	Seconds float64
+	// CPUMicrosPerEvent is the run's CPU time with the settling's, over
+	// the run's events: the run's own CPU with the store work it left due
+	// (EndToEnd: the process's CPU time from the run's start to the
+	// settling's end; Human: the window's and the settling's). Besides the
+	// store, the process meanwhile answers the SDK clients' following
+	// (status requests about the run's last events, the run's own) and
+	// idles the 100 ms at least that WaitCompacted polls for.
+	CPUMicrosPerEvent float64
+	// CPUS is the settling's own CPU time, in seconds.
+	CPUS float64
+	// Stages is the settling's CPU per event of the run, by stage (a
+	// profile of it alone), and Sides by side.
+	Stages, Sides map[string]float64
+}
+
+// settle flushes l's memtable and waits for the compactions that leaves
+// due, profiled; the caller sets CPUMicrosPerEvent.
+func settle(ctx context.Context, l *ledger.Ledger, n int) (*Settle, error) {
+	prof := startProfile()
+	start, cpu0 := time.Now(), cpuTime()
+	setSide(sideLog) // the flush may run in this goroutine
+	err := l.WaitCompacted(ctx)
+	setSide("")
+	elapsed, cpu := time.Since(start), cpuTime()-cpu0
+	if err != nil {
+		prof.stages(n, nil)
+		return nil, fmt.Errorf("bench: settling the store: %w", err)
+	}
+	split, err := prof.stages(n, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(split.Stages) == 0 { // no sample: a short settling
+		split.Stages = nil
+	}
+	return &Settle{Seconds: elapsed.Seconds(), CPUS: cpu.Seconds(), Stages: split.Stages, Sides: split.Sides}, nil
 }

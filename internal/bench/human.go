@@ -156,6 +156,21 @@ type HumanMeasure struct {
 	// Events; CPUStagesMicros splits it by stage (as Measure's).
 	CPUMicrosPerEvent float64            `json:"cpuMicrosPerEvent"`
 	CPUStagesMicros   map[string]float64 `json:"cpuStagesMicrosPerEvent,omitempty"`
+	// CPUSidesMicros splits the same profile by side (as Measure's): the
+	// log's, the emitters' and the runtime's; CPUHarnessMicros is the
+	// benchmark's own players' part of the emitters'.
+	CPUSidesMicros   map[string]float64 `json:"cpuSidesMicrosPerEvent,omitempty"`
+	CPUHarnessMicros float64            `json:"cpuHarnessMicrosPerEvent"`
+	// CPUMicrosPerEventSettled is the window's CPU with that of the store
+	// work the window's writes left due (Settle: the memtable flushed and
+	// the compactions that leaves due, after the games stopped and every
+	// event sent was answered), over Events; SettleS how long that work
+	// took and SettleStagesMicros its CPU by stage, per event of the
+	// window. The memtable then also holds the writes of the warm-up's
+	// last seconds, as the window's first flush held those before it.
+	CPUMicrosPerEventSettled float64            `json:"cpuMicrosPerEventSettled"`
+	SettleS                  float64            `json:"settleSeconds"`
+	SettleStagesMicros       map[string]float64 `json:"settleCpuStagesMicrosPerEvent,omitempty"`
 	// The latencies of the events published in the window: from the
 	// publication to the checked receipt (ReceiptCount of them), and to
 	// JetStream's acknowledgement (AckCount), in milliseconds.
@@ -272,6 +287,10 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	for i, e := range w.Emitters {
 		access[i] = ingest.EmitterAccess{Emitter: e, Password: rand.Text()}
 	}
+	// The log's side of the CPU (cpuSplit): the server, the ledger, the
+	// ingest and every goroutine they start.
+	setSide(sideLog)
+	defer setSide("")
 	srv, err := ingest.StartServer(ctx, ingest.ServerConfig{StoreDir: filepath.Join(cfg.Dir, "nats"), Port: -1, Emitters: access})
 	if err != nil {
 		return HumanMeasure{}, err
@@ -295,11 +314,11 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	// The preload appends millions of events in a minute or two; the
 	// compactions it leaves due would otherwise run in the measured
 	// window and be counted against the human pace's events.
-	settle := time.Now()
+	preSettle := time.Now()
 	if err := l.WaitCompacted(ctx); err != nil {
 		return HumanMeasure{}, fmt.Errorf("bench: compacting the preload: %w", err)
 	}
-	settled := time.Since(settle)
+	settled := time.Since(preSettle)
 
 	// The path: the ingest into the ledger, one SDK client per emitter.
 	sink := &countingSink{l: l}
@@ -328,6 +347,8 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	if err != nil {
 		return HumanMeasure{}, err
 	}
+	// The emitters' side: the SDK clients and the benchmark's players.
+	setSide(sideEmitters)
 	clients := make([]*sdk.Client, len(w.Emitters))
 	for i, e := range w.Emitters {
 		enc, err := sdk.Dial(srv.ClientURL(), e, nats.UserInfo(e, access[i].Password))
@@ -363,6 +384,7 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 		heap.Init(&s.heap)
 		sched.Go(func() { s.run(ctx) })
 	}
+	setSide("")
 
 	// The window.
 	if !sleepUntil(ctx, r.window) {
@@ -389,7 +411,7 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	if err := beaconChecks(reg, beacons1); err != nil {
 		return HumanMeasure{}, err
 	}
-	stages, err := prof.stages(max(n, 1), cfg.Profile)
+	split, err := prof.stages(max(n, 1), cfg.Profile)
 	if err != nil {
 		return HumanMeasure{}, err
 	}
@@ -421,13 +443,21 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	if err := sink.error(); err != nil {
 		return HumanMeasure{}, err
 	}
+	// The store work the window's writes leave due (as the saturated
+	// run's, Settle), once every event sent has its answer.
+	st, err := settle(ctx, l, max(n, 1))
+	if err != nil {
+		return HumanMeasure{}, err
+	}
+	st.CPUMicrosPerEvent = ((cpu1 - cpu0).Seconds() + st.CPUS) * 1e6 / float64(max(n, 1))
 
 	m := HumanMeasure{Games: cfg.Games, Emitters: len(w.Emitters), Rolls: cfg.Rolls, MinGapMs: int(cfg.MinGap.Milliseconds()), MaxGapMs: int(cfg.MaxGap.Milliseconds()),
 		SDKLingerMs:    float64(sdkLinger(cfg.SDKLinger)) / float64(time.Millisecond),
 		MeanGameEvents: sample.meanEvents, StartLimit: hs.limit, RejectedStarts: hs.rejected,
 		SetupS: setupS.Seconds(), SetupCPUS: setupCPUS.Seconds(), PreloadS: hs.preloadS, RSSStartBytes: rssStart, HeldEventBytesStart: hs.held,
 		Preloaded: hs.preloaded, PreloadSettleS: settled.Seconds(), WindowS: t1.Sub(t0).Seconds(), Receipts: humanReceipts, Events: n, EventsPerSec: float64(n) / t1.Sub(t0).Seconds(),
-		CPUStagesMicros: stages, RSSBytes: rss, RSSPeakBytes: peak, HeldEventBytes: held, IdleGames: int(r.idle.Load()),
+		CPUStagesMicros: split.Stages, CPUSidesMicros: split.Sides, CPUHarnessMicros: split.Sides[sideHarness],
+		CPUMicrosPerEventSettled: st.CPUMicrosPerEvent, SettleS: st.Seconds, SettleStagesMicros: st.Stages, RSSBytes: rss, RSSPeakBytes: peak, HeldEventBytes: held, IdleGames: int(r.idle.Load()),
 		BeaconGamesPerRound: wcfg.BeaconGamesPerRound,
 		BeaconPairings:      int(beacons1["beacon-pairings"] - beacons0["beacon-pairings"]),
 		BeaconCached:        int(beacons1["beacon-cached"] - beacons0["beacon-cached"]),

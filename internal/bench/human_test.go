@@ -56,6 +56,13 @@ func TestHuman(t *testing.T) {
 	case m.BeaconGamesPerRound < 1 || m.BeaconPairings+m.BeaconCached < 1:
 		t.Errorf("%d anchored-v1 games a round; %d pairing checks and %d cached answers in the window", m.BeaconGamesPerRound, m.BeaconPairings, m.BeaconCached)
 	}
+	checkSides(t, "human pace", m.CPUStagesMicros, m.CPUSidesMicros)
+	if m.CPUHarnessMicros != m.CPUSidesMicros[sideHarness] {
+		t.Errorf("the harness's CPU %v, its side %v", m.CPUHarnessMicros, m.CPUSidesMicros[sideHarness])
+	}
+	if m.CPUMicrosPerEventSettled < m.CPUMicrosPerEvent || m.SettleS <= 0 {
+		t.Errorf("%.1f µs per event, %.1f with the store work left due (%.2f s: %v)", m.CPUMicrosPerEvent, m.CPUMicrosPerEventSettled, m.SettleS, m.SettleStagesMicros)
+	}
 	if runtime.GOOS == "linux" && (m.RSSBytes <= 0 || m.RSSPeakBytes < m.RSSBytes || m.RSSStartBytes <= 0 || m.RSSPeakBytes < m.RSSStartBytes) {
 		t.Errorf("RSS %d, peak %d, at the start %d", m.RSSBytes, m.RSSPeakBytes, m.RSSStartBytes)
 	}

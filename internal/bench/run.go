@@ -185,9 +185,18 @@ type Report struct {
 	// setting (Config.Tessera): what issue 17's targets are stated in.
 	Ratios []Ratio `json:"ratios,omitempty"`
 	// Human is the human pace (Config.Pace PaceHuman), and
-	// HumanCPURatio its CPU per event over EndToEnd's, from the same run.
-	Human         *HumanMeasure `json:"human,omitempty"`
-	HumanCPURatio float64       `json:"humanCpuRatio,omitempty"`
+	// HumanCPURatio its CPU per event over EndToEnd's, from the same run,
+	// each over its measured time (CPUMicrosPerEvent: the saturated run's
+	// ends at the checkpoint covering its last event, before the store
+	// work its writes leave due; the human pace's is 30 s of steady
+	// state, paying its own). HumanCPURatioSettled is the same ratio with
+	// both including the store work their writes left due
+	// (CPUMicrosPerEventSettled): the like-for-like one.
+	// HumanCPURatioDefinitions says so in the JSON.
+	Human                    *HumanMeasure     `json:"human,omitempty"`
+	HumanCPURatio            float64           `json:"humanCpuRatio,omitempty"`
+	HumanCPURatioSettled     float64           `json:"humanCpuRatioSettled,omitempty"`
+	HumanCPURatioDefinitions map[string]string `json:"humanCpuRatioDefinitions,omitempty"`
 	// Storage is the end-to-end run with the log kept in the bucket
 	// (Config.Storage), StorageURL where, and StorageRatio its events/s
 	// over EndToEnd's, measured in the same run.
@@ -241,6 +250,15 @@ type RunConfig struct {
 	// EmitterRates is "none", or the per-emitter rates the end-to-end
 	// passes ran with (--emitter-rates).
 	EmitterRates string `json:"emitterRates"`
+}
+
+// humanCPURatioDefinitions is Report.HumanCPURatioDefinitions.
+var humanCPURatioDefinitions = map[string]string{
+	"humanCpuRatio": "human.cpuMicrosPerEvent / endToEnd.cpuMicrosPerEvent: each pace's process CPU over its measured time and its events; " +
+		"the saturated run's time ends at the checkpoint covering its last event, before the Pebble flush and compactions its writes leave due, " +
+		"while the human pace's 30 s of steady state pay for their own (the definition before 2026-12-04)",
+	"humanCpuRatioSettled": "human.cpuMicrosPerEventSettled / endToEnd.cpuMicrosPerEventSettled: the same, each with the CPU of the store work " +
+		"its own writes left due (the memtable flushed and the compactions that leaves due, ledger.WaitCompacted, after the run): like for like",
 }
 
 // runConfig describes the run of cfg on w.
@@ -369,6 +387,26 @@ type Measure struct {
 	// (server and clients), ingest, parse, signature, state, tree, pebble,
 	// ledger-other, checkpoint, gc, other.
 	CPUStagesMicros map[string]float64 `json:"cpuStagesMicrosPerEvent,omitempty"`
+	// CPUSidesMicros splits the same profile by side (end to end only),
+	// by the pprof label of the goroutine each sample was taken in: "log"
+	// (the embedded nats-server, the ingest, the ledger, Pebble),
+	// "emitters" (the SDK clients, their NATS connections, the benchmark's
+	// publishing and waiting) and "runtime" (samples in no labelled
+	// goroutine: the garbage collector's background workers, the
+	// scheduler, timers); the three sum to the stages' total. "harness"
+	// (also CPUHarnessMicros) is the part of "emitters" with no SDK or
+	// NATS frame: the benchmark's own work, not a backend's SDK's.
+	CPUSidesMicros   map[string]float64 `json:"cpuSidesMicrosPerEvent,omitempty"`
+	CPUHarnessMicros float64            `json:"cpuHarnessMicrosPerEvent,omitempty"`
+	// CPUMicrosPerEventSettled is CPUMicrosPerEvent with the CPU of the
+	// store work the run's writes left due when it ended (end to end
+	// only; Settle): the process's CPU from the run's start until its
+	// memtable was flushed and the compactions that leaves due were done,
+	// over the events. SettleS is how long that work took after the run,
+	// and SettleStagesMicros its CPU by stage, per event of the run.
+	CPUMicrosPerEventSettled float64            `json:"cpuMicrosPerEventSettled,omitempty"`
+	SettleS                  float64            `json:"settleSeconds,omitempty"`
+	SettleStagesMicros       map[string]float64 `json:"settleCpuStagesMicrosPerEvent,omitempty"`
 	// EventsPerMessage is the mean number of events per NATS message, and
 	// EventsPerAppend per call of the ledger's Append (end to end only):
 	// how well the SDK and the ingest batch.
@@ -404,12 +442,15 @@ type Bundles struct {
 
 func measure(r Result) Measure {
 	m := Measure{Name: r.Name, Events: r.Events, Seconds: r.Elapsed.Seconds(), EventsPerSec: r.EventsPerSec(),
-		CPUMicrosPerEvent: r.Metrics["cpu-µs/event"], CPUStagesMicros: r.Stages,
+		CPUMicrosPerEvent: r.Metrics["cpu-µs/event"], CPUStagesMicros: r.Stages, CPUSidesMicros: r.Sides, CPUHarnessMicros: r.Sides[sideHarness],
 		EventsPerMessage: r.Metrics["events/message"], EventsPerAppend: r.Metrics["events/submit"],
 		AllocBytesPerEvent: r.Metrics["alloc-B/event"], AllocsPerEvent: r.Metrics["allocs/event"],
 		BeaconPairings: int(r.Metrics["beacon-pairings"]), BeaconCached: int(r.Metrics["beacon-cached"]), Duplicates: int(r.Metrics["duplicates"])}
 	if r.P99 > 0 {
 		m.P50ms, m.P99ms, m.MaxMs = ms(r.P50), ms(r.P99), ms(r.Max)
+	}
+	if st := r.Settle; st != nil {
+		m.CPUMicrosPerEventSettled, m.SettleS, m.SettleStagesMicros = st.CPUMicrosPerEvent, st.Seconds, st.Stages
 	}
 	if r.Receipts > 0 {
 		m.Receipts, m.ReceiptP50ms, m.ReceiptP99ms, m.ReceiptMaxMs = r.Receipts, ms(r.ReceiptP50), ms(r.ReceiptP99), ms(r.ReceiptMax)
@@ -546,6 +587,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if rep.EndToEnd.CPUMicrosPerEvent > 0 {
 			rep.HumanCPURatio = m.CPUMicrosPerEvent / rep.EndToEnd.CPUMicrosPerEvent
 		}
+		if rep.EndToEnd.CPUMicrosPerEventSettled > 0 {
+			rep.HumanCPURatioSettled = m.CPUMicrosPerEventSettled / rep.EndToEnd.CPUMicrosPerEventSettled
+		}
+		rep.HumanCPURatioDefinitions = humanCPURatioDefinitions
 		os.RemoveAll(h.Dir)
 	}
 
@@ -761,13 +806,17 @@ func (r *Report) Text() string {
 	}
 	fmt.Fprintf(&b, "cpu        %.1f µs per event, end to end\n", e.CPUMicrosPerEvent)
 	if len(e.CPUStagesMicros) > 0 {
-		var parts []string
-		for _, s := range stageOrder {
-			if v, ok := e.CPUStagesMicros[s]; ok {
-				parts = append(parts, fmt.Sprintf("%s %.1f", s, v))
-			}
+		fmt.Fprintf(&b, "           by stage (µs per event, CPU profile): %s\n", stagesText(e.CPUStagesMicros))
+	}
+	if len(e.CPUSidesMicros) > 0 {
+		fmt.Fprintf(&b, "           by side (µs per event, CPU profile): %s\n", sidesText(e.CPUSidesMicros))
+	}
+	if e.CPUMicrosPerEventSettled > 0 {
+		fmt.Fprintf(&b, "           %.1f µs per event with the store work its writes left due (memtable flush and compactions, %.1f s after the run: %s)\n",
+			e.CPUMicrosPerEventSettled, e.SettleS, stagesText(e.SettleStagesMicros))
+		if p := r.Paced; p != nil && p.CPUMicrosPerEventSettled > 0 {
+			fmt.Fprintf(&b, "           paced pass: %.1f µs per event, %.1f with the store work its writes left due\n", p.CPUMicrosPerEvent, p.CPUMicrosPerEventSettled)
 		}
-		fmt.Fprintf(&b, "           by stage (µs per event, CPU profile): %s\n", strings.Join(parts, ", "))
 	}
 	if e.AllocBytesPerEvent > 0 {
 		fmt.Fprintf(&b, "memory     %.0f bytes in %.1f allocations per event, end to end (the garbage collector's work)\n", e.AllocBytesPerEvent, e.AllocsPerEvent)
@@ -787,15 +836,16 @@ func (r *Report) Text() string {
 		fmt.Fprintf(&b, "           set-up %.1f s (%.1f s of CPU; making the games and the preload %.1f s), rss %.0f MB at the games' start, of which the events made for the run %.0f MB\n",
 			h.SetupS, h.SetupCPUS, h.PreloadS, float64(h.RSSStartBytes)/1e6, float64(h.HeldEventBytesStart)/1e6)
 		fmt.Fprintf(&b, "           %.0f events/s, %.0f bytes on average, %.1f%% signed\n", h.EventsPerSec, h.MeanBytes, 100*h.SignedShare)
-		fmt.Fprintf(&b, "           cpu %.1f µs per event, %.2f× the saturated run's %.1f (same run)\n", h.CPUMicrosPerEvent, r.HumanCPURatio, e.CPUMicrosPerEvent)
+		fmt.Fprintf(&b, "           cpu %.1f µs per event, %.2f× the saturated run's %.1f (same run; each over its measured time)\n", h.CPUMicrosPerEvent, r.HumanCPURatio, e.CPUMicrosPerEvent)
+		if r.HumanCPURatioSettled > 0 {
+			fmt.Fprintf(&b, "           with the store work each one's writes left due: %.1f µs per event, %.2f× the saturated run's %.1f (like for like)\n",
+				h.CPUMicrosPerEventSettled, r.HumanCPURatioSettled, e.CPUMicrosPerEventSettled)
+		}
 		if len(h.CPUStagesMicros) > 0 {
-			var parts []string
-			for _, s := range stageOrder {
-				if v, ok := h.CPUStagesMicros[s]; ok {
-					parts = append(parts, fmt.Sprintf("%s %.1f", s, v))
-				}
-			}
-			fmt.Fprintf(&b, "           by stage (µs per event, CPU profile): %s\n", strings.Join(parts, ", "))
+			fmt.Fprintf(&b, "           by stage (µs per event, CPU profile): %s\n", stagesText(h.CPUStagesMicros))
+		}
+		if len(h.CPUSidesMicros) > 0 {
+			fmt.Fprintf(&b, "           by side (µs per event, CPU profile): %s\n", sidesText(h.CPUSidesMicros))
 		}
 		fmt.Fprintf(&b, "           publish → receipt p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d checked receipts; publish → JetStream ack p50 %.1f ms, p99 %.1f ms\n",
 			h.ReceiptP50ms, h.ReceiptP99ms, h.ReceiptMaxMs, h.ReceiptCount, h.AckP50ms, h.AckP99ms)
@@ -837,6 +887,23 @@ func (r *Report) Text() string {
 		fmt.Fprintf(&b, "ratio      %-24s / %-24s %5.2f×\n", x.Of, x.To, x.Ratio)
 	}
 	return b.String()
+}
+
+// stagesText lists stages in stageOrder.
+func stagesText(stages map[string]float64) string {
+	var parts []string
+	for _, s := range stageOrder {
+		if v, ok := stages[s]; ok {
+			parts = append(parts, fmt.Sprintf("%s %.1f", s, v))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sidesText says the sides of the CPU (cpuSplit).
+func sidesText(sides map[string]float64) string {
+	return fmt.Sprintf("the log's %.1f (NATS server, ingest, ledger, Pebble), the emitters' %.1f (SDK clients; of it the bench's own players %.1f), the runtime's %.1f (GC workers, scheduler)",
+		sides[sideLog], sides[sideEmitters], sides[sideHarness], sides[sideRuntime])
 }
 
 // describe says the configuration in words.

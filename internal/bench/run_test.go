@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"reflect"
 	"slices"
@@ -123,11 +124,23 @@ func TestRun(t *testing.T) {
 	if cpu := rep.EndToEnd.CPUMicrosPerEvent; sum <= 0 || sum > 2*cpu {
 		t.Errorf("the stages sum to %.1f µs per event, the CPU time is %.1f: %v", sum, cpu, rep.EndToEnd.CPUStagesMicros)
 	}
+	// The same profile by side sums to the stages' total, in both passes;
+	// each pass's CPU with the store work it left due is at least its
+	// CPU (the settling's CPU comes on top).
+	for name, m := range map[string]*Measure{"end to end": &rep.EndToEnd, "paced": rep.Paced} {
+		if m == nil {
+			continue
+		}
+		checkSides(t, name, m.CPUStagesMicros, m.CPUSidesMicros)
+		if m.CPUMicrosPerEventSettled < m.CPUMicrosPerEvent || m.SettleS <= 0 {
+			t.Errorf("%s: %.1f µs per event, %.1f with the store work left due (%.2f s: %v)", name, m.CPUMicrosPerEvent, m.CPUMicrosPerEventSettled, m.SettleS, m.SettleStagesMicros)
+		}
+	}
 	if _, err := note.NewVerifier(rep.LogKey); err != nil {
 		t.Errorf("the report's log key %q is not a C2SP verifier key: %v", rep.LogKey, err)
 	}
 	text := rep.Text()
-	for _, want := range []string{"log        " + rep.LogKey, "config     production: every roll, move and end checked by the rules engine", "8 anchored-v1 games a round, a cache of 1024 verified beacons", "the SDK clients follow their events (a status request every 500 ms)", "no emitter's rate limited", "bundle     anchored-v1", "machine ", "end to end ", "latency ", "receipt    publish → receipt", "batching ", "beacons    ", "memory ", "disk ", "bundle     per-roll-v1", "bundle     tavlarena-v1", "tessera-posix"} {
+	for _, want := range []string{"log        " + rep.LogKey, "config     production: every roll, move and end checked by the rules engine", "8 anchored-v1 games a round, a cache of 1024 verified beacons", "the SDK clients follow their events (a status request every 500 ms)", "no emitter's rate limited", "bundle     anchored-v1", "machine ", "end to end ", "latency ", "receipt    publish → receipt", "batching ", "beacons    ", "memory ", "by side (µs per event, CPU profile): the log's", "with the store work its writes left due", "disk ", "bundle     per-roll-v1", "bundle     tavlarena-v1", "tessera-posix"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q in:\n%s", want, text)
 		}
@@ -195,5 +208,25 @@ func TestRatios(t *testing.T) {
 	r := &Report{EndToEnd: e, Ledger: l, Ratios: want}
 	if text := r.Text(); !strings.Contains(text, "ratio      end to end               / tessera 256               2.00×") {
 		t.Errorf("the report does not print the ratios:\n%s", text)
+	}
+}
+
+// checkSides checks that a profile's split by side has the three sides,
+// the harness within the emitters', and sums to the stages' total: the
+// same samples, split two ways.
+func checkSides(t *testing.T, name string, stages, sides map[string]float64) {
+	t.Helper()
+	var total, bySide float64
+	for _, v := range stages {
+		total += v
+	}
+	for _, k := range []string{sideLog, sideEmitters, sideRuntime} {
+		bySide += sides[k]
+	}
+	if total <= 0 || math.Abs(bySide-total) > 1e-9*total {
+		t.Errorf("%s: the sides sum to %v µs per event, the stages to %v: %v, %v", name, bySide, total, sides, stages)
+	}
+	if sides[sideLog] <= 0 || sides[sideEmitters] <= 0 || sides[sideHarness] < 0 || sides[sideHarness] > sides[sideEmitters] {
+		t.Errorf("%s: sides %v", name, sides)
 	}
 }

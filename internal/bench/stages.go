@@ -9,6 +9,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"runtime"
@@ -86,6 +87,72 @@ func stageOf(funcs []string) string {
 	return "other"
 }
 
+// The sides of the process's CPU, by the pprof label sideLabel of the
+// goroutine a sample was taken in: the log's (the embedded nats-server,
+// the ingest, the ledger and its Pebble store, started under
+// setSide(sideLog)) and the emitters' (the SDK clients and their NATS
+// connections, the benchmark's own players, under setSide(sideEmitters)).
+// Goroutines inherit their creator's labels, so each side is every
+// goroutine its starters started, and theirs; the goroutines the
+// nats-server and Pebble label themselves are the log's too (logLabels).
+// Samples without a label are the runtime's own goroutines (the garbage
+// collector's background workers, the scheduler between goroutines):
+// sideRuntime.
+const (
+	sideLabel    = "zarlog-bench-side"
+	sideLog      = "log"
+	sideEmitters = "emitters"
+	sideRuntime  = "runtime"
+	// sideHarness is the part of sideEmitters with neither an SDK nor a
+	// NATS frame on its stack: the benchmark's own players (scheduling,
+	// waiting, recording), not what a backend's SDK costs.
+	sideHarness = "harness"
+)
+
+// setSide labels the calling goroutine as side ("": no label), so that
+// the goroutines it starts from then on are side's (cpuSplit.Sides).
+func setSide(side string) {
+	ctx := context.Background()
+	if side != "" {
+		ctx = pprof.WithLabels(ctx, pprof.Labels(sideLabel, side))
+	}
+	pprof.SetGoroutineLabels(ctx)
+}
+
+// logLabels are the pprof labels the log's libraries set on their own
+// goroutines, replacing those the goroutines inherited (sideLabel among
+// them): the embedded nats-server's streams, consumers and accounts
+// (server.startGoRoutine), Pebble's flushes, compactions and WAL syncs. In
+// this process only the log runs a nats-server or Pebble, so a sample with
+// one of them is the log's.
+var logLabels = []string{"account", "stream", "consumer", "type", "pebble"}
+
+// sideOf returns the side of a sample with the labels of its goroutine.
+func sideOf(labels map[string][]string) string {
+	if l := labels[sideLabel]; len(l) == 1 && (l[0] == sideLog || l[0] == sideEmitters) {
+		return l[0]
+	}
+	for _, k := range logLabels {
+		if len(labels[k]) > 0 {
+			return sideLog
+		}
+	}
+	return sideRuntime
+}
+
+// pprofGoroutines writes the goroutine profile, with each goroutine's
+// labels (pprof format).
+func pprofGoroutines(w io.Writer) error { return pprof.Lookup("goroutine").WriteTo(w, 0) }
+
+// A cpuSplit is a profile's CPU time per event, in microseconds, by stage
+// (stageOf) and by side (sideLog, sideEmitters, sideRuntime; and
+// sideHarness, part of sideEmitters). The stages sum to the same total as
+// the three sides.
+type cpuSplit struct {
+	Stages map[string]float64
+	Sides  map[string]float64
+}
+
 // A cpuProfile records a CPU profile of the process until stop.
 type cpuProfile struct {
 	buf bytes.Buffer
@@ -100,30 +167,35 @@ func startProfile() *cpuProfile {
 	return p
 }
 
-// stages stops the profile and returns each stage's CPU time per event, in
-// microseconds, or nil if there was no profile. If save is not nil, the
-// profile is written to it too.
-func (p *cpuProfile) stages(events int, save io.Writer) (map[string]float64, error) {
+// stages stops the profile and returns each stage's and side's CPU time per
+// event, in microseconds, or empty maps if there was no profile. If save
+// is not nil, the profile is written to it too.
+func (p *cpuProfile) stages(events int, save io.Writer) (cpuSplit, error) {
 	if !p.on {
-		return nil, nil
+		return cpuSplit{}, nil
 	}
 	pprof.StopCPUProfile()
 	if save != nil {
 		if _, err := save.Write(p.buf.Bytes()); err != nil {
-			return nil, fmt.Errorf("bench: writing the CPU profile: %w", err)
+			return cpuSplit{}, fmt.Errorf("bench: writing the CPU profile: %w", err)
 		}
 	}
 	prof, err := profile.Parse(&p.buf)
 	if err != nil {
-		return nil, fmt.Errorf("bench: reading the CPU profile: %w", err)
+		return cpuSplit{}, fmt.Errorf("bench: reading the CPU profile: %w", err)
 	}
+	return splitProfile(prof, events), nil
+}
+
+// splitProfile splits prof's CPU time by stage and by side, per event.
+func splitProfile(prof *profile.Profile, events int) cpuSplit {
 	ns := 1 // the sample value that is CPU nanoseconds
 	for i, st := range prof.SampleType {
 		if st.Type == "cpu" {
 			ns = i
 		}
 	}
-	out := map[string]float64{}
+	out := cpuSplit{Stages: map[string]float64{}, Sides: map[string]float64{sideLog: 0, sideEmitters: 0, sideRuntime: 0, sideHarness: 0}}
 	for _, s := range prof.Sample {
 		var funcs []string
 		for _, loc := range s.Location {
@@ -133,9 +205,17 @@ func (p *cpuProfile) stages(events int, save io.Writer) (map[string]float64, err
 				}
 			}
 		}
-		out[stageOf(funcs)] += float64(s.Value[ns]) / 1e3 / float64(events)
+		v := float64(s.Value[ns]) / 1e3 / float64(max(events, 1))
+		out.Stages[stageOf(funcs)] += v
+		side := sideOf(s.Label)
+		out.Sides[side] += v
+		if side == sideEmitters && !slices.ContainsFunc(funcs, func(f string) bool {
+			return strings.HasPrefix(f, "github.com/zarlog/zarlog/sdk.") || strings.HasPrefix(f, "github.com/nats-io/")
+		}) {
+			out.Sides[sideHarness] += v
+		}
 	}
-	return out, nil
+	return out
 }
 
 // An allocProfile records the allocations of a run: the process's
