@@ -3,7 +3,6 @@ package bench
 import (
 	"bufio"
 	"bytes"
-	"container/heap"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -366,23 +365,25 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	rssStart, _ := readRSS()
 
 	// Play: one scheduler per emitter sends each of its games' next event
-	// when it is due; a goroutine per event in flight waits for its
-	// receipt and sets when the game's next one is due.
+	// when it is due; its acker waits for each one's acknowledgement (and
+	// a goroutine per receipt waited for, for that) and sets when the
+	// game's next one is due.
 	start := time.Now()
 	r := &humanRun{cfg: cfg, start: start, end: start.Add(cfg.Duration), window: start.Add(cfg.Warmup),
 		scheds: make([]*humanScheduler, len(w.Emitters))}
 	for i := range r.scheds {
-		r.scheds[i] = &humanScheduler{r: r, c: clients[i], wake: make(chan humanDue, 1024), stopped: make(chan struct{})}
+		r.scheds[i] = &humanScheduler{r: r, c: clients[i], flights: make(chan humanFlight, 1<<14), wake: make(chan struct{}, 1)}
 	}
 	// A game's previous event was receipted some time before the start:
-	// its next one is due at a uniform time within the longest gap.
+	// its next one is due at a uniform time within the longest gap
+	// (humanSetup drew it).
 	for _, s := range slots {
-		r.scheds[s.emitter].heap = append(r.scheds[s.emitter].heap, humanDue{at: start.Add(s.first), slot: s})
+		r.scheds[s.emitter].heap.push(humanDue{at: s.first.Nanoseconds(), slot: s})
 	}
 	var sched sync.WaitGroup
 	for _, s := range r.scheds {
-		heap.Init(&s.heap)
 		sched.Go(func() { s.run(ctx) })
+		r.inflight.Go(func() { s.ack(ctx) })
 	}
 	setSide("")
 
@@ -472,16 +473,21 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 			m.EventsPerMessage = float64(n) / float64(msgs)
 		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.sent > 0 {
-		m.MeanBytes, m.SignedShare = float64(r.sentBytes)/float64(r.sent), float64(r.signed)/float64(r.sent)
+	// The schedulers, their ackers and the receipts' waiters are done.
+	var sent, signed, sentBytes int
+	var receipts, acks []time.Duration
+	for _, s := range r.scheds {
+		sent, signed, sentBytes = sent+s.sent, signed+s.signed, sentBytes+s.sentBytes
+		receipts, acks = append(receipts, s.receipts...), append(acks, s.acks...)
 	}
-	m.ReceiptCount, m.AckCount = len(r.receipts), len(r.acks)
+	if sent > 0 {
+		m.MeanBytes, m.SignedShare = float64(sentBytes)/float64(sent), float64(signed)/float64(sent)
+	}
+	m.ReceiptCount, m.AckCount = len(receipts), len(acks)
 	var p50, p99, mx time.Duration
-	p50, p99, mx = percentiles(r.receipts)
+	p50, p99, mx = percentiles(receipts)
 	m.ReceiptP50ms, m.ReceiptP99ms, m.ReceiptMaxMs = ms(p50), ms(p99), ms(mx)
-	p50, p99, _ = percentiles(r.acks)
+	p50, p99, _ = percentiles(acks)
 	m.AckP50ms, m.AckP99ms = ms(p50), ms(p99)
 	return m, nil
 }
@@ -520,17 +526,15 @@ type humanSlot struct {
 
 // A humanRun is the state of a human-pace run's play.
 type humanRun struct {
-	cfg            HumanConfig
-	start, window  time.Time
-	end            time.Time
-	scheds         []*humanScheduler
-	inflight       sync.WaitGroup
-	idle           atomic.Int64
-	mu             sync.Mutex
-	receipts, acks []time.Duration // of the events published in the window
-	sent, signed   int             // in the window
-	sentBytes      int
-	first          error
+	cfg           HumanConfig
+	start, window time.Time
+	end           time.Time
+	scheds        []*humanScheduler
+	// inflight counts the ackers and the receipts' waiters.
+	inflight sync.WaitGroup
+	idle     atomic.Int64
+	mu       sync.Mutex
+	first    error
 }
 
 func (r *humanRun) fail(err error) {
@@ -547,58 +551,124 @@ func (r *humanRun) error() error {
 	return r.first
 }
 
-// A humanDue is when a table's next event is due.
+// A humanDue is when a table's next event is due, in nanoseconds after the
+// play's start.
 type humanDue struct {
-	at   time.Time
+	at   int64
 	slot *humanSlot
 }
 
+// A humanHeap is a min-heap of dues by time (container/heap's algorithm
+// without its interface conversions: this is the benchmark's own work).
 type humanHeap []humanDue
 
-func (h humanHeap) Len() int           { return len(h) }
-func (h humanHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
-func (h humanHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *humanHeap) Push(x any)        { *h = append(*h, x.(humanDue)) }
-func (h *humanHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+func (h *humanHeap) push(d humanDue) {
+	*h = append(*h, d)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		p := (i - 1) / 2
+		if q[p].at <= q[i].at {
+			break
+		}
+		q[p], q[i] = q[i], q[p]
+		i = p
+	}
 }
 
-// A humanScheduler sends one emitter's games' events when they are due.
+func (h *humanHeap) pop() humanDue {
+	q := *h
+	d := q[0]
+	n := len(q) - 1
+	q[0] = q[n]
+	q = q[:n]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && q[c+1].at < q[c].at {
+			c++
+		}
+		if q[i].at <= q[c].at {
+			break
+		}
+		q[i], q[c] = q[c], q[i]
+		i = c
+	}
+	*h = q
+	return d
+}
+
+// A humanFlight is an event published and not yet answered.
+type humanFlight struct {
+	slot      *humanSlot
+	ev        sdk.Event
+	p         *sdk.Pending
+	receipt   bool // the game waits for its checked receipt
+	inWindow  bool
+	published time.Time
+	gap       time.Duration // after its answer, before the table's next event
+}
+
+// A humanScheduler sends one emitter's games' events when they are due:
+// its run loop sends the due events, and its acker (ack) takes the
+// published events in order, waits for each one's acknowledgement, and
+// sets when the table's next event is due (or hands the event to a waiter
+// of its checked receipt, which then does). The events of an emitter are
+// acknowledged in the order they were published, a NATS message's
+// together, so the acker rarely waits for one event while a later one is
+// answered; when it does, the later one's latency is counted when the
+// acker sees it: longer, never shorter, than it was.
 type humanScheduler struct {
 	r       *humanRun
 	c       *sdk.Client
+	flights chan humanFlight // published, to the acker, in order; closed when run returns
+	wake    chan struct{}    // capacity 1: a due earlier than waking
+	mu      sync.Mutex       // heap, waking
 	heap    humanHeap
-	wake    chan humanDue // games whose next event is due at a new time
-	stopped chan struct{} // closed when run returns
+	waking  int64 // when run wakes next, after the start
+	// The window's figures: sent, signed and sentBytes run's, acks the
+	// acker's, receipts the receipts' waiters' (under rmu).
+	sent, signed, sentBytes int
+	acks                    []time.Duration
+	rmu                     sync.Mutex
+	receipts                []time.Duration
 }
 
 // run is the scheduler's loop, until the run's end.
 func (s *humanScheduler) run(ctx context.Context) {
-	defer close(s.stopped)
+	defer close(s.flights)
+	end := s.r.end.Sub(s.r.start).Nanoseconds()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	var due []humanDue
 	for {
-		now := time.Now()
-		for len(s.heap) > 0 && !s.heap[0].at.After(now) {
-			d := heap.Pop(&s.heap).(humanDue)
-			if d.at.Before(s.r.end) {
+		now := time.Since(s.r.start).Nanoseconds()
+		s.mu.Lock()
+		due = due[:0]
+		for len(s.heap) > 0 && s.heap[0].at <= now {
+			due = append(due, s.heap.pop())
+		}
+		next := end
+		if len(s.heap) > 0 {
+			next = min(next, s.heap[0].at)
+		}
+		s.waking = next
+		s.mu.Unlock()
+		for _, d := range due {
+			if d.at < end {
 				s.send(ctx, d.slot)
 			}
 		}
-		if now.After(s.r.end) {
+		if now >= end {
 			return
 		}
-		wait := time.Until(s.r.end)
-		if len(s.heap) > 0 {
-			wait = min(wait, time.Until(s.heap[0].at))
+		if len(due) > 0 {
+			continue // sending took time: look again
 		}
-		timer.Reset(max(wait, 0))
+		timer.Reset(time.Duration(next - now))
 		select {
-		case d := <-s.wake:
-			heap.Push(&s.heap, d)
+		case <-s.wake:
 		case <-timer.C:
 		case <-ctx.Done():
 			return
@@ -606,8 +676,22 @@ func (s *humanScheduler) run(ctx context.Context) {
 	}
 }
 
-// send publishes the table's next event and waits for its receipt in a
-// goroutine of its own.
+// schedule sets the table's next event due gap from now.
+func (s *humanScheduler) schedule(slot *humanSlot, gap time.Duration) {
+	at := time.Since(s.r.start).Nanoseconds() + gap.Nanoseconds()
+	s.mu.Lock()
+	s.heap.push(humanDue{at: at, slot: slot})
+	early := at < s.waking
+	s.mu.Unlock()
+	if early {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// send publishes the table's next event and hands it to the acker.
 func (s *humanScheduler) send(ctx context.Context, slot *humanSlot) {
 	r := s.r
 	if slot.next == len(slot.evs) {
@@ -629,54 +713,64 @@ func (s *humanScheduler) send(ctx context.Context, slot *humanSlot) {
 	}
 	inWindow := !published.Before(r.window)
 	if inWindow {
-		r.mu.Lock()
-		r.sent++
-		r.sentBytes += len(e.Data)
+		s.sent++
+		s.sentBytes += len(e.Data)
 		if e.Signed {
-			r.signed++
+			s.signed++
 		}
-		r.mu.Unlock()
-	}
-	r.inflight.Go(func() { s.humanWait(ctx, slot, ev, p, waitsForReceipt(e.Type), published, inWindow, gap) })
-}
-
-// humanWait waits for an event's acknowledgement, and its checked receipt
-// if the game waits for it, then sets the game's next event due. It has a
-// name of its own so that the CPU profile counts it as the backends'.
-func (s *humanScheduler) humanWait(ctx context.Context, slot *humanSlot, ev sdk.Event, p *sdk.Pending, receipt bool, published time.Time, inWindow bool, gap time.Duration) {
-	r := s.r
-	ack, err := p.Wait(ctx)
-	if err != nil {
-		r.fail(fmt.Errorf("bench: the acknowledgement of %s: %w", ev.ID, err))
-		return
-	}
-	acked := time.Since(published)
-	var got time.Duration
-	if receipt {
-		rc, err := s.c.ReceiptOf(ctx, ev, ack)
-		if err != nil {
-			r.fail(fmt.Errorf("bench: the receipt of %s: %w", ev.ID, err))
-			return
-		}
-		if !rc.SignatureChecked {
-			r.fail(fmt.Errorf("bench: the receipt of %s: the SDK did not check its signature", ev.ID))
-			return
-		}
-		got = time.Since(published)
-	}
-	if inWindow {
-		r.mu.Lock()
-		r.acks = append(r.acks, acked)
-		if receipt {
-			r.receipts = append(r.receipts, got)
-		}
-		r.mu.Unlock()
 	}
 	select {
-	case s.wake <- humanDue{at: time.Now().Add(gap), slot: slot}:
-	case <-s.stopped:
+	case s.flights <- humanFlight{slot: slot, ev: ev, p: p, receipt: waitsForReceipt(e.Type), inWindow: inWindow, published: published, gap: gap}:
 	case <-ctx.Done():
 	}
+}
+
+// ack is the scheduler's acker, until run returns and every event it
+// published is answered.
+func (s *humanScheduler) ack(ctx context.Context) {
+	r := s.r
+	for f := range s.flights {
+		select {
+		case <-f.p.Done():
+		case <-ctx.Done():
+			return
+		}
+		ack, err := f.p.Result()
+		if err != nil {
+			r.fail(fmt.Errorf("bench: the acknowledgement of %s: %w", f.ev.ID, err))
+			continue
+		}
+		if f.inWindow {
+			s.acks = append(s.acks, time.Since(f.published))
+		}
+		if f.receipt {
+			r.inflight.Go(func() { s.receiptWait(ctx, f, ack) })
+			continue
+		}
+		s.schedule(f.slot, f.gap)
+	}
+}
+
+// receiptWait waits for an event's checked receipt, then sets the table's
+// next event due.
+func (s *humanScheduler) receiptWait(ctx context.Context, f humanFlight, ack sdk.Ack) {
+	r := s.r
+	rc, err := s.c.ReceiptOf(ctx, f.ev, ack)
+	if err != nil {
+		r.fail(fmt.Errorf("bench: the receipt of %s: %w", f.ev.ID, err))
+		return
+	}
+	if !rc.SignatureChecked {
+		r.fail(fmt.Errorf("bench: the receipt of %s: the SDK did not check its signature", f.ev.ID))
+		return
+	}
+	if f.inWindow {
+		got := time.Since(f.published)
+		s.rmu.Lock()
+		s.receipts = append(s.receipts, got)
+		s.rmu.Unlock()
+	}
+	s.schedule(f.slot, f.gap)
 }
 
 // A countingSink is the ledger's Append, counting the events appended and

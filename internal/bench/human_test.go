@@ -2,7 +2,9 @@ package bench
 
 import (
 	"context"
+	mrand "math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -109,5 +111,34 @@ func TestBeaconGamesPerPeriod(t *testing.T) {
 	perRoll.Mix, _ = workload.ParseMix("per-roll")
 	if n := at(perRoll, 50_000, 2*time.Second, 10*time.Second); n != 1 {
 		t.Errorf("%d games a round without anchored-v1 games, want 1", n)
+	}
+}
+
+// TestHumanHeap: the schedulers' heap gives its dues back earliest first,
+// pushed and popped interleaved.
+func TestHumanHeap(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(1, 2))
+	var h humanHeap
+	var want []int64
+	for i := range 2000 {
+		at := rng.Int64N(1000)
+		h.push(humanDue{at: at})
+		want = append(want, at)
+		if i%3 == 2 { // pop one of every three
+			slices.Sort(want)
+			if got := h.pop().at; got != want[0] {
+				t.Fatalf("pop %d: %d, want %d", i, got, want[0])
+			}
+			want = want[1:]
+		}
+	}
+	slices.Sort(want)
+	for _, w := range want {
+		if got := h.pop().at; got != w {
+			t.Fatalf("%d, want %d", got, w)
+		}
+	}
+	if len(h) != 0 {
+		t.Fatalf("%d dues left", len(h))
 	}
 }

@@ -57,7 +57,7 @@ var owners = []struct {
 	{"publish", []string{"github.com/zarlog/zarlog/sdk."},
 		[]string{"github.com/zarlog/zarlog/internal/bench.EndToEnd", "github.com/zarlog/zarlog/internal/bench.awaitAcks",
 			"github.com/zarlog/zarlog/internal/bench.(*humanScheduler).run", "github.com/zarlog/zarlog/internal/bench.(*humanScheduler).send",
-			"github.com/zarlog/zarlog/internal/bench.(*humanScheduler).humanWait"}},
+			"github.com/zarlog/zarlog/internal/bench.(*humanScheduler).ack", "github.com/zarlog/zarlog/internal/bench.(*humanScheduler).receiptWait"}},
 	{"checkpoint", []string{"github.com/zarlog/zarlog/ledger.(*Ledger).sign", "github.com/zarlog/zarlog/ledger.(*Ledger).signLoop"}, nil},
 }
 
