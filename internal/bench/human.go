@@ -719,9 +719,14 @@ func (s *humanScheduler) send(ctx context.Context, slot *humanSlot) {
 			s.signed++
 		}
 	}
+	f := humanFlight{slot: slot, ev: ev, p: p, receipt: waitsForReceipt(e.Type), inWindow: inWindow, published: published, gap: gap}
 	select {
-	case s.flights <- humanFlight{slot: slot, ev: ev, p: p, receipt: waitsForReceipt(e.Type), inWindow: inWindow, published: published, gap: gap}:
-	case <-ctx.Done():
+	case s.flights <- f: // without a select of two cases, mostly
+	default:
+		select {
+		case s.flights <- f:
+		case <-ctx.Done():
+		}
 	}
 }
 
@@ -731,9 +736,13 @@ func (s *humanScheduler) ack(ctx context.Context) {
 	r := s.r
 	for f := range s.flights {
 		select {
-		case <-f.p.Done():
-		case <-ctx.Done():
-			return
+		case <-f.p.Done(): // answered already, mostly: a message's events together
+		default:
+			select {
+			case <-f.p.Done():
+			case <-ctx.Done():
+				return
+			}
 		}
 		ack, err := f.p.Result()
 		if err != nil {
