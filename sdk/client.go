@@ -68,21 +68,24 @@ type Config struct {
 	// Linger bounds how long a message that is not full (MaxBatchEvents,
 	// MaxBatchBytes) waits for more events to pack when the queue runs dry,
 	// even with nothing in flight; it waits only while the emitter's
-	// recent rate predicts another event before Linger has passed since
-	// its first event was taken for sending: the events taken in about
-	// the last 100 ms (exponentially weighted), times what is left of
-	// Linger, at least one. So a quiet emitter's lone event goes at once
-	// (below 1/Linger events a second, 200 at the default, a message
-	// never waits), and a busy emitter's message waits at most Linger,
-	// going once what is left of it is shorter than the expected gap to
-	// the next event, or once it is full. An event waits at most Linger
-	// more than it would without. At a human pace, a few hundred to a few
-	// thousand events a second an emitter, nearly every event would
+	// recent rate predicts another event within a quarter of Linger and
+	// before Linger has passed since its first event was taken for
+	// sending (the events taken in about the last 100 ms, exponentially
+	// weighted, times the lesser of what is left and Linger/4, at least
+	// one), and never Linger/4 past the last event taken. So a quiet
+	// emitter's lone event goes at once (below 4/Linger events a second,
+	// 200 at the default, a message never waits), and a busy emitter's
+	// message waits at most Linger, going once what is left of it is
+	// shorter than the expected gap to the next event, once the next
+	// event is Linger/4 late, or once it is full. An event waits at most
+	// Linger more than it would without. At a human pace, a few hundred to
+	// a few thousand events a second an emitter, nearly every event would
 	// otherwise go in a message of its own, whose way through NATS, the
 	// stream's store, the acks, the deliveries, costs as much as a full
 	// message's (docs/BENCHMARKS.md, issue 31, "The SDK's adaptive
-	// linger"). Zero means DefaultLinger (5 ms); negative, never wait: a
-	// message goes as soon as the Window (and PartialFlights) allows.
+	// linger", and "a longer linger"). Zero means DefaultLinger (20 ms);
+	// negative, never wait: a message goes as soon as the Window (and
+	// PartialFlights) allows.
 	Linger time.Duration
 	// MaxQueued bounds events accepted and not yet acknowledged;
 	// PublishAsync blocks when it is reached. Zero means 65536.

@@ -171,7 +171,7 @@ func TestPublishPacking(t *testing.T) {
 // within the Linger: six events of six games, published one after another
 // with the window free, go in one message (the linger, an hour here, so
 // any rate predicts one, ends when the sixth fills it). With the default
-// Linger (5 ms: it waits only at 200 events a second or more) and with
+// Linger (20 ms: it waits only at 200 events a second or more) and with
 // none (negative), six events published one after the other's ack each go
 // alone: six events can never make the rate it takes, however fast the
 // machine. The decision itself is TestLingerDecision's.

@@ -79,9 +79,10 @@
 // The Client (client.go, receipt.go) publishes event bytes: it retries
 // until JetStream acknowledges (across NATS restarts), keeps a bounded window
 // of messages in flight, packs events that queue up into multi-event messages
-// (a message that is not full waits up to Config.Linger, 5 ms by default,
+// (a message that is not full waits up to Config.Linger, 20 ms by default,
 // for more events, only while the emitter's recent rate predicts one
-// within it: a quiet emitter's lone event goes at once; optionally it also
+// within a quarter of it: an emitter below 200 events a second never
+// waits, and a quiet emitter's lone event goes at once; optionally it also
 // waits while others are in flight, packing what queues meanwhile:
 // Config.PartialFlights), and orders events with the same OrderKey.
 package sdk

@@ -10,9 +10,9 @@ import (
 )
 
 // DefaultLinger is Config.Linger's default: the most a message that is not
-// full waits for more events, when the emitter's recent rate predicts one
-// within it.
-const DefaultLinger = 5 * time.Millisecond
+// full waits for more events, when the emitter's recent rate predicts the
+// next one within a quarter of it (5 ms: at 200 events a second or more).
+const DefaultLinger = 20 * time.Millisecond
 
 // rateWindow is the time constant of the emitter's recent rate of events
 // that the linger reads: an exponentially weighted count of the events
@@ -21,11 +21,15 @@ const rateWindow = 100 * time.Millisecond
 
 // A lingerer decides how long a message that is not full waits for more
 // events: only while the emitter's recent rate predicts at least one more
-// event before the message's bound (Config.Linger after its first event
-// was taken) has passed. A quiet emitter's lone event goes at once; a busy
-// emitter's message waits up to the bound, and goes once what is left of
-// it is shorter than the expected gap to the next event. Its zero value
-// never waits.
+// event within a quarter of the bound (Config.Linger) and before the bound
+// has passed since the message's first event was taken, and never a
+// quarter of the bound past the last event taken. So an emitter below
+// 4/bound events a second (200 at the default, 20 ms) never waits: a
+// message waits only where the linger can fill it with about four events
+// or more. A quiet emitter's lone event goes at once; a busy emitter's
+// message waits up to the bound, and goes once what is left of it is
+// shorter than the expected gap to the next event, or the next event is
+// a quarter of the bound late. Its zero value never waits.
 type lingerer struct {
 	bound time.Duration // Config.Linger; 0: never wait
 	// count is the decayed count of the events seen, as of last.
@@ -62,17 +66,22 @@ func (l *lingerer) rate(now time.Time) float64 {
 }
 
 // wait returns how long, from now, a message that is not full and whose
-// first event was taken at first should wait for more events: what is left
-// of its bound, if the recent rate predicts at least one event in it (rate
-// × left ≥ 1); zero if not, or if the bound has passed. The caller asks
-// again when an event comes or the wait ends.
+// first event was taken at first should wait for more events: until its
+// bound, or a quarter of the bound after the last event taken if that
+// comes first, if the recent rate predicts at least one event within a
+// quarter of the bound and within what is left of it (rate × min(left,
+// bound/4) ≥ 1); zero if not, if the bound has passed, or if no event came
+// in the last quarter of the bound. The caller asks again when an event
+// comes or the wait ends.
 func (l *lingerer) wait(now, first time.Time) time.Duration {
 	if l.bound <= 0 {
 		return 0
 	}
 	left := first.Add(l.bound).Sub(now)
-	if left <= 0 || l.rate(now)*left.Seconds() < 1 {
+	gap := l.bound / 4
+	quiet := l.last.Add(gap).Sub(now) // until a quarter of the bound after the last event
+	if left <= 0 || quiet <= 0 || l.rate(now)*min(left, gap).Seconds() < 1 {
 		return 0
 	}
-	return left
+	return min(left, quiet)
 }

@@ -7,7 +7,8 @@ import (
 
 // TestLingerDecision: the adaptive linger's decision, on an injected
 // clock. A message waits only while the emitter's recent rate predicts
-// another event before its bound; the Node SDK's twin
+// another event within a quarter of its bound and before the bound, and
+// never a quarter of the bound past the last event; the Node SDK's twin
 // (sdk/js/test/sdk.test.js, "the linger's decision") checks the same
 // cases.
 func TestLingerDecision(t *testing.T) {
@@ -18,12 +19,13 @@ func TestLingerDecision(t *testing.T) {
 	// after ms after it. The rate just after an arrival is a little above
 	// 1/gap (the count of a steady stream peaks at 1/(1-e^(-gap/100 ms))
 	// at each arrival).
+	const d = DefaultLinger // 20 ms: a quarter is 5 ms, 200 events a second
 	for _, tc := range []struct {
 		name        string
 		bound       time.Duration
 		gap         float64 // ms between arrivals
 		n           int
-		first       float64 // the message's first event, ms after the last arrival
+		first       float64 // the message's first event, ms after the last arrival (negative: before it)
 		after       float64 // the decision, ms after the last arrival
 		want        time.Duration
 		wantRateMin float64 // events a second, as of the last arrival
@@ -31,31 +33,43 @@ func TestLingerDecision(t *testing.T) {
 	}{
 		// A quiet emitter: one event a second. Its lone event goes at
 		// once.
-		{"quiet", 5 * time.Millisecond, 1000, 20, 0, 0, 0, 9.5, 10.5},
-		// 100 events a second: 1 expected in 10 ms, about 0.5 in the 5 ms
-		// bound: no wait.
-		{"100/s", 5 * time.Millisecond, 10, 200, 0, 0, 0, 99, 106},
-		// 1,000 events a second: 5 in the bound; it waits all of it.
-		{"1000/s", 5 * time.Millisecond, 1, 1000, 0, 0, 5 * time.Millisecond, 990, 1010},
-		// The same, 4.5 ms later: 0.5 ms left, 0.45 expected: it goes.
-		{"1000/s late", 5 * time.Millisecond, 1, 1000, 0, 4.5, 0, 990, 1010},
-		// The same, 3 ms later: 2 ms left, 1.9 expected (the rate has
-		// decayed by e^-0.03): it waits what is left.
-		{"1000/s mid", 5 * time.Millisecond, 1, 1000, 0, 3, 2 * time.Millisecond, 990, 1010},
+		{"quiet", d, 1000, 20, 0, 0, 0, 9.5, 10.5},
+		// 100 events a second: 2 expected in the bound, but 0.5 within a
+		// quarter of it: no wait. 150: 0.75, no wait.
+		{"100/s", d, 10, 200, 0, 0, 0, 99, 106},
+		{"150/s", d, 1000.0 / 150, 300, 0, 0, 0, 148, 160},
+		// 300 a second: 1.5 within a quarter: it waits, a quarter at most
+		// before it decides again.
+		{"300/s", d, 1000.0 / 300, 600, 0, 0, 5 * time.Millisecond, 297, 310},
+		// 1,000 a second, an event just taken: a quarter, then again.
+		{"1000/s", d, 1, 1000, 0, 0, 5 * time.Millisecond, 990, 1010},
+		// 17 ms into its message, an event just taken: what is left, 3 ms
+		// (3 expected in it).
+		{"1000/s, 17 ms in", d, 1, 1000, -17, 0, 3 * time.Millisecond, 990, 1010},
+		// 19.5 ms in: 0.5 expected in what is left: it goes.
+		{"1000/s, 19.5 ms in", d, 1, 1000, -19.5, 0, 0, 990, 1010},
+		// 10 ms in, 3 ms since the last event: 2 ms more at most.
+		{"1000/s, 3 ms since", d, 1, 1000, -7, 3, 2 * time.Millisecond, 990, 1010},
+		// 10 ms in, the next event a quarter late: it goes.
+		{"1000/s, an event late", d, 1, 1000, -5, 5, 0, 990, 1010},
 		// A burst of 30 events at once from a quiet emitter: 300 a second
-		// over the window, 1.5 expected in 5 ms: it waits.
-		{"burst", 5 * time.Millisecond, 0, 30, 0, 0, 5 * time.Millisecond, 299, 301},
+		// over the window, 1.5 expected in a quarter: it waits.
+		{"burst", d, 0, 30, 0, 0, 5 * time.Millisecond, 299, 301},
 		// A burst of 15: 0.75 expected: it goes.
-		{"small burst", 5 * time.Millisecond, 0, 15, 0, 0, 0, 149, 151},
+		{"small burst", d, 0, 15, 0, 0, 0, 149, 151},
 		// A busy emitter gone quiet: 1,000 a second, then nothing for
 		// 300 ms: the rate has decayed to e^-3 of it, about 50 a second;
 		// a new message does not wait.
-		{"gone quiet", 5 * time.Millisecond, 1, 1000, 300, 300, 0, 990, 1010},
+		{"gone quiet", d, 1, 1000, 300, 300, 0, 990, 1010},
 		// Off: never waits, whatever the rate.
 		{"off", 0, 1, 1000, 0, 0, 0, 0, 0},
-		// A longer bound catches a slower emitter: 100 a second, 20 ms: 2
-		// expected.
-		{"100/s, 20 ms", 20 * time.Millisecond, 10, 200, 0, 0, 20 * time.Millisecond, 99, 106},
+		// A bound of 5 ms (the default until issue 31's sixth session)
+		// waits at 800 events a second or more, at most 1.25 ms at a time.
+		{"5 ms, 1000/s", 5 * time.Millisecond, 1, 1000, 0, 0, 1250 * time.Microsecond, 990, 1010},
+		{"5 ms, 500/s", 5 * time.Millisecond, 2, 1000, 0, 0, 0, 495, 510},
+		// A long bound catches a slower emitter: 100 a second, 80 ms: 2
+		// expected in a quarter.
+		{"80 ms, 100/s", 80 * time.Millisecond, 10, 200, 0, 0, 20 * time.Millisecond, 99, 106},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := lingerer{bound: tc.bound}
@@ -80,17 +94,17 @@ func TestLingerDecision(t *testing.T) {
 // do not move the rate's reference back, and a batch of n counts as n.
 func TestLingerArrivals(t *testing.T) {
 	t0 := time.Date(2026, 12, 3, 22, 0, 0, 0, time.UTC)
-	l := lingerer{bound: 5 * time.Millisecond}
+	l := lingerer{bound: 20 * time.Millisecond}
 	l.arrived(t0, 40)
 	l.arrived(t0.Add(-time.Millisecond), 10)
 	if r := l.rate(t0); r < 499 || r > 501 {
 		t.Errorf("rate %.1f/s after 50 events at once, want 500", r)
 	}
 	if w := l.wait(t0, t0); w != 5*time.Millisecond {
-		t.Errorf("wait %v, want 5ms", w)
+		t.Errorf("wait %v, want 5ms (a quarter of the bound)", w)
 	}
 	// The bound passed: no wait, whatever the rate.
-	if w := l.wait(t0.Add(5*time.Millisecond), t0); w != 0 {
+	if w := l.wait(t0.Add(20*time.Millisecond), t0.Add(-time.Millisecond)); w != 0 {
 		t.Errorf("wait %v at the bound, want 0", w)
 	}
 	// Its zero value never waits, and counts nothing.

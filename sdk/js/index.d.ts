@@ -49,9 +49,10 @@ export interface ClientConfig {
   /**
    * The most milliseconds a message that is not full waits for more events
    * when the queue runs dry; it waits only while the emitter's recent rate
-   * predicts another event within what is left of it, so a quiet emitter's
-   * lone event goes at once. Default 5 (DEFAULT_LINGER); 0 or negative:
-   * never wait.
+   * predicts another event within a quarter of it and within what is left
+   * of it, so an emitter below 4000/linger events a second never waits and
+   * a quiet emitter's lone event goes at once. Default 20 (DEFAULT_LINGER);
+   * 0 or negative: never wait.
    */
   linger?: number;
   /** Most events packed into one message when they queue up; default 256. */

@@ -363,9 +363,10 @@ export class Client {
 
   // lingers reports whether the message the queue would make now, which
   // is ready to go, waits for more events (a Lingerer's decision: the
-  // emitter's recent rate predicts one within what is left of the linger
-  // since its first event was ready); a timer then pumps again at the end
-  // of the wait. A full message never waits.
+  // emitter's recent rate predicts one within a quarter of the linger and
+  // what is left of it since its first event was ready); a timer then
+  // pumps again at the end of the wait, which decides again. A full
+  // message never waits.
   lingers() {
     if (this.flushing || this.lingerer.bound <= 0 || this.fills()) return false;
     const now = performance.now();
@@ -373,7 +374,8 @@ export class Client {
     const w = this.lingerer.wait(now, this.lingerFrom);
     if (w <= 0) return false;
     if (this.lingerTimer === null) {
-      // Every wait of one message ends at the same bound: one timer.
+      // One timer at a time: an event that comes meanwhile pumps (and
+      // finds the timer set); the timer's pump decides again.
       this.lingerTimer = setTimeout(() => {
         this.lingerTimer = null;
         this.pump();

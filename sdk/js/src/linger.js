@@ -3,8 +3,13 @@
 // recent rate of events. It reads no clock: the client passes the times
 // (ms).
 
-/** DEFAULT_LINGER is the client's linger by default (ms): the Go SDK's sdk.DefaultLinger. */
-export const DEFAULT_LINGER = 5;
+/**
+ * DEFAULT_LINGER is the client's linger by default (ms): the Go SDK's
+ * sdk.DefaultLinger. A message waits only where the emitter's recent rate
+ * predicts the next event within a quarter of it (5 ms: at 200 events a
+ * second or more).
+ */
+export const DEFAULT_LINGER = 20;
 
 // RATE_WINDOW (ms) is the time constant of the emitter's recent rate: an
 // exponentially weighted count of the events queued for sending, each
@@ -14,11 +19,14 @@ const RATE_WINDOW = 100;
 /**
  * A Lingerer decides how long a message that is not full waits for more
  * events: only while the emitter's recent rate predicts at least one more
- * event before the message's bound (the linger, in ms, after its first
- * event was ready to go) has passed. A quiet emitter's lone event goes at
- * once; a busy emitter's message waits up to the bound, and goes once
- * what is left of it is shorter than the expected gap to the next event.
- * A bound of 0 or less never waits.
+ * event within a quarter of the bound (the linger, in ms) and before the
+ * bound has passed since the message's first event was ready to go, and
+ * never a quarter of the bound past the last event queued. So an emitter
+ * below 4/bound events a second (200 at the default, 20 ms) never waits.
+ * A quiet emitter's lone event goes at once; a busy emitter's message
+ * waits up to the bound, and goes once what is left of it is shorter than
+ * the expected gap to the next event, or the next event is a quarter of
+ * the bound late. A bound of 0 or less never waits.
  */
 export class Lingerer {
   constructor(bound) {
@@ -49,14 +57,19 @@ export class Lingerer {
   /**
    * wait returns how long (ms) from now a message that is not full, whose
    * first event was ready to go at first, should wait for more events:
-   * what is left of its bound if the recent rate predicts at least one
-   * event in it (rate × left ≥ 1), 0 if not or if the bound has passed.
-   * Ask again when an event comes or the wait ends.
+   * until its bound, or a quarter of the bound after the last event queued
+   * if that comes first, if the recent rate predicts at least one event
+   * within a quarter of the bound and within what is left of it (rate ×
+   * min(left, bound/4) ≥ 1); 0 if not, if the bound has passed, or if no
+   * event came in the last quarter of the bound. Ask again when an event
+   * comes or the wait ends.
    */
   wait(now, first) {
     if (this.bound <= 0) return 0;
     const left = first + this.bound - now;
-    if (left <= 0 || this.rate(now) * left / 1000 < 1) return 0;
-    return left;
+    const gap = this.bound / 4;
+    const quiet = this.last + gap - now;
+    if (left <= 0 || quiet <= 0 || this.rate(now) * Math.min(left, gap) / 1000 < 1) return 0;
+    return Math.min(left, quiet);
   }
 }

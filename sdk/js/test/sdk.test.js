@@ -311,22 +311,31 @@ test("seatNames are published only when the backend opts in (they are public for
 
 // The Go SDK's TestLingerDecision: the adaptive linger's decision on an
 // injected clock (ms), the same cases. A message waits only while the
-// emitter's recent rate predicts another event before its bound.
-test("the linger's decision: a message waits only while the recent rate predicts another event within its bound, as the Go SDK's", async function () {
-  const { Lingerer } = await import("../src/linger.js");
+// emitter's recent rate predicts another event within a quarter of its
+// bound and before the bound, and never a quarter of the bound past the
+// last event.
+test("the linger's decision: a message waits only while the recent rate predicts another event within a quarter of its bound, as the Go SDK's", async function () {
+  const { Lingerer, DEFAULT_LINGER } = await import("../src/linger.js");
+  const d = DEFAULT_LINGER;
   // name, bound ms, gap ms, n arrivals, first and after (ms after the
   // last arrival), the wait wanted (ms), the rate as of the last arrival.
   for (const [name, bound, gap, n, first, after, want, rmin, rmax] of [
-    ["quiet", 5, 1000, 20, 0, 0, 0, 9.5, 10.5],
-    ["100/s", 5, 10, 200, 0, 0, 0, 99, 106],
-    ["1000/s", 5, 1, 1000, 0, 0, 5, 990, 1010],
-    ["1000/s late", 5, 1, 1000, 0, 4.5, 0, 990, 1010],
-    ["1000/s mid", 5, 1, 1000, 0, 3, 2, 990, 1010],
-    ["burst", 5, 0, 30, 0, 0, 5, 299, 301],
-    ["small burst", 5, 0, 15, 0, 0, 0, 149, 151],
-    ["gone quiet", 5, 1, 1000, 300, 300, 0, 990, 1010],
+    ["quiet", d, 1000, 20, 0, 0, 0, 9.5, 10.5],
+    ["100/s", d, 10, 200, 0, 0, 0, 99, 106],
+    ["150/s", d, 1000 / 150, 300, 0, 0, 0, 148, 160],
+    ["300/s", d, 1000 / 300, 600, 0, 0, 5, 297, 310],
+    ["1000/s", d, 1, 1000, 0, 0, 5, 990, 1010],
+    ["1000/s, 17 ms in", d, 1, 1000, -17, 0, 3, 990, 1010],
+    ["1000/s, 19.5 ms in", d, 1, 1000, -19.5, 0, 0, 990, 1010],
+    ["1000/s, 3 ms since", d, 1, 1000, -7, 3, 2, 990, 1010],
+    ["1000/s, an event late", d, 1, 1000, -5, 5, 0, 990, 1010],
+    ["burst", d, 0, 30, 0, 0, 5, 299, 301],
+    ["small burst", d, 0, 15, 0, 0, 0, 149, 151],
+    ["gone quiet", d, 1, 1000, 300, 300, 0, 990, 1010],
     ["off", 0, 1, 1000, 0, 0, 0, 0, 0],
-    ["100/s, 20 ms", 20, 10, 200, 0, 0, 20, 99, 106],
+    ["5 ms, 1000/s", 5, 1, 1000, 0, 0, 1.25, 990, 1010],
+    ["5 ms, 500/s", 5, 2, 1000, 0, 0, 0, 495, 510],
+    ["80 ms, 100/s", 80, 10, 200, 0, 0, 20, 99, 106],
   ]) {
     const l = new Lingerer(bound);
     const t0 = 1e6;
@@ -341,12 +350,12 @@ test("the linger's decision: a message waits only while the recent rate predicts
     assert.ok(Math.abs(w - want) < 1e-9, name + ": wait " + w + ", want " + want);
   }
   // Arrivals out of order do not move the reference back; a batch of n counts n.
-  const l = new Lingerer(5);
+  const l = new Lingerer(20);
   l.arrived(1000, 40);
   l.arrived(999, 10);
   assert.ok(Math.abs(l.rate(1000) - 500) < 1e-6);
   assert.equal(l.wait(1000, 1000), 5);
-  assert.equal(l.wait(1005, 1000), 0);
+  assert.equal(l.wait(1020, 999), 0);
   const z = new Lingerer(-1);
   z.arrived(1000, 1000);
   assert.equal(z.wait(1000, 1000), 0);
@@ -355,12 +364,12 @@ test("the linger's decision: a message waits only while the recent rate predicts
 
 // The Go SDK's TestPublishLinger: with a linger of an hour (any rate
 // predicts an event in it) six events published at once go in one message,
-// which goes when the sixth fills it; with the default linger (5 ms: it
+// which goes when the sixth fills it; with the default linger (20 ms: it
 // waits only at 200 events a second or more) and with none, six published
 // one after the other's ack go alone. A fake JetStream counts the messages.
 test("the client lingers for more events only when its recent rate predicts one, as the Go SDK does", async function () {
   const { Client, DEFAULT_LINGER } = await import("../src/index.js");
-  assert.equal(DEFAULT_LINGER, 5);
+  assert.equal(DEFAULT_LINGER, 20);
   const tick = function () { return new Promise(function (r) { setImmediate(r); }); };
   for (const [linger, want] of [[3600000, [6]], [undefined, [1, 1, 1, 1, 1, 1]], [0, [1, 1, 1, 1, 1, 1]]]) {
     const cfg = { emitter: "e1", maxBatchEvents: 6, followInterval: -1 };
