@@ -6,7 +6,23 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/zarlog/zarlog/events/dice"
 )
+
+// split returns g's head and live part.
+func split(t testing.TB, g *Game) (head, live []byte) {
+	t.Helper()
+	head, err := g.AppendHead(nil)
+	if err != nil {
+		t.Fatalf("AppendHead(%s): %v", g.ID, err)
+	}
+	if live, err = g.AppendLive(nil); err != nil {
+		t.Fatalf("AppendLive(%s): %v", g.ID, err)
+	}
+	return head, live
+}
 
 // truncated returns g with its history cut to h.
 func truncated(g *Game, h History) *Game {
@@ -41,10 +57,7 @@ func TestHistorySplit(t *testing.T) {
 	f := newFixture(t)
 	states := allStates(t, f)
 	for i, g := range states {
-		head, err := g.AppendHead(nil)
-		if err != nil {
-			t.Fatalf("state %d: AppendHead: %v", i, err)
-		}
+		head, live := split(t, g)
 		full := g.History()
 		half := History{full.Leaves / 2, full.Rolls / 2, full.Moves / 2, full.Records / 2}
 		third := History{full.Leaves / 3, full.Rolls / 3, full.Moves / 3, full.Records / 3}
@@ -60,7 +73,7 @@ func TestHistorySplit(t *testing.T) {
 				from = c
 			}
 			var d Game
-			if err := d.UnmarshalSplit(head, chunks); err != nil {
+			if err := d.UnmarshalSplit(head, live, chunks); err != nil {
 				t.Fatalf("state %d, cuts %v: %v", i, cuts, err)
 			}
 			if !reflect.DeepEqual(&d, g) {
@@ -73,7 +86,7 @@ func TestHistorySplit(t *testing.T) {
 			t.Fatal(err)
 		}
 		var d Game
-		if err := d.UnmarshalSplit(whole, [][]byte{rest}); err != nil || !reflect.DeepEqual(&d, g) {
+		if err := d.UnmarshalSplit(whole, nil, [][]byte{rest}); err != nil || !reflect.DeepEqual(&d, g) {
 			t.Fatalf("state %d: a whole state and the rest: %v\n%+v\nwant\n%+v", i, err, &d, g)
 		}
 	}
@@ -96,10 +109,11 @@ func TestHistoryRejects(t *testing.T) {
 		t.Fatal("no tavlarena game with rolls, or per-roll match with records")
 	}
 	head := func(g *Game) []byte {
-		b, err := g.AppendHead(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b, _ := split(t, g)
+		return b
+	}
+	live := func(g *Game) []byte {
+		_, b := split(t, g)
 		return b
 	}
 	chunk := func(g *Game, from History) []byte {
@@ -111,19 +125,42 @@ func TestHistoryRejects(t *testing.T) {
 	}
 	tc := chunk(tav, History{})
 	pc := chunk(per, History{})
+	pending := *per
+	pending.Pending = &RollRecord{Stage: RollSeconded, SecondFrom: FromServer, Second: seq32(3)}
+	pl := live(&pending)
+	owed := *tav
+	owed.MovesLogged, owed.MoveOwed = true, true
+	unlogged := *tav
+	unlogged.MovesLogged, unlogged.MoveOwed = false, false
+	sec := seq32(3)
+	revealed := slices.Clone(pl)
+	revealed[bytes.Index(pl, sec[:])-2] = byte(RollRevealed)
+	whole := mustMarshal(t, tav)
+	tl, th := live(tav), head(tav)
 	for name, c := range map[string]struct {
-		head   []byte
-		chunks [][]byte
+		head, live []byte
+		chunks     [][]byte
 	}{
-		"version":           {head(tav), [][]byte{append([]byte{9}, tc[1:]...)}},
-		"trailing":          {head(tav), [][]byte{append(append([]byte{}, tc...), 0)}},
-		"truncated":         {head(tav), [][]byte{tc[:len(tc)-1]}},
-		"twice":             {head(tav), [][]byte{tc, tc}},
-		"rolls in per-roll": {head(per), [][]byte{tc}},
-		"records in a game": {head(tav), [][]byte{pc}},
+		"version":                  {th, tl, [][]byte{append([]byte{9}, tc[1:]...)}},
+		"trailing":                 {th, tl, [][]byte{append(append([]byte{}, tc...), 0)}},
+		"truncated":                {th, tl, [][]byte{tc[:len(tc)-1]}},
+		"twice":                    {th, tl, [][]byte{tc, tc}},
+		"rolls in per-roll":        {head(per), live(per), [][]byte{tc}},
+		"records in a game":        {th, tl, [][]byte{pc}},
+		"head version":             {append([]byte{9}, th[1:]...), tl, nil},
+		"head trailing":            {append(append([]byte{}, th...), 0), tl, nil},
+		"head truncated":           {th[:len(th)-1], tl, nil},
+		"no live part":             {th, nil, nil},
+		"live version":             {th, append([]byte{9}, tl[1:]...), nil},
+		"live trailing":            {th, append(append([]byte{}, tl...), 0), nil},
+		"live truncated":           {th, tl[:len(tl)-1], nil},
+		"live part of a whole one": {whole, tl, nil},
+		"pending in a game":        {th, pl, nil},
+		"pending stage revealed":   {head(per), revealed, nil},
+		"a move owed, none logged": {head(&unlogged), live(&owed), nil},
 	} {
 		var g Game
-		if err := g.UnmarshalSplit(c.head, c.chunks); !errors.Is(err, ErrBadState) {
+		if err := g.UnmarshalSplit(c.head, c.live, c.chunks); !errors.Is(err, ErrBadState) {
 			t.Errorf("%s: UnmarshalSplit = %v, want ErrBadState", name, err)
 		}
 	}
@@ -152,12 +189,9 @@ func FuzzHistory(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, which uint8, b []byte) {
 		g := states[int(which)%len(states)]
-		head, err := g.AppendHead(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		head, live := split(t, g)
 		var d Game
-		if err := d.UnmarshalSplit(head, [][]byte{b}); err != nil {
+		if err := d.UnmarshalSplit(head, live, [][]byte{b}); err != nil {
 			return
 		}
 		out, err := d.AppendHistory(nil, History{})
@@ -175,10 +209,7 @@ func FuzzHistory(f *testing.F) {
 func TestPeek(t *testing.T) {
 	fx := newFixture(t)
 	for _, g := range allStates(t, fx) {
-		head, err := g.AppendHead(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		head, live := split(t, g)
 		id, emitter, leaves, err := PeekHead(head)
 		if err != nil || id != g.ID || emitter != g.Emitter || leaves != nil {
 			t.Fatalf("PeekHead(head of %s) = %q, %q, %v, %v", g.ID, id, emitter, leaves, err)
@@ -208,7 +239,7 @@ func TestPeek(t *testing.T) {
 			from = History{Leaves: len(part.Leaves), Rolls: len(part.Rolls), Moves: len(part.Moves), Records: len(part.RollRecords)}
 		}
 		var d Game
-		if err := d.UnmarshalSplit(head, chunks); err != nil {
+		if err := d.UnmarshalSplit(head, live, chunks); err != nil {
 			t.Fatal(err)
 		}
 		var got []uint64
@@ -261,21 +292,22 @@ func FuzzPeek(f *testing.F) {
 	fx := newFixture(f)
 	states := allStates(f, fx)
 	for _, g := range states {
-		head, err := g.AppendHead(nil)
-		if err != nil {
-			f.Fatal(err)
-		}
+		head, live := split(f, g)
 		c, err := g.AppendHistory(nil, History{})
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(head, c)
+		f.Add(head, live, c)
+		f.Add(mustMarshal(f, truncated(g, History{})), []byte(nil), c)
 	}
-	f.Fuzz(func(t *testing.T, head, c []byte) {
+	f.Fuzz(func(t *testing.T, head, live, c []byte) {
 		id, emitter, leaves, herr := PeekHead(head)
 		n, _, cerr := HistoryLeaf(c, -1)
+		if len(live) == 0 {
+			live = nil
+		}
 		var d Game
-		if d.UnmarshalSplit(head, [][]byte{c}) != nil {
+		if d.UnmarshalSplit(head, live, [][]byte{c}) != nil {
 			for i := range min(n, 64) {
 				HistoryLeaf(c, i)
 			}
@@ -291,6 +323,200 @@ func FuzzPeek(f *testing.F) {
 		}
 		if all, err := HistoryLeaves(c, nil); err != nil || !slices.Equal(all, d.Leaves[len(leaves):]) {
 			t.Fatalf("HistoryLeaves(c) = %v, %v; want %v", all, err, d.Leaves[len(leaves):])
+		}
+	})
+}
+
+// TestSplitAsFormat6: every state, stored as store format 6 stored it (its
+// head of version 2: the whole state without its history) and as format 7
+// does (its head and its live part), decodes to the same state, with its
+// history after either. Every pair of states of one game has the same head
+// bytes exactly when SameHead says so.
+func TestSplitAsFormat6(t *testing.T) {
+	fx := newFixture(t)
+	states := allStates(t, fx)
+	for i, g := range states {
+		old := mustMarshal(t, truncated(g, History{}))
+		c, err := g.AppendHistory(nil, History{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, live := split(t, g)
+		var a, b Game
+		if err := a.UnmarshalSplit(old, nil, [][]byte{c}); err != nil {
+			t.Fatalf("state %d, format 6: %v", i, err)
+		}
+		if err := b.UnmarshalSplit(head, live, [][]byte{c}); err != nil {
+			t.Fatalf("state %d, format 7: %v", i, err)
+		}
+		if !reflect.DeepEqual(&a, &b) || !reflect.DeepEqual(&b, g) {
+			t.Fatalf("state %d: format 6 decodes\n%+v\nformat 7\n%+v\nwant\n%+v", i, &a, &b, g)
+		}
+	}
+	same, differ := 0, 0
+	for _, g := range states {
+		for _, h := range states {
+			if g.ID != h.ID {
+				continue
+			}
+			hg, _ := split(t, g)
+			hh, _ := split(t, h)
+			if eq := bytes.Equal(hg, hh); SameHead(g, h) != eq {
+				t.Fatalf("%s: SameHead = %v, the heads are equal: %v\n%+v\n%+v", g.ID, !eq, eq, g, h)
+			} else if eq {
+				same++
+			} else {
+				differ++
+			}
+		}
+	}
+	if same == 0 || differ == 0 {
+		t.Fatalf("%d pairs with the same head, %d with different ones", same, differ)
+	}
+}
+
+// TestSameHead changes each field of a state in turn: SameHead reports a
+// change exactly when AppendHead's bytes change, so a field added to Game
+// cannot be left out of one and not the other.
+func TestSameHead(t *testing.T) {
+	fx := newFixture(t)
+	var base []*Game
+	for _, g := range allStates(t, fx) {
+		if g.End != nil && (g.Scheme != Anchored || g.Beacon != nil) {
+			base = append(base, g) // every scheme, its fields set
+		}
+	}
+	if len(base) < 3 {
+		t.Fatalf("%d states", len(base))
+	}
+	typ := reflect.TypeFor[Game]()
+	changed := map[string]bool{}
+	for _, g := range base {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			h := *g
+			v := reflect.ValueOf(&h).Elem().Field(i)
+			if !changeField(v) {
+				t.Fatalf("field %s of type %s: no change made", f.Name, f.Type)
+			}
+			a, _ := split(t, g)
+			b, err := h.AppendHead(nil)
+			if err != nil {
+				continue // not a state AppendHead writes
+			}
+			// SameHead may say a head changed when it did not (a field
+			// of another scheme's, which the head does not hold): the
+			// head is written again. Never the other way.
+			if SameHead(g, &h) && !bytes.Equal(a, b) {
+				t.Errorf("%s, %s changed: SameHead is true, but the heads differ", g.Scheme, f.Name)
+			}
+			changed[f.Name] = changed[f.Name] || !bytes.Equal(a, b)
+			if !SameHead(&h, &h) {
+				t.Errorf("SameHead of a state and itself is false")
+			}
+		}
+	}
+	// The head holds every field but the history's and the live part's.
+	live := map[string]bool{"Status": true, "Closed": true, "Position": true, "MoveOwed": true, "Pending": true,
+		"End": true, "Seed": true, "Failure": true, "Leaves": true, "Rolls": true, "Moves": true, "RollRecords": true}
+	for i := range typ.NumField() {
+		if name := typ.Field(i).Name; changed[name] == live[name] {
+			t.Errorf("field %s: in the head %v, in the live part or the history %v", name, changed[name], live[name])
+		}
+	}
+}
+
+// changeField sets v (a field of a Game) to another value of its type that
+// keeps the state encodable where it can; it reports whether it changed v.
+func changeField(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.String:
+		switch v.Type() {
+		case reflect.TypeFor[Scheme]():
+			if v.String() == string(Anchored) {
+				v.SetString(string(Tavlarena))
+			} else {
+				v.SetString(string(Anchored))
+			}
+		case reflect.TypeFor[Status]():
+			v.SetString(string(StatusFailed))
+		case reflect.TypeFor[dice.Opening]():
+			if v.String() == string(dice.OpeningWestern) {
+				v.SetString(string(dice.OpeningTurkishReroll))
+			} else {
+				v.SetString(string(dice.OpeningWestern))
+			}
+		default:
+			v.SetString(v.String() + "x")
+		}
+		return true
+	case reflect.Bool:
+		v.SetBool(!v.Bool())
+		return true
+	case reflect.Uint32, reflect.Uint64:
+		v.SetUint(v.Uint() + 1)
+		return true
+	case reflect.Array:
+		return changeField(v.Index(0))
+	case reflect.Uint8:
+		v.SetUint(v.Uint() ^ 1)
+		return true
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			v.SetBytes(append(slices.Clone(v.Bytes()), 'x'))
+			return true
+		}
+		n := reflect.Append(v.Slice3(0, v.Len(), v.Len()), reflect.New(v.Type().Elem()).Elem())
+		v.Set(n)
+		return true
+	case reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+			return true
+		}
+		c := reflect.New(v.Type().Elem())
+		c.Elem().Set(v.Elem())
+		if changeField(c.Elem()) {
+			v.Set(c)
+			return true
+		}
+		return false
+	case reflect.Struct:
+		if t, ok := v.Interface().(time.Time); ok {
+			v.Set(reflect.ValueOf(t.Add(time.Second)))
+			return true
+		}
+		for i := range v.NumField() {
+			if changeField(v.Field(i)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// FuzzSplit decodes arbitrary bytes as a head and a live part: never a
+// panic, and what decodes is what AppendHead and AppendLive write.
+func FuzzSplit(f *testing.F) {
+	fx := newFixture(f)
+	for _, g := range allStates(f, fx) {
+		head, live := split(f, g)
+		f.Add(head, live)
+	}
+	f.Fuzz(func(t *testing.T, head, live []byte) {
+		var d Game
+		if err := d.UnmarshalSplit(head, live, nil); err != nil {
+			return
+		}
+		h, l := split(t, &d)
+		if head[0] == stateVersion {
+			if live != nil || !bytes.Equal(mustMarshal(t, &d), head) {
+				t.Fatalf("a head of version 2 decoded, with live part %x", live)
+			}
+			return
+		}
+		if !bytes.Equal(h, head) || !bytes.Equal(l, live) {
+			t.Fatalf("re-encoding differs:\n got %x %x\nwant %x %x", h, l, head, live)
 		}
 	})
 }

@@ -177,31 +177,8 @@ func (g *Game) AppendBinary(b []byte) ([]byte, error) {
 	w.bytes(g.Settings)
 	c, ok = codeOf(openingCodes, g.Opening)
 	w.code("opening", c, ok)
+	w.setup(g)
 	switch g.Scheme {
-	case Tavlarena:
-		w.fixed(g.Commitment[:])
-		w.fixed(g.Seats[0][:])
-		w.fixed(g.Seats[1][:])
-		w.seatBits(g.Contributed)
-		w.fixed(g.Contributions[0][:])
-		w.fixed(g.Contributions[1][:])
-	case Anchored:
-		w.str(g.MatchID)
-		w.uvarint(uint64(g.GameNo))
-		w.fixed(g.Fingerprint[:])
-		w.time(g.SealedAt)
-		w.fixed(g.Anchor.Chain[:])
-		w.uvarint(g.Anchor.Round)
-		w.seatBits(g.Contributed)
-		w.str(g.Tokens[0])
-		w.str(g.Tokens[1])
-		w.bool(g.Beacon != nil)
-		if b := g.Beacon; b != nil {
-			w.fixed(b.Chain[:])
-			w.fixed(b.Randomness[:])
-			w.uvarint(b.Round)
-			w.bytes(b.Signature)
-		}
 	case PerRoll:
 		w.uvarint(uint64(len(g.RollRecords)))
 		for i := range g.RollRecords {
@@ -236,6 +213,46 @@ func (g *Game) AppendBinary(b []byte) ([]byte, error) {
 		flags |= 2
 	}
 	w.code("move flags", flags, flags != 2)
+	w.outcome(g)
+	if w.err != nil {
+		return nil, w.err
+	}
+	return w.b, nil
+}
+
+// setup writes the fields of g's scheme that its commit and its set-up
+// events (contributions, tokens, the beacon) set.
+func (w *stateWriter) setup(g *Game) {
+	switch g.Scheme {
+	case Tavlarena:
+		w.fixed(g.Commitment[:])
+		w.fixed(g.Seats[0][:])
+		w.fixed(g.Seats[1][:])
+		w.seatBits(g.Contributed)
+		w.fixed(g.Contributions[0][:])
+		w.fixed(g.Contributions[1][:])
+	case Anchored:
+		w.str(g.MatchID)
+		w.uvarint(uint64(g.GameNo))
+		w.fixed(g.Fingerprint[:])
+		w.time(g.SealedAt)
+		w.fixed(g.Anchor.Chain[:])
+		w.uvarint(g.Anchor.Round)
+		w.seatBits(g.Contributed)
+		w.str(g.Tokens[0])
+		w.str(g.Tokens[1])
+		w.bool(g.Beacon != nil)
+		if b := g.Beacon; b != nil {
+			w.fixed(b.Chain[:])
+			w.fixed(b.Randomness[:])
+			w.uvarint(b.Round)
+			w.bytes(b.Signature)
+		}
+	}
+}
+
+// outcome writes g's end, seed and failure.
+func (w *stateWriter) outcome(g *Game) {
 	w.bool(g.End != nil)
 	if e := g.End; e != nil {
 		w.uvarint(uint64(e.Points))
@@ -271,10 +288,6 @@ func (g *Game) AppendBinary(b []byte) ([]byte, error) {
 			w.code("failure dice", 0, false)
 		}
 	}
-	if w.err != nil {
-		return nil, w.err
-	}
-	return w.b, nil
 }
 
 type stateReader struct {
@@ -455,32 +468,8 @@ func (g *Game) UnmarshalBinary(b []byte) error {
 	s.CommittedAt = r.time()
 	s.Settings = r.bytes()
 	s.Opening = decodeCode(r, openingCodes, "opening", true)
+	r.setup(&s)
 	switch s.Scheme {
-	case Tavlarena:
-		r.fixed(s.Commitment[:])
-		r.fixed(s.Seats[0][:])
-		r.fixed(s.Seats[1][:])
-		s.Contributed = r.seatBits()
-		r.fixed(s.Contributions[0][:])
-		r.fixed(s.Contributions[1][:])
-	case Anchored:
-		s.MatchID = r.str()
-		s.GameNo = uint32(r.uvarintMax(maxU32, "gameNo"))
-		r.fixed(s.Fingerprint[:])
-		s.SealedAt = r.time()
-		r.fixed(s.Anchor.Chain[:])
-		s.Anchor.Round = r.uvarint()
-		s.Contributed = r.seatBits()
-		s.Tokens[0] = r.str()
-		s.Tokens[1] = r.str()
-		if r.bool() {
-			var bc Beacon
-			r.fixed(bc.Chain[:])
-			r.fixed(bc.Randomness[:])
-			bc.Round = r.uvarint()
-			bc.Signature = r.bytes()
-			s.Beacon = &bc
-		}
 	case PerRoll:
 		if n := r.count(1 + 16 + 32 + 32 + 1 + 32 + 3); n > 0 {
 			s.RollRecords = make([]RollRecord, n)
@@ -527,6 +516,50 @@ func (g *Game) UnmarshalBinary(b []byte) error {
 	default:
 		s.MovesLogged, s.MoveOwed = flags&1 != 0, flags&2 != 0
 	}
+	r.outcome(&s)
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("%d trailing bytes", len(r.b))
+	}
+	if r.err != nil {
+		return r.err
+	}
+	*g = s
+	return nil
+}
+
+// setup reads what stateWriter.setup writes into s, whose scheme is set.
+func (r *stateReader) setup(s *Game) {
+	switch s.Scheme {
+	case Tavlarena:
+		r.fixed(s.Commitment[:])
+		r.fixed(s.Seats[0][:])
+		r.fixed(s.Seats[1][:])
+		s.Contributed = r.seatBits()
+		r.fixed(s.Contributions[0][:])
+		r.fixed(s.Contributions[1][:])
+	case Anchored:
+		s.MatchID = r.str()
+		s.GameNo = uint32(r.uvarintMax(maxU32, "gameNo"))
+		r.fixed(s.Fingerprint[:])
+		s.SealedAt = r.time()
+		r.fixed(s.Anchor.Chain[:])
+		s.Anchor.Round = r.uvarint()
+		s.Contributed = r.seatBits()
+		s.Tokens[0] = r.str()
+		s.Tokens[1] = r.str()
+		if r.bool() {
+			var bc Beacon
+			r.fixed(bc.Chain[:])
+			r.fixed(bc.Randomness[:])
+			bc.Round = r.uvarint()
+			bc.Signature = r.bytes()
+			s.Beacon = &bc
+		}
+	}
+}
+
+// outcome reads what stateWriter.outcome writes into s.
+func (r *stateReader) outcome(s *Game) {
 	if r.bool() {
 		var e End
 		e.Points = uint32(r.uvarintMax(maxU32, "points"))
@@ -561,12 +594,4 @@ func (g *Game) UnmarshalBinary(b []byte) error {
 		}
 		s.Failure = &f
 	}
-	if r.err == nil && len(r.b) != 0 {
-		r.fail("%d trailing bytes", len(r.b))
-	}
-	if r.err != nil {
-		return r.err
-	}
-	*g = s
-	return nil
 }
