@@ -408,7 +408,7 @@ func BenchmarkDiskPerEvent(b *testing.B) {
 	for _, p := range []struct {
 		name   string
 		prefix byte
-	}{{"bundles", prefixBundle}, {"pieces", prefixPiece}, {"tiles", prefixTile}, {"dedup", prefixDedup}, {"games", prefixGame}, {"history", prefixHistory}} {
+	}{{"bundles", prefixBundle}, {"pieces", prefixPiece}, {"tiles", prefixTile}, {"dedup", prefixDedup}, {"games", prefixGame}, {"live", prefixLive}, {"history", prefixHistory}} {
 		n, _ := l.db.EstimateDiskUsage([]byte{p.prefix}, prefixEnd(p.prefix))
 		b.ReportMetric(float64(n)/float64(events), p.name+"-B/event")
 	}
@@ -794,7 +794,7 @@ func benchHumanWrites(b *testing.B, games, group int, settle bool) {
 	for _, p := range []struct {
 		name   string
 		prefix byte
-	}{{"history", prefixHistory}, {"head", prefixGame}, {"tiles", prefixTile}, {"pieces", prefixPiece}, {"bundles", prefixBundle}, {"dedup", prefixDedup}, {"finished", prefixFinished}, {"open", prefixOpen}, {"meta", prefixMeta}, {"time", prefixTime}} {
+	}{{"history", prefixHistory}, {"head", prefixGame}, {"live", prefixLive}, {"tiles", prefixTile}, {"pieces", prefixPiece}, {"bundles", prefixBundle}, {"dedup", prefixDedup}, {"finished", prefixFinished}, {"open", prefixOpen}, {"meta", prefixMeta}, {"time", prefixTime}} {
 		b.ReportMetric(per(kinds[p.prefix]), p.name+"-B/event")
 	}
 	if os.Getenv("ZARLOG_PEBBLE_METRICS") != "" {

@@ -161,7 +161,8 @@ func TestBundlePieces(t *testing.T) {
 }
 
 // TestBundleFormat5 opens a format-5 store, whose growing entry bundle is
-// one 'e' record rewritten by each group: Open marks it format 6, the next
+// one 'e' record rewritten by each group: Open marks it format 6 (and then
+// 7, splitting its game heads), the next
 // groups add pieces after that record, and the group that fills the bundle
 // writes it whole and deletes them. An older version refuses a format-6
 // store by its format record.
@@ -192,12 +193,16 @@ func TestBundleFormat5(t *testing.T) {
 	if err := b.Commit(pebble.Sync); err != nil {
 		t.Fatal(err)
 	}
+	format6Heads(t, db, nil)
 	db.Close()
 
 	e.cfg.Check = CheckEntries
 	l = e.open()
-	if f, err := get(l.db, keyFormat); err != nil || f[0] != storeFormat || storeFormat != 6 {
-		t.Fatalf("format record %x (%v), want 6", f[:1], err)
+	if f, err := get(l.db, keyFormat); err != nil || f[0] != storeFormat || storeFormat != 7 {
+		t.Fatalf("format record %x (%v), want 7", f[:1], err)
+	}
+	if split, old := splitHeads(t, l.db); split == 0 || old != 0 {
+		t.Fatalf("%d heads split, %d of format 6", split, old)
 	}
 	checkBundles(t, l, leaves, 44, nil)
 	groups := []int{}

@@ -247,6 +247,9 @@ func format3(t *testing.T, e *testEnv, origin string, moved func(key string) boo
 	if err := b.Commit(pebble.Sync); err != nil {
 		t.Fatal(err)
 	}
+	if format6Heads(t, db, nil) == 0 { // format 7's
+		t.Fatal("no game heads")
+	}
 	return old
 }
 

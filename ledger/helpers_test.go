@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -121,7 +122,7 @@ func dumpProjections(t testing.TB, l *Ledger) map[string][]byte {
 	}
 	defer v.release()
 	out := map[string][]byte{}
-	for _, p := range []byte{prefixDedup, prefixGame, prefixFinished, prefixOpen} {
+	for _, p := range []byte{prefixDedup, prefixGame, prefixLive, prefixFinished, prefixOpen} {
 		it, err := v.snap.NewIter(&pebble.IterOptions{LowerBound: []byte{p}, UpperBound: prefixEnd(p)})
 		if err != nil {
 			t.Fatal(err)
@@ -131,19 +132,27 @@ func dumpProjections(t testing.TB, l *Ledger) map[string][]byte {
 		}
 		it.Close()
 	}
-	// A game's state is its head and its history chunks, which a rebuild
-	// may cut in other places: the dump holds the whole state, and every
-	// chunk must belong to a game.
-	for k := range out {
-		if k[0] != prefixGame {
-			continue
+	// A game's state is its head, its live part and its history chunks,
+	// which a rebuild may cut in other places: the dump holds the whole
+	// state and the head's bytes, and every live part and chunk must
+	// belong to a game.
+	heads := map[string][]byte{}
+	for k, head := range out {
+		switch k[0] {
+		case prefixGame:
+			g, err := loadGame(v.snap, k[1:])
+			if err != nil || g == nil {
+				t.Fatalf("game %q: %v", k[1:], err)
+			}
+			out[k] = mustMarshalGame(t, g)
+			heads["head "+k[1:]] = head
+		case prefixLive:
+			if _, ok := out[string(prefixGame)+k[1:]]; !ok {
+				t.Errorf("live part %q of no game", k)
+			}
 		}
-		g, err := loadGame(v.snap, k[1:])
-		if err != nil || g == nil {
-			t.Fatalf("game %q: %v", k[1:], err)
-		}
-		out[k] = mustMarshalGame(t, g)
 	}
+	maps.Copy(out, heads)
 	it, err := v.snap.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixHistory}, UpperBound: prefixEnd(prefixHistory)})
 	if err != nil {
 		t.Fatal(err)
@@ -220,3 +229,72 @@ type quietLogger struct{}
 func (quietLogger) Infof(string, ...any)         {}
 func (quietLogger) Errorf(string, ...any)        {}
 func (quietLogger) Fatalf(f string, args ...any) { panic(fmt.Sprintf(f, args...)) }
+
+// format6Heads rewrites every game's head in db as store format 6 kept it
+// (its state without its history, events.Game.MarshalBinary's version 2,
+// rewritten at each event) and deletes its live part, leaving the format
+// record to the caller; but the games split says are split stay as they
+// are, as a migration interrupted after them leaves them (split nil: none).
+// It returns how many heads it rewrote.
+func format6Heads(t testing.TB, db *pebble.DB, split func(game string) bool) int {
+	t.Helper()
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixGame}, UpperBound: prefixEnd(prefixGame)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	b := db.NewBatch()
+	defer b.Close()
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		if split != nil && split(string(it.Key()[1:])) {
+			continue
+		}
+		live, err := get(db, strKey(prefixLive, string(it.Key()[1:])))
+		if err != nil {
+			t.Fatalf("the live part of game %q: %v", it.Key()[1:], err)
+		}
+		var g events.Game
+		if err := g.UnmarshalSplit(it.Value(), live, nil); err != nil {
+			t.Fatal(err)
+		}
+		old, err := g.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Set(it.Key(), old, nil)
+		b.Delete(strKey(prefixLive, string(it.Key()[1:])), nil)
+		n++
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// splitHeads reports how many games of r have a head of format 7 and a live
+// part, and how many a head of format 6 and none; any other game fails t.
+func splitHeads(t testing.TB, r pebble.Reader) (split, old int) {
+	t.Helper()
+	lives := indexedKeys(t, r, prefixLive)
+	for id := range indexedKeys(t, r, prefixGame) {
+		head, err := get(r, strKey(prefixGame, id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hasLive := lives[id]
+		delete(lives, id)
+		switch {
+		case oldHead(head) && !hasLive:
+			old++
+		case !oldHead(head) && hasLive:
+			split++
+		default:
+			t.Fatalf("game %q: a head of format 6 %v, a live part %v", id, oldHead(head), hasLive)
+		}
+	}
+	if len(lives) > 0 {
+		t.Fatalf("%d live parts without a head", len(lives))
+	}
+	return split, old
+}

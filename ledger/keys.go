@@ -26,7 +26,7 @@ import (
 //	  'a' I:u64             append time of the group whose first leaf is I: i64 Unix ns
 //	  'm' "state"           merkle.State of the stored tree
 //	  'm' "checkpoint"      the last signed checkpoint note, as published
-//	  'm' "format"          the store format version (u8 4) and the origin
+//	  'm' "format"          the store format version (u8 7) and the origin
 //	projections (derived from the log; Rebuild recreates them byte for byte, but for
 //	where it cuts a game's history into chunks):
 //	  'd' E 0x00 id         dedup, by (emitter, event id): leaf index u64 ‖ leaf hash [32],
@@ -34,7 +34,12 @@ import (
 //	                        (events.CanonicalID): those are found through their game's
 //	                        leaves, and a game is its committing emitter's
 //	  ('i' id               the dedup index of format 3, by id alone; Open moves it to 'd')
-//	  'g' game              the game's state without its history (events.Game.AppendHead)
+//	  'g' game              the game's head: what its commit and set-up events set
+//	                        (events.Game.AppendHead), written when the game begins and
+//	                        when one of them changes it (events.SameHead); format 6 and
+//	                        before: the game's state without its history, version 2
+//	  'l' game              the game's live part: status, position, pending roll, end...
+//	                        (events.Game.AppendLive), rewritten at each of its events
 //	  'h' game 0x00 I:u64   a chunk of the game's history, from its leaf I on (AppendHistory)
 //	  'f' I:u64             game finished by leaf I: status u8 ‖ game id
 //	  'o' E                 emitter E's open games: uvarint count ‖ uvarint bytes (events.Game.Size)
@@ -54,6 +59,7 @@ const (
 	prefixMeta       = 'm'
 	prefixDedup      = 'd'
 	prefixGame       = 'g'
+	prefixLive       = 'l'
 	prefixHistory    = 'h'
 	prefixFinished   = 'f'
 	prefixOpen       = 'o'
@@ -88,7 +94,11 @@ var (
 // store's (migrateOpenGames). Format 6 stores the growing entry bundle in
 // pieces, a group's entries each (bundle.go): Open marks a format-5 store
 // format 6, whose growing bundle is then its 'e' record and pieces after it.
-const storeFormat = 6
+// Format 7 splits each game's head (format 6's: its state without its
+// history, rewritten at each of its events) into the head its set-up writes
+// once ('g') and the live part each event rewrites ('l'): Open rewrites a
+// format-6 store's heads (migrateHeads).
+const storeFormat = 7
 
 // An openCount is an emitter's open games: how many, and the bytes of their
 // states (events.Game.Size).
@@ -216,15 +226,28 @@ func parseFinished(key, val []byte) (events.FinishedGame, error) {
 }
 
 // loadGame reads a game's state from r (the database or a snapshot): its
-// head and its history chunks. It returns nil, nil for a game with no
-// events.
+// head, its live part and its history chunks. A head of format 6 and before
+// (version 2, during an upgrade) has no live part. It returns nil, nil for
+// a game with no events.
 func loadGame(r pebble.Reader, id string) (*events.Game, error) {
-	head, err := get(r, strKey(prefixGame, id))
+	key := strKey(prefixGame, id)
+	head, err := get(r, key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the state of game %q: %w", id, err)
+	}
+	var live []byte
+	if !oldHead(head) {
+		key[0] = prefixLive
+		live, err = get(r, key)
+		if errors.Is(err, pebble.ErrNotFound) {
+			return nil, fmt.Errorf("game %q has a head but no live part: %w", id, ErrCorrupt)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the live part of game %q: %w", id, err)
+		}
 	}
 	lo := historyPrefix(id)
 	hi := append(lo[:len(lo)-1:len(lo)-1], 1)
@@ -240,8 +263,13 @@ func loadGame(r pebble.Reader, id string) (*events.Game, error) {
 		return nil, fmt.Errorf("reading the history of game %q: %w", id, err)
 	}
 	g := new(events.Game)
-	if err := g.UnmarshalSplit(head, chunks); err != nil {
+	if err := g.UnmarshalSplit(head, live, chunks); err != nil {
 		return nil, fmt.Errorf("state of game %q: %w: %w", id, ErrCorrupt, err)
 	}
 	return g, nil
 }
+
+// oldHead reports whether head is a head of store format 6 or before: a
+// game's state without its history (events.Game.UnmarshalBinary's version
+// 2), which has no live part.
+func oldHead(head []byte) bool { return len(head) > 0 && head[0] == 2 }

@@ -197,7 +197,8 @@ type Config struct {
 	Publish func(ctx context.Context, c Commit) error
 
 	// migrateChunk is how many dedup records Open moves per batch when it
-	// upgrades a format-3 store (migrateDedup). Zero means migrateChunk;
+	// upgrades a format-3 store (migrateDedup), and how many game heads it
+	// splits per batch when it upgrades a format-6 store (migrateHeads). Zero means migrateChunk;
 	// tests lower it.
 	migrateChunk int
 }
@@ -468,6 +469,7 @@ func (l *Ledger) load(ctx context.Context) error {
 	f, err := get(db, keyFormat)
 	migrate := false   // a format-3 store: its dedup index moves to per-emitter keys
 	countOpen := false // a format-4 store (or 3): its open games are counted
+	heads := false     // a format-6 store (or 3 to 5): its game heads are split
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
 		if _, err := get(db, keyState); !errors.Is(err, pebble.ErrNotFound) {
@@ -482,7 +484,7 @@ func (l *Ledger) load(ctx context.Context) error {
 		}
 	case err != nil:
 		return fmt.Errorf("ledger: reading the format record: %w", err)
-	case len(f) == 0 || f[0] != storeFormat && f[0] != 1 && f[0] != 2 && f[0] != 3 && f[0] != 4 && f[0] != 5:
+	case len(f) == 0 || f[0] != storeFormat && (f[0] < 1 || f[0] > 6):
 		return fmt.Errorf("ledger: %s has store format %x, want %d: %w", l.cfg.Dir, f[:min(len(f), 1)], storeFormat, ErrCorrupt)
 	case string(f[1:]) != l.origin:
 		return fmt.Errorf("ledger: %s holds the log %q, not %q", l.cfg.Dir, f[1:], l.origin)
@@ -490,23 +492,29 @@ func (l *Ledger) load(ctx context.Context) error {
 		// Format 3 kept the dedup index by event id alone: once the store
 		// is checked, migrateDedup moves it to (emitter, id) keys, and then
 		// its open games are counted as format 4's are.
-		migrate, countOpen = true, true
+		migrate, countOpen, heads = true, true, true
 	case f[0] == 4:
 		// Format 4 did not count each emitter's open games:
-		// migrateOpenGames does, once the store is checked.
-		countOpen = true
+		// migrateOpenGames does, once the store is checked (and takes
+		// it to format 6).
+		countOpen, heads = true, true
 	case f[0] == 5:
 		// Format 5 rewrote the growing entry bundle whole: its 'e' record
 		// stays, and the entries after it go in pieces (bundle.go). Only the
 		// format record changes, so that an older version refuses the store.
-		l.log.Info("upgrading the store: the growing entry bundle is stored in pieces", "from", 5, "to", storeFormat)
+		l.log.Info("upgrading the store: the growing entry bundle is stored in pieces", "from", 5, "to", 6)
+		heads = true
 		b := db.NewBatch()
-		b.Set(keyFormat, append([]byte{storeFormat}, l.origin...), nil)
+		b.Set(keyFormat, append([]byte{6}, l.origin...), nil)
 		err := l.commit(b, "upgrading the store format")
 		b.Close()
 		if err != nil {
 			return fmt.Errorf("ledger: %w", err)
 		}
+	case f[0] == 6:
+		// Format 6 rewrote each game's whole head at each of its events:
+		// migrateHeads splits the heads, once the store is checked.
+		heads = true
 	case f[0] != storeFormat:
 		// Format 1 kept each game's state whole, format 2 a dedup record
 		// for every id. The log is the same, and the projections are
@@ -584,6 +592,16 @@ func (l *Ledger) load(ctx context.Context) error {
 		}
 	} else if open, err = readOpen(db); err != nil {
 		return fmt.Errorf("ledger: reading the open games of each emitter: %w", err)
+	}
+	if heads {
+		l.log.Info("upgrading the store: each game's head is split into the part its set-up writes and the part each event rewrites", "from", 6, "to", storeFormat)
+		chunk := l.cfg.migrateChunk
+		if chunk <= 0 {
+			chunk = migrateChunk
+		}
+		if _, err := l.migrateHeads(ctx, chunk); err != nil {
+			return fmt.Errorf("ledger: splitting the game heads: %w", err)
+		}
 	}
 	l.seq = newSequencer(l, b, stats, rej, open)
 	l.recent = newRecentIndex(RecentLookups)

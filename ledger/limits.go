@@ -86,7 +86,8 @@ func readOpen(r pebble.Reader) (map[string]openCount, error) {
 }
 
 // migrateOpenGames counts the open games of a format-4 store, by emitter,
-// and writes their records with format 5's format record in one batch: a
+// and writes their records with format 6's format record in one batch
+// (format 6 changed nothing a format-5 store holds but the record): a
 // crash before it leaves a format-4 store, counted again at the next Open.
 // It reads every game's head, and the history of the open ones.
 func (l *Ledger) migrateOpenGames(ctx context.Context) (map[string]openCount, error) {
@@ -130,7 +131,7 @@ func (l *Ledger) migrateOpenGames(ctx context.Context) (map[string]openCount, er
 	for e, o := range open {
 		b.Set(strKey(prefixOpen, e), o.marshal(), nil)
 	}
-	b.Set(keyFormat, append([]byte{storeFormat}, l.origin...), nil)
+	b.Set(keyFormat, append([]byte{6}, l.origin...), nil)
 	if err := l.commit(b, "counting the open games of each emitter"); err != nil {
 		return nil, err
 	}

@@ -149,7 +149,8 @@ func TestOpenGameBytesLimits(t *testing.T) {
 }
 
 // TestUpgradeFormat4: a store of format 4 had no open-game counts; Open
-// counts them from the games' states and writes format 5.
+// counts them from the games' states (format 6's heads), then splits the
+// heads (format 7).
 func TestUpgradeFormat4(t *testing.T) {
 	e := newTestEnv(t)
 	l := e.open()
@@ -168,6 +169,7 @@ func TestUpgradeFormat4(t *testing.T) {
 	if err := b.Commit(pebble.Sync); err != nil {
 		t.Fatal(err)
 	}
+	format6Heads(t, db, nil)
 	db.Close()
 	l = e.open()
 	if got := l.OpenGames(); fmt.Sprint(got) != fmt.Sprint(want) {
@@ -176,6 +178,9 @@ func TestUpgradeFormat4(t *testing.T) {
 	diffDumps(t, before, dumpProjections(t, l))
 	if f, err := get(l.db, keyFormat); err != nil || f[0] != storeFormat {
 		t.Fatalf("format %x, %v", f, err)
+	}
+	if split, old := splitHeads(t, l.db); split == 0 || old != 0 {
+		t.Fatalf("%d heads split, %d of format 6", split, old)
 	}
 }
 

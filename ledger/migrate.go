@@ -115,3 +115,77 @@ func (l *Ledger) migrateDedup(ctx context.Context, chunk int) (int, error) {
 		l.log.Info("moving the dedup index to per-emitter keys", "records", moved)
 	}
 }
+
+// migrateHeads splits the game heads of a format-6 store into format 7's
+// head and live part: each head of version 2 (the game's state without its
+// history) is decoded and written again as events.Game.AppendHead and
+// AppendLive write it; the history chunks stay. It works in batches of
+// chunk games, each written durably with both parts of each of its games,
+// in key order; the batch that finds no head of version 2 left sets the
+// format record to 7. So a crash leaves a format-6 store whose games are
+// each whole in one format or the other (loadGame reads both), and the next
+// Open goes on where it stopped. It returns how many heads it split.
+func (l *Ledger) migrateHeads(ctx context.Context, chunk int) (int, error) {
+	db := l.db
+	split := 0
+	start := time.Now()
+	lo := []byte{prefixGame}
+	var key, head, live, last []byte
+	for {
+		if err := ctx.Err(); err != nil {
+			return split, err
+		}
+		it, err := db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(prefixGame)})
+		if err != nil {
+			return split, err
+		}
+		b := db.NewBatch()
+		n := 0
+		ok := it.First()
+		for ; ok && n < chunk; ok = it.Next() {
+			last = append(last[:0], it.Key()...)
+			if !oldHead(it.Value()) {
+				continue // split by an interrupted migration
+			}
+			id := string(it.Key()[1:])
+			var g events.Game
+			err := g.UnmarshalBinary(it.Value())
+			if err == nil && g.History() != (events.History{}) {
+				err = fmt.Errorf("the head holds %+v of history", g.History())
+			}
+			if err == nil {
+				if head, err = g.AppendHead(head[:0]); err == nil {
+					live, err = g.AppendLive(live[:0])
+				}
+			}
+			if err != nil {
+				it.Close()
+				b.Close()
+				return split, fmt.Errorf("the format-6 head of game %q: %w: %w", id, ErrCorrupt, err)
+			}
+			b.Set(it.Key(), head, nil)
+			key = append(append(key[:0], prefixLive), id...)
+			b.Set(key, live, nil)
+			n++
+		}
+		if err := errors.Join(it.Error(), it.Close()); err != nil {
+			b.Close()
+			return split, err
+		}
+		lo = append(slices.Clone(last), 0) // the next batch starts after the last game of this one
+		if !ok {
+			b.Set(keyFormat, append([]byte{7}, l.origin...), nil)
+		}
+		err = l.commit(b, fmt.Sprintf("splitting %d game heads", n))
+		b.Close()
+		if err != nil {
+			return split, err
+		}
+		split += n
+		if !ok {
+			l.log.Info("split the game heads", "games", split, "took", time.Since(start))
+			return split, nil
+		}
+		l.log.Info("splitting the game heads", "games", split)
+	}
+}

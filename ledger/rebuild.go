@@ -72,7 +72,7 @@ func (s *sequencer) rebuild(ctx context.Context) error {
 	start := time.Now()
 	b := db.NewBatch()
 	b.Set(keyRebuild, nil, nil)
-	for _, p := range []byte{prefixDedup, prefixDedupV3, prefixGame, prefixHistory, prefixFinished, prefixOpen} {
+	for _, p := range []byte{prefixDedup, prefixDedupV3, prefixGame, prefixLive, prefixHistory, prefixFinished, prefixOpen} {
 		b.DeleteRange([]byte{p}, prefixEnd(p), nil)
 	}
 	b.Delete(keyStats, nil)

@@ -92,12 +92,14 @@ type sequencer struct {
 }
 
 // A pendGame is a game changed by the group being prepared: its new state,
-// and how much of its history Pebble holds already (its state's before the
-// group: every group that changes a game writes its history up to the
-// group's end).
+// its state before the group (nil for a game the group begins), whose head
+// Pebble holds, and how much of its history Pebble holds already (its state's
+// before the group: every group that changes a game writes its history up
+// to the group's end).
 type pendGame struct {
 	g    *events.Game
 	size int // g.Size()
+	old  *events.Game
 	from events.History
 }
 
@@ -593,7 +595,7 @@ func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *
 	}
 	p, ok := s.pend[ev.Game]
 	if !ok && g != nil {
-		p.from = g.History()
+		p.old, p.from = g, g.History()
 	}
 	p.g, p.size = ng, nsize
 	s.pend[ev.Game] = p
@@ -761,14 +763,22 @@ func (s *sequencer) writeProjections(batch *pebble.Batch) error {
 		batch.Set(key, val, nil)
 	}
 	for id, p := range s.pend {
-		// The head, rewritten; the history since the last group that
-		// changed the game, written once.
+		// The head, written when the game begins and when it changes;
+		// the live part, rewritten; the history since the last group
+		// that changed the game, written once.
 		g, from := p.g, p.from
 		var err error
-		if val, err = g.AppendHead(val[:0]); err != nil {
+		if p.old == nil || !events.SameHead(p.old, g) {
+			if val, err = g.AppendHead(val[:0]); err != nil {
+				return fmt.Errorf("encoding the head of game %q: %w", id, err)
+			}
+			key = append(append(key[:0], prefixGame), id...)
+			batch.Set(key, val, nil)
+		}
+		if val, err = g.AppendLive(val[:0]); err != nil {
 			return fmt.Errorf("encoding the state of game %q: %w", id, err)
 		}
-		key = append(append(key[:0], prefixGame), id...)
+		key = append(append(key[:0], prefixLive), id...)
 		batch.Set(key, val, nil)
 		if from.Leaves >= len(g.Leaves) { // unreachable: a change is an event
 			return fmt.Errorf("game %q changed without a leaf", id)

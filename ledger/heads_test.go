@@ -1,0 +1,245 @@
+package ledger
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/zarlog/zarlog/internal/workload"
+	"github.com/zarlog/zarlog/rules/movecheck"
+)
+
+// workloadRounds returns the events of n of the benchmark's games (every
+// scheme, legal moves), a group per round: the next event of every game
+// that has one, so that each group changes each game once, as at a human
+// pace.
+func workloadRounds(t testing.TB, gen *workload.Generator, n int) (rounds [][]Input, events int) {
+	t.Helper()
+	var games [][]workload.Event
+	for range n {
+		evs, err := gen.Game()
+		if err != nil {
+			t.Fatal(err)
+		}
+		games = append(games, evs)
+	}
+	for k := 0; ; k++ {
+		var in []Input
+		for _, evs := range games {
+			if k < len(evs) {
+				in = append(in, Input{Emitter: evs[k].Emitter, MsgID: evs[k].ID, Data: evs[k].Data})
+			}
+		}
+		if len(in) == 0 {
+			return rounds, events
+		}
+		rounds, events = append(rounds, in), events+len(in)
+	}
+}
+
+// TestHeadsWorkload appends the benchmark's games with the rules engine on,
+// one event per game per group, to two ledgers: one whose game cache holds
+// them, one whose cache holds none, so that every event reads its game back
+// from its head, its live part and its history (the cache's miss path).
+// Both accept every event and store the same projections, byte for byte;
+// every group writes the live part of each game it changes and the head of
+// only the games it begins or sets up; a reopened store (recovery) and a
+// Rebuild hold the same; and so does the store after its heads are written
+// back as format 6 wrote them and Open splits them again.
+func TestHeadsWorkload(t *testing.T) {
+	ctx := context.Background()
+	gen, err := workload.New(workload.Config{Seed: 5, Rolls: 6, Moves: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rounds, total := workloadRounds(t, gen, 60)
+	env := func(cache int64) *testEnv {
+		e := newTestEnv(t)
+		e.cfg.Emitters, e.cfg.Beacons, e.cfg.Moves, e.cfg.GameCacheBytes = gen.Keyring(), workload.Beacons, movecheck.Checker{}, cache
+		e.clock.t = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) // after the workload's seals
+		return e
+	}
+	ea, eb := env(0), env(1)
+	a, b := ea.open(), eb.open()
+	var heads, lives int
+	a.seq.onBatch = func(batch *pebble.Batch) {
+		r := batch.Reader()
+		for {
+			kind, k, _, ok, err := r.Next()
+			if err != nil || !ok {
+				return
+			}
+			switch {
+			case kind != pebble.InternalKeyKindSet:
+			case k[0] == prefixGame:
+				heads++
+			case k[0] == prefixLive:
+				lives++
+			}
+		}
+	}
+	for i, in := range rounds {
+		for _, l := range []*Ledger{a, b} {
+			for j, o := range mustAppend(t, l, in) {
+				if o.Result != Appended {
+					t.Fatalf("round %d, input %d: %v %v", i, j, o.Result, o.Reject)
+				}
+			}
+		}
+	}
+	if b.seq.loads < uint64(total/2) {
+		t.Fatalf("the ledger without a cache read %d game states for %d events", b.seq.loads, total)
+	}
+	if lives != total || heads >= total/3 || heads < 60 {
+		t.Fatalf("%d events wrote %d live parts and %d heads", total, lives, heads)
+	}
+	t.Logf("%d events in %d groups: %d heads written, %d games read back", total, len(rounds), heads, b.seq.loads)
+	want := dumpProjections(t, a)
+	diffDumps(t, want, dumpProjections(t, b))
+	a.Close()
+	a = ea.open()
+	diffDumps(t, want, dumpProjections(t, a))
+	if err := a.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	diffDumps(t, want, dumpProjections(t, a))
+	a.Close()
+
+	db := openRaw(t, ea)
+	format6Heads(t, db, nil)
+	if err := db.Set(keyFormat, append([]byte{6}, a.origin...), pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	a = ea.open()
+	diffDumps(t, want, dumpProjections(t, a))
+	if split, old := splitHeads(t, a.db); split != 60 || old != 0 {
+		t.Fatalf("%d heads split, %d of format 6", split, old)
+	}
+}
+
+// format6 makes the closed ledger's store one of format 6: each game's
+// head as format 6 kept it, no live parts (but the games split says are
+// split stay so, as a migration interrupted after them leaves them), and
+// the format record 6.
+func format6(t *testing.T, e *testEnv, origin string, split func(string) bool) int {
+	t.Helper()
+	db := openRaw(t, e)
+	defer db.Close()
+	n := format6Heads(t, db, split)
+	if err := db.Set(keyFormat, append([]byte{6}, origin...), pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestUpgradeFormat6 opens a store of format 6, whose game heads held the
+// whole state but its history: Open splits each into its head and its
+// live part as format 7 writes them (the projections are byte for byte the
+// ones written in format 7), the format record says 7, and appending,
+// lookups, a reopen and a Rebuild go on. A migration interrupted between
+// its batches (some heads split, the format still 6) is finished by the
+// next Open.
+func TestUpgradeFormat6(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		chunk int
+		split func(game string) bool
+	}{
+		{"one batch", 0, nil},
+		{"batches of 7", 7, nil},
+		{"interrupted", 5, func(game string) bool { return strings.ContainsAny(game[len(game)-1:], "01234567") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestEnv(t)
+			e.cfg.migrateChunk = tc.chunk
+			l := e.open()
+			gen := newStreamGen(t, e.k, "upgrade6", 6, 9)
+			appendAll(t, l, gen.take(600), 40)
+			before := dumpProjections(t, l)
+			l.Close()
+			if n := format6(t, e, l.origin, tc.split); n < 10 {
+				t.Fatalf("%d format-6 heads", n)
+			}
+			db := openRaw(t, e)
+			if split, _ := splitHeads(t, db); (split > 0) != (tc.split != nil) {
+				t.Fatalf("%d heads left split", split)
+			}
+			db.Close()
+			l = e.open()
+			diffDumps(t, before, dumpProjections(t, l))
+			if f, err := get(l.db, keyFormat); err != nil || f[0] != storeFormat || storeFormat != 7 {
+				t.Fatalf("format record %x, %v", f, err)
+			}
+			if split, old := splitHeads(t, l.db); split < 20 || old != 0 {
+				t.Fatalf("%d heads split, %d of format 6", split, old)
+			}
+			appendAll(t, l, gen.take(200), 25)
+			before = dumpProjections(t, l)
+			l.Close()
+			l = e.open()
+			diffDumps(t, before, dumpProjections(t, l))
+			if err := l.Rebuild(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			diffDumps(t, before, dumpProjections(t, l))
+		})
+	}
+}
+
+// TestUpgradeFormat6Crash: the migration of a format-6 store is crashed
+// after each of its durable batches (a power loss keeping only what was
+// synced); every crashed store opens, finishes the migration and holds the
+// same projections, in format 7.
+func TestUpgradeFormat6Crash(t *testing.T) {
+	e := newTestEnv(t)
+	mem := vfs.NewCrashableMem()
+	e.fs, e.cfg.FS = mem, mem
+	l := e.open()
+	appendAll(t, l, newStreamGen(t, e.k, "upgrade6-crash", 6, 9).take(400), 20)
+	want := dumpProjections(t, l)
+	l.Close()
+	games := format6(t, e, l.origin, nil)
+
+	var crashed []*vfs.MemFS
+	syncs := &walFS{FS: mem}
+	syncs.wrap = func(f vfs.File) vfs.File {
+		return &syncHook{File: f, after: func() { crashed = append(crashed, mem.CrashClone(vfs.CrashCloneCfg{})) }}
+	}
+	e.cfg.FS = syncs
+	e.cfg.migrateChunk = 4
+	l = e.open()
+	diffDumps(t, want, dumpProjections(t, l))
+	l.Close()
+	if len(crashed) < games/4 {
+		t.Fatalf("%d syncs while splitting %d heads", len(crashed), games)
+	}
+	partial := 0
+	for i, fs := range crashed {
+		db, err := pebble.Open(e.cfg.Dir, &pebble.Options{FS: fs, Logger: quietLogger{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if split, old := splitHeads(t, db); split > 0 && old > 0 {
+			partial++
+		}
+		db.Close()
+		e.cfg.FS = fs
+		l, err := Open(context.Background(), e.cfg)
+		if err != nil {
+			t.Fatalf("crash after sync %d: Open: %v", i, err)
+		}
+		diffDumps(t, want, dumpProjections(t, l))
+		if split, old := splitHeads(t, l.db); split != games || old != 0 {
+			t.Errorf("crash after sync %d: %d heads split, %d of format 6", i, split, old)
+		}
+		l.Close()
+	}
+	if partial == 0 {
+		t.Fatal("no crash left a store with some heads split and some not")
+	}
+}
