@@ -2,12 +2,15 @@ package ledger
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/zarlog/zarlog/internal/workload"
 	"github.com/zarlog/zarlog/rules/movecheck"
@@ -242,4 +245,67 @@ func TestUpgradeFormat6Crash(t *testing.T) {
 	if partial == 0 {
 		t.Fatal("no crash left a store with some heads split and some not")
 	}
+}
+
+// BenchmarkMigrateHeads times Open of a store of format 6 holding the
+// benchmark's games (300,000 events by default, ZARLOG_MIGRATE_EVENTS), the
+// heads split by migrateHeads: per game, and beside a Rebuild of the same
+// log.
+func BenchmarkMigrateHeads(b *testing.B) {
+	events := 300_000
+	if s := os.Getenv("ZARLOG_MIGRATE_EVENTS"); s != "" {
+		if _, err := fmt.Sscan(s, &events); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dir := b.TempDir()
+	l := benchLedger(b, dir)
+	cfg := l.cfg
+	ctx := context.Background()
+	in := newBenchPool(b, "heads").take(b, events)
+	for i := 0; i < events; i += 1000 {
+		if _, err := l.Append(ctx, in[i:min(i+1000, events)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	start := time.Now()
+	if err := l.Rebuild(ctx); err != nil {
+		b.Fatal(err)
+	}
+	rebuild := time.Since(start)
+	l.Close()
+	var took time.Duration
+	games := 0
+	for b.Loop() {
+		b.StopTimer()
+		db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		games = format6Heads(b, db, nil)
+		if err := db.Set(keyFormat, append([]byte{6}, cfg.Signer.Name()...), pebble.Sync); err != nil {
+			b.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		t := time.Now()
+		cfg.Metrics = prometheus.NewRegistry()
+		l, err := Open(ctx, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		took += time.Since(t)
+		b.StopTimer()
+		if split, old := splitHeads(b, l.db); split != games || old != 0 {
+			b.Fatalf("%d heads split of %d, %d of format 6 left", split, games, old)
+		}
+		l.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(took.Nanoseconds())/float64(b.N*games), "ns/game")
+	b.ReportMetric(float64(rebuild.Nanoseconds())/float64(events), "rebuild-ns/event")
+	b.ReportMetric(float64(games), "games")
+	b.ReportMetric(float64(events), "events")
 }
