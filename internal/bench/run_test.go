@@ -131,7 +131,7 @@ func TestRun(t *testing.T) {
 		if m == nil {
 			continue
 		}
-		checkSides(t, name, m.CPUStagesMicros, m.CPUSidesMicros)
+		checkSides(t, name, m.CPUStagesMicros, m.CPUSidesMicros, false)
 		if m.CPUMicrosPerEventSettled < m.CPUMicrosPerEvent || m.SettleS <= 0 {
 			t.Errorf("%s: %.1f µs per event, %.1f with the store work left due (%.2f s: %v)", name, m.CPUMicrosPerEvent, m.CPUMicrosPerEventSettled, m.SettleS, m.SettleStagesMicros)
 		}
@@ -211,10 +211,11 @@ func TestRatios(t *testing.T) {
 	}
 }
 
-// checkSides checks that a profile's split by side has the three sides,
-// the harness within the emitters', and sums to the stages' total: the
-// same samples, split two ways.
-func checkSides(t *testing.T, name string, stages, sides map[string]float64) {
+// checkSides checks that a profile's split by side sums to the stages'
+// total (the same samples, split two ways), with the harness within the
+// emitters'; and, if busy (a profile of seconds, not of a few samples),
+// that both the log and the emitters have some.
+func checkSides(t *testing.T, name string, stages, sides map[string]float64, busy bool) {
 	t.Helper()
 	var total, bySide float64
 	for _, v := range stages {
@@ -226,7 +227,7 @@ func checkSides(t *testing.T, name string, stages, sides map[string]float64) {
 	if total <= 0 || math.Abs(bySide-total) > 1e-9*total {
 		t.Errorf("%s: the sides sum to %v µs per event, the stages to %v: %v, %v", name, bySide, total, sides, stages)
 	}
-	if sides[sideLog] <= 0 || sides[sideEmitters] <= 0 || sides[sideHarness] < 0 || sides[sideHarness] > sides[sideEmitters] {
+	if busy && (sides[sideLog] <= 0 || sides[sideEmitters] <= 0) || sides[sideHarness] < 0 || sides[sideHarness] > sides[sideEmitters] {
 		t.Errorf("%s: sides %v", name, sides)
 	}
 }

@@ -108,7 +108,7 @@ func TestSplitProfile(t *testing.T) {
 			t.Errorf("side %s: %v µs per event, want %v (%v)", k, got.Sides[k], v, got.Sides)
 		}
 	}
-	checkSides(t, "profile", got.Stages, got.Sides)
+	checkSides(t, "profile", got.Stages, got.Sides, true)
 }
 
 // TestSidesLabelled: the goroutines of the embedded nats-server, those it
