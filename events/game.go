@@ -56,6 +56,11 @@ type MoveInput struct {
 	Starter  int       // per-game schemes: the seat that won the opening, or -1 before (for a roll: by the rolls before it); -1 under per-roll-v1
 	Roll     dice.Roll // the roll the move plays, or the roll checked (per-roll-v1: N is the roll's index in the match, Kind is "")
 	Move     Move
+	// Decoded is what a DecodingChecker returned beside Position, or nil
+	// (the state was read back from storage, or the checker returned
+	// none). A checker must use it only when it can tell that it is its
+	// own decoding of exactly these bytes, and parse Position otherwise.
+	Decoded any
 }
 
 // MaxPosition is the largest position, in bytes, a MoveChecker may return.
@@ -93,6 +98,21 @@ type FlowChecker interface {
 	// position (in.Roll and in.Move are zero). An error refuses the end
 	// with CodeWrongResult.
 	CheckEnd(in MoveInput, end End) error
+}
+
+// A DecodingChecker is a FlowChecker that also returns each position it
+// returns in a decoded form of its own, so that it need not parse, at the
+// game's next roll, move or end, the text it has just written. Apply keeps
+// that form beside Game.Position (it is not stored, nor counted in
+// Game.Size: a state read back from storage has none) and passes it back in
+// MoveInput.Decoded. The positions and the verdicts must be exactly those
+// of CheckRoll and CheckMove, with or without in.Decoded.
+type DecodingChecker interface {
+	FlowChecker
+	// CheckRollDecoded is CheckRoll, also returning the position decoded.
+	CheckRollDecoded(in MoveInput) (position []byte, decoded any, played bool, err error)
+	// CheckMoveDecoded is CheckMove, also returning the position decoded.
+	CheckMoveDecoded(in MoveInput) (position []byte, decoded any, err error)
 }
 
 // An Env is what the ledger knows about an event beyond its bytes.
@@ -238,6 +258,10 @@ type Game struct {
 	MovesLogged bool
 	Moves       []Move
 	Position    []byte // the MoveChecker's position after the last move (with a FlowChecker: or roll)
+	// decoded is what a DecodingChecker returned beside Position (or nil),
+	// set together with it by setPosition, and handed back to the checker
+	// (MoveInput.Decoded). Not stored: a state read back has none.
+	decoded any
 	// MoveOwed reports whether the game's last roll is played and its move
 	// event is not logged yet (games whose moves are logged, with a
 	// FlowChecker only). No roll, and no finished end, may come until it is.
@@ -286,7 +310,21 @@ func appendTo[S ~[]E, E any](grow bool, s S, e E) S {
 // constant time per event instead of time proportional to its length.
 func Next(g *Game, ev *Event, env Env) (*Game, error) {
 	env.grow = true
-	return Apply(g, ev, env)
+	return apply(nil, g, ev, env)
+}
+
+// NextInto is Next, but writes the new state into *dst instead of a new
+// Game (unless ev is a commit) and returns it: for a caller that keeps only
+// the latest state of a game and recycles a state that a later one has
+// replaced and that nothing refers to any more, as the ledger's sequencer
+// does. dst nil is Next; dst must not be g. After an error, *dst holds
+// garbage.
+func NextInto(dst, g *Game, ev *Event, env Env) (*Game, error) {
+	if dst != nil && dst == g {
+		return nil, errors.New("apply: NextInto's state is the one it applies to")
+	}
+	env.grow = true
+	return apply(dst, g, ev, env)
 }
 
 // Apply returns the state of game g after ev, or an error if ev may not
@@ -303,6 +341,12 @@ func Next(g *Game, ev *Event, env Env) (*Game, error) {
 // ledger's job (CodeDuplicateID), and it must look the id up before calling
 // Apply, since a repeated event would otherwise be refused as out of order.
 func Apply(g *Game, ev *Event, env Env) (*Game, error) {
+	return apply(nil, g, ev, env)
+}
+
+// apply is Apply, writing the new state into dst if it is not nil (and ev
+// is not a commit).
+func apply(dst, g *Game, ev *Event, env Env) (*Game, error) {
 	if ev == nil || ev.Body == nil || ev.Body.Type() != ev.Type || !ev.Body.fits(ev.Scheme) {
 		return nil, errors.New("apply: not a parsed event")
 	}
@@ -339,14 +383,18 @@ func Apply(g *Game, ev *Event, env Env) (*Game, error) {
 	if g.Scheme.PerGame() && g.End != nil && ev.Type != TypeReveal {
 		return nil, reject(CodeNotAllowedNow, "type", "%s after the end (seq %d): only the reveal may follow", ev.Type, len(g.Leaves)-1)
 	}
-	ng := *g
+	ng := dst
+	if ng == nil {
+		ng = new(Game)
+	}
+	*ng = *g
 	ng.Leaves = appendTo(env.grow, g.Leaves, env.Index)
 	var err error
 	switch b := ev.Body.(type) {
 	case Contribution:
 		err = ng.contribute(b.Seat, func() { ng.Contributions[b.Seat] = b.Contribution })
 	case TokenContribution:
-		if err = tokenInTime(&ng, env); err == nil {
+		if err = tokenInTime(ng, env); err == nil {
 			err = ng.contribute(b.Seat, func() { ng.Tokens[b.Seat] = b.Token })
 		}
 	case Beacon:
@@ -371,7 +419,7 @@ func Apply(g *Game, ev *Event, env Env) (*Game, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ng, nil
+	return ng, nil
 }
 
 func commit(ev *Event, env Env) (*Game, error) {
@@ -415,14 +463,16 @@ func (g *Game) flow(env Env) FlowChecker {
 	return fc
 }
 
-// setPosition stores a checker's position.
-func (g *Game) setPosition(pos []byte) error {
+// setPosition stores a checker's position and its decoded form (nil if it
+// gave none).
+func (g *Game) setPosition(pos []byte, decoded any) error {
 	if len(pos) > MaxPosition {
 		return fmt.Errorf("apply: the move checker returned a %d-byte position, the limit is %d", len(pos), MaxPosition)
 	}
-	g.Position = nil
+	g.Position, g.decoded = nil, nil
 	if len(pos) > 0 {
 		g.Position = pos[:len(pos):len(pos)] // kept, not copied (MoveChecker)
+		g.decoded = decoded
 	}
 	return nil
 }
@@ -434,12 +484,22 @@ func (g *Game) checkRoll(r dice.Roll, env Env) error {
 	if fc == nil {
 		return nil
 	}
-	in := MoveInput{Scheme: g.Scheme, Settings: g.Settings, Position: g.Position, Starter: g.Starter(), Roll: r}
-	pos, played, err := fc.CheckRoll(in)
+	in := MoveInput{Scheme: g.Scheme, Settings: g.Settings, Position: g.Position, Decoded: g.decoded, Starter: g.Starter(), Roll: r}
+	var (
+		pos     []byte
+		decoded any
+		played  bool
+		err     error
+	)
+	if dc, ok := fc.(DecodingChecker); ok {
+		pos, decoded, played, err = dc.CheckRollDecoded(in)
+	} else {
+		pos, played, err = fc.CheckRoll(in)
+	}
 	if err != nil {
 		return &RejectError{Code: CodeNotAllowedNow, Field: "type", Msg: fmt.Sprintf("roll %d: %s", r.N, err.Error()), Err: err}
 	}
-	if err := g.setPosition(pos); err != nil {
+	if err := g.setPosition(pos, decoded); err != nil {
 		return err
 	}
 	g.MoveOwed = played
@@ -595,7 +655,7 @@ func (g *Game) roll(b Roll, env Env) error {
 }
 
 func (g *Game) move(b Move, env Env) error {
-	in := MoveInput{Scheme: g.Scheme, Settings: g.Settings, Position: g.Position, Starter: -1, Move: b}
+	in := MoveInput{Scheme: g.Scheme, Settings: g.Settings, Position: g.Position, Decoded: g.decoded, Starter: -1, Move: b}
 	if g.Scheme.PerGame() {
 		if uint64(b.N) >= uint64(len(g.Rolls)) {
 			return reject(CodeNotAllowedNow, "body.n", "move of roll %d, but %d rolls are logged", b.N, len(g.Rolls))
@@ -618,11 +678,20 @@ func (g *Game) move(b Move, env Env) error {
 		return reject(CodeIllegalMove, "body.n", "roll %d, but roll %d is already played: one move per roll, in roll order", b.N, g.Moves[k-1].N)
 	}
 	if env.Moves != nil {
-		pos, err := env.Moves.CheckMove(in)
+		var (
+			pos     []byte
+			decoded any
+			err     error
+		)
+		if dc, ok := env.Moves.(DecodingChecker); ok {
+			pos, decoded, err = dc.CheckMoveDecoded(in)
+		} else {
+			pos, err = env.Moves.CheckMove(in)
+		}
 		if err != nil {
 			return &RejectError{Code: CodeIllegalMove, Field: "body.play", Msg: err.Error(), Err: err}
 		}
-		if err := g.setPosition(pos); err != nil {
+		if err := g.setPosition(pos, decoded); err != nil {
 			return err
 		}
 	}
@@ -640,7 +709,7 @@ func (g *Game) end(b End, env Env) error {
 			return err
 		}
 		if fc := g.flow(env); fc != nil {
-			in := MoveInput{Scheme: g.Scheme, Settings: g.Settings, Position: g.Position, Starter: g.Starter()}
+			in := MoveInput{Scheme: g.Scheme, Settings: g.Settings, Position: g.Position, Decoded: g.decoded, Starter: g.Starter()}
 			if err := fc.CheckEnd(in, b); err != nil {
 				return &RejectError{Code: CodeWrongResult, Field: "body", Msg: err.Error(), Err: err}
 			}

@@ -8,7 +8,9 @@ package events
 
 // The sizes of the parts of a state, in bytes, as a 64-bit Go lays them
 // out (TestSizeConstants holds them to unsafe.Sizeof there). Strings and
-// slices count their bytes besides.
+// slices count their bytes besides. A Game's decoded position (a
+// DecodingChecker's, at most a few hundred bytes) is a cache, not counted:
+// the sizes are the states' alone, as they were before it.
 const (
 	sizeGame       = 600
 	sizeMove       = 32

@@ -17,7 +17,10 @@ func TestSizeConstants(t *testing.T) {
 		name      string
 		have, got uintptr
 	}{
-		{"Game", sizeGame, unsafe.Sizeof(Game{})},
+		// Game.decoded, a cache of the checker's that Size does not
+		// count (so that a game's size, which limits and durable sums
+		// use, is what it was before the cache), is left out.
+		{"Game", sizeGame, unsafe.Sizeof(Game{}) - unsafe.Sizeof(Game{}.decoded)},
 		{"Move", sizeMove, unsafe.Sizeof(Move{})},
 		{"dice.Roll", sizeRoll, unsafe.Sizeof(dice.Roll{})},
 		{"RollRecord", sizeRollRecord, unsafe.Sizeof(RollRecord{})},

@@ -20,7 +20,13 @@ import (
 // event), restarted every few appends, accepts every move of interleaved
 // games of four variants, holds after each append the position that
 // replaying the game's events from its commit gives, and ends with the
-// same store as a ledger that cached every state and never restarted.
+// same store as a ledger that cached every state and never restarted, and
+// as one that appended every event in one call. The evicting ledger's
+// checker always parses the stored position (a state read back has no
+// decoded form); the others take back the decoded form the checker
+// returned with the game's previous event (events.DecodingChecker), and
+// the last one's sequencer writes most states into a state of the same
+// group that the game's next event replaced (its spare).
 func TestMovePositionsAcrossEvictionAndRestart(t *testing.T) {
 	ctx := context.Background()
 	newEnv := func(cacheBytes int64) *testEnv {
@@ -29,7 +35,7 @@ func TestMovePositionsAcrossEvictionAndRestart(t *testing.T) {
 		e.cfg.GameCacheBytes = cacheBytes
 		return e
 	}
-	evicting, cached := newEnv(1), newEnv(0)
+	evicting, cached, whole := newEnv(1), newEnv(0), newEnv(0)
 
 	configs := []testonly.Config{
 		{Scheme: events.Tavlarena, Variant: rules.Backgammon, Label: "pos-bg", Emitter: emitterA},
@@ -125,4 +131,26 @@ func TestMovePositionsAcrossEvictionAndRestart(t *testing.T) {
 	mustSign(t, a)
 	mustSign(t, b)
 	diffDumps(t, dumpProjections(t, a), dumpProjections(t, b))
+
+	c := whole.open()
+	var in [][]byte
+	for _, it := range order {
+		in = append(in, leaves[it.game][it.seq])
+	}
+	for j, o := range mustAppend(t, c, inputs(t, in...)) {
+		if o.Result != Appended {
+			t.Fatalf("%s event %d in one call: %v (%v)", configs[order[j].game].Label, order[j].seq, o.Result, o.Reject)
+		}
+	}
+	for g, cfg := range configs {
+		st, err := c.Game(ctx, cfg.GameID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := want[g][len(want[g])-1]; !bytes.Equal(st.Position, w) {
+			t.Fatalf("%s in one call: position %q, replaying the game gives %q", cfg.Label, st.Position, w)
+		}
+	}
+	mustSign(t, c)
+	diffDumps(t, dumpProjections(t, a), dumpProjections(t, c))
 }

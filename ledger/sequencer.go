@@ -76,6 +76,13 @@ type sequencer struct {
 	// recentIndex once the group is committed.
 	appended []recentEntry
 
+	// spare is a game state that nothing refers to any more, for the next
+	// event's state (events.NextInto) instead of a new one: an intermediate
+	// state of a game within a group, which the game's next event in the
+	// group replaced in pend (only the group's last state of a game goes
+	// to inflight and the cache). Nil if there is none.
+	spare *events.Game
+
 	keyBuf, valBuf []byte // scratch for encoding batch records
 	idBuf          []byte // scratch for looking up a scopedID
 	// batchSize is the size of the last group's batch: the next one is
@@ -318,6 +325,7 @@ func (s *sequencer) forget() {
 	s.floor = s.group
 	s.fLeaves, s.fFirst = s.fLeaves[:0], s.b.Size()
 	s.games.clear()
+	s.spare = nil
 }
 
 func (s *sequencer) reset() {
@@ -451,7 +459,11 @@ func (s *sequencer) accept(batch *pebble.Batch, it *item, env *events.Env) (Outc
 	if it.beacon != nil {
 		e.Beacons = it.beacon.beacons(env.Beacons) // its BLS check ran before (checkBeacon)
 	}
-	ng, err := events.Next(g, ev, e)
+	dst := s.spare
+	if dst == g {
+		dst = nil // unreachable: a spare is in no map
+	}
+	ng, err := events.NextInto(dst, g, ev, e)
 	if err != nil {
 		var re *events.RejectError
 		if !errors.As(err, &re) {
@@ -593,9 +605,18 @@ func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *
 		s.ids = append(s.ids, key)
 		s.nRecent++
 	}
+	if ng == s.spare {
+		s.spare = nil
+	}
 	p, ok := s.pend[ev.Game]
 	if !ok && g != nil {
 		p.old, p.from = g, g.History()
+	}
+	if ok {
+		// g is p.g, the state an earlier event of this group made: ng
+		// replaces it, and nothing else refers to it (p.old, the state
+		// before the group, which the cache may hold, is another).
+		s.spare = g
 	}
 	p.g, p.size = ng, nsize
 	s.pend[ev.Game] = p

@@ -23,12 +23,44 @@ import (
 // error.
 type Checker struct{}
 
-var _ events.FlowChecker = Checker{}
+var _ events.DecodingChecker = Checker{}
+
+// A decoded is a State and its text in one allocation: the position the
+// Checker returns is text[:n], and the *decoded is the decoded form it
+// returns beside it (events.DecodingChecker), so that it takes the State
+// back at the game's next event instead of parsing the text.
+type decoded struct {
+	s    State
+	n    int
+	text [100]byte // a State's text is at most 100 bytes (ParseState)
+}
+
+// of reports whether pos is d's own text: the very bytes (not a copy) that
+// d was returned beside. Positions are never modified, so d.s is then what
+// ParseState(pos) returns; any other pos, or another decoded form (one
+// stale beside a position read back from storage), is parsed.
+func (d *decoded) of(pos []byte) bool {
+	return d.n > 0 && len(pos) == d.n && &pos[0] == &d.text[0]
+}
+
+// encode returns s's text and its decoded form.
+func encode(s State) ([]byte, any) {
+	d := &decoded{s: s}
+	t := s.appendText(d.text[:0])
+	if len(t) > len(d.text) { // unreachable: the text is at most 100 bytes
+		return t, nil
+	}
+	d.n = len(t)
+	return t[:len(t):len(t)], d
+}
 
 // state returns the game's state before in's event, and false if the
 // game's moves are not logged.
 func state(in events.MoveInput) (State, bool, error) {
 	if in.Position != nil {
+		if d, ok := in.Decoded.(*decoded); ok && d.of(in.Position) {
+			return d.s, true, nil
+		}
 		s, err := ParseState(in.Position)
 		return s, err == nil, err
 	}
@@ -51,15 +83,22 @@ func state(in events.MoveInput) (State, bool, error) {
 // and whether the roll is played. A per-game roll after the game is over on
 // the board is refused (rules.RuleGameOver); under per-roll-v1 it starts the
 // match's next game from the opening.
-func (Checker) CheckRoll(in events.MoveInput) ([]byte, bool, error) {
+func (c Checker) CheckRoll(in events.MoveInput) ([]byte, bool, error) {
+	pos, _, played, err := c.CheckRollDecoded(in)
+	return pos, played, err
+}
+
+// CheckRollDecoded is CheckRoll, also returning the new state decoded
+// (events.DecodingChecker).
+func (Checker) CheckRollDecoded(in events.MoveInput) ([]byte, any, bool, error) {
 	s, logged, err := state(in)
 	if !logged {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	d := rules.Dice(in.Roll.Dice)
 	n := int(in.Roll.N)
-	fail := func(r rules.Rule, format string, args ...any) ([]byte, bool, error) {
-		return nil, false, &rules.RollError{Rule: r, N: n, Dice: d, Detail: fmt.Sprintf(format, args...)}
+	fail := func(r rules.Rule, format string, args ...any) ([]byte, any, bool, error) {
+		return nil, nil, false, &rules.RollError{Rule: r, N: n, Dice: d, Detail: fmt.Sprintf(format, args...)}
 	}
 	if !d.Valid() {
 		return fail(rules.RuleBadDice, "dice %s are not two faces from 1 to 6", d)
@@ -93,26 +132,34 @@ func (Checker) CheckRoll(in events.MoveInput) ([]byte, bool, error) {
 		kind, s.Phase = rules.RollTurn, PhasePlay
 	}
 	if in.Scheme.PerGame() && string(in.Roll.Kind) != string(kind) {
-		return nil, false, fmt.Errorf("movecheck: roll %d is logged as %s, but the game expects a roll of kind %s: %w", n, in.Roll.Kind, kind, ErrState)
+		return nil, nil, false, fmt.Errorf("movecheck: roll %d is logged as %s, but the game expects a roll of kind %s: %w", n, in.Roll.Kind, kind, ErrState)
 	}
 	if s.Phase == PhasePlay {
 		s.N, s.Dice = in.Roll.N, d
 	}
-	return s.text(), s.Phase == PhasePlay, nil
+	pos, dec := encode(s)
+	return pos, dec, s.Phase == PhasePlay, nil
 }
 
 // CheckMove checks move event in.Move against the roll that waits: it must
 // be by the seat on turn, name that roll, and carry the canonical text of a
 // legal play of its dice (rules.CanonicalPlay). It returns the state after
 // the play: the other seat's turn, or the game over on the board.
-func (Checker) CheckMove(in events.MoveInput) ([]byte, error) {
+func (c Checker) CheckMove(in events.MoveInput) ([]byte, error) {
+	pos, _, err := c.CheckMoveDecoded(in)
+	return pos, err
+}
+
+// CheckMoveDecoded is CheckMove, also returning the new state decoded
+// (events.DecodingChecker).
+func (Checker) CheckMoveDecoded(in events.MoveInput) ([]byte, any, error) {
 	s, logged, err := state(in)
 	if !logged {
-		return nil, err
+		return nil, nil, err
 	}
 	m := in.Move
-	fail := func(r rules.Rule, d rules.Dice, format string, args ...any) ([]byte, error) {
-		return nil, &rules.IllegalMoveError{Rule: r, Seat: m.Seat, Dice: d, Play: m.Play, Detail: fmt.Sprintf(format, args...)}
+	fail := func(r rules.Rule, d rules.Dice, format string, args ...any) ([]byte, any, error) {
+		return nil, nil, &rules.IllegalMoveError{Rule: r, Seat: m.Seat, Dice: d, Play: m.Play, Detail: fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case s.Phase == PhaseOver:
@@ -127,14 +174,14 @@ func (Checker) CheckMove(in events.MoveInput) ([]byte, error) {
 	}
 	p, err := rules.ParsePlay(m.Play)
 	if err != nil {
-		return nil, &rules.IllegalMoveError{Rule: rules.RuleNotation, Seat: m.Seat, Dice: s.Dice, Play: m.Play, Detail: err.Error(), Err: err}
+		return nil, nil, &rules.IllegalMoveError{Rule: rules.RuleNotation, Seat: m.Seat, Dice: s.Dice, Play: m.Play, Detail: err.Error(), Err: err}
 	}
 	pos, c, err := rules.ApplyPlay(s.Variant, s.Position, s.Seat, s.Dice, p)
 	if err != nil {
 		if ie, ok := err.(*rules.IllegalMoveError); ok {
 			ie.Play = m.Play
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	var buf [128]byte
 	if cs := rules.AppendPlay(buf[:0], c); string(cs) != m.Play {
@@ -145,7 +192,8 @@ func (Checker) CheckMove(in events.MoveInput) ([]byte, error) {
 	if _, over := rules.Outcome(s.Variant, pos); over {
 		s.Phase, s.Seat = PhaseOver, -1
 	}
-	return s.text(), nil
+	text, dec := encode(s)
+	return text, dec, nil
 }
 
 // CheckEnd checks a finished end against the final position: the game must

@@ -1,7 +1,6 @@
 package movecheck
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -61,14 +60,9 @@ func newState(v rules.Variant, o rules.Opening) State {
 }
 
 // String returns the state's canonical text.
-func (s State) String() string { return string(s.text()) }
-
-// text returns the state's canonical text in a new slice of its length:
-// what the Checker stores (events.Game.Position, which keeps it without a
-// copy), built on the stack and copied out in one allocation.
-func (s State) text() []byte {
+func (s State) String() string {
 	var buf [100]byte
-	return bytes.Clone(s.appendText(buf[:0]))
+	return string(s.appendText(buf[:0]))
 }
 
 // appendText appends the state's canonical text to b.
