@@ -676,6 +676,15 @@ func benchHumanWrites(b *testing.B, games, group int, settle bool) {
 	if rules {
 		cfg.Moves = movecheck.Checker{}
 	}
+	// ZARLOG_BENCH_CACHE_MIB bounds the game cache (Config.GameCacheBytes),
+	// so that the games are read back from Pebble (loads/event).
+	if s := os.Getenv("ZARLOG_BENCH_CACHE_MIB"); s != "" {
+		var mib int64
+		if _, err := fmt.Sscan(s, &mib); err != nil {
+			b.Fatalf("ZARLOG_BENCH_CACHE_MIB %q: %v", s, err)
+		}
+		cfg.GameCacheBytes = mib << 20
+	}
 	// ZARLOG_BENCH_PEBBLE changes the default Pebble options:
 	// "memtable=MiB,l0=N,lbase=MiB" (any of them).
 	if spec := os.Getenv("ZARLOG_BENCH_PEBBLE"); spec != "" {

@@ -198,8 +198,8 @@ type Config struct {
 
 	// migrateChunk is how many dedup records Open moves per batch when it
 	// upgrades a format-3 store (migrateDedup), and how many game heads it
-	// splits per batch when it upgrades a format-6 store (migrateHeads). Zero means migrateChunk;
-	// tests lower it.
+	// splits per batch when it upgrades a format-6 store (migrateHeads).
+	// Zero means migrateChunk; tests lower it.
 	migrateChunk int
 }
 

@@ -28,7 +28,7 @@ const migrateChunk = 1 << 16
 // in index order, every entry bundle once, and its batch writes the new
 // records and deletes the old ones, durably; the batch that finds the old
 // index empty sets the format record to 4 (and migrateOpenGames then takes
-// it to 5). So an interrupted migration
+// it to 6, and migrateHeads to 7). So an interrupted migration
 // goes on where it stopped at the next Open, and a store is never of
 // format 4 with records left in the old index. It returns how many records
 // it moved.
