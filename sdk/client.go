@@ -83,9 +83,9 @@ type Config struct {
 	// otherwise go in a message of its own, whose way through NATS, the
 	// stream's store, the acks, the deliveries, costs as much as a full
 	// message's (docs/BENCHMARKS.md, issue 31, "The SDK's adaptive
-	// linger", and "a longer linger"). Zero means DefaultLinger (20 ms);
-	// negative, never wait: a message goes as soon as the Window (and
-	// PartialFlights) allows.
+	// linger", and "the per-message and per-receipt costs"). Zero means
+	// DefaultLinger (20 ms); negative, never wait: a message goes as soon
+	// as the Window (and PartialFlights) allows.
 	Linger time.Duration
 	// MaxQueued bounds events accepted and not yet acknowledged;
 	// PublishAsync blocks when it is reached. Zero means 65536.
