@@ -230,7 +230,6 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	}
 	close(pending)
 	published := time.Since(start)
-	setSide("")
 	select {
 	case <-sink.done:
 	case <-ctx.Done():
@@ -246,6 +245,7 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	var mem1 runtime.MemStats
 	runtime.ReadMemStats(&mem1)
 	split, err := prof.stages(n, cfg.Profile)
+	setSide("") // the waiting for the last checkpoint above was the bench's, the emitters' side
 	if err != nil {
 		return Result{}, err
 	}
