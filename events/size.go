@@ -9,8 +9,10 @@ package events
 // The sizes of the parts of a state, in bytes, as a 64-bit Go lays them
 // out (TestSizeConstants holds them to unsafe.Sizeof there). Strings and
 // slices count their bytes besides. A Game's decoded position (a
-// DecodingChecker's, at most a few hundred bytes) is a cache, not counted:
-// the sizes are the states' alone, as they were before it.
+// DecodingChecker's, at most MaxDecodedSize bytes) is a cache, not counted
+// in Size: the sizes are the states' alone, as they were before it, so
+// limits and the durable sums are unchanged. What keeps states in memory
+// counts it apart (DecodedSize).
 const (
 	sizeGame       = 600
 	sizeMove       = 32
@@ -22,6 +24,22 @@ const (
 	sizeLeaf       = 8
 	sizeSeed       = 32
 )
+
+// MaxDecodedSize is the most memory a DecodingChecker's decoded form of a
+// position may hold (rules/movecheck's: TestDecodedSize there).
+const MaxDecodedSize = 256
+
+// DecodedSize returns the memory g holds besides Size for its decoded
+// position: MaxDecodedSize and the interface value that refers to it, or 0
+// without one. The ledger's cache of decoded states counts it against its
+// bound in bytes; it is not part of the state, and a state read back from
+// storage has none.
+func (g *Game) DecodedSize() int {
+	if g == nil || g.decoded == nil {
+		return 0
+	}
+	return MaxDecodedSize + 16
+}
 
 // Size returns the bytes g's state holds: the Game itself and each of its
 // parts at its length (a slice's spare capacity, which appending leaves

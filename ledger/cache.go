@@ -11,10 +11,10 @@ import (
 const cacheEntryOverhead = 160
 
 // A gameCache keeps the decoded states of open games, bounded in bytes
-// (events.Game.Size and cacheEntryOverhead each). Past its bound it drops
-// the least recently used state of the emitter that holds the most bytes
-// in it, so one emitter's many or large games push out its own states
-// first, never another's that holds less. It is used by the sequencer
+// (events.Game.Size, its DecodedSize and cacheEntryOverhead each). Past its
+// bound it drops the least recently used state of the emitter that holds
+// the most bytes in it, so one emitter's many or large games push out its
+// own states first, never another's that holds less. It is used by the sequencer
 // goroutine only.
 type gameCache struct {
 	max   int64
@@ -27,9 +27,12 @@ type cacheEntry struct {
 	game, emitter string
 	g             *events.Game
 	size          int // g.Size()
+	decoded       int // g.DecodedSize(): memory, not state
 }
 
-func (e *cacheEntry) cost() int64 { return int64(e.size) + cacheEntryOverhead + int64(len(e.game)) }
+func (e *cacheEntry) cost() int64 {
+	return int64(e.size+e.decoded) + cacheEntryOverhead + int64(len(e.game))
+}
 
 // An emitterCache is one emitter's share: its states, most recent first.
 type emitterCache struct {
@@ -62,7 +65,7 @@ func (c *gameCache) put(game string, g *events.Game, size int) {
 		ec = &emitterCache{order: list.New()}
 		c.by[g.Emitter] = ec
 	}
-	ce := &cacheEntry{game: game, emitter: g.Emitter, g: g, size: size}
+	ce := &cacheEntry{game: game, emitter: g.Emitter, g: g, size: size, decoded: g.DecodedSize()}
 	c.items[game] = ec.order.PushFront(ce)
 	ec.bytes += ce.cost()
 	c.bytes += ce.cost()

@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/zarlog/zarlog/internal/workload"
 	"github.com/zarlog/zarlog/rules/movecheck"
@@ -93,9 +94,30 @@ func TestHeadsWorkload(t *testing.T) {
 				}
 			}
 		}
+		if i == len(rounds)/2 {
+			// The cache counts each state's decoded position (the rules engine's)
+			// against its bound beside the state's Size.
+			var cached int64
+			decoded := 0
+			for id, e := range a.seq.games.items {
+				g := e.Value.(*cacheEntry).g
+				cached += int64(g.Size()+g.DecodedSize()) + cacheEntryOverhead + int64(len(id))
+				if g.DecodedSize() > 0 {
+					decoded++
+				}
+			}
+			if a.seq.games.bytes != cached || decoded == 0 {
+				t.Fatalf("the game cache counts %d bytes, its states and their decoded positions %d (%d decoded)", a.seq.games.bytes, cached, decoded)
+			}
+		}
 	}
 	if b.seq.loads < uint64(total/2) {
 		t.Fatalf("the ledger without a cache read %d game states for %d events", b.seq.loads, total)
+	}
+	for _, l := range []*Ledger{a, b} {
+		if n := testutil.ToFloat64(l.met.gameLoads); n != float64(l.seq.loads) {
+			t.Fatalf("zarlog_ledger_game_loads_total is %v, the sequencer read %d game states back", n, l.seq.loads)
+		}
 	}
 	if lives != total || heads >= total/3 || heads < 60 {
 		t.Fatalf("%d events wrote %d live parts and %d heads", total, lives, heads)

@@ -33,6 +33,7 @@ type metrics struct {
 	openGames     *prometheus.GaugeVec
 	openBytes     *prometheus.GaugeVec
 	gameCache     prometheus.Gauge
+	gameLoads     prometheus.Counter
 }
 
 // newMetrics makes the ledger's metrics and registers them on reg, if it is
@@ -62,6 +63,7 @@ func newMetrics(reg prometheus.Registerer, beacons *drand.Cache) (*metrics, erro
 		openGames: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "zarlog_ledger_open_games", Help: "Open games (committed, not closed), by emitter."}, []string{"emitter"}),
 		openBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "zarlog_ledger_open_game_bytes", Help: "Bytes of the states of the open games, by emitter."}, []string{"emitter"}),
 		gameCache: prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_ledger_game_cache_bytes", Help: "Bytes of the game states the sequencer keeps decoded in memory."}),
+		gameLoads: prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_ledger_game_loads_total", Help: "Game states the sequencer read back from the store because they were not in its cache (--game-cache-bytes)."}),
 	}
 	for _, c := range events.Codes() {
 		m.rejected.WithLabelValues(string(c))
@@ -72,7 +74,7 @@ func newMetrics(reg prometheus.Registerer, beacons *drand.Cache) (*metrics, erro
 	m.overQuota.WithLabelValues("(unconfigured)")
 	if reg != nil {
 		cs := []prometheus.Collector{m.appended, m.duplicates, m.rejected, m.groupSize, m.commit, m.treeSize, m.cpSize, m.cpTime, m.signSeconds,
-			m.publishSeconds, m.publishFailures, m.imported, m.stopped, m.overQuota, m.limitRefusals, m.openGames, m.openBytes, m.gameCache}
+			m.publishSeconds, m.publishFailures, m.imported, m.stopped, m.overQuota, m.limitRefusals, m.openGames, m.openBytes, m.gameCache, m.gameLoads}
 		if beacons != nil {
 			const help = "Beacon signatures checked (anchored-v1), by how: \"cached\" (found in the verified-beacon cache) or \"pairing\" (a BLS pairing check; refusals included)."
 			cs = append(cs,

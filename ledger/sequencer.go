@@ -660,6 +660,7 @@ func (s *sequencer) game(id string) (*events.Game, int, error) {
 		return nil, 0, err
 	}
 	s.loads++
+	s.l.met.gameLoads.Inc()
 	size := g.Size()
 	s.cache(id, g, size)
 	return g, size, nil

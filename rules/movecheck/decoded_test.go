@@ -3,6 +3,7 @@ package movecheck
 import (
 	"bytes"
 	"testing"
+	"unsafe"
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/rules"
@@ -53,5 +54,14 @@ func TestDecodedOnlyItsOwnText(t *testing.T) {
 	// A decoded form of another type (another checker's) is not used.
 	if got, _, err := state(events.MoveInput{Position: t2, Decoded: s1}); err != nil || got != s2 {
 		t.Errorf("foreign decoded form: %+v, %v", got, err)
+	}
+}
+
+// TestDecodedSize: the Checker's decoded form of a position (one allocation
+// holding the State and its text) is within events.MaxDecodedSize, the
+// memory the ledger's game cache counts for it beside the state's Size.
+func TestDecodedSize(t *testing.T) {
+	if n := unsafe.Sizeof(decoded{}); n > events.MaxDecodedSize {
+		t.Fatalf("a decoded position holds %d bytes, events.MaxDecodedSize is %d", n, events.MaxDecodedSize)
 	}
 }
