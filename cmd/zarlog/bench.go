@@ -51,6 +51,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&cfg.Bundles, "bundles", bench.DefaultBundles, "how many games' bundles are built and verified per scheme")
 	fs.StringVar(&cfg.Checks, "checks", bench.ChecksProduction, "what the ledger checks: production (as zarlog serve: the rules engine, real BLS-checked beacons) or structural (moves checked structurally, a fake drand chain)")
 	fs.IntVar(&cfg.BeaconGamesPerRound, "beacon-games-per-round", workload.DefaultBeaconGamesPerRound, "--checks production: how many anchored-v1 games share a drand round (one BLS check per round with the ledger's beacon cache)")
+	fs.Int64Var(&cfg.GameCacheBytes, "game-cache-bytes", 0, "the bytes of open games' states the ledger keeps decoded in memory, as zarlog serve --game-cache-bytes (0: the ledger's default, as zarlog serve)")
 	fs.IntVar(&cfg.BeaconCache, "beacon-cache", 0, "the ledger's verified-beacon cache, in beacons (0: the ledger's default, as zarlog serve; -1: none, a BLS check per anchored-v1 game)")
 	fs.StringVar(&cfg.Pace, "pace", bench.PaceSaturated, "saturated (as fast as the emitters can, then at half that rate), or human (those, then games at a human pace)")
 	fs.IntVar(&cfg.Human.Games, "human-games", bench.DefaultHumanGames, "--pace human: the number of games in play at once")

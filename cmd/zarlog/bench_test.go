@@ -126,7 +126,7 @@ func TestBenchHuman(t *testing.T) {
 	heap := filepath.Join(t.TempDir(), "heap.pprof")
 	args := []string{"bench", "--events", "2000", "--games", "8", "--bundles", "1", "--dir", t.TempDir() + "/b", "--json",
 		"--pace", "human", "--human-games", "100", "--human-duration", "4s", "--human-gap-min", "200ms", "--human-gap-max", "1s",
-		"--human-rolls", "8", "--human-cpuprofile", prof, "--human-memprofile", heap}
+		"--human-rolls", "8", "--human-cpuprofile", prof, "--human-memprofile", heap, "--game-cache-bytes", "65536"}
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
 		t.Fatalf("zarlog %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
@@ -139,6 +139,11 @@ func TestBenchHuman(t *testing.T) {
 	if h == nil || h.Games != 100 || h.Rolls != 8 || h.MinGapMs != 200 || h.MaxGapMs != 1000 || h.Events <= 0 || h.ReceiptCount <= 0 || h.CPUMicrosPerEvent <= 0 ||
 		rep.HumanCPURatio <= 0 || rep.Config.Pace != "saturated+human" || rep.Config.Moves != "rules" || rep.EndToEnd.Events != 2000 {
 		t.Errorf("report: %s", stdout.String())
+	}
+	// 100 games of about 3 KB do not fit in a game cache of 64 KiB: the
+	// ledger reads games back, and says so.
+	if rep.Config.GameCacheBytes != 65536 || h.GameCacheBytes != 65536 || h.GameLoads <= 0 {
+		t.Errorf("--game-cache-bytes 65536: config %d, human pace %d bytes and %d games read back", rep.Config.GameCacheBytes, h.GameCacheBytes, h.GameLoads)
 	}
 	for _, k := range []string{`"gamesInPlay": 100`, `"receiptP99ms"`, `"rssBytes"`, `"eventsPerAppend"`, `"eventsPerMessage"`, `"humanCpuRatio"`, `"rollsPerGame": 8`, `"setupSeconds"`, `"heldEventBytesStart"`,
 		`"humanCpuRatioSettled"`, `"humanCpuRatioDefinitions"`, `"cpuMicrosPerEventSettled"`, `"cpuSidesMicrosPerEvent"`, `"cpuHarnessMicrosPerEvent"`} {

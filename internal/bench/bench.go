@@ -113,6 +113,10 @@ type Workload struct {
 	// (ledger.Config.BeaconCache): zero means the ledger's default, as
 	// `zarlog serve` runs it; negative means none.
 	BeaconCache int
+	// GameCacheBytes bounds the ledgers' game cache
+	// (ledger.Config.GameCacheBytes): zero means the ledger's default, as
+	// `zarlog serve` runs it.
+	GameCacheBytes int64
 }
 
 // Checks names the checks a ledger of w makes: "production" (the rules

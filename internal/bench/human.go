@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -74,8 +75,9 @@ type HumanConfig struct {
 	// platform's games name the first round after their sealing, so all
 	// the games sealed within the same three seconds name the same round.
 	BeaconGamesPerRound int
-	// BeaconCache is as in Config.
-	BeaconCache int
+	// BeaconCache and GameCacheBytes are as in Config.
+	BeaconCache    int
+	GameCacheBytes int64
 	// NoFollow turns the SDK clients' following off (Config.NoFollow).
 	NoFollow bool
 	// Rolls is the number of rolls of a per-game scheme's game (a
@@ -206,6 +208,12 @@ type HumanMeasure struct {
 	// the log already (resends, redeliveries): each was parsed and its
 	// signature checked again.
 	Duplicates int `json:"duplicates"`
+	// GameLoads is how many game states the ledger read back from its
+	// store in the window because its game cache (GameCacheBytes) did not
+	// hold them, and GameCacheBytes that cache's bound: with games that do
+	// not fit, nearly every event reads its game back.
+	GameLoads      int   `json:"gameLoads"`
+	GameCacheBytes int64 `json:"gameCacheBytes"`
 }
 
 // humanReceipts is HumanMeasure.Receipts.
@@ -276,7 +284,7 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 		return HumanMeasure{}, err
 	}
 	w := &Workload{Keyring: gen.Keyring(), Emitters: gen.Emitters(), VerifierKeys: gen.VerifierKeys(), Moves: wcfg.Moves, RealBeacons: wcfg.RealBeacons,
-		BeaconGamesPerRound: gen.BeaconGamesPerRound(), BeaconCache: cfg.BeaconCache}
+		BeaconGamesPerRound: gen.BeaconGamesPerRound(), BeaconCache: cfg.BeaconCache, GameCacheBytes: cfg.GameCacheBytes}
 	emitterIndex := map[string]int{}
 	for i, e := range w.Emitters {
 		emitterIndex[e] = i
@@ -462,7 +470,9 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 		BeaconGamesPerRound: wcfg.BeaconGamesPerRound,
 		BeaconPairings:      int(beacons1["beacon-pairings"] - beacons0["beacon-pairings"]),
 		BeaconCached:        int(beacons1["beacon-cached"] - beacons0["beacon-cached"]),
-		Duplicates:          int(beacons1["duplicates"] - beacons0["duplicates"])}
+		Duplicates:          int(beacons1["duplicates"] - beacons0["duplicates"]),
+		GameLoads:           int(beacons1["game-loads"] - beacons0["game-loads"]),
+		GameCacheBytes:      cmp.Or(cfg.GameCacheBytes, ledger.DefaultGameCacheBytes)}
 	if !wcfg.RealBeacons {
 		m.BeaconGamesPerRound = 0
 	}

@@ -62,7 +62,7 @@ func ledgerConfig(dir string, w *Workload, interval time.Duration, metrics prome
 		return ledger.Config{}, err
 	}
 	cfg := ledger.Config{Dir: dir, Signer: signer, Verifier: verifier, Emitters: w.Keyring,
-		Beacons: workload.Beacons, CheckpointInterval: interval, Metrics: metrics}
+		Beacons: workload.Beacons, CheckpointInterval: interval, Metrics: metrics, GameCacheBytes: w.GameCacheBytes}
 	if w.Moves {
 		cfg.Moves = movecheck.Checker{}
 	}
@@ -240,6 +240,11 @@ func beaconChecks(reg *prometheus.Registry, metrics map[string]float64) error {
 				n += m.GetCounter().GetValue()
 			}
 			metrics["duplicates"] = n
+		}
+		if mf.GetName() == "zarlog_ledger_game_loads_total" {
+			for _, m := range mf.GetMetric() {
+				metrics["game-loads"] = m.GetCounter().GetValue()
+			}
 		}
 		if mf.GetName() != "zarlog_ledger_beacon_checks_total" {
 			continue

@@ -110,6 +110,10 @@ type Config struct {
 	// (ledger.Config.BeaconCache). Zero means the ledger's default, as
 	// `zarlog serve` runs it; negative means none.
 	BeaconCache int
+	// GameCacheBytes bounds the ledgers' game cache
+	// (ledger.Config.GameCacheBytes, `zarlog serve --game-cache-bytes`).
+	// Zero means the ledger's default, as `zarlog serve` runs it.
+	GameCacheBytes int64
 	// Progress, if not nil, is called as the run goes: the step, and how
 	// many of its total items are done.
 	Progress func(step string, done, total int)
@@ -224,6 +228,9 @@ type RunConfig struct {
 	// remembers (ledger.Config.BeaconCache); 0 means none: every game's
 	// beacon is checked with a pairing check.
 	BeaconCache int `json:"beaconCache"`
+	// GameCacheBytes bounds the ledger's cache of decoded game states
+	// (ledger.Config.GameCacheBytes, `zarlog serve --game-cache-bytes`).
+	GameCacheBytes int64 `json:"gameCacheBytes"`
 	// Receipts says which receipts the latency pass asks for.
 	Receipts string `json:"receipts"`
 	// CheckpointIntervalMs is the ledger's checkpoint interval.
@@ -280,6 +287,7 @@ func runConfig(cfg Config, w *Workload) RunConfig {
 			c.BeaconCache = w.BeaconCache
 		}
 	}
+	c.GameCacheBytes = cmp.Or(w.GameCacheBytes, ledger.DefaultGameCacheBytes)
 	if cfg.Rate > 0 {
 		c.Pace = "rate"
 	}
@@ -429,6 +437,10 @@ type Measure struct {
 	// redeliveries), each parsed and its signature checked again; absent
 	// when none was (and for the runs without the SDK).
 	Duplicates int `json:"duplicates,omitempty"`
+	// GameLoads is how many game states the ledger read back from its
+	// store because its game cache (Config.GameCacheBytes) did not hold
+	// them (end to end).
+	GameLoads int `json:"gameLoads,omitempty"`
 }
 
 // Bundles are the proof bundles of one scheme's games.
@@ -445,7 +457,7 @@ func measure(r Result) Measure {
 		CPUMicrosPerEvent: r.Metrics["cpu-µs/event"], CPUStagesMicros: r.Stages, CPUSidesMicros: r.Sides, CPUHarnessMicros: r.Sides[sideHarness],
 		EventsPerMessage: r.Metrics["events/message"], EventsPerAppend: r.Metrics["events/submit"],
 		AllocBytesPerEvent: r.Metrics["alloc-B/event"], AllocsPerEvent: r.Metrics["allocs/event"],
-		BeaconPairings: int(r.Metrics["beacon-pairings"]), BeaconCached: int(r.Metrics["beacon-cached"]), Duplicates: int(r.Metrics["duplicates"])}
+		BeaconPairings: int(r.Metrics["beacon-pairings"]), BeaconCached: int(r.Metrics["beacon-cached"]), Duplicates: int(r.Metrics["duplicates"]), GameLoads: int(r.Metrics["game-loads"])}
 	if r.P99 > 0 {
 		m.P50ms, m.P99ms, m.MaxMs = ms(r.P50), ms(r.P99), ms(r.Max)
 	}
@@ -512,7 +524,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("generating the events: %w", err)
 	}
-	w.BeaconCache = cfg.BeaconCache
+	w.BeaconCache, w.GameCacheBytes = cfg.BeaconCache, cfg.GameCacheBytes
 	progress("generating events", cfg.Events, cfg.Events)
 	logKey, err := LedgerVerifierKey()
 	if err != nil {
@@ -576,7 +588,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Pace == PaceHuman {
 		h := cfg.Human
 		h.Dir, h.Emitters, h.Checks, h.Progress = filepath.Join(dir, "human"), cfg.Emitters, cfg.Checks, progress
-		h.BeaconCache = cfg.BeaconCache
+		h.BeaconCache, h.GameCacheBytes = cfg.BeaconCache, cfg.GameCacheBytes
 		h.NoFollow = cfg.NoFollow
 		h.PartialFlights = cfg.PartialFlights
 		m, err := Human(ctx, h)
