@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	mrand "math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -247,4 +248,52 @@ func flipSignature(t *testing.T, n []byte) []byte {
 	sig[len(sig)-1] ^= 1 // past the key hash: the signature's bytes
 	out := append(bytes.Clone(n[:i+2+sp+1]), base64.StdEncoding.EncodeToString(sig)...)
 	return append(out, '\n')
+}
+
+// TestCheckedNotesCopies: each call of checkedNotes.open gets a checkpoint
+// of its own (the Node SDK's twin in sdk/js/test/notes.test.js): changing
+// the extension lines or the root of one it got changes neither what the
+// note is remembered as opening to nor what a later receipt's proof is
+// checked against.
+func TestCheckedNotesCopies(t *testing.T) {
+	const origin = "example.com/notes"
+	skey, vkey, err := merkle.GenerateKey(mrand.NewChaCha8(testonly.Label32("checked notes copies")), origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := merkle.NewSigner(skey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := merkle.NewVerifier(vkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cv := &countingVerifier{Verifier: v}
+	c := &Client{cfg: Config{LogKey: cv}}
+	a, b := []byte("event a\n"), []byte("event b\n")
+	ha, hb := merkle.LeafHash(a), merkle.LeafHash(b)
+	root := merkle.NodeHash(ha, hb)
+	two, err := merkle.Sign(merkle.Checkpoint{Origin: origin, Size: 2, Hash: root, Extensions: []string{"an extension"}}, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		cp, err := c.notes.open(two, cv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.Hash != root || !slices.Equal(cp.Extensions, []string{"an extension"}) {
+			t.Fatalf("open %d: root %x, extensions %q, want %x and the note's", i, cp.Hash, cp.Extensions, root)
+		}
+		cp.Hash[0] ^= 1
+		cp.Extensions[0] = "changed by a caller"
+	}
+	r := &Receipt{EventID: "e", TlogProof: merkle.TlogProof{Index: 1, Proof: []merkle.Hash{ha}, Checkpoint: bytes.Clone(two)}}
+	if err := c.check(r, b); err != nil {
+		t.Errorf("a receipt under the note after callers changed what they got: %v", err)
+	}
+	if cv.n != 1 {
+		t.Errorf("%d signatures verified, want 1 (the note remembered)", cv.n)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -194,21 +195,22 @@ type noteCheck struct {
 // same bytes at once share one check (the receipts of a batched reply are
 // checked by their callers together): the later ones wait for the first's
 // outcome, which for the same bytes and key is theirs too. A note that
-// fails is not remembered: the next call checks it again.
+// fails is not remembered: the next call checks it again. Each call gets
+// a checkpoint of its own (copyCheckpoint).
 func (n *checkedNotes) open(msg []byte, key note.Verifier) (merkle.Checkpoint, error) {
 	n.mu.Lock()
 	for i := range n.notes {
 		if e := &n.notes[i]; e.note != "" && e.note == string(msg) {
 			cp := e.cp
 			n.mu.Unlock()
-			return cp, nil
+			return copyCheckpoint(cp), nil
 		}
 	}
 	for _, o := range n.opening {
 		if o.note == string(msg) {
 			n.mu.Unlock()
 			<-o.done
-			return o.cp, o.err
+			return copyCheckpoint(o.cp), o.err
 		}
 	}
 	o := &noteCheck{note: string(msg), done: make(chan struct{})}
@@ -230,7 +232,16 @@ func (n *checkedNotes) open(msg []byte, key note.Verifier) (merkle.Checkpoint, e
 	}
 	n.mu.Unlock()
 	close(o.done)
-	return o.cp, o.err
+	return copyCheckpoint(o.cp), o.err
+}
+
+// copyCheckpoint returns cp with its own Extensions (its Hash is an array,
+// copied with it): a caller of checkedNotes.open that changes what it got
+// changes neither what the note is remembered as opening to nor what the
+// other calls got.
+func copyCheckpoint(cp merkle.Checkpoint) merkle.Checkpoint {
+	cp.Extensions = slices.Clone(cp.Extensions)
+	return cp
 }
 
 // A RejectedError says the ledger refused the event, and why.

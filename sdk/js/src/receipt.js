@@ -126,16 +126,19 @@ export class CheckedNotes {
    * checkpoint note text opens to with logKey (a verifier key's text), or
    * rejects with an Error saying why it does not: not a signed checkpoint,
    * another origin than the key's name, or no valid signature by the key.
+   * Each call gets a copy of its own (its root too): a caller that changes
+   * it changes neither what the note is remembered as opening to nor what
+   * a later receipt's proof is checked against.
    */
   open(text, logKey) {
     const id = logKey + "\n\n" + text;
     const known = this.notes.get(id);
-    if (known) return known;
+    if (known) return known.then(structuredClone);
     const p = this.openNow(text, logKey);
     this.notes.set(id, p);
     if (this.notes.size > CHECKED_NOTES_SIZE) this.notes.delete(this.notes.keys().next().value);
     p.catch(() => { if (this.notes.get(id) === p) this.notes.delete(id); });
-    return p;
+    return p.then(structuredClone);
   }
 
   async openNow(text, logKey) {

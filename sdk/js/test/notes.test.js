@@ -119,3 +119,29 @@ test("receipts: a checkpoint note's signature checked once, only for the same te
   await new Receipt("e", null, 0n, [hb], good).check(a, vkey);
   assert.equal(verified, 2);
 });
+
+// The checkpoint a receipt's check or CheckedNotes.open gives back is the
+// caller's own (the Go SDK's TestCheckedNotesCopies): changing its root
+// changes neither what the note is remembered as opening to nor what a
+// later receipt's proof is checked against.
+test("receipts: the checkpoint a check returns is a copy; changing its root does not change a later receipt's check", async function () {
+  const { vkey, note } = logKey(ORIGIN);
+  const a = te.encode("event a\n"), b = te.encode("event b\n");
+  const ha = leafHash(a), hb = leafHash(b);
+  const root = nodeHash(ha, hb);
+  const good = note(2, root);
+  const notes = new CheckedNotes();
+  const cp = await new Receipt("e", null, 0n, [hb], good).check(a, vkey, notes);
+  assert.deepEqual(cp.root, root);
+  cp.root.fill(0);
+  const opened = await notes.open(good, vkey);
+  assert.deepEqual(opened.root, root, "the remembered checkpoint's root changed with the one a check returned");
+  opened.root.set(nodeHash(ha, ha));
+  // A later receipt under the same note: its proof still leads to the
+  // note's root, and one that leads to the root written in is refused.
+  verified = 0;
+  await new Receipt("e", null, 1n, [ha], good).check(b, vkey, notes);
+  await assert.rejects(new Receipt("e", null, 0n, [ha], good).check(a, vkey, notes), BadReceiptError);
+  assert.equal(verified, 0, "the note is still remembered");
+  assert.deepEqual((await notes.open(good, vkey)).root, root);
+});
