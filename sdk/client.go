@@ -70,11 +70,17 @@ type Config struct {
 	// even with nothing in flight; it waits only while the emitter's
 	// recent rate predicts another event within a quarter of Linger and
 	// before Linger has passed since its first event was taken for
-	// sending (the events taken in about the last 100 ms, exponentially
-	// weighted, times the lesser of what is left and Linger/4, at least
-	// one), and never Linger/4 past the last event taken. So a quiet
-	// emitter's lone event goes at once (below 4/Linger events a second,
-	// 200 at the default, a message never waits), and a busy emitter's
+	// sending (the events published in about the last 100 ms,
+	// exponentially weighted, times the lesser of what is left and
+	// Linger/4, at least one), and never Linger/4 past the last event
+	// published. An event counts when the application publishes it
+	// (PublishAsync accepts it), not when it is sent: one that waits for
+	// the Window or behind its OrderKey's earlier event counts from its
+	// publishing, and a copy the Client publishes again does not count.
+	// So a quiet emitter's lone event goes at once (below about 4/Linger
+	// events a second, 200 at the default, a message never waits: a
+	// steady stream's count just after an event reaches what it takes at
+	// 195 a second), and a busy emitter's
 	// message waits at most Linger, going once what is left of it is
 	// shorter than the expected gap to the next event, once the next
 	// event is Linger/4 late, or once it is full. An event waits at most
@@ -332,6 +338,12 @@ type Client struct {
 	unsettled int               // accepted, unresolved events
 	idle      []chan struct{}   // Flush waiters
 	isClosed  bool
+	// linger is the adaptive linger's record of the emitter's events
+	// (Config.Linger): each counted when the application publishes it
+	// (publish), whether it goes at once, waits for the Window, or is
+	// parked behind its order key's earlier event; the sender asks it
+	// whether a message waits.
+	linger lingerer
 }
 
 // An entry is one accepted event.
@@ -386,6 +398,7 @@ func New(nc *nats.Conn, cfg Config) (*Client, error) {
 		landed: make(chan struct{}, 1),
 		closed: make(chan struct{}),
 		tails:  map[string]*entry{},
+		linger: lingerer{bound: cfg.Linger},
 
 		reconnected: make(chan struct{}),
 		follow:      newFollower(cfg.FollowInterval < 0),
@@ -508,6 +521,9 @@ func (c *Client) publish(ctx context.Context, ev Event, h *held) (*Pending, erro
 	}
 	if h == nil {
 		e.h = c.hold(ev)
+		if c.linger.bound > 0 {
+			c.linger.arrived(time.Now(), 1) // published now; a copy (h) is not
+		}
 	}
 	c.unsettled++
 	if k := ev.OrderKey; k != "" {
@@ -602,7 +618,7 @@ func (c *Client) settleLocked(e *entry, ack Ack, err error, m *sentMsg) (settled
 		return true, nil
 	}
 	if err == nil && !c.isClosed {
-		c.queue <- c.release(next) // never blocks; under mu so Close drains it
+		c.queue <- c.release(next) // never blocks; under mu so Close drains it; the linger counted it when published
 		return true, nil
 	}
 	return true, next
@@ -724,9 +740,8 @@ func (c *Client) Close() {
 // ended before it is sent fails (take).
 func (c *Client) sender() {
 	var carry *entry
-	l := lingerer{bound: c.cfg.Linger}
-	var linger *time.Timer // l's wait, reset at each dry moment
-	if l.bound > 0 {
+	var linger *time.Timer // c.linger's wait, reset at each dry moment
+	if c.cfg.Linger > 0 {
 		linger = time.NewTimer(time.Hour)
 		linger.Stop()
 		defer linger.Stop()
@@ -737,16 +752,6 @@ func (c *Client) sender() {
 			c.failRun(carry, ErrClosed)
 		}
 	}()
-	// took takes the run headed by e into items, and counts it for the
-	// linger's rate.
-	took := func(items []*entry, e *entry) []*entry {
-		k := len(items)
-		items = c.take(items, e)
-		if linger != nil && len(items) > k {
-			l.arrived(now(), len(items)-k)
-		}
-		return items
-	}
 	for {
 		select {
 		case c.window <- struct{}{}:
@@ -755,12 +760,12 @@ func (c *Client) sender() {
 		}
 		var items []*entry
 		if carry != nil {
-			items, carry = took(items, carry), nil
+			items, carry = c.take(items, carry), nil
 		}
 		for len(items) == 0 {
 			select {
 			case e := <-c.queue:
-				items = took(items, e)
+				items = c.take(items, e)
 			case <-c.closed:
 				return
 			}
@@ -784,7 +789,10 @@ func (c *Client) sender() {
 				// the linger, or while PartialFlights others fly.
 				var lingerC <-chan time.Time
 				if linger != nil {
-					if w := l.wait(now(), first); w > 0 {
+					c.mu.Lock()
+					w := c.linger.wait(now(), first)
+					c.mu.Unlock()
+					if w > 0 {
 						linger.Reset(w)
 						lingerC = linger.C
 					}
@@ -815,7 +823,7 @@ func (c *Client) sender() {
 				break pack
 			}
 			k := len(items)
-			items = took(items, e)
+			items = c.take(items, e)
 			for _, e := range items[k:] {
 				size += 1 + len(e.ev.Data)
 			}

@@ -80,9 +80,10 @@
 // until JetStream acknowledges (across NATS restarts), keeps a bounded window
 // of messages in flight, packs events that queue up into multi-event messages
 // (a message that is not full waits up to Config.Linger, 20 ms by default,
-// for more events, only while the emitter's recent rate predicts one
-// within a quarter of it: an emitter below 200 events a second never
-// waits, and a quiet emitter's lone event goes at once; optionally it also
+// for more events, only while the emitter's recent rate, each event
+// counted when the application publishes it, predicts one within a
+// quarter of it: an emitter below about 200 events a second never waits,
+// and a quiet emitter's lone event goes at once; optionally it also
 // waits while others are in flight, packing what queues meanwhile:
 // Config.PartialFlights), and orders events with the same OrderKey.
 package sdk

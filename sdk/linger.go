@@ -11,22 +11,28 @@ import (
 
 // DefaultLinger is Config.Linger's default: the most a message that is not
 // full waits for more events, when the emitter's recent rate predicts the
-// next one within a quarter of it (5 ms: at 200 events a second or more).
+// next one within a quarter of it (5 ms: at about 200 events a second or
+// more).
 const DefaultLinger = 20 * time.Millisecond
 
 // rateWindow is the time constant of the emitter's recent rate of events
 // that the linger reads: an exponentially weighted count of the events
-// taken for sending, each weighing e^(-age/rateWindow), over rateWindow.
+// published, each weighing e^(-age/rateWindow), over rateWindow.
 const rateWindow = 100 * time.Millisecond
 
 // A lingerer decides how long a message that is not full waits for more
 // events: only while the emitter's recent rate predicts at least one more
 // event within a quarter of the bound (Config.Linger) and before the bound
 // has passed since the message's first event was taken, and never a
-// quarter of the bound past the last event taken. So an emitter below
-// 4/bound events a second (200 at the default, 20 ms) never waits: a
-// message waits only where the linger can fill it with about four events
-// or more. A quiet emitter's lone event goes at once; a busy emitter's
+// quarter of the bound past the last event published. An event counts
+// when the application publishes it (the Client's publish), not when the
+// sender takes it: its publishing is what predicts the next. So an
+// emitter below about 4/bound events a second (200 at the default, 20 ms)
+// never waits: a message waits only where the linger can fill it with
+// about four events or more. (About: just after an event, a steady
+// stream's count is 1/(1-e^(-gap/rateWindow)), which reaches
+// rateWindow/(bound/4) at a gap of 5.13 ms at the default, 195 events a
+// second.) A quiet emitter's lone event goes at once; a busy emitter's
 // message waits up to the bound, and goes once what is left of it is
 // shorter than the expected gap to the next event, or the next event is
 // a quarter of the bound late. Its zero value never waits.
@@ -37,7 +43,7 @@ type lingerer struct {
 	last  time.Time
 }
 
-// arrived records n events taken for sending at now.
+// arrived records n events published at now.
 func (l *lingerer) arrived(now time.Time, n int) {
 	if l.bound <= 0 {
 		return
@@ -67,7 +73,7 @@ func (l *lingerer) rate(now time.Time) float64 {
 
 // wait returns how long, from now, a message that is not full and whose
 // first event was taken at first should wait for more events: until its
-// bound, or a quarter of the bound after the last event taken if that
+// bound, or a quarter of the bound after the last event published if that
 // comes first, if the recent rate predicts at least one event within a
 // quarter of the bound and within what is left of it (rate × min(left,
 // bound/4) ≥ 1); zero if not, if the bound has passed, or if no event came

@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -38,6 +39,12 @@ func TestLingerDecision(t *testing.T) {
 		// quarter of it: no wait. 150: 0.75, no wait.
 		{"100/s", d, 10, 200, 0, 0, 0, 99, 106},
 		{"150/s", d, 1000.0 / 150, 300, 0, 0, 0, 148, 160},
+		// The threshold is about 200 a second, not exactly: just after
+		// an arrival a steady stream's count is 1/(1-e^(-gap/100 ms)),
+		// 20 (so 200 a second) at a gap of 5.13 ms, 195 events a second.
+		// 190 a second: 195 as of an arrival, no wait; 200: 205, it waits.
+		{"190/s", d, 1000.0 / 190, 1000, 0, 0, 0, 194, 196},
+		{"200/s", d, 5, 1000, 0, 0, 5 * time.Millisecond, 204, 206},
 		// 300 a second: 1.5 within a quarter: it waits, a quarter at most
 		// before it decides again.
 		{"300/s", d, 1000.0 / 300, 600, 0, 0, 5 * time.Millisecond, 297, 310},
@@ -52,6 +59,11 @@ func TestLingerDecision(t *testing.T) {
 		{"1000/s, 3 ms since", d, 1, 1000, -7, 3, 2 * time.Millisecond, 990, 1010},
 		// 10 ms in, the next event a quarter late: it goes.
 		{"1000/s, an event late", d, 1, 1000, -5, 5, 0, 990, 1010},
+		// The window was full for 6 ms: the message's first event is
+		// taken now, but the last was published 6 ms ago, a quarter and
+		// more: it goes at once (the events are counted when published,
+		// TestLingerCountsPublished).
+		{"1000/s, the window full for 6 ms", d, 1, 1000, 6, 6, 0, 990, 1010},
 		// A burst of 30 events at once from a quiet emitter: 300 a second
 		// over the window, 1.5 expected in a quarter: it waits.
 		{"burst", d, 0, 30, 0, 0, 5 * time.Millisecond, 299, 301},
@@ -112,5 +124,54 @@ func TestLingerArrivals(t *testing.T) {
 	z.arrived(t0, 1000)
 	if w := z.wait(t0, t0); w != 0 || z.count != 0 {
 		t.Errorf("zero lingerer: wait %v, count %v", w, z.count)
+	}
+}
+
+// TestLingerCountsPublished: the linger counts an event when the
+// application publishes it, not when the sender takes it: an event
+// waiting for the Window, or parked behind its order key's earlier event,
+// is counted at once, and a copy the follower publishes again is not. No
+// sender runs here: the events stay queued. The Node SDK's twin
+// (sdk/js/test/sdk.test.js, "the linger counts each event when it is
+// published") checks the same.
+func TestLingerCountsPublished(t *testing.T) {
+	ctx := context.Background()
+	c := &Client{
+		cfg:    Config{Linger: DefaultLinger},
+		admit:  make(chan struct{}, 8),
+		queue:  make(chan *entry, 8),
+		closed: make(chan struct{}),
+		tails:  map[string]*entry{},
+		follow: newFollower(true),
+		linger: lingerer{bound: DefaultLinger},
+	}
+	before := time.Now()
+	for _, ev := range []Event{
+		{ID: "g1:0", Data: []byte(`{"id":"g1:0"}`), OrderKey: "g1"},
+		{ID: "g2:0", Data: []byte(`{"id":"g2:0"}`), OrderKey: "g2"},
+		{ID: "g1:1", Data: []byte(`{"id":"g1:1"}`), OrderKey: "g1"}, // parked behind g1:0
+	} {
+		if _, err := c.publish(ctx, ev, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := time.Now()
+	if len(c.queue) != 2 {
+		t.Fatalf("%d events queued, want 2 (the third parked)", len(c.queue))
+	}
+	if n := c.linger.count; n <= 2.9 || n > 3 {
+		t.Errorf("counted %v, want the 3 published", n)
+	}
+	if c.linger.last.Before(before) || c.linger.last.After(after) {
+		t.Errorf("the last counted at %v, not when published (%v to %v)", c.linger.last, before, after)
+	}
+	// A copy of a held event, published again by the follower: not an
+	// arrival.
+	n := c.linger.count
+	if _, err := c.publish(ctx, Event{ID: "g3:0", Data: []byte(`{"id":"g3:0"}`)}, &held{}); err != nil {
+		t.Fatal(err)
+	}
+	if c.linger.count != n {
+		t.Errorf("a copy counted: %v, then %v", n, c.linger.count)
 	}
 }

@@ -50,8 +50,10 @@ export interface ClientConfig {
    * The most milliseconds a message that is not full waits for more events
    * when the queue runs dry; it waits only while the emitter's recent rate
    * predicts another event within a quarter of it and within what is left
-   * of it, so an emitter below 4000/linger events a second never waits and
-   * a quiet emitter's lone event goes at once. Default 20 (DEFAULT_LINGER);
+   * of it (each event counted when the application publishes it, not when
+   * it is sent), so an emitter below about 4000/linger events a second
+   * never waits and a quiet emitter's lone event goes at once. Default 20
+   * (DEFAULT_LINGER);
    * 0 or negative: never wait.
    */
   linger?: number;

@@ -217,7 +217,7 @@ export class Client {
       await this.follower.reserve(ev.data.length, signal);
       if (this.closed) throw new ClosedError();
     }
-    return this.accept(ev, signal, this.follower.hold(ev));
+    return this.accept(ev, signal, this.follower.hold(ev), true);
   }
 
   // copy publishes a copy of the held event h, which the follower claimed
@@ -228,8 +228,10 @@ export class Client {
   }
 
   // accept queues ev (held by the follower as held, or null) and returns
-  // the promise of its ack.
-  async accept(ev, signal, held) {
+  // the promise of its ack. published says the application published it
+  // now (not a copy): the linger counts it, whether it goes at once, waits
+  // for the window, or is parked behind its order key's earlier event.
+  async accept(ev, signal, held, published) {
     while (this.unsettled >= this.cfg.maxQueued && !this.closed) {
       await new Promise((resolve) => this.room.push(resolve));
     }
@@ -237,6 +239,7 @@ export class Client {
       if (held) this.follower.copyFailed(held);
       throw new ClosedError();
     }
+    if (published) this.lingerer.arrived(performance.now(), 1);
     let resolve, reject;
     const p = new Promise(function (a, b) { resolve = a; reject = b; });
     p.catch(function () {}); // the caller may not wait for it
@@ -252,7 +255,6 @@ export class Client {
       }
     }
     this.queue.push(e);
-    this.lingerer.arrived(performance.now(), 1);
     this.pump();
     return p;
   }
@@ -277,12 +279,7 @@ export class Client {
     e.next = null;
     if (!next) return;
     if (!err && !this.closed) {
-      this.queue.push(this.release(next));
-      if (this.lingerer.bound > 0) {
-        let n = 0;
-        for (let f = next; f; f = f.run) n++;
-        this.lingerer.arrived(performance.now(), n);
-      }
+      this.queue.push(this.release(next)); // counted by the linger when published
       this.pump();
     } else {
       this.failSuccessor(next, e, err || new ClosedError());

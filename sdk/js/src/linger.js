@@ -6,13 +6,13 @@
 /**
  * DEFAULT_LINGER is the client's linger by default (ms): the Go SDK's
  * sdk.DefaultLinger. A message waits only where the emitter's recent rate
- * predicts the next event within a quarter of it (5 ms: at 200 events a
- * second or more).
+ * predicts the next event within a quarter of it (5 ms: at about 200
+ * events a second or more).
  */
 export const DEFAULT_LINGER = 20;
 
 // RATE_WINDOW (ms) is the time constant of the emitter's recent rate: an
-// exponentially weighted count of the events queued for sending, each
+// exponentially weighted count of the events published, each
 // weighing e^(-age/RATE_WINDOW), over RATE_WINDOW.
 const RATE_WINDOW = 100;
 
@@ -21,8 +21,10 @@ const RATE_WINDOW = 100;
  * events: only while the emitter's recent rate predicts at least one more
  * event within a quarter of the bound (the linger, in ms) and before the
  * bound has passed since the message's first event was ready to go, and
- * never a quarter of the bound past the last event queued. So an emitter
- * below 4/bound events a second (200 at the default, 20 ms) never waits.
+ * never a quarter of the bound past the last event published. An event
+ * counts when the application publishes it (the client's accept), not when
+ * it is sent, as in the Go SDK. So an emitter below about 4/bound events a
+ * second (200 at the default, 20 ms; 195 for a steady stream) never waits.
  * A quiet emitter's lone event goes at once; a busy emitter's message
  * waits up to the bound, and goes once what is left of it is shorter than
  * the expected gap to the next event, or the next event is a quarter of
@@ -35,7 +37,7 @@ export class Lingerer {
     this.last = 0;
   }
 
-  /** arrived records n events queued at now (ms). */
+  /** arrived records n events published at now (ms). */
   arrived(now, n) {
     if (this.bound <= 0) return;
     this.count = this.decayed(now) + n;
@@ -57,7 +59,7 @@ export class Lingerer {
   /**
    * wait returns how long (ms) from now a message that is not full, whose
    * first event was ready to go at first, should wait for more events:
-   * until its bound, or a quarter of the bound after the last event queued
+   * until its bound, or a quarter of the bound after the last event published
    * if that comes first, if the recent rate predicts at least one event
    * within a quarter of the bound and within what is left of it (rate ×
    * min(left, bound/4) ≥ 1); 0 if not, if the bound has passed, or if no

@@ -323,12 +323,15 @@ test("the linger's decision: a message waits only while the recent rate predicts
     ["quiet", d, 1000, 20, 0, 0, 0, 9.5, 10.5],
     ["100/s", d, 10, 200, 0, 0, 0, 99, 106],
     ["150/s", d, 1000 / 150, 300, 0, 0, 0, 148, 160],
+    ["190/s", d, 1000 / 190, 1000, 0, 0, 0, 194, 196],
+    ["200/s", d, 5, 1000, 0, 0, 5, 204, 206],
     ["300/s", d, 1000 / 300, 600, 0, 0, 5, 297, 310],
     ["1000/s", d, 1, 1000, 0, 0, 5, 990, 1010],
     ["1000/s, 17 ms in", d, 1, 1000, -17, 0, 3, 990, 1010],
     ["1000/s, 19.5 ms in", d, 1, 1000, -19.5, 0, 0, 990, 1010],
     ["1000/s, 3 ms since", d, 1, 1000, -7, 3, 2, 990, 1010],
     ["1000/s, an event late", d, 1, 1000, -5, 5, 0, 990, 1010],
+    ["1000/s, the window full for 6 ms", d, 1, 1000, 6, 6, 0, 990, 1010],
     ["burst", d, 0, 30, 0, 0, 5, 299, 301],
     ["small burst", d, 0, 15, 0, 0, 0, 149, 151],
     ["gone quiet", d, 1, 1000, 300, 300, 0, 990, 1010],
@@ -394,6 +397,43 @@ test("the client lingers for more events only when its recent rate predicts one,
     await client.close();
   }
   assert.throws(function () { new Client({ options: {} }, { emitter: "e1", linger: "5" }); }, RangeError);
+});
+
+// The Go SDK's TestLingerCountsPublished: the linger counts an event when
+// the application publishes it, not when it goes: events waiting for the
+// window, or parked behind their order key's earlier event, are counted at
+// once; a copy the follower publishes again is not.
+test("the linger counts each event when it is published, as the Go SDK does", async function () {
+  const { Client } = await import("../src/index.js");
+  const client = new Client({ options: {} }, { emitter: "e1", window: 1, followInterval: -1 });
+  const unacked = [];
+  let seq = 0;
+  client.js = {
+    publish: function () {
+      return new Promise(function (resolve) { unacked.push(function () { resolve({ stream: "EVENTS", seq: ++seq }); }); });
+    },
+  };
+  const ev = function (id, key) { return { id: id, data: te.encode('{"id":"' + id + '"}'), orderKey: key }; };
+  const pending = [];
+  const before = performance.now();
+  // The first flies; the second waits for the window; the third is parked
+  // behind the first (the same game).
+  for (const [id, key] of [["g1:0", "g1"], ["g2:0", "g2"], ["g1:1", "g1"]]) {
+    pending.push(client.publishAsync(ev(id, key)));
+    await new Promise(function (r) { setImmediate(r); });
+  }
+  const after = performance.now();
+  assert.equal(unacked.length, 1, "one message in flight");
+  const l = client.lingerer;
+  assert.ok(l.count > 2.9 && l.count <= 3, "counted " + l.count + ", want the 3 published");
+  assert.ok(l.last >= before && l.last <= after, "the last counted at " + l.last + ", not when published");
+  while (unacked.length > 0) {
+    unacked.shift()();
+    await new Promise(function (r) { setImmediate(r); });
+  }
+  for (const p of pending) await p;
+  assert.ok(l.count <= 3, "counted again when sent: " + l.count);
+  await client.close();
 });
 
 // close() sends the message the linger holds, as the Go SDK's Close does:
