@@ -69,8 +69,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	fs.StringVar(&cfg.Dir, "dir", "", "scratch `directory` for the logs, removed at the end (default: a temporary one)")
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "write the CPU profile of the end-to-end run to `file` (go tool pprof), the one the split by stage comes from")
-	fs.StringVar(&memProfile, "memprofile", "", "write the allocations of the end-to-end run to `file` (go tool pprof -sample_index=alloc_objects), those its allocations per event count")
-	fs.StringVar(&humanHeap, "human-memprofile", "", "--pace human: write the heap profile at the end of the human pace's measured window to `file` (go tool pprof -sample_index=inuse_space)")
+	fs.StringVar(&memProfile, "memprofile", "", "write the allocations of the end-to-end run to `file` (go tool pprof -sample_index=alloc_objects), those its allocations per event count, and its settling's")
+	fs.StringVar(&humanHeap, "human-memprofile", "", "--pace human: write the heap profile after the human pace's measured window and its settling (the memtable flushed) to `file` (go tool pprof -sample_index=inuse_space)")
 	fs.StringVar(&humanProfile, "human-cpuprofile", "", "--pace human: write the CPU profile of the human pace's measured window to `file`")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code

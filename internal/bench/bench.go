@@ -55,8 +55,9 @@ type Result struct {
 	// Sides is the same CPU time by side: the log's, the emitters', the
 	// runtime's (cpuSplit; end to end only).
 	Sides map[string]float64
-	// Settle is the store work the run's writes left due when it ended,
-	// and the CPU with it (end to end only).
+	// Settle is the run's settling: the answers still in flight when its
+	// measured time ended and the store work its writes left due, and the
+	// CPU with it (end to end only).
 	Settle *Settle
 	// Metrics holds further numbers by unit, as testing.B.ReportMetric
 	// takes them (for example "events/group").
@@ -255,7 +256,11 @@ func cpuTime() time.Duration {
 // cpuMetrics sets "cpu-µs/event", the process's CPU time since start per
 // event, and "cores", that CPU time over the elapsed time.
 func (r *Result) cpuMetrics(startCPU time.Duration) {
-	cpu := cpuTime() - startCPU
+	r.cpuMetricsOf(cpuTime() - startCPU)
+}
+
+// cpuMetricsOf sets "cpu-µs/event" and "cores" from the run's CPU time cpu.
+func (r *Result) cpuMetricsOf(cpu time.Duration) {
 	if r.Metrics == nil {
 		r.Metrics = map[string]float64{}
 	}

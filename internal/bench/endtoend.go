@@ -53,8 +53,9 @@ type EndToEndConfig struct {
 	Profile io.Writer
 	// AllocProfile, if not nil, receives the run's allocations (pprof
 	// format: alloc_objects and alloc_space, sampled as
-	// runtime.MemProfileRate says), those of Result's allocsPerEvent. It
-	// costs two garbage collections outside the measured time.
+	// runtime.MemProfileRate says), those of Result's allocsPerEvent and
+	// its settling's (Result.Settle: taken after it). It costs two garbage
+	// collections outside the measured time and the settling.
 	AllocProfile io.Writer
 	// Receipts asks, as the backends do, for the SDK's receipt of every
 	// game's commit (a game's first roll waits for it) and of every
@@ -241,23 +242,35 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	if _, err := l.WaitCovering(ctx, sink.maxLeaf()); err != nil {
 		return Result{}, fmt.Errorf("bench: waiting for the last checkpoint: %w", err)
 	}
+	// The measured time ends here, for the CPU too: what follows is the
+	// settling (the answers still in flight, then the store work the
+	// run's writes left due), and after it the harness's own work.
 	elapsed := time.Since(start)
+	endCPU := cpuTime()
+	prof.stop()
+	setSide("") // the waiting for the last checkpoint above was the bench's, the emitters' side
 	var mem1 runtime.MemStats
 	runtime.ReadMemStats(&mem1)
+	var rlat []time.Duration
+	var rsize []int
+	st, err := settle(ctx, l, n, func() error {
+		<-cpDone
+		if err := <-ackErr; err != nil {
+			return fmt.Errorf("bench: a publish failed: %w", err)
+		}
+		var err error
+		rlat, rsize, err = rc.wait()
+		return err
+	})
+	if err != nil {
+		prof.stages(n, nil)
+		return Result{}, err
+	}
 	split, err := prof.stages(n, cfg.Profile)
-	setSide("") // the waiting for the last checkpoint above was the bench's, the emitters' side
 	if err != nil {
 		return Result{}, err
 	}
 	if err := allocs.write(cfg.AllocProfile); err != nil {
-		return Result{}, err
-	}
-	<-cpDone
-	if err := <-ackErr; err != nil {
-		return Result{}, fmt.Errorf("bench: a publish failed: %w", err)
-	}
-	rlat, rsize, err := rc.wait()
-	if err != nil {
 		return Result{}, err
 	}
 
@@ -286,15 +299,13 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	if info, err := stream.Info(ctx); err == nil && info.State.LastSeq > 0 {
 		res.Metrics["events/message"] = float64(n) / float64(info.State.LastSeq)
 	}
-	res.cpuMetrics(startCPU)
+	res.cpuMetricsOf(endCPU - startCPU)
 	res.Stages, res.Sides = split.Stages, split.Sides
 	if err := beaconChecks(reg, res.Metrics); err != nil {
 		return Result{}, err
 	}
-	if res.Settle, err = settle(ctx, l, n); err != nil {
-		return Result{}, err
-	}
-	res.Settle.CPUMicrosPerEvent = (cpuTime() - startCPU).Seconds() * 1e6 / float64(max(n, 1))
+	st.setCPU(endCPU-startCPU, n)
+	res.Settle = st
 	return res, nil
 }
 
@@ -539,20 +550,31 @@ func (c *checkpoints) covering(index uint64) (time.Time, bool) {
 	return c.times[i], true
 }
 
-// A Settle is the store work a run's own writes leave due when its
-// measured time ends: its memtable's flush and the compactions that leave
-// due (ledger.Ledger.WaitCompacted), with the CPU of the run and of that
-// work together.
+// A Settle is what follows a run's measured time until the store has
+// settled: the answers still in flight when it ended (the events sent and
+// not yet acknowledged, and the receipts waited for), then the store work
+// the run's own writes left due: its memtable's flush and the compactions
+// that leaves due (ledger.Ledger.WaitCompacted). Its CPU is the process's
+// over that time, whatever ran in it.
+//
+// Both paces draw the same boundaries: the measured CPU ends when the
+// measured time does (end to end: when the checkpoint covering the last
+// event is in; the human pace: at the window's end), the settling comes
+// next, and the harness's own work (the CPU profile's parsing, the
+// allocation and heap profiles, their garbage collections, the latencies'
+// computation) only after it, counted in neither.
 type Settle struct {
-	// Seconds is how long the flush and the compactions took.
+	// Seconds is how long the settling took: the answers in flight, the
+	// flush and the compactions.
 	Seconds float64
 	// CPUMicrosPerEvent is the run's CPU time with the settling's, over
-	// the run's events: the run's own CPU with the store work it left due
-	// (EndToEnd: the process's CPU time from the run's start to the
-	// settling's end; Human: the window's and the settling's). Besides the
-	// store, the process meanwhile answers the SDK clients' following
-	// (status requests about the run's last events, the run's own) and
-	// idles the 100 ms at least that WaitCompacted polls for.
+	// the run's events: (the measured time's CPU) + CPUS. Besides the
+	// store, the process meanwhile finishes the events in flight at the
+	// measured time's end (the human pace's: their ingest, append and
+	// acknowledgement; end to end, all are appended and only their
+	// acknowledgements and receipts are left), answers the SDK clients'
+	// following (status requests about the run's last events, the run's
+	// own) and idles the 100 ms at least that WaitCompacted polls for.
 	CPUMicrosPerEvent float64
 	// CPUS is the settling's own CPU time, in seconds.
 	CPUS float64
@@ -561,18 +583,32 @@ type Settle struct {
 	Stages, Sides map[string]float64
 }
 
-// settle flushes l's memtable and waits for the compactions that leaves
-// due, profiled; the caller sets CPUMicrosPerEvent.
-func settle(ctx context.Context, l *ledger.Ledger, n int) (*Settle, error) {
+// setCPU sets s.CPUMicrosPerEvent from the measured time's CPU, over n
+// events.
+func (s *Settle) setCPU(measured time.Duration, n int) {
+	s.CPUMicrosPerEvent = (measured.Seconds() + s.CPUS) * 1e6 / float64(max(n, 1))
+}
+
+// settle runs drain (the wait for the answers in flight: the bench's,
+// the emitters' side), then flushes l's memtable and waits for the
+// compactions that leaves due, profiled; the caller calls setCPU. No other
+// CPU profile may run.
+func settle(ctx context.Context, l *ledger.Ledger, n int, drain func() error) (*Settle, error) {
 	prof := startProfile()
 	start, cpu0 := time.Now(), cpuTime()
-	setSide(sideLog) // the flush may run in this goroutine
-	err := l.WaitCompacted(ctx)
+	setSide(sideEmitters)
+	err := drain()
+	if err == nil {
+		setSide(sideLog) // the flush may run in this goroutine
+		if err = l.WaitCompacted(ctx); err != nil {
+			err = fmt.Errorf("bench: settling the store: %w", err)
+		}
+	}
 	setSide("")
 	elapsed, cpu := time.Since(start), cpuTime()-cpu0
 	if err != nil {
 		prof.stages(n, nil)
-		return nil, fmt.Errorf("bench: settling the store: %w", err)
+		return nil, err
 	}
 	split, err := prof.stages(n, nil)
 	if err != nil {

@@ -91,8 +91,9 @@ type HumanConfig struct {
 	// measured window, the one HumanMeasure.CPUStagesMicros comes from.
 	Profile io.Writer
 	// HeapProfile, if not nil, receives the heap profile (pprof format)
-	// at the measured window's end, after a garbage collection: what the
-	// process holds with the games in play.
+	// after the measured window and its settling (the memtable flushed),
+	// after a garbage collection: what the process holds with the games
+	// in play.
 	HeapProfile io.Writer
 	// IngestLinger is the ingest's Linger (ingest.Config). Zero means
 	// ingest.DefaultLinger, as `zarlog serve` runs it; negative, none.
@@ -162,14 +163,19 @@ type HumanMeasure struct {
 	// benchmark's own players' part of the emitters'.
 	CPUSidesMicros   map[string]float64 `json:"cpuSidesMicrosPerEvent,omitempty"`
 	CPUHarnessMicros float64            `json:"cpuHarnessMicrosPerEvent"`
-	// CPUMicrosPerEventSettled is the window's CPU with that of the store
-	// work the window's writes left due (Settle: the memtable flushed and
-	// the compactions that leaves due, after the games stopped and every
-	// event sent was answered), over Events; SettleS how long that work
-	// took and SettleStagesMicros its CPU by stage, per event of the
-	// window. The memtable then also holds the writes of the warm-up's
-	// last seconds, as the window's first flush held those before it.
+	// CPUMicrosPerEventSettled is the window's CPU with that of its
+	// settling (Settle), over Events: CPUMicrosPerEvent + SettleCPUMicros.
+	// The settling starts at the window's end: the schedulers stop, the
+	// events in flight then are processed and answered (the window's
+	// tail, as the events in flight at its start were processed in it),
+	// then the memtable is flushed and the compactions that leaves due
+	// are done. SettleCPUMicros is the settling's CPU per event of the
+	// window, SettleS how long it took and SettleStagesMicros its CPU by
+	// stage, per event of the window. The memtable then also holds the
+	// writes of the warm-up's last seconds, as the window's first flush
+	// held those before it.
 	CPUMicrosPerEventSettled float64            `json:"cpuMicrosPerEventSettled"`
+	SettleCPUMicros          float64            `json:"settleCpuMicrosPerEvent"`
 	SettleS                  float64            `json:"settleSeconds"`
 	SettleStagesMicros       map[string]float64 `json:"settleCpuStagesMicrosPerEvent,omitempty"`
 	// The latencies of the events published in the window: from the
@@ -413,15 +419,18 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	if !sleepUntil(ctx, r.end) {
 		return HumanMeasure{}, ctx.Err()
 	}
+	// The measured time ends here, for the CPU too. The window's counts
+	// are read at its end; then comes the settling: the schedulers stop
+	// (they send nothing due after the window's end), the events in flight
+	// are processed and answered, and the store work the window's writes
+	// left due is done. The harness's own work (the CPU profile's parsing,
+	// the heap profile's garbage collection) comes after it.
 	cpu1, t1 := cpuTime(), time.Now()
 	count1, submits1 := sink.count.Load(), sink.submits.Load()
+	prof.stop()
 	n := int(count1 - count0)
 	beacons1 := map[string]float64{}
 	if err := beaconChecks(reg, beacons1); err != nil {
-		return HumanMeasure{}, err
-	}
-	split, err := prof.stages(max(n, 1), cfg.Profile)
-	if err != nil {
 		return HumanMeasure{}, err
 	}
 	info1, err := stream.Info(ctx)
@@ -429,14 +438,29 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 		return HumanMeasure{}, err
 	}
 	rss, peak := readRSS()
+	st, err := settle(ctx, l, max(n, 1), func() error {
+		sched.Wait()
+		r.inflight.Wait()
+		if err := r.error(); err != nil {
+			return err
+		}
+		return sink.error()
+	})
+	if err != nil {
+		prof.stages(1, nil)
+		return HumanMeasure{}, err
+	}
+	st.setCPU(cpu1-cpu0, n)
+	split, err := prof.stages(max(n, 1), cfg.Profile)
+	if err != nil {
+		return HumanMeasure{}, err
+	}
 	if cfg.HeapProfile != nil {
 		runtime.GC()
 		if err := pprof.Lookup("heap").WriteTo(cfg.HeapProfile, 0); err != nil {
 			return HumanMeasure{}, fmt.Errorf("bench: the heap profile: %w", err)
 		}
 	}
-
-	sched.Wait()
 	// What the benchmark still holds of its events (the schedulers have
 	// stopped, a moment after the window's end).
 	var held int64
@@ -445,20 +469,6 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 			held += int64(len(e.Data))
 		}
 	}
-	r.inflight.Wait()
-	if err := r.error(); err != nil {
-		return HumanMeasure{}, err
-	}
-	if err := sink.error(); err != nil {
-		return HumanMeasure{}, err
-	}
-	// The store work the window's writes leave due (as the saturated
-	// run's, Settle), once every event sent has its answer.
-	st, err := settle(ctx, l, max(n, 1))
-	if err != nil {
-		return HumanMeasure{}, err
-	}
-	st.CPUMicrosPerEvent = ((cpu1 - cpu0).Seconds() + st.CPUS) * 1e6 / float64(max(n, 1))
 
 	m := HumanMeasure{Games: cfg.Games, Emitters: len(w.Emitters), Rolls: cfg.Rolls, MinGapMs: int(cfg.MinGap.Milliseconds()), MaxGapMs: int(cfg.MaxGap.Milliseconds()),
 		SDKLingerMs:    float64(sdkLinger(cfg.SDKLinger)) / float64(time.Millisecond),
@@ -466,7 +476,7 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 		SetupS: setupS.Seconds(), SetupCPUS: setupCPUS.Seconds(), PreloadS: hs.preloadS, RSSStartBytes: rssStart, HeldEventBytesStart: hs.held,
 		Preloaded: hs.preloaded, PreloadSettleS: settled.Seconds(), WindowS: t1.Sub(t0).Seconds(), Receipts: humanReceipts, Events: n, EventsPerSec: float64(n) / t1.Sub(t0).Seconds(),
 		CPUStagesMicros: split.Stages, CPUSidesMicros: split.Sides, CPUHarnessMicros: split.Sides[sideHarness],
-		CPUMicrosPerEventSettled: st.CPUMicrosPerEvent, SettleS: st.Seconds, SettleStagesMicros: st.Stages, RSSBytes: rss, RSSPeakBytes: peak, HeldEventBytes: held, IdleGames: int(r.idle.Load()),
+		CPUMicrosPerEventSettled: st.CPUMicrosPerEvent, SettleCPUMicros: st.CPUS * 1e6 / float64(max(n, 1)), SettleS: st.Seconds, SettleStagesMicros: st.Stages, RSSBytes: rss, RSSPeakBytes: peak, HeldEventBytes: held, IdleGames: int(r.idle.Load()),
 		BeaconGamesPerRound: wcfg.BeaconGamesPerRound,
 		BeaconPairings:      int(beacons1["beacon-pairings"] - beacons0["beacon-pairings"]),
 		BeaconCached:        int(beacons1["beacon-cached"] - beacons0["beacon-cached"]),

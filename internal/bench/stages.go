@@ -155,8 +155,9 @@ type cpuSplit struct {
 
 // A cpuProfile records a CPU profile of the process until stop.
 type cpuProfile struct {
-	buf bytes.Buffer
-	on  bool
+	buf     bytes.Buffer
+	on      bool
+	stopped bool
 }
 
 // startProfile starts profiling; if the process is profiled already (go
@@ -167,14 +168,23 @@ func startProfile() *cpuProfile {
 	return p
 }
 
-// stages stops the profile and returns each stage's and side's CPU time per
+// stop stops the profile (a run's measured time ends), if it runs; stages
+// parses it later.
+func (p *cpuProfile) stop() {
+	if p.on && !p.stopped {
+		pprof.StopCPUProfile()
+		p.stopped = true
+	}
+}
+
+// stages stops the profile if stop has not, and returns each stage's and side's CPU time per
 // event, in microseconds, or empty maps if there was no profile. If save
 // is not nil, the profile is written to it too.
 func (p *cpuProfile) stages(events int, save io.Writer) (cpuSplit, error) {
 	if !p.on {
 		return cpuSplit{}, nil
 	}
-	pprof.StopCPUProfile()
+	p.stop()
 	if save != nil {
 		if _, err := save.Write(p.buf.Bytes()); err != nil {
 			return cpuSplit{}, fmt.Errorf("bench: writing the CPU profile: %w", err)
