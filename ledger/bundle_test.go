@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -197,7 +198,13 @@ func TestBundleFormat5(t *testing.T) {
 	db.Close()
 
 	e.cfg.Check = CheckEntries
+	h := new(recordingHandler)
+	e.cfg.Logger = slog.New(h)
 	l = e.open()
+	e.cfg.Logger = nil
+	if from, resumed := headsLog(t, h); from != 5 || resumed {
+		t.Errorf("the split of the heads logged from %d, resumed %v, want from 5", from, resumed)
+	}
 	if f, err := get(l.db, keyFormat); err != nil || f[0] != storeFormat || storeFormat != 7 {
 		t.Fatalf("format record %x (%v), want 7", f[:1], err)
 	}

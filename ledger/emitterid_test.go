@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -294,7 +295,13 @@ func TestUpgradeFormat3(t *testing.T) {
 			if old < 50 {
 				t.Fatalf("the format-3 store has %d dedup records", old)
 			}
+			h := new(recordingHandler)
+			e.cfg.Logger = slog.New(h)
 			l = e.open()
+			e.cfg.Logger = nil
+			if from, resumed := headsLog(t, h); from != 3 || resumed {
+				t.Errorf("the split of the heads logged from %d, resumed %v, want from 3", from, resumed)
+			}
 			diffDumps(t, before, dumpProjections(t, l))
 			if f, err := get(l.db, keyFormat); err != nil || f[0] != storeFormat {
 				t.Fatalf("format record %x, %v", f, err)

@@ -2,7 +2,9 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -153,31 +155,80 @@ func TestHeadsWorkload(t *testing.T) {
 // the format record 6.
 func format6(t *testing.T, e *testEnv, origin string, split func(string) bool) int {
 	t.Helper()
+	return format6As(t, e, origin, split, 6, false)
+}
+
+// format6As is format6 with the format record f, and the marker of a split
+// of the heads if marker (what migrateHeads leaves when it stops after its
+// first batch: f 7 and the marker).
+func format6As(t *testing.T, e *testEnv, origin string, split func(string) bool, f byte, marker bool) int {
+	t.Helper()
 	db := openRaw(t, e)
 	defer db.Close()
 	n := format6Heads(t, db, split)
-	if err := db.Set(keyFormat, append([]byte{6}, origin...), pebble.Sync); err != nil {
+	b := db.NewBatch()
+	defer b.Close()
+	b.Set(keyFormat, append([]byte{f}, origin...), nil)
+	if marker {
+		b.Set(keySplitHeads, nil, nil)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
 		t.Fatal(err)
 	}
 	return n
 }
 
+// headsLog returns the log record of Open's split of the game heads
+// (migrateHeads): whether Open began it (and from which format: its "from"
+// attribute) or went on with an interrupted one. It fails t if there is
+// none, or more than one.
+func headsLog(t *testing.T, h *recordingHandler) (from int64, resumed bool) {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, r := range h.records {
+		switch {
+		case strings.HasPrefix(r.Message, "upgrading the store: each game's head is split"):
+			r.Attrs(func(a slog.Attr) bool {
+				if a.Key == "from" {
+					from = a.Value.Int64()
+				}
+				return true
+			})
+		case strings.HasPrefix(r.Message, "upgrading the store: going on with the interrupted split of each game's head"):
+			resumed = true
+		default:
+			continue
+		}
+		n++
+	}
+	if n != 1 || !resumed && from == 0 {
+		t.Fatalf("%d log records of the split of the heads (from %d, resumed %v)", n, from, resumed)
+	}
+	return from, resumed
+}
+
 // TestUpgradeFormat6 opens a store of format 6, whose game heads held the
 // whole state but its history: Open splits each into its head and its
 // live part as format 7 writes them (the projections are byte for byte the
-// ones written in format 7), the format record says 7, and appending,
+// ones written in format 7), logs that it began at format 6, the format
+// record says 7 and the marker of the split is gone, and appending,
 // lookups, a reopen and a Rebuild go on. A migration interrupted between
-// its batches (some heads split, the format still 6) is finished by the
-// next Open.
+// its batches (some heads split, the format record 7 and the marker) is
+// finished by the next Open, which says so; so is a store of format 6
+// with some heads split (what migrateHeads left before the marker).
 func TestUpgradeFormat6(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		chunk int
-		split func(game string) bool
+		name   string
+		chunk  int
+		split  func(game string) bool
+		format byte // the format record of the store Open finds
 	}{
-		{"one batch", 0, nil},
-		{"batches of 7", 7, nil},
-		{"interrupted", 5, func(game string) bool { return strings.ContainsAny(game[len(game)-1:], "01234567") }},
+		{"one batch", 0, nil, 6},
+		{"batches of 7", 7, nil, 6},
+		{"interrupted", 5, func(game string) bool { return strings.ContainsAny(game[len(game)-1:], "01234567") }, 7},
+		{"some split, format 6", 5, func(game string) bool { return strings.ContainsAny(game[len(game)-1:], "01234567") }, 6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newTestEnv(t)
@@ -187,7 +238,7 @@ func TestUpgradeFormat6(t *testing.T) {
 			appendAll(t, l, gen.take(600), 40)
 			before := dumpProjections(t, l)
 			l.Close()
-			if n := format6(t, e, l.origin, tc.split); n < 10 {
+			if n := format6As(t, e, l.origin, tc.split, tc.format, tc.format == 7); n < 10 {
 				t.Fatalf("%d format-6 heads", n)
 			}
 			db := openRaw(t, e)
@@ -195,7 +246,13 @@ func TestUpgradeFormat6(t *testing.T) {
 				t.Fatalf("%d heads left split", split)
 			}
 			db.Close()
+			h := new(recordingHandler)
+			e.cfg.Logger = slog.New(h)
 			l = e.open()
+			e.cfg.Logger = nil
+			if from, resumed := headsLog(t, h); resumed != (tc.format == 7) || !resumed && from != 6 {
+				t.Errorf("the split of the heads logged from %d, resumed %v", from, resumed)
+			}
 			diffDumps(t, before, dumpProjections(t, l))
 			if f, err := get(l.db, keyFormat); err != nil || f[0] != storeFormat || storeFormat != 7 {
 				t.Fatalf("format record %x, %v", f, err)
@@ -218,8 +275,13 @@ func TestUpgradeFormat6(t *testing.T) {
 
 // TestUpgradeFormat6Crash: the migration of a format-6 store is crashed
 // after each of its durable batches (a power loss keeping only what was
-// synced); every crashed store opens, finishes the migration and holds the
-// same projections, in format 7.
+// synced). A crashed store that holds a split head says format 7, and
+// holds the marker of the split if it holds a head of format 6 too, so that an older version (which accepts the formats 1 to 6, and whose
+// loadGame fails on a split game) refuses it; one that holds none is the
+// format-6 store as it was. Every crashed store opens, finishes the
+// migration (saying it goes on with it, or that it begins it from format 6)
+// and holds the same projections, in format 7, without the marker. A store
+// whose format record says 6 beside the marker is refused as corrupt.
 func TestUpgradeFormat6Crash(t *testing.T) {
 	e := newTestEnv(t)
 	mem := vfs.NewCrashableMem()
@@ -243,29 +305,80 @@ func TestUpgradeFormat6Crash(t *testing.T) {
 	if len(crashed) < games/4 {
 		t.Fatalf("%d syncs while splitting %d heads", len(crashed), games)
 	}
-	partial := 0
+	partial, refused := 0, 0
 	for i, fs := range crashed {
 		db, err := pebble.Open(e.cfg.Dir, &pebble.Options{FS: fs, Logger: quietLogger{}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if split, old := splitHeads(t, db); split > 0 && old > 0 {
-			partial++
+		split, old := splitHeads(t, db)
+		f, err := get(db, keyFormat)
+		if err != nil {
+			t.Fatalf("crash after sync %d: the format record: %v", i, err)
+		}
+		_, err = get(db, keySplitHeads)
+		marker := err == nil
+		if err != nil && !errors.Is(err, pebble.ErrNotFound) {
+			t.Fatal(err)
 		}
 		db.Close()
-		e.cfg.FS = fs
+		if split > 0 && old > 0 {
+			partial++
+		}
+		switch {
+		case split == 0:
+			if f[0] != 6 || marker {
+				t.Errorf("crash after sync %d: no head split, the format record %d, the marker %v", i, f[0], marker)
+			}
+		case f[0] >= 1 && f[0] <= 6:
+			t.Errorf("crash after sync %d: %d heads split, %d not, and the format record %d, which an older version accepts", i, split, old, f[0])
+		case f[0] != 7 || old > 0 && !marker:
+			t.Errorf("crash after sync %d: %d heads split, %d not, the format record %d, the marker %v", i, split, old, f[0], marker)
+		default:
+			refused++
+		}
+		h := new(recordingHandler)
+		e.cfg.FS, e.cfg.Logger = fs, slog.New(h)
 		l, err := Open(context.Background(), e.cfg)
 		if err != nil {
 			t.Fatalf("crash after sync %d: Open: %v", i, err)
+		}
+		if old > 0 || marker {
+			if from, resumed := headsLog(t, h); resumed != marker || !resumed && from != 6 {
+				t.Errorf("crash after sync %d: the split of the heads logged from %d, resumed %v", i, from, resumed)
+			}
 		}
 		diffDumps(t, want, dumpProjections(t, l))
 		if split, old := splitHeads(t, l.db); split != games || old != 0 {
 			t.Errorf("crash after sync %d: %d heads split, %d of format 6", i, split, old)
 		}
+		if f, err := get(l.db, keyFormat); err != nil || f[0] != 7 {
+			t.Errorf("crash after sync %d: the format record %x after Open, %v", i, f, err)
+		}
 		l.Close()
 	}
 	if partial == 0 {
 		t.Fatal("no crash left a store with some heads split and some not")
+	}
+	t.Logf("%d crashes, %d with some heads split and some not, %d an older version refuses", len(crashed), partial, refused)
+
+	fs := crashed[len(crashed)-1]
+	db, err := pebble.Open(e.cfg.Dir, &pebble.Options{FS: fs, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := db.NewBatch()
+	b.Set(keyFormat, append([]byte{6}, l.origin...), nil)
+	b.Set(keySplitHeads, nil, nil)
+	if err := errors.Join(b.Commit(pebble.Sync), b.Close(), db.Close()); err != nil {
+		t.Fatal(err)
+	}
+	e.cfg.FS, e.cfg.Logger = fs, nil
+	if l, err := Open(context.Background(), e.cfg); !errors.Is(err, ErrCorrupt) {
+		if err == nil {
+			l.Close()
+		}
+		t.Fatalf("Open of a format-6 store with the marker of the split: %v", err)
 	}
 }
 

@@ -177,6 +177,9 @@ func dumpProjections(t testing.TB, l *Ledger) map[string][]byte {
 	if _, err := get(v.snap, keyRebuild); !errors.Is(err, pebble.ErrNotFound) {
 		t.Fatalf("rebuild marker: %v", err)
 	}
+	if _, err := get(v.snap, keySplitHeads); !errors.Is(err, pebble.ErrNotFound) {
+		t.Fatalf("the marker of the split of the game heads: %v", err)
+	}
 	return out
 }
 

@@ -45,6 +45,8 @@ import (
 //	  'o' E                 emitter E's open games: uvarint count ‖ uvarint bytes (events.Game.Size)
 //	  'm' "stats"           Stats, MarshalBinary
 //	  'm' "rebuild"         present while a Rebuild is unfinished
+//	  'm' "split-heads"     present while Open splits a format-6 store's game heads
+//	                        (migrateHeads): the format record says 7 from its first batch
 //	  'm' "legacy-ids"      present if an event took another's canonical id (before format 3)
 //	operator data (not derived from the log):
 //	  'r' S:u64             rejected input S (Rejection, MarshalBinary)
@@ -79,6 +81,7 @@ var (
 	keyFormat     = []byte("mformat")
 	keyStats      = []byte("mstats")
 	keyRebuild    = []byte("mrebuild")
+	keySplitHeads = []byte("msplit-heads")
 	keyLegacyIDs  = []byte("mlegacy-ids")
 	keyRejMeta    = []byte("mrejected")
 )
@@ -97,7 +100,9 @@ var (
 // Format 7 splits each game's head (format 6's: its state without its
 // history, rewritten at each of its events) into the head its set-up writes
 // once ('g') and the live part each event rewrites ('l'): Open rewrites a
-// format-6 store's heads (migrateHeads).
+// format-6 store's heads (migrateHeads), under the format record 7 and the
+// marker keySplitHeads until the last is split, so that an older version
+// refuses the store from the first split head on.
 const storeFormat = 7
 
 // An openCount is an emitter's open games: how many, and the bytes of their

@@ -532,6 +532,19 @@ func (l *Ledger) load(ctx context.Context) error {
 			return fmt.Errorf("ledger: %w", err)
 		}
 	}
+	// A store of format 7 whose heads migrateHeads was splitting when it
+	// stopped: some games are split, some not yet. The format record said 7
+	// from its first batch on, so that an older version refuses the store.
+	resume := false
+	switch _, err := get(db, keySplitHeads); {
+	case err == nil:
+		if len(f) == 0 || f[0] != storeFormat {
+			return fmt.Errorf("ledger: %s has store format %x and the marker of a split of its game heads, which only format 7 sets: %w", l.cfg.Dir, f[:min(len(f), 1)], ErrCorrupt)
+		}
+		heads, resume = true, true
+	case !errors.Is(err, pebble.ErrNotFound):
+		return fmt.Errorf("ledger: reading the marker of the split of the game heads: %w", err)
+	}
 	switch _, err := get(db, keyLegacyIDs); {
 	case err == nil:
 		l.legacyIDs.Store(true)
@@ -594,7 +607,11 @@ func (l *Ledger) load(ctx context.Context) error {
 		return fmt.Errorf("ledger: reading the open games of each emitter: %w", err)
 	}
 	if heads {
-		l.log.Info("upgrading the store: each game's head is split into the part its set-up writes and the part each event rewrites", "from", 6, "to", storeFormat)
+		if resume {
+			l.log.Info("upgrading the store: going on with the interrupted split of each game's head into the part its set-up writes and the part each event rewrites", "to", storeFormat)
+		} else {
+			l.log.Info("upgrading the store: each game's head is split into the part its set-up writes and the part each event rewrites", "from", int(f[0]), "to", storeFormat)
+		}
 		chunk := l.cfg.migrateChunk
 		if chunk <= 0 {
 			chunk = migrateChunk

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -150,7 +151,7 @@ func TestOpenGameBytesLimits(t *testing.T) {
 
 // TestUpgradeFormat4: a store of format 4 had no open-game counts; Open
 // counts them from the games' states (format 6's heads), then splits the
-// heads (format 7).
+// heads (format 7), logging that the split began at format 4.
 func TestUpgradeFormat4(t *testing.T) {
 	e := newTestEnv(t)
 	l := e.open()
@@ -171,7 +172,12 @@ func TestUpgradeFormat4(t *testing.T) {
 	}
 	format6Heads(t, db, nil)
 	db.Close()
+	h := new(recordingHandler)
+	e.cfg.Logger = slog.New(h)
 	l = e.open()
+	if from, resumed := headsLog(t, h); from != 4 || resumed {
+		t.Errorf("the split of the heads logged from %d, resumed %v, want from 4", from, resumed)
+	}
 	if got := l.OpenGames(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("open games counted %+v, want %+v", got, want)
 	}

@@ -121,16 +121,23 @@ func (l *Ledger) migrateDedup(ctx context.Context, chunk int) (int, error) {
 // history) is decoded and written again as events.Game.AppendHead and
 // AppendLive write it; the history chunks stay. It works in batches of
 // chunk games, each written durably with both parts of each of its games,
-// in key order; the batch that finds no head of version 2 left sets the
-// format record to 7. So a crash leaves a format-6 store whose games are
-// each whole in one format or the other (loadGame reads both), and the next
-// Open goes on where it stopped. It returns how many heads it split.
+// in key order. The first batch also sets the format record to 7 and the
+// marker keySplitHeads, so that from the first split head on an older
+// version refuses the store (its loadGame would fail on a split game), and
+// Open knows that a store of format 7 with the marker is still being split;
+// the batch that finds no head of version 2 left deletes the marker (and
+// sets the format record to 7, if it is also the first). So a crash leaves
+// either a store of format 6 as it was, or one of format 7 and the marker
+// whose games are each whole in one format or the other (loadGame reads
+// both), and the next Open goes on where it stopped. It returns how many
+// heads it split.
 func (l *Ledger) migrateHeads(ctx context.Context, chunk int) (int, error) {
 	db := l.db
 	split := 0
 	start := time.Now()
 	lo := []byte{prefixGame}
 	var key, head, live, last []byte
+	first := true
 	for {
 		if err := ctx.Err(); err != nil {
 			return split, err
@@ -173,9 +180,15 @@ func (l *Ledger) migrateHeads(ctx context.Context, chunk int) (int, error) {
 			return split, err
 		}
 		lo = append(slices.Clone(last), 0) // the next batch starts after the last game of this one
-		if !ok {
+		if first || !ok {
 			b.Set(keyFormat, append([]byte{7}, l.origin...), nil)
 		}
+		if !ok {
+			b.Delete(keySplitHeads, nil)
+		} else if first {
+			b.Set(keySplitHeads, nil, nil)
+		}
+		first = false
 		err = l.commit(b, fmt.Sprintf("splitting %d game heads", n))
 		b.Close()
 		if err != nil {
