@@ -27,13 +27,14 @@ func (v *countingVerifier) Verify(msg, sig []byte) bool {
 	return v.Verifier.Verify(msg, sig)
 }
 
-// TestCheckedNotes: the Client checks a checkpoint note's signature once
-// and reuses it only for the same bytes; every receipt's leaf and inclusion
-// proof are still checked, and a note it has not opened (another
-// signature over the same checkpoint, say) is checked and refused.
-func TestCheckedNotes(t *testing.T) {
-	const origin = "example.com/notes"
-	skey, vkey, err := merkle.GenerateKey(mrand.NewChaCha8(testonly.Label32("checked notes")), origin)
+// notesOrigin is the origin of the logs notesKey makes keys of.
+const notesOrigin = "example.com/notes"
+
+// notesKey returns a log's signer and verifier, of origin notesOrigin, made
+// from label.
+func notesKey(t *testing.T, label string) (note.Signer, note.Verifier) {
+	t.Helper()
+	skey, vkey, err := merkle.GenerateKey(mrand.NewChaCha8(testonly.Label32(label)), notesOrigin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,6 +46,15 @@ func TestCheckedNotes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return signer, v
+}
+
+// TestCheckedNotes: the Client checks a checkpoint note's signature once
+// and reuses it only for the same bytes; every receipt's leaf and inclusion
+// proof are still checked, and a note it has not opened (another
+// signature over the same checkpoint, say) is checked and refused.
+func TestCheckedNotes(t *testing.T) {
+	signer, v := notesKey(t, "checked notes")
 	cv := &countingVerifier{Verifier: v}
 	c := &Client{cfg: Config{LogKey: cv}}
 
@@ -52,7 +62,7 @@ func TestCheckedNotes(t *testing.T) {
 	ha, hb := merkle.LeafHash(a), merkle.LeafHash(b)
 	sign := func(size uint64, root merkle.Hash) []byte {
 		t.Helper()
-		n, err := merkle.Sign(merkle.Checkpoint{Origin: origin, Size: size, Hash: root}, signer)
+		n, err := merkle.Sign(merkle.Checkpoint{Origin: notesOrigin, Size: size, Hash: root}, signer)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,24 +156,12 @@ func (v *slowVerifier) count() (distinct, all int) {
 // (the same checkpoint, its signature broken) is checked apart and
 // refused, for every receipt that carries it, however the checks overlap.
 func TestCheckedNotesConcurrent(t *testing.T) {
-	const origin = "example.com/notes"
-	skey, vkey, err := merkle.GenerateKey(mrand.NewChaCha8(testonly.Label32("checked notes at once")), origin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := merkle.NewSigner(skey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := merkle.NewVerifier(vkey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	signer, v := notesKey(t, "checked notes at once")
 	sv := &slowVerifier{Verifier: v, n: map[string]int{}}
 	c := &Client{cfg: Config{LogKey: sv}}
 	a, b := []byte("event a\n"), []byte("event b\n")
 	ha, hb := merkle.LeafHash(a), merkle.LeafHash(b)
-	good, err := merkle.Sign(merkle.Checkpoint{Origin: origin, Size: 2, Hash: merkle.NodeHash(ha, hb)}, signer)
+	good, err := merkle.Sign(merkle.Checkpoint{Origin: notesOrigin, Size: 2, Hash: merkle.NodeHash(ha, hb)}, signer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,25 +254,13 @@ func flipSignature(t *testing.T, n []byte) []byte {
 // note is remembered as opening to nor what a later receipt's proof is
 // checked against.
 func TestCheckedNotesCopies(t *testing.T) {
-	const origin = "example.com/notes"
-	skey, vkey, err := merkle.GenerateKey(mrand.NewChaCha8(testonly.Label32("checked notes copies")), origin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := merkle.NewSigner(skey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := merkle.NewVerifier(vkey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	signer, v := notesKey(t, "checked notes copies")
 	cv := &countingVerifier{Verifier: v}
 	c := &Client{cfg: Config{LogKey: cv}}
 	a, b := []byte("event a\n"), []byte("event b\n")
 	ha, hb := merkle.LeafHash(a), merkle.LeafHash(b)
 	root := merkle.NodeHash(ha, hb)
-	two, err := merkle.Sign(merkle.Checkpoint{Origin: origin, Size: 2, Hash: root, Extensions: []string{"an extension"}}, signer)
+	two, err := merkle.Sign(merkle.Checkpoint{Origin: notesOrigin, Size: 2, Hash: root, Extensions: []string{"an extension"}}, signer)
 	if err != nil {
 		t.Fatal(err)
 	}
