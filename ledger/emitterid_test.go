@@ -302,6 +302,9 @@ func TestUpgradeFormat3(t *testing.T) {
 			if from, resumed := headsLog(t, h); from != 3 || resumed {
 				t.Errorf("the split of the heads logged from %d, resumed %v, want from 3", from, resumed)
 			}
+			if from := upgradeFrom(t, h, "upgrading the store: the open games of each emitter are counted"); from != 3 {
+				t.Errorf("the count of the open games logged from %d, want 3", from)
+			}
 			diffDumps(t, before, dumpProjections(t, l))
 			if f, err := get(l.db, keyFormat); err != nil || f[0] != storeFormat {
 				t.Fatalf("format record %x, %v", f, err)

@@ -209,6 +209,33 @@ func headsLog(t *testing.T, h *recordingHandler) (from int64, resumed bool) {
 	return from, resumed
 }
 
+// upgradeFrom returns the "from" attribute of the one log record whose
+// message begins with prefix (an upgrade step's), and fails t if there is
+// not exactly one, or it has no "from".
+func upgradeFrom(t *testing.T, h *recordingHandler, prefix string) int64 {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var from []int64
+	for _, r := range h.records {
+		if !strings.HasPrefix(r.Message, prefix) {
+			continue
+		}
+		f := int64(0)
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "from" {
+				f = a.Value.Int64()
+			}
+			return true
+		})
+		from = append(from, f)
+	}
+	if len(from) != 1 || from[0] == 0 {
+		t.Fatalf("log records %q: the formats they began at are %v, want one", prefix, from)
+	}
+	return from[0]
+}
+
 // TestUpgradeFormat6 opens a store of format 6, whose game heads held the
 // whole state but its history: Open splits each into its head and its
 // live part as format 7 writes them (the projections are byte for byte the

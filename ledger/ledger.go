@@ -599,7 +599,7 @@ func (l *Ledger) load(ctx context.Context) error {
 	}
 	var open map[string]openCount
 	if countOpen {
-		l.log.Info("upgrading the store: the open games of each emitter are counted", "to", storeFormat)
+		l.log.Info("upgrading the store: the open games of each emitter are counted", "from", int(f[0]), "to", storeFormat)
 		if open, err = l.migrateOpenGames(ctx); err != nil {
 			return fmt.Errorf("ledger: counting the open games of each emitter: %w", err)
 		}

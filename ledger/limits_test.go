@@ -178,6 +178,9 @@ func TestUpgradeFormat4(t *testing.T) {
 	if from, resumed := headsLog(t, h); from != 4 || resumed {
 		t.Errorf("the split of the heads logged from %d, resumed %v, want from 4", from, resumed)
 	}
+	if from := upgradeFrom(t, h, "upgrading the store: the open games of each emitter are counted"); from != 4 {
+		t.Errorf("the count of the open games logged from %d, want 4", from)
+	}
 	if got := l.OpenGames(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("open games counted %+v, want %+v", got, want)
 	}
