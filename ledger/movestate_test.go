@@ -25,8 +25,10 @@ import (
 // checker always parses the stored position (a state read back has no
 // decoded form); the others take back the decoded form the checker
 // returned with the game's previous event (events.DecodingChecker), and
-// the last one's sequencer writes most states into a state of the same
-// group that the game's next event replaced (its spare).
+// the third one's sequencer writes most states into a state of the same
+// group that the game's next event replaced; a fourth, appending one event
+// of each game a call (the human pace), writes them into the states that
+// the group before replaced.
 func TestMovePositionsAcrossEvictionAndRestart(t *testing.T) {
 	ctx := context.Background()
 	newEnv := func(cacheBytes int64) *testEnv {
@@ -35,7 +37,7 @@ func TestMovePositionsAcrossEvictionAndRestart(t *testing.T) {
 		e.cfg.GameCacheBytes = cacheBytes
 		return e
 	}
-	evicting, cached, whole := newEnv(1), newEnv(0), newEnv(0)
+	evicting, cached, whole, paced := newEnv(1), newEnv(0), newEnv(0), newEnv(0)
 
 	configs := []testonly.Config{
 		{Scheme: events.Tavlarena, Variant: rules.Backgammon, Label: "pos-bg", Emitter: emitterA},
@@ -153,4 +155,43 @@ func TestMovePositionsAcrossEvictionAndRestart(t *testing.T) {
 	}
 	mustSign(t, c)
 	diffDumps(t, dumpProjections(t, a), dumpProjections(t, c))
+
+	// At a human pace: each call appends one event of each game in play,
+	// so each group changes each of its games once, and the sequencer
+	// writes most new states into the states the group before replaced
+	// (sequencer.free). Every state it kept is checked against the replay
+	// after each call, from its cache (what the next event is checked
+	// against), not only from the store.
+	d := paced.open()
+	for i := 0; i < len(order); {
+		seq := order[i].seq
+		var in [][]byte
+		var round []item
+		for ; i < len(order) && order[i].seq == seq; i++ {
+			in = append(in, leaves[order[i].game][order[i].seq])
+			round = append(round, order[i])
+		}
+		for j, o := range mustAppend(t, d, inputs(t, in...)) {
+			if o.Result != Appended {
+				t.Fatalf("%s event %d at a human pace: %v (%v)", configs[round[j].game].Label, round[j].seq, o.Result, o.Reject)
+			}
+		}
+		for _, it := range round {
+			g, _, ok := d.seq.games.get(configs[it.game].GameID())
+			if !ok {
+				if it.seq == len(leaves[it.game])-1 {
+					continue // the game ended: the cache holds the games in play
+				}
+				t.Fatalf("%s after event %d at a human pace: not in the cache", configs[it.game].Label, it.seq)
+			}
+			if w := want[it.game][it.seq]; g.NextSeq() != uint64(it.seq+1) || !bytes.Equal(g.Position, w) {
+				t.Fatalf("%s after event %d at a human pace: the cached state has %d events and position %q, replaying the game gives %q", configs[it.game].Label, it.seq, g.NextSeq(), g.Position, w)
+			}
+		}
+	}
+	if d.seq.reused == 0 {
+		t.Fatal("at a human pace, no state was written into one its group's predecessor replaced")
+	}
+	mustSign(t, d)
+	diffDumps(t, dumpProjections(t, a), dumpProjections(t, d))
 }

@@ -76,12 +76,20 @@ type sequencer struct {
 	// recentIndex once the group is committed.
 	appended []recentEntry
 
-	// spare is a game state that nothing refers to any more, for the next
-	// event's state (events.NextInto) instead of a new one: an intermediate
-	// state of a game within a group, which the game's next event in the
-	// group replaced in pend (only the group's last state of a game goes
-	// to inflight and the cache). Nil if there is none.
-	spare *events.Game
+	// free are game states that nothing refers to any more, for the next
+	// events' states (events.NextInto) instead of new ones: an
+	// intermediate state of a game within a group, which the game's next
+	// event in the group replaced in pend (only the group's last state of
+	// a game goes to inflight and the cache), and, once a group is
+	// prepared, the states its games had before it (pendGame.old), which
+	// its new states replaced in inflight and in the cache. At a human
+	// pace a group holds one event of each of its games, so it is the
+	// second kind that spares a new state per event. At most maxFree,
+	// each cleared (it holds no history of a game that ended).
+	free []*events.Game
+	// reused counts the events whose state was written into a free one
+	// (for tests).
+	reused uint64
 
 	keyBuf, valBuf []byte // scratch for encoding batch records
 	idBuf          []byte // scratch for looking up a scopedID
@@ -325,7 +333,8 @@ func (s *sequencer) forget() {
 	s.floor = s.group
 	s.fLeaves, s.fFirst = s.fLeaves[:0], s.b.Size()
 	s.games.clear()
-	s.spare = nil
+	clear(s.free)
+	s.free = s.free[:0]
 }
 
 func (s *sequencer) reset() {
@@ -409,6 +418,9 @@ func (s *sequencer) prepareGroup(group []*request) {
 		s.inflight[id] = taggedGame{p.g, p.size, s.group}
 		s.cache(id, p.g, p.size)
 		f.games = append(f.games, id)
+		// The game's state before the group: inflight and the cache
+		// hold p.g instead now, and the batch holds its encoding.
+		s.release(p.old)
 	}
 	l.met.gameCache.Set(float64(s.games.bytes))
 	if len(f.games) > 0 {
@@ -459,9 +471,12 @@ func (s *sequencer) accept(batch *pebble.Batch, it *item, env *events.Env) (Outc
 	if it.beacon != nil {
 		e.Beacons = it.beacon.beacons(env.Beacons) // its BLS check ran before (checkBeacon)
 	}
-	dst := s.spare
+	var dst *events.Game
+	if n := len(s.free); n > 0 {
+		dst = s.free[n-1]
+	}
 	if dst == g {
-		dst = nil // unreachable: a spare is in no map
+		dst = nil // unreachable: a free state is in no map
 	}
 	ng, err := events.NextInto(dst, g, ev, e)
 	if err != nil {
@@ -605,8 +620,10 @@ func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *
 		s.ids = append(s.ids, key)
 		s.nRecent++
 	}
-	if ng == s.spare {
-		s.spare = nil
+	if n := len(s.free); n > 0 && ng == s.free[n-1] {
+		s.free[n-1] = nil
+		s.free = s.free[:n-1]
+		s.reused++
 	}
 	p, ok := s.pend[ev.Game]
 	if !ok && g != nil {
@@ -616,7 +633,7 @@ func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *
 		// g is p.g, the state an earlier event of this group made: ng
 		// replaces it, and nothing else refers to it (p.old, the state
 		// before the group, which the cache may hold, is another).
-		s.spare = g
+		s.release(g)
 	}
 	p.g, p.size = ng, nsize
 	s.pend[ev.Game] = p
@@ -624,6 +641,20 @@ func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *
 	if f, ok := s.stats.observe(ev, g, ng); ok {
 		s.fin = append(s.fin, f)
 	}
+}
+
+// maxFree bounds the free game states the sequencer keeps (about 600 bytes
+// each): more than a group of the human pace uses.
+const maxFree = 4096
+
+// release adds g, a state nothing refers to any more, to the free states
+// (unless it is nil, or there are maxFree already).
+func (s *sequencer) release(g *events.Game) {
+	if g == nil || len(s.free) >= maxFree {
+		return
+	}
+	*g = events.Game{}
+	s.free = append(s.free, g)
 }
 
 // lookupID reads the dedup index for emitter's event id.
