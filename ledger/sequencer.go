@@ -461,8 +461,9 @@ func (s *sequencer) accept(batch *pebble.Batch, it *item, env *events.Env) (Outc
 			s.counts.duplicates++
 			return Outcome{Result: Duplicate, ID: ev.ID, Index: rec.Index}, nil
 		}
+		logged := rec.LeafHash // a copy: slicing rec would move it to the heap for every event
 		return s.reject(batch, env.Now, it, &events.RejectError{Code: events.CodeDuplicateID, Field: "id",
-			Msg: fmt.Sprintf("%q is emitter %s's leaf %d of the log, with other bytes (leaf hash %x…, these hash to %x…)", ev.ID, ev.Emitter, rec.Index, rec.LeafHash[:8], it.hash[:8])})
+			Msg: fmt.Sprintf("%q is emitter %s's leaf %d of the log, with other bytes (leaf hash %x…, these hash to %x…)", ev.ID, ev.Emitter, rec.Index, logged[:8], it.hash[:8])})
 	}
 	// Next, not Apply: the sequencer keeps one line of states per game
 	// (pend, inflight, the cache and Pebble all hold the latest), so the
