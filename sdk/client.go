@@ -344,6 +344,53 @@ type Client struct {
 	// parked behind its order key's earlier event; the sender asks it
 	// whether a message waits.
 	linger lingerer
+	// nap is how the sender, while a message lingers, sleeps through the
+	// events queued meanwhile instead of waking for each (enqueue, napper).
+	nap napper
+}
+
+// A napper lets the sender sleep while a message lingers without waking for
+// every event queued meanwhile (at a human pace, every event would cost the
+// emitter a goroutine hand-off, a timer's reset and a decision): the
+// queue's events and bytes are counted as they are queued (enqueue) and
+// taken (took), and a sleeping sender is kicked only once they could fill
+// the message it packs (wantEvents, wantBytes: what the message has room
+// for; zero while the sender is not sleeping).
+type napper struct {
+	events, bytes         atomic.Int64 // queued: events, and their size in a message (each with its separator)
+	wantEvents, wantBytes atomic.Int64
+	kick                  chan struct{} // capacity 1
+}
+
+// enqueue queues the run headed by e for the sender and kicks the sender
+// if it sleeps on a message that the queue could now fill. It never
+// blocks (the queue's capacity is MaxQueued); the caller holds mu, so that
+// Close drains what was queued.
+func (c *Client) enqueue(e *entry) {
+	n, size := runSize(e)
+	c.nap.events.Add(int64(n))
+	c.nap.bytes.Add(int64(1 + size))
+	c.queue <- e
+	c.nap.maybeKick()
+}
+
+// took counts the run headed by e out of the queue (the sender took it).
+func (c *Client) took(e *entry) {
+	n, size := runSize(e)
+	c.nap.events.Add(-int64(n))
+	c.nap.bytes.Add(-int64(1 + size))
+}
+
+// maybeKick wakes the sleeping sender if the queue could fill its message.
+func (n *napper) maybeKick() {
+	we := n.wantEvents.Load()
+	if we == 0 || n.events.Load() < we && n.bytes.Load() < n.wantBytes.Load() {
+		return
+	}
+	select {
+	case n.kick <- struct{}{}:
+	default: // kicked already
+	}
 }
 
 // An entry is one accepted event.
@@ -399,6 +446,7 @@ func New(nc *nats.Conn, cfg Config) (*Client, error) {
 		closed: make(chan struct{}),
 		tails:  map[string]*entry{},
 		linger: lingerer{bound: cfg.Linger},
+		nap:    napper{kick: make(chan struct{}, 1)},
 
 		reconnected: make(chan struct{}),
 		follow:      newFollower(cfg.FollowInterval < 0),
@@ -535,7 +583,7 @@ func (c *Client) publish(ctx context.Context, ev Event, h *held) (*Pending, erro
 		}
 		c.tails[k] = e
 	}
-	c.queue <- e // never blocks (capacity MaxQueued); under mu so Close drains it
+	c.enqueue(e) // never blocks (capacity MaxQueued); under mu so Close drains it
 	c.mu.Unlock()
 	return e.p, nil
 }
@@ -618,7 +666,7 @@ func (c *Client) settleLocked(e *entry, ack Ack, err error, m *sentMsg) (settled
 		return true, nil
 	}
 	if err == nil && !c.isClosed {
-		c.queue <- c.release(next) // never blocks; under mu so Close drains it; the linger counted it when published
+		c.enqueue(c.release(next)) // never blocks; under mu so Close drains it; the linger counted it when published
 		return true, nil
 	}
 	return true, next
@@ -765,6 +813,7 @@ func (c *Client) sender() {
 		for len(items) == 0 {
 			select {
 			case e := <-c.queue:
+				c.took(e)
 				items = c.take(items, e)
 			case <-c.closed:
 				return
@@ -783,29 +832,43 @@ func (c *Client) sender() {
 			var e *entry
 			select {
 			case e = <-c.queue:
+				c.took(e)
 			default:
 				// The queue is dry and the message not full: it waits
 				// while the emitter's rate predicts another event within
 				// the linger, or while PartialFlights others fly.
 				var lingerC <-chan time.Time
+				var w, nap time.Duration
 				if linger != nil {
 					c.mu.Lock()
-					w := c.linger.wait(now(), first)
-					c.mu.Unlock()
-					if w > 0 {
-						linger.Reset(w)
-						lingerC = linger.C
+					t := now()
+					if w = c.linger.wait(t, first); w > 0 {
+						nap = c.linger.nap(t, first, w)
 					}
+					c.mu.Unlock()
 				}
 				var landed <-chan struct{}
 				if len(c.window)-1 >= c.cfg.PartialFlights {
 					landed = c.landed
 				}
-				if lingerC == nil && landed == nil {
+				if w <= 0 && landed == nil {
 					break pack
+				}
+				if landed == nil && nap > 0 {
+					// Only the linger holds the message: sleep through
+					// the events published meanwhile (napOn).
+					linger.Reset(nap)
+					c.napOn(linger.C, len(items), size)
+					linger.Stop()
+					continue // take what queued meanwhile, and decide again
+				}
+				if w > 0 {
+					linger.Reset(w)
+					lingerC = linger.C
 				}
 				select {
 				case e = <-c.queue:
+					c.took(e)
 				case <-lingerC:
 					continue // decide again: the bound has passed
 				case <-landed:
@@ -842,6 +905,30 @@ func (c *Client) sender() {
 			}()
 			c.fly(msg, items)
 		})
+	}
+}
+
+// napOn sleeps, while the message being packed (items events, of size
+// bytes) lingers, until wake fires, the queue could fill the message, or
+// the Client is closed. The events published meanwhile do not wake it as
+// long as the message has room for all of them; the sender takes them
+// after. (lingerer.nap ends the sleep where an event's arrival could end
+// the linger's wait, so the linger decides at the moments it would if the
+// sender looked at every event.)
+func (c *Client) napOn(wake <-chan time.Time, items, size int) {
+	n := &c.nap
+	n.wantBytes.Store(int64(c.cfg.MaxBatchBytes - size))
+	n.wantEvents.Store(int64(c.cfg.MaxBatchEvents - items))
+	n.maybeKick() // an event queued since the sender looked
+	select {
+	case <-wake:
+	case <-n.kick:
+	case <-c.closed:
+	}
+	n.wantEvents.Store(0)
+	select {
+	case <-n.kick: // a kick that came as it woke
+	default:
 	}
 }
 

@@ -21,7 +21,7 @@ import (
 )
 
 // startServer starts a nats-server with JetStream on a random port.
-func startServer(t *testing.T) *server.Server {
+func startServer(t testing.TB) *server.Server {
 	t.Helper()
 	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true})
 	if err != nil {
@@ -35,7 +35,7 @@ func startServer(t *testing.T) *server.Server {
 	return s
 }
 
-func dial(t *testing.T, s *server.Server, emitter string) *nats.Conn {
+func dial(t testing.TB, s *server.Server, emitter string) *nats.Conn {
 	t.Helper()
 	nc, err := sdk.Dial(s.ClientURL(), emitter)
 	if err != nil {
@@ -46,7 +46,7 @@ func dial(t *testing.T, s *server.Server, emitter string) *nats.Conn {
 }
 
 // createStream creates a stream capturing every emitter's events.
-func createStream(t *testing.T, nc *nats.Conn, maxMsgSize int32) jetstream.Stream {
+func createStream(t testing.TB, nc *nats.Conn, maxMsgSize int32) jetstream.Stream {
 	t.Helper()
 	js, err := jetstream.New(nc)
 	if err != nil {

@@ -91,3 +91,45 @@ func (l *lingerer) wait(now, first time.Time) time.Duration {
 	}
 	return min(left, quiet)
 }
+
+// napMin is the shortest nap (lingerer.nap): below it the sender looks at
+// each event as it comes.
+const napMin = 200 * time.Microsecond
+
+// nap returns how long from now the sender may sleep through the events
+// published meanwhile, without looking at them, while a message waits w
+// (wait's answer, positive): w, but only until what is left of the bound
+// falls to the expected gap to the next event (1/rate, the rate as it
+// decays meanwhile). Until then no event's arrival can end the wait (it
+// only raises the rate, and moves the last event later); from then one
+// can (rate × what is left < 1), and the sender looks at each event again.
+// Zero if that is less than napMin away.
+func (l *lingerer) nap(now, first time.Time, w time.Duration) time.Duration {
+	left := (first.Add(l.bound).Sub(now)).Seconds()
+	r := l.rate(now)
+	if r <= 0 {
+		return 0
+	}
+	// The largest x with r·e^(-x/rateWindow)·(left-x) ≥ 1 (the rate
+	// decayed over x, times what is left then), by bisection: it holds at
+	// 0 (wait said r·left ≥ 1) and fails from left - 1/r on, and it falls
+	// as x grows.
+	tau := rateWindow.Seconds()
+	lo, hi := 0.0, left-1/r
+	if hi <= 0 {
+		return 0
+	}
+	for range 24 {
+		if mid := (lo + hi) / 2; r*math.Exp(-mid/tau)*(left-mid) >= 1 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	x := lo
+	w = min(w, time.Duration(x*float64(time.Second)))
+	if w < napMin {
+		return 0
+	}
+	return w
+}

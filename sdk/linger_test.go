@@ -175,3 +175,127 @@ func TestLingerCountsPublished(t *testing.T) {
 		t.Errorf("a copy counted: %v, then %v", n, c.linger.count)
 	}
 }
+
+// TestLingerNap: while a message waits, the sender sleeps through the
+// events published meanwhile only until an arrival could end the wait:
+// until what is left of the bound falls to the expected gap to the next
+// event (1/rate), never past the wait itself, and not at all when that is
+// less than napMin away. Every nap ends where the decision, with an event
+// arriving just then, still says wait; a little later one may not.
+func TestLingerNap(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name       string
+		gap        time.Duration // between arrivals
+		intoMsg    time.Duration // since the message's first event was taken
+		want       time.Duration
+		wantApprox bool // want ± 2 %: the rate is a little above 1/gap just after an arrival
+	}{
+		// 1,000 a second, a message just begun: the wait, 5 ms (a quarter
+		// of the bound after the last event), is all a nap.
+		{"1000/s, begun", time.Millisecond, 0, 5 * time.Millisecond, false},
+		// 17 ms in: 3 ms left, the next event expected in about 1 ms: a
+		// nap of about 2 ms, then the sender looks at each event.
+		{"1000/s, 17 ms in", time.Millisecond, 17 * time.Millisecond, 2 * time.Millisecond, true},
+		// 18.9 ms in: 1.1 ms left, about 0.1 ms before an arrival could
+		// end it: below napMin, no nap.
+		{"1000/s, 18.9 ms in", time.Millisecond, 18900 * time.Microsecond, 0, false},
+		// 2,000 a second (one emitter's share of 50,000 games), 16 ms in:
+		// 4 ms left, a gap of about 0.5 ms: about 3.5 ms.
+		{"2000/s, 16 ms in", 500 * time.Microsecond, 16 * time.Millisecond, 3500 * time.Microsecond, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := lingerer{bound: DefaultLinger}
+			var now time.Time
+			for i := range 1000 {
+				now = t0.Add(time.Duration(i) * tc.gap)
+				l.arrived(now, 1)
+			}
+			first := now.Add(-tc.intoMsg)
+			w := l.wait(now, first)
+			if w <= 0 {
+				t.Fatalf("wait %v: the message should wait", w)
+			}
+			got := l.nap(now, first, w)
+			if got > w {
+				t.Errorf("nap %v longer than the wait %v", got, w)
+			}
+			if tc.wantApprox {
+				if d := got - tc.want; d < -tc.want/50 || d > tc.want/50 {
+					t.Errorf("nap %v, want about %v", got, tc.want)
+				}
+			} else if got != tc.want {
+				t.Errorf("nap %v, want %v", got, tc.want)
+			}
+			if got == 0 {
+				return
+			}
+			// An event arriving as the nap ends does not end the wait.
+			end := now.Add(got)
+			l2 := l
+			l2.arrived(end, 1)
+			if l2.wait(end, first) <= 0 {
+				t.Errorf("an event at the nap's end (%v) ends the wait: the nap was too long", got)
+			}
+		})
+	}
+}
+
+// TestNapKick: a sender sleeping on a lingering message (napOn) is kicked
+// once the events queued meanwhile could fill the message, by their count
+// or by their bytes, and not before; the runs taken out of the queue are
+// counted out.
+func TestNapKick(t *testing.T) {
+	ev := func(size int) *entry { return &entry{ev: Event{ID: "a", Data: make([]byte, size)}} }
+	for _, tc := range []struct {
+		name        string
+		items, size int   // the message being packed
+		queued      []int // the sizes of the events queued meanwhile, each its own run
+		kickAt      int   // the number queued when the kick comes (0: none)
+	}{
+		// Room for 3 more events: the third kicks.
+		{"events", 3, 300, []int{100, 100, 100, 100}, 3},
+		// Room for 1,001 more bytes (each event with its separator):
+		// 3 × 301 < 1,001 ≤ 4 × 301.
+		{"bytes", 1, 1000 - 1, []int{300, 300, 300, 300}, 4},
+		// Neither fills it.
+		{"room", 1, 100, []int{100, 100}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Client{cfg: Config{MaxBatchEvents: 6, MaxBatchBytes: 2000}, queue: make(chan *entry, 10), nap: napper{kick: make(chan struct{}, 1)}}
+			c.nap.wantBytes.Store(int64(c.cfg.MaxBatchBytes - tc.size))
+			c.nap.wantEvents.Store(int64(c.cfg.MaxBatchEvents - tc.items))
+			for i, size := range tc.queued {
+				c.enqueue(ev(size))
+				kicked := len(c.nap.kick) == 1
+				if want := tc.kickAt != 0 && i+1 >= tc.kickAt; kicked != want {
+					t.Fatalf("%d queued: kicked %v, want %v", i+1, kicked, want)
+				}
+			}
+			for range tc.queued {
+				c.took(<-c.queue)
+			}
+			if e, b := c.nap.events.Load(), c.nap.bytes.Load(); e != 0 || b != 0 {
+				t.Errorf("all taken: %d events and %d bytes still counted", e, b)
+			}
+		})
+	}
+	// A run counts as its events: a run of 3 fills a message with room
+	// for 3.
+	c := &Client{cfg: Config{MaxBatchEvents: 6, MaxBatchBytes: 2000}, queue: make(chan *entry, 10), nap: napper{kick: make(chan struct{}, 1)}}
+	c.nap.wantBytes.Store(1000)
+	c.nap.wantEvents.Store(3)
+	a, b, d := ev(10), ev(10), ev(10)
+	a.run, b.run = b, d
+	c.enqueue(a)
+	if len(c.nap.kick) != 1 {
+		t.Error("a run of 3 events did not kick a sender with room for 3")
+	}
+	// Not sleeping (wantEvents 0): no kick.
+	<-c.nap.kick
+	c.nap.wantEvents.Store(0)
+	c.enqueue(ev(10))
+	if len(c.nap.kick) != 0 {
+		t.Error("kicked a sender that is not sleeping")
+	}
+}
