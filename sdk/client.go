@@ -408,6 +408,9 @@ type entry struct {
 	settled bool
 	// h is the event's held record (nil when following is off).
 	h *held
+	// tail is set while e is its order key's last unresolved event
+	// (Client.tails names it; guarded by Client.mu).
+	tail bool
 }
 
 // New returns a Client publishing on nc as cfg.Emitter. nc should reconnect
@@ -577,11 +580,13 @@ func (c *Client) publish(ctx context.Context, ev Event, h *held) (*Pending, erro
 	if k := ev.OrderKey; k != "" {
 		if t := c.tails[k]; t != nil {
 			t.next = e // parked until t is acknowledged
+			t.tail, e.tail = false, true
 			c.tails[k] = e
 			c.mu.Unlock()
 			return e.p, nil
 		}
 		c.tails[k] = e
+		e.tail = true
 	}
 	c.enqueue(e) // never blocks (capacity MaxQueued); under mu so Close drains it
 	c.mu.Unlock()
@@ -652,8 +657,9 @@ func (c *Client) settleLocked(e *entry, ack Ack, err error, m *sentMsg) (settled
 	}
 	next := e.next
 	e.next = nil
-	if k := e.ev.OrderKey; k != "" && c.tails[k] == e {
-		delete(c.tails, k)
+	if e.tail {
+		e.tail = false
+		delete(c.tails, e.ev.OrderKey)
 	}
 	c.unsettled--
 	if c.unsettled == 0 {

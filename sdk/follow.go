@@ -108,6 +108,9 @@ type held struct {
 	// may answer about it whole (sentMsg). Nil: the event is asked about
 	// by its id.
 	msg *sentMsg
+	// keyPrev and keyNext link the held events of one order key in
+	// acceptance order (follower.byKey names the last).
+	keyPrev, keyNext *held
 }
 
 // A sentMsg is one acknowledged message whose events are followed by
@@ -133,10 +136,14 @@ type sentMsg struct {
 
 // A follower is the Client's set of held events.
 type follower struct {
-	mu       sync.Mutex
-	byID     map[string]*held
-	byKey    map[string][]*held // held events of each order key, in acceptance order
-	order    []*held            // in acceptance order; done ones are dropped from the front lazily
+	mu   sync.Mutex
+	byID map[string]*held
+	// byKey is the last held event of each order key; the key's held
+	// events are linked through held.keyPrev and keyNext, in acceptance
+	// order. (A list of its own for each key cost an allocation and a map
+	// write per event at a human pace, where each game holds one or two.)
+	byKey    map[string]*held
+	order    []*held // in acceptance order; done ones are dropped from the front lazily
 	accepted uint64
 	bytes    int
 	count    int
@@ -172,7 +179,7 @@ type logWaiter struct {
 }
 
 func newFollower(off bool) *follower {
-	return &follower{byID: map[string]*held{}, byKey: map[string][]*held{}, room: make(chan struct{}), off: off, wake: make(chan struct{}, 1)}
+	return &follower{byID: map[string]*held{}, byKey: map[string]*held{}, room: make(chan struct{}), off: off, wake: make(chan struct{}, 1)}
 }
 
 // reserve waits until the Client may hold one more event of size bytes.
@@ -220,7 +227,10 @@ func (c *Client) hold(ev Event) *held {
 	f.loose++
 	f.byID[ev.ID] = h
 	if k := ev.OrderKey; k != "" {
-		f.byKey[k] = append(f.byKey[k], h)
+		if t := f.byKey[k]; t != nil {
+			t.keyNext, h.keyPrev = h, t
+		}
+		f.byKey[k] = h
 	}
 	f.order = append(f.order, h)
 	f.count++
@@ -278,22 +288,17 @@ func (c *Client) dropLocked(h *held) {
 		delete(f.byID, h.ev.ID)
 	}
 	if k := h.ev.OrderKey; k != "" {
-		list := f.byKey[k]
-		for i, o := range list {
-			if o == h {
-				if i == 0 {
-					list = list[1:] // the usual case: a key's events are logged in order
-				} else {
-					list = append(list[:i:i], list[i+1:]...)
-				}
-				break
-			}
+		if h.keyPrev != nil {
+			h.keyPrev.keyNext = h.keyNext
 		}
-		if len(list) == 0 {
-			delete(f.byKey, k)
+		if h.keyNext != nil {
+			h.keyNext.keyPrev = h.keyPrev
+		} else if h.keyPrev != nil {
+			f.byKey[k] = h.keyPrev
 		} else {
-			f.byKey[k] = list
+			delete(f.byKey, k)
 		}
+		h.keyPrev, h.keyNext = nil, nil
 	}
 	f.count--
 	f.bytes -= len(h.ev.Data)
@@ -886,6 +891,16 @@ func (c *Client) resendWait(h *held) time.Duration {
 	return min(c.cfg.FollowAfter<<min(h.resends-1, 10), time.Minute)
 }
 
+// first returns the first held event of order key k, in acceptance order
+// (nil if none).
+func (f *follower) first(k string) *held {
+	o := f.byKey[k]
+	for o != nil && o.keyPrev != nil {
+		o = o.keyPrev
+	}
+	return o
+}
+
 // predecessorHeld reports whether an event accepted before h with its
 // order key is still held: not reported logged (nor refused). One that a
 // ledger reported appended counts: a primary fenced before its checkpoint
@@ -896,7 +911,7 @@ func (c *Client) resendWait(h *held) time.Duration {
 // key's later events, h among them.
 func (f *follower) predecessorHeld(h *held) bool {
 	found := false
-	for _, o := range f.byKey[h.ev.OrderKey] {
+	for o := f.first(h.ev.OrderKey); o != nil; o = o.keyNext {
 		if o == h {
 			break
 		}
@@ -921,7 +936,7 @@ func (f *follower) tail(h *held) []*held {
 	out := []*held{h}
 	if k := h.ev.OrderKey; k != "" {
 		after := false
-		for _, o := range f.byKey[k] {
+		for o := f.first(k); o != nil; o = o.keyNext {
 			if o == h {
 				after = true
 				continue
