@@ -170,16 +170,38 @@ func CheckEventID(id string) error {
 	if len(id) == 0 || len(id) > MaxIDLength {
 		return fmt.Errorf("%w: length %d is not 1…%d", ErrEventID, len(id), MaxIDLength)
 	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-			i > 0 && (c == '.' || c == '_' || c == ':' || c == '-')
-		if !ok {
+	if idBytes[id[0]]&idFirst == 0 {
+		return fmt.Errorf("%w: byte %d of %q", ErrEventID, 0, id)
+	}
+	for i := 1; i < len(id); i++ {
+		if idBytes[id[i]]&idLater == 0 {
 			return fmt.Errorf("%w: byte %d of %q", ErrEventID, i, id)
 		}
 	}
 	return nil
 }
+
+// idBytes says, for each byte, whether it may be an event id's first
+// byte (idFirst: [A-Za-z0-9]) and whether it may be a later one (idLater:
+// [A-Za-z0-9._:-]): one load a byte, where the comparisons cost about 1 µs
+// an event in the SDK's PublishAsync at a human pace.
+var idBytes = func() (t [256]uint8) {
+	for c := range 256 {
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if alnum {
+			t[c] |= idFirst
+		}
+		if alnum || c == '.' || c == '_' || c == ':' || c == '-' {
+			t[c] |= idLater
+		}
+	}
+	return t
+}()
+
+const (
+	idFirst = 1 << iota
+	idLater
+)
 
 // InboxPrefix is emitter's own reply-subject prefix, "_INBOX.<emitter>":
 // the SDK receives publish acks and receipt replies under it, the

@@ -221,3 +221,15 @@ func FuzzEmitterOf(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkCheckEventID checks an id of the SDK's canonical shape (a game
+// id of 64 hex digits, its sequence number): PublishAsync checks every
+// event's.
+func BenchmarkCheckEventID(b *testing.B) {
+	id := strings.Repeat("0123456789abcdef", 4) + ":117"
+	for b.Loop() {
+		if err := CheckEventID(id); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
