@@ -143,7 +143,19 @@ func MarshalReceiptsReply(p ReceiptsReply) ([]byte, error) {
 // ParseReceiptsReply decodes a ReceiptsReply and checks that its members
 // fit its status. It does not check the proofs: the SDK does, event by
 // event, against its own bytes of each event and the log's key.
+//
+// A reply in the canonical form MarshalReceiptsReply writes is read by a
+// fast path (receipts_fast.go); anything else by encoding/json, which
+// reads the canonical form to the same value.
 func ParseReceiptsReply(b []byte) (ReceiptsReply, error) {
+	if len(b) <= MaxMessageSize {
+		if p, ok := fastReceiptsReply(b); ok {
+			if err := p.check(); err != nil {
+				return ReceiptsReply{}, err
+			}
+			return p, nil
+		}
+	}
 	return parseChecked[ReceiptsReply](b)
 }
 
