@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -709,6 +710,50 @@ func benchHumanWrites(b *testing.B, games, group int, settle bool) {
 		}
 		cfg.Pebble = o
 	}
+	// The bytes flushes and compactions write and read, by key prefix
+	// (no sstable holds two: prefixSpans); moves rewrite nothing.
+	if cfg.Pebble == nil {
+		cfg.Pebble = pebbleOptions(&Config{}, slog.New(slog.DiscardHandler))
+		cfg.Pebble.FS = nil
+	}
+	var (
+		tablesMu                           sync.Mutex
+		counting                           bool
+		flushedBy, compWroteBy, compReadBy [256]uint64
+	)
+	prefixOf := func(t pebble.TableInfo) byte {
+		if len(t.Smallest.UserKey) == 0 {
+			return 0
+		}
+		return t.Smallest.UserKey[0]
+	}
+	cfg.Pebble.EventListener = &pebble.EventListener{
+		FlushEnd: func(fi pebble.FlushInfo) {
+			tablesMu.Lock()
+			defer tablesMu.Unlock()
+			if !counting || fi.Ingest {
+				return
+			}
+			for _, t := range fi.Output {
+				flushedBy[prefixOf(t)] += t.Size
+			}
+		},
+		CompactionEnd: func(ci pebble.CompactionInfo) {
+			tablesMu.Lock()
+			defer tablesMu.Unlock()
+			if !counting || ci.Err != nil || strings.Contains(ci.Reason, "move") || strings.Contains(ci.Reason, "delete-only") {
+				return
+			}
+			for _, lv := range ci.Input {
+				for _, t := range lv.Tables {
+					compReadBy[prefixOf(t)] += t.Size
+				}
+			}
+			for _, t := range ci.Output.Tables {
+				compWroteBy[prefixOf(t)] += t.Size
+			}
+		},
+	}
 	l, err := Open(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -792,7 +837,22 @@ func benchHumanWrites(b *testing.B, games, group int, settle bool) {
 		}
 	}
 	loads0 := l.seq.loads
+	tablesMu.Lock()
+	counting = true
+	tablesMu.Unlock()
 	m0 := l.db.Metrics()
+	// ZARLOG_BENCH_WINDOW_PROFILE=F writes a CPU profile of the measured
+	// groups alone (-test.cpuprofile holds the preload as well).
+	if f := os.Getenv("ZARLOG_BENCH_WINDOW_PROFILE"); f != "" {
+		w, err := os.Create(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer w.Close()
+		if err := pprof.StartCPUProfile(w); err != nil {
+			b.Fatal(err)
+		}
+	}
 	cpu0 := processCPU(b)
 	events := 0
 	b.ResetTimer()
@@ -804,8 +864,14 @@ func benchHumanWrites(b *testing.B, games, group int, settle bool) {
 		events += len(in)
 	}
 	b.StopTimer()
+	if os.Getenv("ZARLOG_BENCH_WINDOW_PROFILE") != "" {
+		pprof.StopCPUProfile()
+	}
 	cpu := processCPU(b) - cpu0
 	m := l.db.Metrics()
+	tablesMu.Lock()
+	counting = false
+	tablesMu.Unlock()
 	per := func(n uint64) float64 { return float64(n) / float64(events) }
 	var flushed, compacted, read uint64
 	for i := range m.Levels {
@@ -825,6 +891,11 @@ func benchHumanWrites(b *testing.B, games, group int, settle bool) {
 		prefix byte
 	}{{"history", prefixHistory}, {"head", prefixGame}, {"live", prefixLive}, {"tiles", prefixTile}, {"pieces", prefixPiece}, {"bundles", prefixBundle}, {"dedup", prefixDedup}, {"finished", prefixFinished}, {"open", prefixOpen}, {"meta", prefixMeta}, {"time", prefixTime}} {
 		b.ReportMetric(per(kinds[p.prefix]), p.name+"-B/event")
+		if os.Getenv("ZARLOG_BENCH_TABLES") != "" {
+			b.ReportMetric(per(flushedBy[p.prefix]), p.name+"-flushed-B/event")
+			b.ReportMetric(per(compWroteBy[p.prefix]), p.name+"-compacted-B/event")
+			b.ReportMetric(per(compReadBy[p.prefix]), p.name+"-compaction-read-B/event")
+		}
 	}
 	if os.Getenv("ZARLOG_PEBBLE_METRICS") != "" {
 		b.Log("\n" + m.String())

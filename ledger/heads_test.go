@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -55,7 +56,8 @@ func workloadRounds(t testing.TB, gen *workload.Generator, n int) (rounds [][]In
 // every group writes the live part of each game it changes and the head of
 // only the games it begins or sets up; a reopened store (recovery) and a
 // Rebuild hold the same; and so does the store after its heads are written
-// back as format 6 wrote them and Open splits them again.
+// back as format 6 wrote them and Open splits them again. A group's batch
+// holds its games' records (heads, history, live parts) in key order.
 func TestHeadsWorkload(t *testing.T) {
 	ctx := context.Background()
 	gen, err := workload.New(workload.Config{Seed: 5, Rolls: 6, Moves: true})
@@ -71,13 +73,22 @@ func TestHeadsWorkload(t *testing.T) {
 	}
 	ea, eb := env(0), env(1)
 	a, b := ea.open(), eb.open()
-	var heads, lives int
+	var heads, lives, unordered int
 	a.seq.onBatch = func(batch *pebble.Batch) {
 		r := batch.Reader()
+		var last []byte // the batch's last game record's key
 		for {
 			kind, k, _, ok, err := r.Next()
 			if err != nil || !ok {
 				return
+			}
+			if k[0] == prefixGame || k[0] == prefixHistory || k[0] == prefixLive {
+				// A group writes its games' records in key order
+				// (the memtable's inserts; writeProjections).
+				if last != nil && bytes.Compare(last, k) >= 0 {
+					unordered++
+				}
+				last = append(last[:0], k...)
 			}
 			switch {
 			case kind != pebble.InternalKeyKindSet:
@@ -123,6 +134,9 @@ func TestHeadsWorkload(t *testing.T) {
 	}
 	if lives != total || heads >= total/3 || heads < 60 {
 		t.Fatalf("%d events wrote %d live parts and %d heads", total, lives, heads)
+	}
+	if unordered > 0 {
+		t.Fatalf("%d game records were written after a greater key of their group's batch", unordered)
 	}
 	t.Logf("%d events in %d groups: %d heads written, %d games read back", total, len(rounds), heads, b.seq.loads)
 	want := dumpProjections(t, a)

@@ -390,7 +390,15 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 	l.latest.Store(&published{next: make(chan struct{})})
 
 	opts := pebbleOptions(&cfg, logger)
-	opts.EventListener = &pebble.EventListener{BackgroundError: l.backgroundError}
+	// The ledger's own hook for background errors; a caller's other hooks
+	// (Config.Pebble's, e.g. a benchmark's count of compaction bytes)
+	// stay.
+	var el pebble.EventListener
+	if opts.EventListener != nil {
+		el = *opts.EventListener
+	}
+	el.BackgroundError = l.backgroundError
+	opts.EventListener = &el
 	db, err := pebble.Open(cfg.Dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: opening Pebble in %s: %w", cfg.Dir, err)

@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -91,8 +92,9 @@ type sequencer struct {
 	// (for tests).
 	reused uint64
 
-	keyBuf, valBuf []byte // scratch for encoding batch records
-	idBuf          []byte // scratch for looking up a scopedID
+	keyBuf, valBuf []byte   // scratch for encoding batch records
+	pendIDs        []string // scratch: pend's game ids in key order
+	idBuf          []byte   // scratch for looking up a scopedID
 	// batchSize is the size of the last group's batch: the next one is
 	// allocated a little larger at once, instead of growing by doubling
 	// (a group of a few thousand events writes megabytes, beyond what
@@ -816,33 +818,59 @@ func (s *sequencer) writeProjections(batch *pebble.Batch) error {
 		val = t.rec.append(val[:0])
 		batch.Set(key, val, nil)
 	}
-	for id, p := range s.pend {
-		// The head, written when the game begins and when it changes;
-		// the live part, rewritten; the history since the last group
-		// that changed the game, written once.
-		g, from := p.g, p.from
+	// The games' records go into the batch in key order: the heads ('g'),
+	// then the history chunks ('h'), then the live parts ('l'), each by
+	// game id. Pebble inserts a batch's keys into the memtable's skiplist
+	// in the batch's order, starting each search from where the last
+	// insert left off when the next key lies just after it: in key order
+	// a group's hundreds of games, spread over the whole key space at a
+	// human pace, cost a short search each instead of one from the top
+	// (BenchmarkHumanWrites; docs/BENCHMARKS.md "Issue 31, the store's
+	// writes in key order").
+	ids := s.pendIDs[:0]
+	for id := range s.pend {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	s.pendIDs = ids
+	for _, id := range ids {
+		// The head, written when the game begins and when it changes.
+		p := s.pend[id]
+		if p.old != nil && events.SameHead(p.old, p.g) {
+			continue
+		}
 		var err error
-		if p.old == nil || !events.SameHead(p.old, g) {
-			if val, err = g.AppendHead(val[:0]); err != nil {
-				return fmt.Errorf("encoding the head of game %q: %w", id, err)
-			}
-			key = append(append(key[:0], prefixGame), id...)
-			batch.Set(key, val, nil)
+		if val, err = p.g.AppendHead(val[:0]); err != nil {
+			return fmt.Errorf("encoding the head of game %q: %w", id, err)
 		}
-		if val, err = g.AppendLive(val[:0]); err != nil {
-			return fmt.Errorf("encoding the state of game %q: %w", id, err)
-		}
-		key = append(append(key[:0], prefixLive), id...)
+		key = append(append(key[:0], prefixGame), id...)
 		batch.Set(key, val, nil)
+	}
+	for _, id := range ids {
+		// The history since the last group that changed the game,
+		// written once.
+		p := s.pend[id]
+		g, from := p.g, p.from
 		if from.Leaves >= len(g.Leaves) { // unreachable: a change is an event
 			return fmt.Errorf("game %q changed without a leaf", id)
 		}
+		var err error
 		if val, err = g.AppendHistory(val[:0], from); err != nil {
 			return fmt.Errorf("encoding the history of game %q: %w", id, err)
 		}
 		key = appendHistoryKey(key[:0], id, g.Leaves[from.Leaves])
 		batch.Set(key, val, nil)
 	}
+	for _, id := range ids {
+		// The live part, rewritten.
+		var err error
+		if val, err = s.pend[id].g.AppendLive(val[:0]); err != nil {
+			return fmt.Errorf("encoding the state of game %q: %w", id, err)
+		}
+		key = append(append(key[:0], prefixLive), id...)
+		batch.Set(key, val, nil)
+	}
+	clear(ids) // no game id kept alive past its group
 	s.keyBuf, s.valBuf = key, val
 	for e := range s.openDirty {
 		o := s.open[e]
