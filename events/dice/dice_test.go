@@ -219,7 +219,8 @@ func BenchmarkTavlarena60Rolls(b *testing.B) {
 
 // TestResume checks Resume against a full replay after every prefix of
 // every valid roll sequence of up to 7 rolls (opening ties, re-rolls and
-// turns, both opening styles).
+// turns, both opening styles), and Resume of every prefix then Then of the
+// rest.
 func TestResume(t *testing.T) {
 	faces := []Dice{{1, 1}, {2, 5}, {5, 2}}
 	n := 0
@@ -228,6 +229,11 @@ func TestResume(t *testing.T) {
 		got := Resume(o, rolls)
 		if got != *s {
 			t.Fatalf("%s %v: Resume gives %+v, replay %+v", o, rolls, got, *s)
+		}
+		for k := range len(rolls) + 1 { // Then, from every split
+			if got := Resume(o, rolls[:k]).Then(rolls[k:]); got != *s {
+				t.Fatalf("%s %v: Resume of %d then the rest gives %+v, replay %+v", o, rolls, k, got, *s)
+			}
 		}
 		n++
 		if len(rolls) == 7 {

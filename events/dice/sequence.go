@@ -164,3 +164,19 @@ func Resume(o Opening, rolls []Roll) Sequence {
 	s.next = uint32(len(rolls))
 	return s
 }
+
+// Then returns the Sequence after rolls, which follow the rolls s accepted
+// (s from Resume or Then): Resume(o, a).Then(b) is Resume(o, a+b). It lets a
+// caller that keeps only the last rolls of a game (the ledger's cache of
+// games in play) resume their Sequence from one it kept for the rest.
+func (s Sequence) Then(rolls []Roll) Sequence {
+	base := s.next
+	for _, r := range rolls {
+		if s.want == KindTurn {
+			break
+		}
+		_ = s.Next(r)
+	}
+	s.next = base + uint32(len(rolls))
+	return s
+}
