@@ -262,6 +262,10 @@ type Game struct {
 	// set together with it by setPosition, and handed back to the checker
 	// (MoveInput.Decoded). Not stored: a state read back has none.
 	decoded any
+	// cut is what a cut state (Cut) keeps of the history its slices leave
+	// out at their front, or nil in a full state. Not stored, nor counted
+	// in Size (MemSize counts it).
+	cut *cutPart
 	// MoveOwed reports whether the game's last roll is played and its move
 	// event is not logged yet (games whose moves are logged, with a
 	// FlowChecker only). No roll, and no finished end, may come until it is.
@@ -273,7 +277,7 @@ type Game struct {
 }
 
 // NextSeq returns the seq of the game's next event.
-func (g *Game) NextSeq() uint64 { return uint64(len(g.Leaves)) }
+func (g *Game) NextSeq() uint64 { return uint64(g.base().Leaves + len(g.Leaves)) }
 
 // Starter returns the seat that won the opening, or -1 if no opening roll
 // has decided it (always -1 under per-roll-v1).
@@ -287,7 +291,7 @@ func (g *Game) Starter() int {
 
 // sequence returns the dice.Sequence after the game's rolls, which were
 // checked when they were applied.
-func (g *Game) sequence() dice.Sequence { return dice.Resume(g.Opening, g.Rolls) }
+func (g *Game) sequence() dice.Sequence { return g.sequenceOf(g.Rolls) }
 
 // appendTo appends e to a copy of s, or, for Next (grow), to s itself:
 // into its spare capacity, beyond the elements any state holding s sees.
@@ -337,6 +341,10 @@ func NextInto(dst, g *Game, ev *Event, env Env) (*Game, error) {
 // the logged dice is not refused: it is applied and the game's status
 // becomes StatusFailed, with the first mismatch in Game.Failure.
 //
+// g may be a cut state (Game.Cut): then an error wrapping ErrCut means
+// that the event's checks need history g leaves out, and says nothing
+// about the event either; apply it to g.Uncut's full state.
+//
 // Apply does not see event ids: refusing an id already in the log is the
 // ledger's job (CodeDuplicateID), and it must look the id up before calling
 // Apply, since a repeated event would otherwise be refused as out of order.
@@ -355,7 +363,7 @@ func apply(dst, g *Game, ev *Event, env Env) (*Game, error) {
 	}
 	if ev.Type == TypeCommit {
 		if g != nil {
-			return nil, reject(CodeGameExists, "game", "game %q already exists (committed by %s, %d events)", g.ID, g.Emitter, len(g.Leaves))
+			return nil, reject(CodeGameExists, "game", "game %q already exists (committed by %s, %d events)", g.ID, g.Emitter, g.NextSeq())
 		}
 		if ev.Seq != 0 {
 			return nil, reject(CodeOutOfOrder, "seq", "%d, but a commit is the game's event 0", ev.Seq)
@@ -375,13 +383,13 @@ func apply(dst, g *Game, ev *Event, env Env) (*Game, error) {
 		return nil, reject(CodeWrongScheme, "scheme", "%s, but game %q is %s", ev.Scheme, g.ID, g.Scheme)
 	}
 	if g.Closed {
-		return nil, reject(CodeGameClosed, "type", "%s after the game's last event (seq %d)", ev.Type, len(g.Leaves)-1)
+		return nil, reject(CodeGameClosed, "type", "%s after the game's last event (seq %d)", ev.Type, g.NextSeq()-1)
 	}
 	if ev.Seq != g.NextSeq() {
 		return nil, reject(CodeOutOfOrder, "seq", "%d, want %d", ev.Seq, g.NextSeq())
 	}
 	if g.Scheme.PerGame() && g.End != nil && ev.Type != TypeReveal {
-		return nil, reject(CodeNotAllowedNow, "type", "%s after the end (seq %d): only the reveal may follow", ev.Type, len(g.Leaves)-1)
+		return nil, reject(CodeNotAllowedNow, "type", "%s after the end (seq %d): only the reveal may follow", ev.Type, g.NextSeq()-1)
 	}
 	ng := dst
 	if ng == nil {
@@ -521,7 +529,7 @@ func (g *Game) lastRoll() uint32 {
 	if g.Scheme.PerGame() {
 		return g.Rolls[len(g.Rolls)-1].N
 	}
-	return uint32(len(g.RollRecords) - 1)
+	return uint32(g.nRecords() - 1)
 }
 
 func checkAnchor(b AnchoredCommit, env Env) error {
@@ -657,10 +665,13 @@ func (g *Game) roll(b Roll, env Env) error {
 func (g *Game) move(b Move, env Env) error {
 	in := MoveInput{Scheme: g.Scheme, Settings: g.Settings, Position: g.Position, Decoded: g.decoded, Starter: -1, Move: b}
 	if g.Scheme.PerGame() {
-		if uint64(b.N) >= uint64(len(g.Rolls)) {
-			return reject(CodeNotAllowedNow, "body.n", "move of roll %d, but %d rolls are logged", b.N, len(g.Rolls))
+		if uint64(b.N) >= uint64(g.nRolls()) {
+			return reject(CodeNotAllowedNow, "body.n", "move of roll %d, but %d rolls are logged", b.N, g.nRolls())
 		}
-		r := g.Rolls[b.N]
+		if int(b.N) < g.base().Rolls {
+			return fmt.Errorf("move of roll %d: %w", b.N, ErrCut)
+		}
+		r := g.Rolls[int(b.N)-g.base().Rolls]
 		switch {
 		case r.Kind == dice.KindOpening && r.Dice.IsDouble():
 			return reject(CodeIllegalMove, "body.n", "roll %d is an opening tie (%v): it is rolled again, not played", b.N, r.Dice)
@@ -669,12 +680,15 @@ func (g *Game) move(b Move, env Env) error {
 		}
 		in.Roll, in.Starter = r, g.Starter()
 	} else {
-		if uint64(b.N) >= uint64(len(g.RollRecords)) {
-			return reject(CodeNotAllowedNow, "body.n", "move of roll %d, but %d rolls are revealed", b.N, len(g.RollRecords))
+		if uint64(b.N) >= uint64(g.nRecords()) {
+			return reject(CodeNotAllowedNow, "body.n", "move of roll %d, but %d rolls are revealed", b.N, g.nRecords())
 		}
-		in.Roll = dice.Roll{N: b.N, Dice: g.RollRecords[b.N].Dice}
+		if int(b.N) < g.base().Records {
+			return fmt.Errorf("move of roll %d: %w", b.N, ErrCut)
+		}
+		in.Roll = dice.Roll{N: b.N, Dice: g.RollRecords[int(b.N)-g.base().Records].Dice}
 	}
-	if k := len(g.Moves); k > 0 && b.N <= g.Moves[k-1].N {
+	if k := len(g.Moves); g.nMoves() > 0 && b.N <= g.Moves[k-1].N { // a cut state holds the last move
 		return reject(CodeIllegalMove, "body.n", "roll %d, but roll %d is already played: one move per roll, in roll order", b.N, g.Moves[k-1].N)
 	}
 	if env.Moves != nil {
@@ -731,6 +745,9 @@ func (g *Game) reveal(b Reveal, seq uint64) error {
 	if g.End == nil {
 		return reject(CodeNotAllowedNow, "type", "reveal before the end")
 	}
+	if g.cut != nil {
+		return fmt.Errorf("reveal: the rolls' check: %w", ErrCut)
+	}
 	seed := b.Seed
 	g.Seed = &seed
 	g.Closed = true
@@ -744,7 +761,8 @@ func (g *Game) reveal(b Reveal, seq uint64) error {
 
 // Recheck recomputes a per-game scheme's commitment (tavlarena-v1) or
 // fingerprint (anchored-v1) from seed, then every logged roll, and returns
-// the first mismatch, or nil if all agree. Failure.Seq is left zero.
+// the first mismatch, or nil if all agree. Failure.Seq is left zero. g
+// must be a full state (not Cut's).
 func (g *Game) Recheck(seed [32]byte) *Failure {
 	var roller dice.Roller
 	switch g.Scheme {
@@ -780,17 +798,20 @@ func (g *Game) rollCommit(b RollCommit) error {
 		return reject(CodeNotAllowedNow, "type", "roll-commit while roll %s is pending", g.Pending.RollID)
 	}
 	if g.MoveOwed {
-		if err := g.owed(fmt.Sprintf("roll-commit of roll %d", len(g.RollRecords))); err != nil {
+		if err := g.owed(fmt.Sprintf("roll-commit of roll %d", g.nRecords())); err != nil {
 			return err
 		}
 	}
+	if g.cut != nil && slices.Contains(g.cut.ids, idKey(b.RollID)) {
+		return fmt.Errorf("roll-commit of roll id %s: %w", b.RollID, ErrCut) // which roll, if any, has it
+	}
 	for i, r := range g.RollRecords {
 		if r.RollID == b.RollID {
-			return reject(CodeDuplicateRollID, "body.rollId", "%s is already roll %d of this match", b.RollID, i)
+			return reject(CodeDuplicateRollID, "body.rollId", "%s is already roll %d of this match", b.RollID, g.base().Records+i)
 		}
 	}
-	if len(g.RollRecords) >= maxU32 {
-		return reject(CodeNotAllowedNow, "type", "the match has %d rolls, the limit", len(g.RollRecords))
+	if g.nRecords() >= maxU32 {
+		return reject(CodeNotAllowedNow, "type", "the match has %d rolls, the limit", g.nRecords())
 	}
 	g.Pending = &RollRecord{RollID: b.RollID, Commitment: b.Commitment, Stage: RollCommitted}
 	return nil
@@ -830,7 +851,7 @@ func (g *Game) rollReveal(b RollReveal, seq uint64, env Env) error {
 		return err
 	}
 	r.Seed, r.Dice, r.Stage = b.Seed, b.Dice, RollRevealed
-	n := uint32(len(g.RollRecords))
+	n := uint32(g.nRecords())
 	if err := g.checkRoll(dice.Roll{N: n, Dice: r.Dice}, env); err != nil {
 		return err
 	}

@@ -53,9 +53,11 @@ const (
 // A History counts the parts of a game's state that only grow.
 type History struct{ Leaves, Rolls, Moves, Records int }
 
-// History returns what g's history holds.
+// History returns what g's history holds (a cut state's, what it leaves
+// out included).
 func (g *Game) History() History {
-	return History{len(g.Leaves), len(g.Rolls), len(g.Moves), len(g.RollRecords)}
+	b := g.base()
+	return History{b.Leaves + len(g.Leaves), b.Rolls + len(g.Rolls), b.Moves + len(g.Moves), b.Records + len(g.RollRecords)}
 }
 
 // AppendHead appends the encoding of g's head: the parts of its state that
@@ -137,16 +139,17 @@ func SameHead(a, b *Game) bool {
 
 // AppendHistory appends the chunk of g's history past from: the leaves,
 // rolls, moves and revealed roll records after the first from.Leaves,
-// from.Rolls, from.Moves and from.Records.
+// from.Rolls, from.Moves and from.Records. A cut state (Cut) must hold
+// them.
 func (g *Game) AppendHistory(b []byte, from History) ([]byte, error) {
-	to := g.History()
+	to, base := g.History(), g.base()
 	if from.Leaves > to.Leaves || from.Rolls > to.Rolls || from.Moves > to.Moves || from.Records > to.Records ||
-		from.Leaves < 0 || from.Rolls < 0 || from.Moves < 0 || from.Records < 0 {
-		return nil, fmt.Errorf("%w: history from %+v, but the game holds %+v", ErrBadState, from, to)
+		from.Leaves < base.Leaves || from.Rolls < base.Rolls || from.Moves < base.Moves || from.Records < base.Records {
+		return nil, fmt.Errorf("%w: history from %+v, but the game holds %+v (from %+v)", ErrBadState, from, to, base)
 	}
 	w := &stateWriter{b: b}
 	w.u8(historyVersion)
-	leaves := g.Leaves[from.Leaves:]
+	leaves := g.Leaves[from.Leaves-base.Leaves:]
 	w.uvarint(uint64(len(leaves)))
 	for i, l := range leaves {
 		switch {
@@ -159,21 +162,21 @@ func (g *Game) AppendHistory(b []byte, from History) ([]byte, error) {
 		}
 	}
 	w.uvarint(uint64(to.Rolls - from.Rolls))
-	for _, r := range g.Rolls[from.Rolls:] {
+	for _, r := range g.Rolls[from.Rolls-base.Rolls:] {
 		w.uvarint(uint64(r.N))
 		w.dice("roll", r.Dice)
 		c, ok := codeOf(kindCodes, r.Kind)
 		w.code("roll kind", c, ok && c != 0)
 	}
 	w.uvarint(uint64(to.Moves - from.Moves))
-	for _, m := range g.Moves[from.Moves:] {
+	for _, m := range g.Moves[from.Moves-base.Moves:] {
 		w.uvarint(uint64(m.N))
 		w.str(m.Play)
 		w.code("move seat", byte(m.Seat), m.Seat == 0 || m.Seat == 1)
 	}
 	w.uvarint(uint64(to.Records - from.Records))
-	for i := range g.RollRecords[from.Records:] {
-		r := &g.RollRecords[from.Records+i]
+	for i := range g.RollRecords[from.Records-base.Records:] {
+		r := &g.RollRecords[from.Records-base.Records+i]
 		if r.Stage != RollRevealed && w.err == nil {
 			w.err = fmt.Errorf("%w: roll record %d is not revealed", ErrBadState, from.Records+i)
 		}

@@ -44,9 +44,15 @@ func (g *Game) DecodedSize() int {
 // Size returns the bytes g's state holds: the Game itself and each of its
 // parts at its length (a slice's spare capacity, which appending leaves
 // behind, is not counted; it is at most as much again). A nil g is 0.
+//
+// g must be a full state: a cut state's size is what SizeAfter kept from
+// the full one's (MemSize is the memory a cut state holds).
 func (g *Game) Size() int {
 	if g == nil {
 		return 0
+	}
+	if g.cut != nil {
+		panic("events: Size of a cut state (Game.Cut): its size is SizeAfter's")
 	}
 	n := g.fixedSize() + sizeLeaf*len(g.Leaves) + sizeRoll*len(g.Rolls) + sizeRollRecord*len(g.RollRecords)
 	for _, m := range g.Moves {
@@ -81,7 +87,8 @@ func (g *Game) fixedSize() int {
 // SizeAfter returns ng.Size() for a state ng that Next or Apply returned
 // from g, whose size is size (g nil: a commit's state, size 0). It walks
 // only what ng's history adds to g's, so a game's size is kept in
-// constant time per event.
+// constant time per event. g may be a cut state (Game.Cut), ng one made
+// from it: its size is the full state's.
 func SizeAfter(size int, g, ng *Game) int {
 	if g == nil {
 		return ng.Size()

@@ -160,6 +160,9 @@ func (g *Game) sizeHint() int {
 // AppendBinary appends the encoding of the game state (MarshalBinary's) to
 // b and returns the extended slice.
 func (g *Game) AppendBinary(b []byte) ([]byte, error) {
+	if g.cut != nil {
+		return nil, fmt.Errorf("%w: game %q is a cut state, which leaves out part of its history", ErrBadState, g.ID)
+	}
 	w := &stateWriter{b: b}
 	w.u8(stateVersion)
 	w.str(g.ID)

@@ -1,0 +1,142 @@
+package events
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+	"testing"
+)
+
+// TestCut: every state of the fixtures' games (every scheme, failed reveals,
+// moves owed), cut, and cut again after each later event applied to it,
+// stands for its full state: History, NextSeq, the head, the live part and
+// every chunk of history it holds are the full state's, Uncut gives the full
+// state back, and each later event (and each of the game's events applied
+// out of turn) is accepted or refused with the same outcome as on the full
+// state, or, only when its checks need the history the cut state leaves out,
+// is neither (ErrCut). A cut state holds less memory once its game is
+// longer than a few dozen events. Uncut refuses a full state that
+// disagrees with the cut one.
+func TestCut(t *testing.T) {
+	f := newFixture(t)
+	games := [][]*Event{tavlarenaGame(t, f), anchoredGame(t, f), perRollMatch(t, f)}
+	T := tavlarenaGame(t, f)
+	games = append(games, corrupt(t, f, T, len(T)-1, Reveal{Seed: seq32(9)}))
+	cuts, needs := 0, 0
+	for _, evs := range games {
+		var full []*Game // full[i]: after evs[:i+1]
+		var g *Game
+		for i, ev := range evs {
+			var err error
+			if g, err = Apply(g, ev, f.env(ev, uint64(100+3*i))); err != nil {
+				t.Fatalf("event %d: %v", i, err)
+			}
+			full = append(full, g)
+		}
+		for k := range full {
+			c := full[k].Cut()
+			for j := k; j < len(full); j++ {
+				cuts++
+				same(t, full[j], c)
+				if j+1 == len(evs) {
+					break
+				}
+				// Every event of the game, applied to the cut state and
+				// to the full one.
+				for e, ev := range evs {
+					env := f.env(ev, uint64(100+3*(j+1)))
+					want, werr := Apply(full[j], ev, env)
+					got, gerr := Apply(c, ev, env)
+					if errors.Is(gerr, ErrCut) {
+						needs++
+						if e == j+1 && ev.Type != TypeReveal {
+							t.Fatalf("event %d after %d: the cut state of %d needs its history: %v", e, j, k, gerr)
+						}
+						continue
+					}
+					if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+						t.Fatalf("event %d after %d, cut at %d: %v, full: %v", e, j, k, gerr, werr)
+					}
+					if werr == nil {
+						same(t, want, got)
+					}
+				}
+				var err error
+				if c, err = Next(c, evs[j+1], f.env(evs[j+1], uint64(100+3*(j+1)))); errors.Is(err, ErrCut) {
+					break // the reveal
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				if j%3 == 0 {
+					c = c.Cut()
+				}
+			}
+		}
+	}
+	if cuts < 100 || needs == 0 {
+		t.Fatalf("%d cut states, %d events needed the history", cuts, needs)
+	}
+}
+
+// same fails t unless the cut state c stands for the full state g.
+func same(t *testing.T, g, c *Game) {
+	t.Helper()
+	if g.History() != c.History() || g.NextSeq() != c.NextSeq() {
+		t.Fatalf("history %+v, cut %+v", g.History(), c.History())
+	}
+	gh, gl := split(t, g)
+	ch, cl := split(t, c)
+	if !bytes.Equal(gh, ch) || !bytes.Equal(gl, cl) || !SameHead(g, c) {
+		t.Fatalf("game %s: the cut state's head or live part differs", g.ID)
+	}
+	b := c.base()
+	for _, from := range []History{b, c.History()} {
+		x, err := g.AppendHistory(nil, from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := c.AppendHistory(nil, from)
+		if err != nil || !bytes.Equal(x, y) {
+			t.Fatalf("history from %+v: %v", from, err)
+		}
+	}
+	if b.Leaves > 0 {
+		if _, err := c.AppendHistory(nil, History{}); err == nil {
+			t.Fatal("the history a cut state leaves out was encoded")
+		}
+		if _, ok := c.Leaf(0); ok {
+			t.Fatal("Leaf found a leaf a cut state leaves out")
+		}
+	}
+	for s := range g.NextSeq() {
+		l, ok := c.Leaf(s)
+		if ok && l != g.Leaves[s] {
+			t.Fatalf("leaf %d: %d, full %d", s, l, g.Leaves[s])
+		}
+	}
+	u, err := c.Uncut(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalStates(u, g) || u.IsCut() {
+		t.Fatalf("Uncut gives\n%+v\nwant\n%+v", u, g)
+	}
+	if g.Held().Leaves > 24 && c.MemSize() >= g.MemSize() {
+		t.Fatalf("a cut state of %d events holds %d bytes, the full one %d", g.NextSeq(), c.MemSize(), g.MemSize())
+	}
+	if b.Leaves > 0 && b.Leaves < len(g.Leaves) {
+		bad := *g
+		bad.Leaves = slices.Clone(g.Leaves)
+		bad.Leaves[b.Leaves]++
+		if _, err := c.Uncut(&bad); !errors.Is(err, ErrBadState) {
+			t.Fatalf("Uncut of another history: %v", err)
+		}
+	}
+}
+
+// equalStates compares two states' encodings.
+func equalStates(a, b *Game) bool {
+	x, err := a.MarshalBinary()
+	y, err2 := b.MarshalBinary()
+	return err == nil && err2 == nil && bytes.Equal(x, y)
+}
