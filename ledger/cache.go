@@ -10,8 +10,19 @@ import (
 // map's and the list's entries and the key.
 const cacheEntryOverhead = 160
 
+// cutAbove is how many leaves a cached state's history may hold before the
+// cache cuts it (events.Game.Cut): past it, put keeps a cut copy that holds
+// only the last few of its leaves, rolls, moves and revealed rolls. A
+// state of a game in play grows by an event's history at each event, so
+// the copy is made about once every cutAbove-4 events of a game.
+const cutAbove = 12
+
 // A gameCache keeps the decoded states of open games, bounded in bytes
-// (events.Game.Size, its DecodedSize and cacheEntryOverhead each). Past its
+// (events.Game.MemSize, its DecodedSize and cacheEntryOverhead each). It
+// keeps states cut (events.Game.Cut): what the checks of a game's next
+// event read of its history, not the rest, which the store holds (the
+// sequencer reads the full state back when an event needs it: the
+// sequencer's next). Past its
 // bound it drops the least recently used state of the emitter that holds
 // the most bytes in it, so one emitter's many or large games push out its
 // own states first, never another's that holds less. It is used by the sequencer
@@ -21,17 +32,21 @@ type gameCache struct {
 	bytes int64
 	items map[string]*list.Element // by game id; elements hold *cacheEntry
 	by    map[string]*emitterCache
+	// cutAt is the most leaves a state's history may hold in the cache
+	// before it is cut: cutAbove, or for tests, which compare the two,
+	// 0 (every state is cut) or -1 (none is).
+	cutAt int
 }
 
 type cacheEntry struct {
 	game, emitter string
 	g             *events.Game
-	size          int // g.Size()
-	decoded       int // g.DecodedSize(): memory, not state
+	size          int // the full state's Size (g may be cut: SizeAfter's)
+	mem           int // g.MemSize() + g.DecodedSize(): memory
 }
 
 func (e *cacheEntry) cost() int64 {
-	return int64(e.size+e.decoded) + cacheEntryOverhead + int64(len(e.game))
+	return int64(e.mem) + cacheEntryOverhead + int64(len(e.game))
 }
 
 // An emitterCache is one emitter's share: its states, most recent first.
@@ -41,10 +56,11 @@ type emitterCache struct {
 }
 
 func newGameCache(max int64) *gameCache {
-	return &gameCache{max: max, items: map[string]*list.Element{}, by: map[string]*emitterCache{}}
+	return &gameCache{max: max, items: map[string]*list.Element{}, by: map[string]*emitterCache{}, cutAt: cutAbove}
 }
 
-// get returns the cached state of game and its size.
+// get returns the cached state of game, which may be cut, and its full
+// state's size.
 func (c *gameCache) get(game string) (*events.Game, int, bool) {
 	e, ok := c.items[game]
 	if !ok {
@@ -55,17 +71,22 @@ func (c *gameCache) get(game string) (*events.Game, int, bool) {
 	return ce.g, ce.size, true
 }
 
-// put keeps g, of the given size, as game's state, then drops states until
+// put keeps g, of the given size (the full state's), as game's state, or a
+// cut copy of it if its history holds more than cutAbove leaves (g itself
+// does not change: the sequencer may still use it), then drops states until
 // the cache is within its bound (possibly g itself, if its emitter holds
 // the most).
 func (c *gameCache) put(game string, g *events.Game, size int) {
 	c.remove(game)
+	if c.cutAt >= 0 && g.Held().Leaves > c.cutAt {
+		g = g.Cut()
+	}
 	ec := c.by[g.Emitter]
 	if ec == nil {
 		ec = &emitterCache{order: list.New()}
 		c.by[g.Emitter] = ec
 	}
-	ce := &cacheEntry{game: game, emitter: g.Emitter, g: g, size: size, decoded: g.DecodedSize()}
+	ce := &cacheEntry{game: game, emitter: g.Emitter, g: g, size: size, mem: g.MemSize() + g.DecodedSize()}
 	c.items[game] = ec.order.PushFront(ce)
 	ec.bytes += ce.cost()
 	c.bytes += ce.cost()

@@ -109,12 +109,13 @@ func TestHeadsWorkload(t *testing.T) {
 		}
 		if i == len(rounds)/2 {
 			// The cache counts each state's decoded position (the rules engine's)
-			// against its bound beside the state's Size.
+			// against its bound beside the state's memory (its MemSize: a
+			// cut state's, or a full state's Size and its cut part's pointer).
 			var cached int64
 			decoded := 0
 			for id, e := range a.seq.games.items {
 				g := e.Value.(*cacheEntry).g
-				cached += int64(g.Size()+g.DecodedSize()) + cacheEntryOverhead + int64(len(id))
+				cached += int64(g.MemSize()+g.DecodedSize()) + cacheEntryOverhead + int64(len(id))
 				if g.DecodedSize() > 0 {
 					decoded++
 				}

@@ -193,7 +193,7 @@ func (s *sequencer) replay(leaf []byte, i uint64, env *events.Env) error {
 		return fmt.Errorf("leaf %d repeats emitter %s's event id %q of leaf %d: %w", i, ev.Emitter, ev.ID, rec.Index, ErrCorrupt)
 	}
 	env.Emitter, env.Index = ev.Emitter, i
-	ng, err := events.Next(g, ev, *env)
+	g, ng, err := s.next(nil, g, ev, *env)
 	if err != nil {
 		return fmt.Errorf("leaf %d (event %q, %s of game %q) is refused on replay: %w", i, ev.ID, ev.Type, ev.Game, err)
 	}

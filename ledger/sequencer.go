@@ -102,7 +102,8 @@ type sequencer struct {
 	batchSize int
 
 	// loads counts the game states read back from Pebble (the cache and
-	// the prepared groups did not hold them); onBatch, if not nil, sees
+	// the prepared groups did not hold them, or held them cut and the
+	// event needed more: next); onBatch, if not nil, sees
 	// each group's batch before it is committed. Both are for benchmarks.
 	loads   uint64
 	onBatch func(*pebble.Batch)
@@ -481,7 +482,10 @@ func (s *sequencer) accept(batch *pebble.Batch, it *item, env *events.Env) (Outc
 	if dst == g {
 		dst = nil // unreachable: a free state is in no map
 	}
-	ng, err := events.NextInto(dst, g, ev, e)
+	g, ng, err := s.next(dst, g, ev, e)
+	if errors.Is(err, errFault) {
+		return Outcome{}, err
+	}
 	if err != nil {
 		var re *events.RejectError
 		if !errors.As(err, &re) {
@@ -534,10 +538,11 @@ func (s *sequencer) dedup(it *item, g *events.Game) (dedupRecord, bool, error) {
 // (reserved-id). Another emitter's game holds none of ev's emitter's ids:
 // its event is then not found, and Apply refuses it (foreign-game).
 func (s *sequencer) canonical(ev *events.Event, g *events.Game, hash *merkle.Hash) (dedupRecord, bool, error) {
-	if g == nil || g.Emitter != ev.Emitter || ev.Seq >= uint64(len(g.Leaves)) {
+	if g == nil || g.Emitter != ev.Emitter || ev.Seq >= g.NextSeq() {
 		return dedupRecord{}, false, nil
 	}
-	if index := g.Leaves[ev.Seq]; index >= s.fFirst && index-s.fFirst < uint64(len(s.fLeaves)) {
+	// (A leaf that a cut state leaves out is committed: byGame.)
+	if index, ok := g.Leaf(ev.Seq); ok && index >= s.fFirst && index-s.fFirst < uint64(len(s.fLeaves)) {
 		f := s.fLeaves[index-s.fFirst]
 		return dedupRecord{Index: index, LeafHash: f.hash}, f.canon, nil
 	}
@@ -562,10 +567,21 @@ func (s *sequencer) indexLookup(it *item) (dedupRecord, bool, error) {
 // leaf's hash (a retry: the same bytes, so the same id), its hash tile;
 // else the leaf itself, for its id.
 func byGame(r pebble.Reader, emitter, id string, g *events.Game, seq uint64, hash *merkle.Hash) (dedupRecord, bool, error) {
-	if g == nil || g.Emitter != emitter || seq >= uint64(len(g.Leaves)) {
+	if g == nil || g.Emitter != emitter || seq >= g.NextSeq() {
 		return dedupRecord{}, false, nil
 	}
-	index := g.Leaves[seq]
+	index, ok := g.Leaf(seq)
+	if !ok {
+		// A cut state (the cache's) leaves the leaf out; it is committed,
+		// and the game's history in r has it.
+		var err error
+		if index, ok, err = gameLeaf(r, emitter, g.ID, seq); err != nil || !ok {
+			if err == nil {
+				err = fmt.Errorf("game %q: event %d, which its state counts, is not in its stored history: %w", g.ID, seq, ErrCorrupt)
+			}
+			return dedupRecord{}, false, err
+		}
+	}
 	if hash != nil {
 		if same, err := leafHashIs(r, index, *hash); err != nil || same {
 			return dedupRecord{Index: index, LeafHash: *hash}, same, err
@@ -698,6 +714,40 @@ func (s *sequencer) game(id string) (*events.Game, int, error) {
 	size := g.Size()
 	s.cache(id, g, size)
 	return g, size, nil
+}
+
+// errFault marks next's errors that are the ledger's, not the event's.
+var errFault = errors.New("ledger fault")
+
+// next applies ev to g, the game's state (nil: no events), as
+// events.NextInto into dst does, and returns the state it applied it to and
+// the new one. If g is a cut state (the cache's, events.Game.Cut) whose
+// history does not hold what the event's checks need (events.ErrCut), it
+// reads the game's full state back from the store, which holds every part
+// a cut state leaves out (a state is cut when it is cached, and the cache
+// is read only once the game's last group is committed), and applies ev to
+// that. An error wrapping errFault is a failure of the ledger; any other
+// is NextInto's.
+func (s *sequencer) next(dst, g *events.Game, ev *events.Event, env events.Env) (*events.Game, *events.Game, error) {
+	ng, err := events.NextInto(dst, g, ev, env)
+	if err == nil || !errors.Is(err, events.ErrCut) {
+		return g, ng, err
+	}
+	stored, err := loadGame(s.l.db, g.ID)
+	if err == nil && stored == nil {
+		err = fmt.Errorf("game %q has a state in memory but none in the store: %w", g.ID, ErrCorrupt)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", errFault, err)
+	}
+	s.loads++
+	s.l.met.gameLoads.Inc()
+	full, err := g.Uncut(stored)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: game %q: %w: %w", errFault, g.ID, ErrCorrupt, err)
+	}
+	ng, err = events.NextInto(dst, full, ev, env)
+	return full, ng, err
 }
 
 // cache keeps the state of an open game in the cache. A closed game
@@ -851,14 +901,15 @@ func (s *sequencer) writeProjections(batch *pebble.Batch) error {
 		// written once.
 		p := s.pend[id]
 		g, from := p.g, p.from
-		if from.Leaves >= len(g.Leaves) { // unreachable: a change is an event
+		first, ok := g.Leaf(uint64(from.Leaves))
+		if !ok { // unreachable: a change is an event, which the state holds
 			return fmt.Errorf("game %q changed without a leaf", id)
 		}
 		var err error
 		if val, err = g.AppendHistory(val[:0], from); err != nil {
 			return fmt.Errorf("encoding the history of game %q: %w", id, err)
 		}
-		key = appendHistoryKey(key[:0], id, g.Leaves[from.Leaves])
+		key = appendHistoryKey(key[:0], id, first)
 		batch.Set(key, val, nil)
 	}
 	for _, id := range ids {

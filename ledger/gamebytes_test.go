@@ -1,0 +1,92 @@
+package ledger
+
+import (
+	"testing"
+
+	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/internal/workload"
+	"github.com/zarlog/zarlog/rules/movecheck"
+)
+
+// BenchmarkCachedGameBytes measures what the game cache holds for a game of
+// the benchmark's workload (workload.DefaultRolls rolls, the rules engine's
+// moves), per scheme, at its middle (half its events applied) and at its
+// last event before the closing one: the bytes events.Game.Size counts, by
+// part, and what the cache counts for the state (cacheEntry.cost), cut as
+// the cache cuts it (cached-B) and whole (full-cached-B). It
+// applies the games with events.Next, as the sequencer does.
+func BenchmarkCachedGameBytes(b *testing.B) {
+	for _, mix := range []string{"tavlarena", "anchored", "per-roll"} {
+		for _, at := range []string{"mid", "end"} {
+			b.Run(mix+"/"+at, func(b *testing.B) {
+				m, err := workload.ParseMix(mix)
+				if err != nil {
+					b.Fatal(err)
+				}
+				gen, err := workload.New(workload.Config{Seed: 1, Mix: m, Moves: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var sum map[string]float64
+				games := 0
+				for range b.N {
+					evs, err := gen.Game()
+					if err != nil {
+						b.Fatal(err)
+					}
+					stop := len(evs) / 2
+					if at == "end" {
+						stop = len(evs) - 1
+					}
+					var g *events.Game
+					for i, e := range evs[:stop] {
+						ev, err := events.Parse(e.Data)
+						if err != nil {
+							b.Fatal(err)
+						}
+						env := events.Env{Emitter: e.Emitter, Now: ev.Time, SkipClockChecks: true, Index: uint64(i) * 7,
+							Beacons: workload.Beacons, Moves: movecheck.Checker{}}
+						if g, err = events.Next(g, ev, env); err != nil {
+							b.Fatalf("event %d: %v", i, err)
+						}
+					}
+					p := partsOf(g)
+					if sum == nil {
+						sum = map[string]float64{}
+					}
+					for k, v := range p {
+						sum[k] += float64(v)
+					}
+					games++
+				}
+				for k, v := range sum {
+					b.ReportMetric(v/float64(games), k)
+				}
+			})
+		}
+	}
+}
+
+// partsOf returns a state's bytes by part, as events.Game.Size and the
+// cache count them.
+func partsOf(g *events.Game) map[string]int {
+	moves := 0
+	for _, m := range g.Moves {
+		moves += 32 + len(m.Play)
+	}
+	size := g.Size()
+	full := cacheEntry{game: g.ID, g: g, size: size, mem: g.MemSize() + g.DecodedSize()}
+	c := newGameCache(1 << 30)
+	c.put(g.ID, g, size)
+	cached := c.bytes
+	hist := 8*len(g.Leaves) + 40*len(g.Rolls) + 152*len(g.RollRecords) + moves
+	return map[string]int{
+		"leaves-B": 8 * len(g.Leaves), "rolls-B": 40*len(g.Rolls) + 152*len(g.RollRecords), "moves-B": moves,
+		"fixed-B": size - hist, "decoded-B": g.DecodedSize(), "size-B": size, "full-cached-B": int(full.cost()), "cached-B": int(cached),
+		"events": len(g.Leaves), "capB": capOf(g),
+	}
+}
+
+func capOf(g *events.Game) int {
+	return 8*cap(g.Leaves) + 40*cap(g.Rolls) + 152*cap(g.RollRecords) + 32*cap(g.Moves)
+}
