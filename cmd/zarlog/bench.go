@@ -70,7 +70,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&cfg.Dir, "dir", "", "scratch `directory` for the logs, removed at the end (default: a temporary one)")
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "write the CPU profile of the end-to-end run to `file` (go tool pprof), the one the split by stage comes from")
 	fs.StringVar(&memProfile, "memprofile", "", "write the allocations of the end-to-end run to `file` (go tool pprof -sample_index=alloc_objects), those its allocations per event count, and its settling's")
-	fs.StringVar(&humanHeap, "human-memprofile", "", "--pace human: write the heap profile after the human pace's measured window and its settling (the memtable flushed) to `file` (go tool pprof -sample_index=inuse_space)")
+	fs.StringVar(&humanHeap, "human-memprofile", "", "--pace human: write the heap profile after the human pace's measured window and its settling (the memtable flushed) to `file` (go tool pprof -sample_index=inuse_space), and the allocations profile at the window's start to file.base (go tool pprof -sample_index=alloc_space -base file.base file: the window's allocations)")
 	fs.StringVar(&humanProfile, "human-cpuprofile", "", "--pace human: write the CPU profile of the human pace's measured window to `file`")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -144,7 +144,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		defer f.Close()
 		hprof, cfg.Human.Profile = f, f
 	}
-	var hheap *os.File
+	var hheap, hheapBase *os.File
 	if humanHeap != "" {
 		f, err := os.Create(humanHeap)
 		if err != nil {
@@ -153,6 +153,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		defer f.Close()
 		hheap, cfg.Human.HeapProfile = f, f
+		fb, err := os.Create(humanHeap + ".base")
+		if err != nil {
+			fmt.Fprintln(stderr, "zarlog bench: --human-memprofile:", err)
+			return 2
+		}
+		defer fb.Close()
+		hheapBase, cfg.Human.HeapProfileBase = fb, fb
 	}
 	rep, err := bench.Run(ctx, cfg)
 	if err != nil {
@@ -181,11 +188,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "zarlog bench: the CPU profile of the human pace is in %s (go tool pprof %s)\n", humanProfile, humanProfile)
 	}
 	if hheap != nil {
-		if err := hheap.Close(); err != nil {
-			fmt.Fprintln(stderr, "zarlog bench: --human-memprofile:", err)
-			return 1
+		for _, f := range []*os.File{hheap, hheapBase} {
+			if err := f.Close(); err != nil {
+				fmt.Fprintln(stderr, "zarlog bench: --human-memprofile:", err)
+				return 1
+			}
 		}
-		fmt.Fprintf(stderr, "zarlog bench: the heap profile of the human pace is in %s (go tool pprof -sample_index=inuse_space %s)\n", humanHeap, humanHeap)
+		fmt.Fprintf(stderr, "zarlog bench: the heap profile of the human pace is in %s (go tool pprof -sample_index=inuse_space %s), the window's allocations against %s.base (go tool pprof -sample_index=alloc_space -base %s.base %s)\n", humanHeap, humanHeap, humanHeap, humanHeap, humanHeap)
 	}
 	if asJSON {
 		stdout.Write(rep.JSON())

@@ -119,7 +119,8 @@ func checkAllocProfile(t *testing.T, path string) {
 // 8 rolls, --human-rolls, gaps of 0.2–1 s, 4 s) and checks that the report
 // carries the human pace
 // beside the saturated run, with its configuration, and that
-// --human-cpuprofile and --human-memprofile write profiles pprof reads. No
+// --human-cpuprofile and --human-memprofile (and its .base, the allocations
+// at the window's start) write profiles pprof reads. No
 // timing is asserted.
 func TestBenchHuman(t *testing.T) {
 	prof := filepath.Join(t.TempDir(), "human.pprof")
@@ -151,7 +152,10 @@ func TestBenchHuman(t *testing.T) {
 			t.Errorf("report without %s: %s", k, stdout.String())
 		}
 	}
-	for flag, file := range map[string]string{"--human-cpuprofile": prof, "--human-memprofile": heap} {
+	if h.AllocBytesPerEvent <= 0 || h.AllocsPerEvent <= 0 {
+		t.Errorf("the window's allocations: %.0f bytes in %.1f allocations an event", h.AllocBytesPerEvent, h.AllocsPerEvent)
+	}
+	for flag, file := range map[string]string{"--human-cpuprofile": prof, "--human-memprofile": heap, "--human-memprofile's base": heap + ".base"} {
 		f, err := os.Open(file)
 		if err != nil {
 			t.Fatal(err)

@@ -95,6 +95,12 @@ type HumanConfig struct {
 	// after a garbage collection: what the process holds with the games
 	// in play.
 	HeapProfile io.Writer
+	// HeapProfileBase, if not nil, receives the allocations profile
+	// (pprof format) at the measured window's start: with HeapProfile as
+	// the profile and this one as its base (go tool pprof
+	// -sample_index=alloc_space -base), what the window and its settling
+	// allocated, where.
+	HeapProfileBase io.Writer
 	// IngestLinger is the ingest's Linger (ingest.Config). Zero means
 	// ingest.DefaultLinger, as `zarlog serve` runs it; negative, none.
 	IngestLinger time.Duration
@@ -194,6 +200,13 @@ type HumanMeasure struct {
 	RSSBytes       int64 `json:"rssBytes"`
 	RSSPeakBytes   int64 `json:"rssPeakBytes"`
 	HeldEventBytes int64 `json:"heldEventBytes"`
+	// AllocBytesPerEvent and AllocsPerEvent are what the whole process
+	// (ledger, ingest, NATS, the backends' SDK and the harness) allocated
+	// in the window, per event (the garbage collector's work); GCs is how
+	// many collections ended in it.
+	AllocBytesPerEvent float64 `json:"allocBytesPerEvent"`
+	AllocsPerEvent     float64 `json:"allocsPerEvent"`
+	GCs                int     `json:"gcs"`
 	// EventsPerAppend is the mean number of events per call of the
 	// ledger's Append, and EventsPerMessage per NATS message, in the
 	// window.
@@ -414,6 +427,13 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	if err := beaconChecks(reg, beacons0); err != nil {
 		return HumanMeasure{}, err
 	}
+	if cfg.HeapProfileBase != nil {
+		if err := pprof.Lookup("allocs").WriteTo(cfg.HeapProfileBase, 0); err != nil {
+			return HumanMeasure{}, fmt.Errorf("bench: the allocations profile: %w", err)
+		}
+	}
+	var mem0, mem1 runtime.MemStats
+	runtime.ReadMemStats(&mem0)
 	prof := startProfile()
 	cpu0, t0 := cpuTime(), time.Now()
 	if !sleepUntil(ctx, r.end) {
@@ -427,6 +447,7 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	// the heap profile's garbage collection) comes after it.
 	cpu1, t1 := cpuTime(), time.Now()
 	count1, submits1 := sink.count.Load(), sink.submits.Load()
+	runtime.ReadMemStats(&mem1)
 	prof.stop()
 	n := int(count1 - count0)
 	beacons1 := map[string]float64{}
@@ -477,6 +498,7 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 		Preloaded: hs.preloaded, PreloadSettleS: settled.Seconds(), WindowS: t1.Sub(t0).Seconds(), Receipts: humanReceipts, Events: n, EventsPerSec: float64(n) / t1.Sub(t0).Seconds(),
 		CPUStagesMicros: split.Stages, CPUSidesMicros: split.Sides, CPUHarnessMicros: split.Sides[sideHarness],
 		CPUMicrosPerEventSettled: st.CPUMicrosPerEvent, SettleCPUMicros: st.CPUS * 1e6 / float64(max(n, 1)), SettleS: st.Seconds, SettleStagesMicros: st.Stages, RSSBytes: rss, RSSPeakBytes: peak, HeldEventBytes: held, IdleGames: int(r.idle.Load()),
+		AllocBytesPerEvent: float64(mem1.TotalAlloc-mem0.TotalAlloc) / float64(max(n, 1)), AllocsPerEvent: float64(mem1.Mallocs-mem0.Mallocs) / float64(max(n, 1)), GCs: int(mem1.NumGC - mem0.NumGC),
 		BeaconGamesPerRound: wcfg.BeaconGamesPerRound,
 		BeaconPairings:      int(beacons1["beacon-pairings"] - beacons0["beacon-pairings"]),
 		BeaconCached:        int(beacons1["beacon-cached"] - beacons0["beacon-cached"]),

@@ -878,6 +878,7 @@ func (r *Report) Text() string {
 		fmt.Fprintf(&b, "           %d of the events were in the log already when offered (resends: parsed and their signatures checked again)\n", h.Duplicates)
 		fmt.Fprintf(&b, "           rss %.0f MB (peak %.0f MB), of which the benchmark's events still to send take %.0f MB\n",
 			float64(h.RSSBytes)/1e6, float64(h.RSSPeakBytes)/1e6, float64(h.HeldEventBytes)/1e6)
+		fmt.Fprintf(&b, "           memory %.0f bytes in %.1f allocations per event (the whole process), %d garbage collections in the window\n", h.AllocBytesPerEvent, h.AllocsPerEvent, h.GCs)
 		if h.BeaconGamesPerRound > 0 {
 			fmt.Fprintf(&b, "           beacons: %d anchored-v1 games a drand round (those this pace seals in one round's 3 s, unless set), %d BLS pairing checks and %d cached answers in the window\n",
 				h.BeaconGamesPerRound, h.BeaconPairings, h.BeaconCached)
