@@ -374,6 +374,13 @@ func (s *sequencer) prepareGroup(group []*request) {
 	first := s.b.Size()
 	n := 0
 	for _, r := range group {
+		n += len(r.items)
+	}
+	// One slice for the group's appended events (the committer hands it to
+	// the recent index), not one grown by doubling.
+	s.appended = make([]recentEntry, 0, n)
+	n = 0
+	for _, r := range group {
 		r.out = make([]Outcome, len(r.items))
 		for i := range r.items {
 			it := &r.items[i]
