@@ -16,11 +16,20 @@ import (
 const benchLeafSize = 300
 
 // BenchmarkBuilderAppend measures Builder.Append with 300-byte leaves at
-// batch sizes 1, 100 and 1000, reporting leaves per second. It includes
+// batch sizes 1, 100 and 1000, reporting leaves per second, and with
+// leaves of mixed sizes (150, 300, 450 bytes: mixed) at 100. It includes
 // State() and MarshalBinary per batch, as the ledger does.
 func BenchmarkBuilderAppend(b *testing.B) {
-	for _, batch := range []int{1, 100, 1000} {
-		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+	for _, c := range []struct {
+		batch int
+		mixed bool
+	}{{1, false}, {100, false}, {1000, false}, {100, true}} {
+		batch, mixed := c.batch, c.mixed
+		name := fmt.Sprintf("batch=%d", batch)
+		if mixed {
+			name += "/mixed"
+		}
+		b.Run(name, func(b *testing.B) {
 			bl, err := NewBuilder(context.Background(), nil, State{})
 			if err != nil {
 				b.Fatal(err)
@@ -29,6 +38,14 @@ func BenchmarkBuilderAppend(b *testing.B) {
 			for i := range leaves {
 				leaves[i] = make([]byte, benchLeafSize)
 				leaves[i][0] = byte(i)
+			}
+			if mixed {
+				// 150, 300 and 450 bytes in turn (the mean of the
+				// workload's), the first bundle's first leaf a short one.
+				for i := range leaves {
+					leaves[i] = make([]byte, benchLeafSize/2*(1+i%3))
+					leaves[i][0] = byte(i)
+				}
 			}
 			var buf []byte
 			n := 0
@@ -44,6 +61,7 @@ func BenchmarkBuilderAppend(b *testing.B) {
 			}
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "leaves/s")
 			b.SetBytes(int64(batch * benchLeafSize))
+			b.ReportAllocs()
 		})
 	}
 }
