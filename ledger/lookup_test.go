@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"runtime"
 	"slices"
@@ -327,6 +328,51 @@ func TestRecentIndex(t *testing.T) {
 	}
 }
 
+// TestRecentIndexCollision: two events whose keys have one hash are never
+// confused. The map names a slot by the hash, and the later of two such
+// events takes it: a lookup of the earlier is then not found (the caller
+// reads Pebble), and forgetting the earlier leaves the later's slot in the
+// map. (The test's hash makes g:0 and g:2 collide; the production hash is
+// the seeded 64-bit maphash.) The production hash tells apart keys that
+// share a prefix, a suffix or a length.
+func TestRecentIndexCollision(t *testing.T) {
+	r := newRecentIndex(3)
+	r.testHash = func(emitter, id string) uint64 {
+		if id == "g:2" {
+			id = "g:0"
+		}
+		return maphash.String(r.seed, scopedID(emitter, id))
+	}
+	r.add([]recentEntry{{scopedID("a", "g:0"), 10}, {scopedID("a", "g:1"), 11}, {scopedID("a", "g:2"), 12}})
+	want := func(what, id string, index uint64, found bool) {
+		t.Helper()
+		if i, ok := r.get("a", id); ok != found || i != index {
+			t.Errorf("%s: get(a, %s) = %d, %v; want %d, %v", what, id, i, ok, index, found)
+		}
+	}
+	want("g:2 took the hash", "g:0", 0, false)
+	want("g:2 took the hash", "g:1", 11, true)
+	want("g:2 took the hash", "g:2", 12, true)
+	r.add([]recentEntry{{scopedID("a", "g:3"), 13}}) // forgets g:0
+	want("g:0 forgotten", "g:2", 12, true)
+	want("g:0 forgotten", "g:3", 13, true)
+	if len(r.m) != 3 {
+		t.Errorf("%d hashes in the map, want 3", len(r.m))
+	}
+
+	r = newRecentIndex(4)
+	r.add([]recentEntry{{scopedID("ab", "c"), 1}, {scopedID("a", "bc"), 2}})
+	for _, c := range []struct {
+		emitter, id string
+		index       uint64
+		ok          bool
+	}{{"ab", "c", 1, true}, {"a", "bc", 2, true}, {"a", "b", 0, false}, {"abc", "", 0, false}, {"", "abc", 0, false}} {
+		if i, ok := r.get(c.emitter, c.id); ok != c.ok || i != c.index {
+			t.Errorf("get(%q, %q) = %d, %v; want %d, %v", c.emitter, c.id, i, ok, c.index, c.ok)
+		}
+	}
+}
+
 // BenchmarkRecentIndexMemory measures the heap a full recent index holds
 // (RecentLookups entries of the SDK's ids, a UUID and a seq, of emitters
 // of 12 bytes): B/entry and MiB for the whole, what docs/OPERATIONS.md §9
@@ -353,4 +399,41 @@ func BenchmarkRecentIndexMemory(b *testing.B) {
 		b.ReportMetric(held/(1<<20), "MiB")
 		runtime.KeepAlive(r)
 	}
+}
+
+// BenchmarkRecentIndexAdd measures what the committer pays per appended
+// event to keep the recent index (ns/event): a full index of the SDK's ids
+// (RecentLookups), groups of 233 events of as many games (the human pace's
+// groups, docs/BENCHMARKS.md issue 31), each event forgetting the oldest.
+func BenchmarkRecentIndexAdd(b *testing.B) {
+	const group = 233
+	r := newRecentIndex(RecentLookups)
+	id := func(i int) recentEntry {
+		game := fmt.Sprintf("%08x-0000-4000-8000-%012x", i%50_000, i%50_000)
+		return recentEntry{scopedID(fmt.Sprintf("emitter-%04d", i%4), events.CanonicalID(game, uint64(i/50_000))), uint64(i)}
+	}
+	next := 0
+	fill := func() []recentEntry {
+		es := make([]recentEntry, group)
+		for k := range es {
+			es[k] = id(next)
+			next++
+		}
+		return es
+	}
+	for range RecentLookups/group + 1 {
+		r.add(fill())
+	}
+	groups := make([][]recentEntry, 64)
+	for b.Loop() {
+		b.StopTimer()
+		for k := range groups {
+			groups[k] = fill()
+		}
+		b.StartTimer()
+		for _, es := range groups {
+			r.add(es)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(groups)*group), "ns/event")
 }

@@ -1,6 +1,10 @@
 package ledger
 
-import "sync"
+import (
+	"hash/maphash"
+	"strings"
+	"sync"
+)
 
 // RecentLookups is how many of the latest appended events the ledger keeps
 // in memory by (emitter, id), for the status lookups (LocateEach, Locate):
@@ -17,12 +21,33 @@ const RecentLookups = 1 << 16
 // never change (the log only grows, and an (emitter, id) is appended
 // once), kept for at most max events, the oldest forgotten first. Safe for
 // concurrent use: the committer adds, the readers look up.
+//
+// The map is keyed by a hash of the scopedID (seeded: maphash), the ring
+// holds the scopedIDs themselves, and a lookup compares the one it finds:
+// forgetting an event and adding one touch the map's slot and the ring's,
+// never a string that is no longer in the processor's cache (the
+// committer does this once per event, RecentLookups events after it was
+// added). Two keys of one hash are never both in the map: the later
+// replaces the earlier, which is then not found and looked up in Pebble
+// (correct, only slower; about one event in 2^48 with the index full).
 type recentIndex struct {
 	mu   sync.RWMutex
 	max  int
-	m    map[string]uint64 // scopedID → leaf index
-	ring []string          // the keys, oldest at next once full
+	seed maphash.Seed
+	m    map[uint64]int32 // hash of scopedID → its slot in ring
+	ring []recentSlot     // oldest at next once full
 	next int
+	// testHash, if not nil, replaces the seeded hash (tests make
+	// collisions with it).
+	testHash func(emitter, id string) uint64
+}
+
+// A recentSlot is one event of the index: its scopedID, its hash and its
+// leaf index.
+type recentSlot struct {
+	key   string
+	hash  uint64
+	index uint64
 }
 
 // A recentEntry is one appended event: its scopedID and its leaf index.
@@ -32,7 +57,7 @@ type recentEntry struct {
 }
 
 func newRecentIndex(max int) *recentIndex {
-	return &recentIndex{max: max, m: make(map[string]uint64)}
+	return &recentIndex{max: max, seed: maphash.MakeSeed(), m: make(map[uint64]int32)}
 }
 
 // add records the appended events of a committed group.
@@ -43,14 +68,24 @@ func (r *recentIndex) add(es []recentEntry) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, e := range es {
+		h := maphash.String(r.seed, e.key)
+		if r.testHash != nil {
+			i := strings.IndexByte(e.key, 0)
+			h = r.testHash(e.key[:i], e.key[i+1:])
+		}
+		var slot int
 		if len(r.ring) < r.max {
-			r.ring = append(r.ring, e.key)
+			slot = len(r.ring)
+			r.ring = append(r.ring, recentSlot{})
 		} else {
-			delete(r.m, r.ring[r.next])
-			r.ring[r.next] = e.key
+			slot = r.next
+			if old := r.ring[slot].hash; r.m[old] == int32(slot) {
+				delete(r.m, old)
+			}
 			r.next = (r.next + 1) % r.max
 		}
-		r.m[e.key] = e.index
+		r.ring[slot] = recentSlot{key: e.key, hash: h, index: e.index}
+		r.m[h] = int32(slot)
 	}
 }
 
@@ -60,8 +95,27 @@ func (r *recentIndex) get(emitter, id string) (uint64, bool) {
 	if r == nil {
 		return 0, false
 	}
+	var sum uint64
+	if r.testHash != nil {
+		sum = r.testHash(emitter, id)
+	} else {
+		// The hash of scopedID(emitter, id), without making it.
+		var h maphash.Hash
+		h.SetSeed(r.seed)
+		h.WriteString(emitter)
+		h.WriteByte(0)
+		h.WriteString(id)
+		sum = h.Sum64()
+	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	i, ok := r.m[scopedID(emitter, id)]
-	return i, ok
+	slot, ok := r.m[sum]
+	if !ok {
+		return 0, false
+	}
+	e := &r.ring[slot]
+	if k := e.key; len(k) != len(emitter)+1+len(id) || k[:len(emitter)] != emitter || k[len(emitter)] != 0 || k[len(emitter)+1:] != id {
+		return 0, false // another event of the same hash
+	}
+	return e.index, true
 }
