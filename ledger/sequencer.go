@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -92,9 +93,9 @@ type sequencer struct {
 	// (for tests).
 	reused uint64
 
-	keyBuf, valBuf []byte   // scratch for encoding batch records
-	pendIDs        []string // scratch: pend's game ids in key order
-	idBuf          []byte   // scratch for looking up a scopedID
+	keyBuf, valBuf []byte      // scratch for encoding batch records
+	pendSorted     []pendEntry // scratch: pend's games in key order
+	idBuf          []byte      // scratch for looking up a scopedID
 	// batchSize is the size of the last group's batch: the next one is
 	// allocated a little larger at once, instead of growing by doubling
 	// (a group of a few thousand events writes megabytes, beyond what
@@ -119,6 +120,12 @@ type pendGame struct {
 	size int // g.Size()
 	old  *events.Game
 	from events.History
+}
+
+// A pendEntry is a game of pend and its id (writeProjections).
+type pendEntry struct {
+	id string
+	p  pendGame
 }
 
 type taggedGame struct {
@@ -884,51 +891,49 @@ func (s *sequencer) writeProjections(batch *pebble.Batch) error {
 	// human pace, cost a short search each instead of one from the top
 	// (BenchmarkHumanWrites; docs/BENCHMARKS.md "Issue 31, the store's
 	// writes in key order").
-	ids := s.pendIDs[:0]
-	for id := range s.pend {
-		ids = append(ids, id)
+	games := s.pendSorted[:0]
+	for id, p := range s.pend {
+		games = append(games, pendEntry{id, p})
 	}
-	slices.Sort(ids)
-	s.pendIDs = ids
-	for _, id := range ids {
+	slices.SortFunc(games, func(a, b pendEntry) int { return strings.Compare(a.id, b.id) })
+	s.pendSorted = games
+	for _, e := range games {
 		// The head, written when the game begins and when it changes.
-		p := s.pend[id]
-		if p.old != nil && events.SameHead(p.old, p.g) {
+		if e.p.old != nil && events.SameHead(e.p.old, e.p.g) {
 			continue
 		}
 		var err error
-		if val, err = p.g.AppendHead(val[:0]); err != nil {
-			return fmt.Errorf("encoding the head of game %q: %w", id, err)
+		if val, err = e.p.g.AppendHead(val[:0]); err != nil {
+			return fmt.Errorf("encoding the head of game %q: %w", e.id, err)
 		}
-		key = append(append(key[:0], prefixGame), id...)
+		key = append(append(key[:0], prefixGame), e.id...)
 		batch.Set(key, val, nil)
 	}
-	for _, id := range ids {
+	for _, e := range games {
 		// The history since the last group that changed the game,
 		// written once.
-		p := s.pend[id]
-		g, from := p.g, p.from
+		g, from := e.p.g, e.p.from
 		first, ok := g.Leaf(uint64(from.Leaves))
 		if !ok { // unreachable: a change is an event, which the state holds
-			return fmt.Errorf("game %q changed without a leaf", id)
+			return fmt.Errorf("game %q changed without a leaf", e.id)
 		}
 		var err error
 		if val, err = g.AppendHistory(val[:0], from); err != nil {
-			return fmt.Errorf("encoding the history of game %q: %w", id, err)
+			return fmt.Errorf("encoding the history of game %q: %w", e.id, err)
 		}
-		key = appendHistoryKey(key[:0], id, first)
+		key = appendHistoryKey(key[:0], e.id, first)
 		batch.Set(key, val, nil)
 	}
-	for _, id := range ids {
+	for _, e := range games {
 		// The live part, rewritten.
 		var err error
-		if val, err = s.pend[id].g.AppendLive(val[:0]); err != nil {
-			return fmt.Errorf("encoding the state of game %q: %w", id, err)
+		if val, err = e.p.g.AppendLive(val[:0]); err != nil {
+			return fmt.Errorf("encoding the state of game %q: %w", e.id, err)
 		}
-		key = append(append(key[:0], prefixLive), id...)
+		key = append(append(key[:0], prefixLive), e.id...)
 		batch.Set(key, val, nil)
 	}
-	clear(ids) // no game id kept alive past its group
+	clear(games) // no state kept alive past its group
 	s.keyBuf, s.valBuf = key, val
 	for e := range s.openDirty {
 		o := s.open[e]
