@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
@@ -687,7 +688,8 @@ func benchHumanWrites(b *testing.B, games, group int, settle bool) {
 		cfg.GameCacheBytes = mib << 20
 	}
 	// ZARLOG_BENCH_PEBBLE changes the default Pebble options:
-	// "memtable=MiB,l0=N,lbase=MiB" (any of them).
+	// "memtable=MiB,l0=N,lbase=MiB,newest=1,minlz=1" (any of them; newest:
+	// Pebble's newest format, minlz: MinLZ instead of Snappy, which needs it).
 	if spec := os.Getenv("ZARLOG_BENCH_PEBBLE"); spec != "" {
 		o := pebbleOptions(&Config{}, slog.New(slog.DiscardHandler))
 		o.FS = nil
@@ -704,6 +706,12 @@ func benchHumanWrites(b *testing.B, games, group int, settle bool) {
 				o.L0CompactionThreshold = int(v)
 			case "lbase":
 				o.LBaseMaxBytes = v << 20
+			case "newest": // Pebble's newest format (its table format v6 and later)
+				o.FormatMajorVersion = pebble.FormatNewest
+			case "minlz": // MinLZ instead of Snappy (needs newest)
+				for i := range o.Levels {
+					o.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.MinLZCompression }
+				}
 			default:
 				b.Fatalf("ZARLOG_BENCH_PEBBLE: unknown %q", name)
 			}
