@@ -222,7 +222,10 @@ func (l *Ledger) send(ctx context.Context, reqs []*request, items []item) ([]*re
 
 // wait waits for the outcomes of requests holding n inputs, in order.
 func (l *Ledger) wait(ctx context.Context, reqs []*request, n int) ([]Outcome, error) {
-	out := make([]Outcome, 0, n)
+	var out []Outcome
+	if len(reqs) > 1 {
+		out = make([]Outcome, 0, n)
+	}
 	for _, r := range reqs {
 		select {
 		case <-r.done:
@@ -231,6 +234,9 @@ func (l *Ledger) wait(ctx context.Context, reqs []*request, n int) ([]Outcome, e
 		}
 		if r.err != nil {
 			return nil, r.err
+		}
+		if len(reqs) == 1 {
+			return r.out, nil // the sequencer made it for this request, and is done with it
 		}
 		out = append(out, r.out...)
 	}
@@ -282,13 +288,19 @@ type dedupHint struct {
 
 // copyInputs copies the inputs' bytes into one buffer, except those Owned:
 // a call abandoned through its context may still be sequenced after Append
-// returned, and the caller may reuse its slices by then.
+// returned, and the caller may reuse its slices by then. If every input is
+// Owned (the ingest's), it returns inputs themselves: the checks copy each
+// Input into its item, and Append waits for them before it returns.
 func copyInputs(inputs []Input) []Input {
-	total := 0
+	total, owned := 0, true
 	for i := range inputs {
 		if !inputs[i].Owned {
 			total += len(inputs[i].Data)
+			owned = false
 		}
+	}
+	if owned {
+		return inputs
 	}
 	buf := make([]byte, 0, total)
 	copied := make([]Input, len(inputs))
