@@ -49,8 +49,19 @@ func MarshalReceiptsRequest(q ReceiptsRequest) ([]byte, error) {
 	return marshal(q)
 }
 
-// ParseReceiptsRequest decodes a ReceiptsRequest.
+// ParseReceiptsRequest decodes a ReceiptsRequest. One in the canonical
+// form MarshalReceiptsRequest writes is read by a fast path
+// (receipts_fast.go), anything else by encoding/json, which reads the
+// canonical form to the same value.
 func ParseReceiptsRequest(b []byte) (ReceiptsRequest, error) {
+	if len(b) <= MaxMessageSize {
+		if q, ok := fastReceiptsRequest(b); ok {
+			if err := q.check(); err != nil {
+				return ReceiptsRequest{}, err
+			}
+			return q, nil
+		}
+	}
 	var q ReceiptsRequest
 	if err := unmarshal(b, &q); err != nil {
 		return ReceiptsRequest{}, err

@@ -1,10 +1,12 @@
 package wire
 
 // This file is a fast path for decoding a batched receipt reply
-// (ParseReceiptsReply): the SDK decodes one for every receipt request it
-// has in flight, and encoding/json's reflection was about 1 µs of CPU an
-// event of the emitters' at a human pace (50,000 games). It reads only the
-// canonical form MarshalReceiptsReply writes (the members in their order,
+// (ParseReceiptsReply) and request (ParseReceiptsRequest): the SDK decodes
+// a reply for every receipt request it has in flight, the ingest every
+// request, and encoding/json's reflection was about 1 µs of CPU an event
+// of the emitters' at a human pace (50,000 games), and 0.8 of the log's.
+// It reads only the canonical form MarshalReceiptsReply (or
+// MarshalReceiptsRequest) writes (the members in their order,
 // no whitespace, no \u escape, no null, no empty array, numbers without
 // sign, fraction, exponent or leading zero) and gives up on anything else,
 // which the strict decoder (unmarshal) then reads: whatever the fast path
@@ -299,4 +301,58 @@ func (d *fastDecoder) hash() (h Hash, ok bool) {
 	}
 	d.i += n + 2
 	return h, true
+}
+
+// fastReceiptsRequest decodes b if it is in the canonical form; ok false
+// means the strict decoder must read it (whether or not it is valid).
+func fastReceiptsRequest(b []byte) (q ReceiptsRequest, ok bool) {
+	d := &fastDecoder{b: b}
+	first := true
+	if !d.lit("{") || !d.member("events", &first) || !d.lit("[") || d.peek("]") {
+		return q, false
+	}
+	for {
+		var e StatusQuery
+		inner := true
+		if !d.lit("{") || !d.member("id", &inner) {
+			return q, false
+		}
+		if e.ID, ok = d.str(); !ok {
+			return q, false
+		}
+		if d.member("seq", &inner) {
+			if e.Seq, ok = d.uint(); !ok {
+				return q, false
+			}
+		}
+		if !d.lit("}") {
+			return q, false
+		}
+		q.Events = append(q.Events, e)
+		if d.lit("]") {
+			break
+		}
+		if !d.lit(",") {
+			return q, false
+		}
+	}
+	if !d.member("v", &first) {
+		return q, false
+	}
+	v, ok := d.uint()
+	if !ok {
+		return q, false
+	}
+	q.V = int(v)
+	if d.member("wait_ms", &first) {
+		w, ok := d.uint()
+		if !ok {
+			return q, false
+		}
+		q.WaitMillis = int64(w)
+	}
+	if !d.lit("}") || d.i != len(d.b) {
+		return q, false
+	}
+	return q, true
 }

@@ -135,3 +135,110 @@ func BenchmarkParseReceiptsReply(b *testing.B) {
 		}
 	})
 }
+
+// requestSeeds are batched requests in and out of the canonical form.
+var requestSeeds = []string{
+	`{"events":[{"id":"g:1","seq":7},{"id":"g:2"}],"v":5,"wait_ms":5000}`,
+	`{"events":[{"id":"g:1"}],"v":5}`,
+	`{"events":[{"id":"g:1","seq":0}],"v":5,"wait_ms":0}`,
+	// Not canonical: the strict decoder's.
+	`{"events":[{"id":"g:1","seq":7}],"wait_ms":5000,"v":5}`,
+	`{"events":[{"seq":7,"id":"g:1"}],"v":5}`,
+	`{"events":[{"id":"g:1","seq":-7}],"v":5}`,
+	`{"events":[{"id":"g:1"}],"v":5,"wait_ms":-1}`,
+	`{"events":[],"v":5}`,
+	`{"events":null,"v":5}`,
+	`{"events":[{"id":"g\u003a1"}],"v":5}`,
+	`{"events":[{"id":"g:1"}],"v":5,"x":1}`,
+	`{"events":[{"id":"g:1"}],"v":5}` + "\n",
+}
+
+// TestReceiptsRequestFast: what MarshalReceiptsRequest writes is read by
+// the fast path, to the value the strict decoder reads; a request out of
+// the canonical form is left to the strict decoder.
+func TestReceiptsRequestFast(t *testing.T) {
+	for _, q := range []ReceiptsRequest{
+		{V: ReceiptBatchVersion, WaitMillis: 5000, Events: []StatusQuery{{ID: "g:1", Seq: 7}, {ID: "g:2"}}},
+		{V: ReceiptBatchVersion, Events: []StatusQuery{{ID: strings.Repeat("0123456789abcdef", 4) + ":117", Seq: 1 << 40}}},
+	} {
+		b, err := MarshalReceiptsRequest(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := fastReceiptsRequest(b)
+		if !ok {
+			t.Fatalf("the fast path gave up on the canonical %s", b)
+		}
+		var strict ReceiptsRequest
+		if err := unmarshal(b, &strict); err != nil || !reflect.DeepEqual(got, strict) || !reflect.DeepEqual(got, q) {
+			t.Errorf("%s: fast %+v, strict %+v (%v), want %+v", b, got, strict, err, q)
+		}
+	}
+	for _, s := range requestSeeds[3:] {
+		if _, ok := fastReceiptsRequest([]byte(s)); ok {
+			t.Errorf("the fast path read the non-canonical %s", s)
+		}
+	}
+}
+
+// FuzzReceiptsRequestFast: whatever the fast path reads, the strict
+// decoder reads too, to an equal value; and ParseReceiptsRequest agrees
+// with the strict decoder and check on every input.
+func FuzzReceiptsRequestFast(f *testing.F) {
+	for _, s := range requestSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var strict ReceiptsRequest
+		serr := unmarshal(b, &strict)
+		if q, ok := fastReceiptsRequest(b); ok {
+			if serr != nil {
+				t.Fatalf("fast path read %q to %+v, the strict decoder refused it: %v", b, q, serr)
+			}
+			if !reflect.DeepEqual(q, strict) {
+				t.Fatalf("%q: fast %+v, strict %+v", b, q, strict)
+			}
+		}
+		got, err := ParseReceiptsRequest(b)
+		if serr == nil {
+			serr = strict.check()
+		}
+		if (err == nil) != (serr == nil) {
+			t.Fatalf("%q: ParseReceiptsRequest %v, strict %v", b, err, serr)
+		}
+		if err == nil && !reflect.DeepEqual(got, strict) {
+			t.Fatalf("%q: ParseReceiptsRequest %+v, strict %+v", b, got, strict)
+		}
+	})
+}
+
+// BenchmarkParseReceiptsRequest parses a request about 12 events, as the
+// ingest gets them at a human pace.
+func BenchmarkParseReceiptsRequest(b *testing.B) {
+	q := ReceiptsRequest{V: ReceiptBatchVersion, WaitMillis: 5000}
+	for i := range 12 {
+		q.Events = append(q.Events, StatusQuery{ID: strings.Repeat("0123456789abcdef", 4) + ":" + strings.Repeat("1", i%3+1), Seq: uint64(1000 + i)})
+	}
+	m, err := MarshalReceiptsRequest(q)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("fast", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := ParseReceiptsRequest(m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("strict", func(b *testing.B) {
+		for b.Loop() {
+			var q ReceiptsRequest
+			if err := unmarshal(m, &q); err != nil {
+				b.Fatal(err)
+			}
+			if err := q.check(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
