@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -29,7 +30,8 @@ import (
 // that repeat an earlier roll id (duplicate-roll-id), and each per-game game
 // ends with its reveal (every roll rechecked). Every outcome is the same, and
 // so is every key and value of the three stores, then after a Rebuild of the
-// cut ledger (whose replay reads cut states too). Without the variants, the
+// cut ledger (whose replay reads cut states too). Game hands out the same
+// full states from the three all along. Without the variants, the
 // cut ledger reads a state back once a per-game game, at its reveal.
 func TestCutStates(t *testing.T) {
 	for _, variants := range []bool{true, false} {
@@ -175,6 +177,24 @@ func testCutStates(t *testing.T, variants bool) {
 			}
 		}
 		i += n
+		if call%restartEvery == 0 {
+			// The ledger's API hands out full states, whatever its cache holds.
+			for _, cfg := range configs {
+				w, err := a.Game(ctx, cfg.GameID())
+				if errors.Is(err, ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, l := range []*Ledger{b, c} {
+					g, err := l.Game(ctx, cfg.GameID())
+					if err != nil || g.IsCut() || !bytes.Equal(mustMarshalGame(t, g), mustMarshalGame(t, w)) {
+						t.Fatalf("%s: Game gives another state (%v)", cfg.Label, err)
+					}
+				}
+			}
+		}
 		if call%restartEvery == restartEvery-1 {
 			if err := c.Close(); err != nil {
 				t.Fatal(err)

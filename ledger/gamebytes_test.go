@@ -13,11 +13,15 @@ import (
 // moves), per scheme, at its middle (half its events applied) and at its
 // last event before the closing one: the bytes events.Game.Size counts, by
 // part, and what the cache counts for the state (cacheEntry.cost), cut as
-// the cache cuts it (cached-B) and whole (full-cached-B). It
+// the cache cuts it (cached-B) and whole (full-cached-B); "mean": the
+// mean over the game's events of what the cache holds for it, the state
+// going on from the cut one whenever the cache cut it, as in the sequencer
+// (mean-cached-B, what a game in play costs the cache on average; whole:
+// mean-full-cached-B). It
 // applies the games with events.Next, as the sequencer does.
 func BenchmarkCachedGameBytes(b *testing.B) {
 	for _, mix := range []string{"tavlarena", "anchored", "per-roll"} {
-		for _, at := range []string{"mid", "end"} {
+		for _, at := range []string{"mid", "end", "mean"} {
 			b.Run(mix+"/"+at, func(b *testing.B) {
 				m, err := workload.ParseMix(mix)
 				if err != nil {
@@ -35,10 +39,12 @@ func BenchmarkCachedGameBytes(b *testing.B) {
 						b.Fatal(err)
 					}
 					stop := len(evs) / 2
-					if at == "end" {
+					if at != "mid" {
 						stop = len(evs) - 1
 					}
-					var g *events.Game
+					var g, gf *events.Game
+					c, cf := newGameCache(1<<30), newGameCache(1<<30)
+					cf.cutAt = -1
 					for i, e := range evs[:stop] {
 						ev, err := events.Parse(e.Data)
 						if err != nil {
@@ -49,6 +55,25 @@ func BenchmarkCachedGameBytes(b *testing.B) {
 						if g, err = events.Next(g, ev, env); err != nil {
 							b.Fatalf("event %d: %v", i, err)
 						}
+						if at == "mean" { // the cache's bytes for the game after each event, as the sequencer keeps it
+							c.put(g.ID, g, 0)
+							if sum == nil {
+								sum = map[string]float64{}
+							}
+							sum["mean-cached-B"] += float64(c.bytes) / float64(stop)
+							if gf, err = events.Apply(gf, ev, env); err != nil { // whole, a line of its own
+								b.Fatal(err)
+							}
+							cf.put(gf.ID, gf, 0)
+							sum["mean-full-cached-B"] += float64(cf.bytes) / float64(stop)
+							if ce := c.items[g.ID].Value.(*cacheEntry); ce.g != g {
+								g = ce.g // the cache cut it: the game goes on from the cut state
+							}
+						}
+					}
+					if at == "mean" {
+						games++
+						continue
 					}
 					p := partsOf(g)
 					if sum == nil {

@@ -137,8 +137,8 @@ type Config struct {
 	// and about 200 bytes an entry): past it, the least recently used
 	// state of the emitter holding the most is dropped (and read again
 	// from Pebble when its game goes on). A state is kept cut to the last
-	// few events of its history (events.Game.Cut: about 1.5 to 2.5 KB for
-	// a game in play, whatever its length); an event whose checks need
+	// few events of its history (events.Game.Cut: about 2 KB for a
+	// game in play, whatever its length); an event whose checks need
 	// more (a reveal, a move of an older roll, a roll id that may repeat
 	// one) reads the full state back. Finished games are not kept. Zero
 	// means DefaultGameCacheBytes.
