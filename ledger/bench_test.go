@@ -659,9 +659,15 @@ func BenchmarkHumanWrites(b *testing.B) {
 	if s := os.Getenv("ZARLOG_HUMAN_GAMES"); s != "" {
 		fmt.Sscan(s, &games)
 	}
+	// ZARLOG_BENCH_GROUP: the events of a human-pace group (400; the
+	// zarlog bench's human pace appends about 230 at a time).
+	humanGroup := 400
+	if s := os.Getenv("ZARLOG_BENCH_GROUP"); s != "" {
+		fmt.Sscan(s, &humanGroup)
+	}
 	b.Run("saturated", func(b *testing.B) { benchHumanWrites(b, 0, 1000, false) })
 	for _, settle := range []bool{false, true} {
-		b.Run(fmt.Sprintf("human/games=%d/settle=%v", games, settle), func(b *testing.B) { benchHumanWrites(b, games, 400, settle) })
+		b.Run(fmt.Sprintf("human/games=%d/settle=%v", games, settle), func(b *testing.B) { benchHumanWrites(b, games, humanGroup, settle) })
 	}
 }
 
@@ -670,7 +676,12 @@ func benchHumanWrites(b *testing.B, games, group int, settle bool) {
 	// ZARLOG_BENCH_RULES=1: moves are legal plays, checked by the rules
 	// engine (the production configuration's game heads hold positions).
 	rules := benchRules()
-	gen, err := workload.New(workload.Config{Seed: 7, Mix: benchMix(b), Rolls: 8, Moves: rules})
+	// ZARLOG_BENCH_ROLLS: the games' rolls (8; the zarlog bench plays 60).
+	rolls := 8
+	if s := os.Getenv("ZARLOG_BENCH_ROLLS"); s != "" {
+		fmt.Sscan(s, &rolls)
+	}
+	gen, err := workload.New(workload.Config{Seed: 7, Mix: benchMix(b), Rolls: rolls, Moves: rules})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -804,7 +815,7 @@ func benchHumanWrites(b *testing.B, games, group int, settle bool) {
 		}
 	}
 	// The groups, made beforehand.
-	satGen, err := workload.New(workload.Config{Seed: 8, Mix: benchMix(b), Rolls: 8, Moves: rules})
+	satGen, err := workload.New(workload.Config{Seed: 8, Mix: benchMix(b), Rolls: rolls, Moves: rules})
 	if err != nil {
 		b.Fatal(err)
 	}
