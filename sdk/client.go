@@ -360,6 +360,9 @@ type napper struct {
 	events, bytes         atomic.Int64 // queued: events, and their size in a message (each with its separator)
 	wantEvents, wantBytes atomic.Int64
 	kick                  chan struct{} // capacity 1
+	// closedWakes counts the naps the Client's closing ended (one at
+	// most: the sender then sends what it packed; TestCloseWhileNapping).
+	closedWakes atomic.Int64
 }
 
 // enqueue queues the run headed by e for the sender and kicks the sender
@@ -864,8 +867,11 @@ func (c *Client) sender() {
 					// Only the linger holds the message: sleep through
 					// the events published meanwhile (napOn).
 					linger.Reset(nap)
-					c.napOn(linger.C, len(items), size)
+					closed := !c.napOn(linger.C, len(items), size)
 					linger.Stop()
+					if closed {
+						break pack // as below: the message goes, and fails with ErrClosed
+					}
 					continue // take what queued meanwhile, and decide again
 				}
 				if w > 0 {
@@ -916,26 +922,31 @@ func (c *Client) sender() {
 
 // napOn sleeps, while the message being packed (items events, of size
 // bytes) lingers, until wake fires, the queue could fill the message, or
-// the Client is closed. The events published meanwhile do not wake it as
+// the Client is closed (it then returns false). The events published
+// meanwhile do not wake it as
 // long as the message has room for all of them; the sender takes them
 // after. (lingerer.nap ends the sleep where an event's arrival could end
 // the linger's wait, so the linger decides at the moments it would if the
 // sender looked at every event.)
-func (c *Client) napOn(wake <-chan time.Time, items, size int) {
+func (c *Client) napOn(wake <-chan time.Time, items, size int) (open bool) {
 	n := &c.nap
 	n.wantBytes.Store(int64(c.cfg.MaxBatchBytes - size))
 	n.wantEvents.Store(int64(c.cfg.MaxBatchEvents - items))
 	n.maybeKick() // an event queued since the sender looked
+	open = true
 	select {
 	case <-wake:
 	case <-n.kick:
 	case <-c.closed:
+		open = false
+		n.closedWakes.Add(1)
 	}
 	n.wantEvents.Store(0)
 	select {
 	case <-n.kick: // a kick that came as it woke
 	default:
 	}
+	return open
 }
 
 // message builds the NATS message carrying items. It sets no Nats-Msg-Id:

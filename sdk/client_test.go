@@ -212,6 +212,55 @@ func TestPublishLinger(t *testing.T) {
 	}
 }
 
+// TestCloseWhileNapping: a Client closed while its sender sleeps on a
+// lingering message (the linger an hour, the message not full) closes: the
+// sender does not go on napping, and every event is settled (acknowledged
+// if its message went before the close took it, or failed).
+func TestCloseWhileNapping(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t)
+	nc := dial(t, s, "e1")
+	createStream(t, nc, 0)
+	c := newClient(t, nc, sdk.Config{Emitter: "e1", MaxBatchEvents: 6, Linger: time.Hour})
+	var pending []*sdk.Pending
+	for i := range 2 {
+		p, err := c.PublishAsync(ctx, event(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending = append(pending, p)
+	}
+	for !c.Napping() {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the sender never napped on the lingering message")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	closed := make(chan struct{})
+	go func() {
+		c.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		t.Fatal("Close did not return: the sender went on napping")
+	}
+	for i, p := range pending {
+		select {
+		case <-p.Done():
+		case <-ctx.Done():
+			t.Fatalf("event %d never settled", i)
+		}
+	}
+	// The close ended one nap, and the sender napped no more (it did,
+	// over and over, until the linger's rate decayed).
+	if n := c.ClosedWakes(); n != 1 {
+		t.Errorf("the close ended %d naps, want 1", n)
+	}
+}
+
 // TestPublishPartialFlights: a message that is not full waits while
 // PartialFlights messages await their ack, packing the events that queue
 // meanwhile (group commit); a full one goes as the Window allows. A
