@@ -13,9 +13,10 @@ import (
 // game cache) keeps each one's history only in part, since the checks of a
 // game's next event read little of it: the number of its events, rolls,
 // moves and revealed rolls, its last roll and move, and the roll's
-// Sequence (per-game schemes). What they read otherwise (the rolls all at
-// a reveal, an older roll at a move, a roll id that may repeat one at a
-// roll-commit) the state does not hold, and Apply says so (ErrCut) rather
+// Sequence (per-game schemes), and at a reveal the dice of every roll,
+// which it keeps a byte each. What they read otherwise (an older roll at a
+// move, a roll id that may repeat one at a roll-commit) the state does not
+// hold, and Apply says so (ErrCut) rather
 // than decide: the store reads the full state back and applies the event
 // to it. So a store of cut states accepts, refuses and stores exactly what
 // a store of full states does.
@@ -43,10 +44,26 @@ type cutPart struct {
 	n   History       // how many leaves, rolls, moves and records the slices leave out at their front
 	seq dice.Sequence // per-game schemes: dice.Resume of the rolls left out
 	ids []uint64      // per-roll-v1: idKey of each record left out
+	// dice: per-game schemes, the dice of each roll left out (roll i is
+	// the game's roll i: Cut leaves out only rolls numbered so), a byte
+	// each (packDice), for the reveal's check of every roll (Recheck).
+	dice []byte
 }
 
-// sizeCutPart is a cutPart's memory besides its ids (TestSizeConstants).
-const sizeCutPart = 104
+// sizeCutPart is a cutPart's memory besides its ids and dice
+// (TestSizeConstants).
+const sizeCutPart = 128
+
+// packDice packs dice of faces 0 to 15 into a byte; ok is false for
+// others (never a checked roll's).
+func packDice(d dice.Dice) (b byte, ok bool) {
+	if d[0] < 0 || d[0] > 15 || d[1] < 0 || d[1] > 15 {
+		return 0, false
+	}
+	return byte(d[0]<<4 | d[1]), true
+}
+
+func unpackDice(b byte) dice.Dice { return dice.Dice{int(b >> 4), int(b & 15)} }
 
 // idKey is what a cut state keeps of a roll id it leaves out: 8 bytes
 // from all 16 (ids that share their first or last half, such as
@@ -99,13 +116,31 @@ func (g *Game) nMoves() int   { return g.base().Moves + len(g.Moves) }
 // own; g itself does not change. A cut state stands for the full one in
 // Apply, Next and NextInto, which return an error wrapping ErrCut for an
 // event whose checks need what it leaves out, and in History,
-// AppendHistory, AppendHead, AppendLive, SameHead, SizeAfter and
-// MemSize. Size, MarshalBinary, Recheck and Tally.Count's index aside,
-// the rest of the package wants full states; a store must never hand a
-// cut state out. Cut of a cut state cuts it further.
+// AppendHistory, AppendHead, AppendLive, SameHead, SizeAfter, MemSize,
+// Recheck and Tally.Count. Size and MarshalBinary refuse one, and the rest
+// of the package wants full states: a store must never hand a cut state
+// out. Cut of a cut state cuts it further.
 func (g *Game) Cut() *Game {
 	b := g.base()
 	kl, kr, km, kc := min(cutKeepLeaves, len(g.Leaves)), min(cutKeepRolls, len(g.Rolls)), min(cutKeepMoves, len(g.Moves)), min(cutKeepRecords, len(g.RollRecords))
+	var packed []byte
+	if cut := len(g.Rolls) - kr; cut > 0 {
+		packed = make([]byte, 0, b.Rolls+cut)
+		if g.cut != nil {
+			packed = append(packed, g.cut.dice...)
+		}
+		for i, r := range g.Rolls[:cut] {
+			p, ok := packDice(r.Dice)
+			if !ok || r.N != uint32(b.Rolls+i) {
+				// Not a roll a Sequence accepted: keep the rolls whole.
+				kr, packed = len(g.Rolls), g.cut.diceOrNil()
+				break
+			}
+			packed = append(packed, p)
+		}
+	} else if g.cut != nil {
+		packed = g.cut.dice
+	}
 	c := &cutPart{n: History{
 		Leaves:  b.Leaves + len(g.Leaves) - kl,
 		Rolls:   b.Rolls + len(g.Rolls) - kr,
@@ -115,6 +150,7 @@ func (g *Game) Cut() *Game {
 	if g.Scheme.PerGame() {
 		c.seq = g.sequenceOf(g.Rolls[:len(g.Rolls)-kr])
 	}
+	c.dice = packed
 	if cut := len(g.RollRecords) - kc; b.Records+cut > 0 {
 		c.ids = make([]uint64, 0, b.Records+cut)
 		if g.cut != nil {
@@ -160,6 +196,14 @@ func (g *Game) Uncut(full *Game) (*Game, error) {
 	if g.Scheme.PerGame() && full.sequenceOf(full.Rolls[:b.Rolls]) != g.cut.seq {
 		return nil, fmt.Errorf("%w: game %q's cut state kept another roll sequence than its rolls give", ErrBadState, g.ID)
 	}
+	if len(g.cut.dice) != b.Rolls {
+		return nil, fmt.Errorf("%w: game %q's cut state keeps the dice of %d of the %d rolls it leaves out", ErrBadState, g.ID, len(g.cut.dice), b.Rolls)
+	}
+	for i, p := range g.cut.dice {
+		if r := full.Rolls[i]; r.N != uint32(i) || unpackDice(p) != r.Dice {
+			return nil, fmt.Errorf("%w: game %q's cut state kept other dice for roll %d", ErrBadState, g.ID, i)
+		}
+	}
 	if len(g.cut.ids) != 0 || b.Records != 0 {
 		if len(g.cut.ids) != b.Records {
 			return nil, fmt.Errorf("%w: game %q's cut state keeps %d roll ids of %d records", ErrBadState, g.ID, len(g.cut.ids), b.Records)
@@ -200,7 +244,7 @@ func (g *Game) MemSize() int {
 		n += sizeMove + len(m.Play)
 	}
 	if g.cut != nil {
-		n += sizeCutPart + 8*len(g.cut.ids)
+		n += sizeCutPart + 8*len(g.cut.ids) + len(g.cut.dice)
 	}
 	return n
 }
@@ -213,4 +257,12 @@ func (g *Game) sequenceOf(rolls []dice.Roll) dice.Sequence {
 		return g.cut.seq.Then(rolls)
 	}
 	return dice.Resume(g.Opening, rolls)
+}
+
+// diceOrNil returns c's dice, or nil for a nil c.
+func (c *cutPart) diceOrNil() []byte {
+	if c == nil {
+		return nil
+	}
+	return c.dice
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/zarlog/zarlog/events/dice"
 )
 
 // TestCut: every state of the fixtures' games (every scheme, failed reveals,
@@ -13,8 +15,10 @@ import (
 // every chunk of history it holds are the full state's, Uncut gives the full
 // state back, and each later event (and each of the game's events applied
 // out of turn) is accepted or refused with the same outcome as on the full
-// state, or, only when its checks need the history the cut state leaves out,
-// is neither (ErrCut). A cut state holds less memory once its game is
+// state, or, only when its checks need the history the cut state leaves out
+// (a move of an older roll, a repeated roll id), is neither (ErrCut); the
+// game's own next event never is, its reveal (every roll rechecked, a
+// failed one too) included. A cut state holds less memory once its game is
 // longer than a few dozen events. Uncut refuses a full state that
 // disagrees with the cut one.
 func TestCut(t *testing.T) {
@@ -22,7 +26,14 @@ func TestCut(t *testing.T) {
 	games := [][]*Event{tavlarenaGame(t, f), anchoredGame(t, f), perRollMatch(t, f)}
 	T := tavlarenaGame(t, f)
 	games = append(games, corrupt(t, f, T, len(T)-1, Reveal{Seed: seq32(9)}))
-	cuts, needs := 0, 0
+	for k, ev := range T { // a turn's dice that the seed does not give: the reveal's roll check fails
+		if r, ok := ev.Body.(Roll); ok && r.Kind == dice.KindTurn {
+			r.Dice[0] = r.Dice[0]%6 + 1
+			games = append(games, corrupt(t, f, T, k, r))
+			break
+		}
+	}
+	cuts, needs, failed := 0, 0, map[FailCheck]bool{}
 	for _, evs := range games {
 		var full []*Game // full[i]: after evs[:i+1]
 		var g *Game
@@ -33,6 +44,9 @@ func TestCut(t *testing.T) {
 			}
 			full = append(full, g)
 		}
+		if l := full[len(full)-1]; l.Failure != nil {
+			failed[l.Failure.Check] = true
+		}
 		for k := range full {
 			c := full[k].Cut()
 			for j := k; j < len(full); j++ {
@@ -41,15 +55,35 @@ func TestCut(t *testing.T) {
 				if j+1 == len(evs) {
 					break
 				}
-				// Every event of the game, applied to the cut state and
-				// to the full one.
-				for e, ev := range evs {
+				// Every event of the game, and the next one changed to
+				// name each roll (a move) or each roll id logged (a
+				// roll-commit), applied to the cut state and to the full
+				// one.
+				cands := slices.Clone(evs)
+				next := evs[j+1]
+				for n := range full[j].History().Rolls + 1 {
+					if m, ok := next.Body.(Move); ok {
+						v := *next
+						m.N = uint32(n)
+						v.Body = m
+						cands = append(cands, &v)
+					}
+				}
+				for _, r := range full[j].RollRecords {
+					if rc, ok := next.Body.(RollCommit); ok {
+						v := *next
+						rc.RollID = r.RollID
+						v.Body = rc
+						cands = append(cands, &v)
+					}
+				}
+				for e, ev := range cands {
 					env := f.env(ev, uint64(100+3*(j+1)))
 					want, werr := Apply(full[j], ev, env)
 					got, gerr := Apply(c, ev, env)
 					if errors.Is(gerr, ErrCut) {
 						needs++
-						if e == j+1 && ev.Type != TypeReveal {
+						if e == j+1 {
 							t.Fatalf("event %d after %d: the cut state of %d needs its history: %v", e, j, k, gerr)
 						}
 						continue
@@ -62,9 +96,7 @@ func TestCut(t *testing.T) {
 					}
 				}
 				var err error
-				if c, err = Next(c, evs[j+1], f.env(evs[j+1], uint64(100+3*(j+1)))); errors.Is(err, ErrCut) {
-					break // the reveal
-				} else if err != nil {
+				if c, err = Next(c, evs[j+1], f.env(evs[j+1], uint64(100+3*(j+1)))); err != nil {
 					t.Fatal(err)
 				}
 				if j%3 == 0 {
@@ -73,8 +105,8 @@ func TestCut(t *testing.T) {
 			}
 		}
 	}
-	if cuts < 100 || needs == 0 {
-		t.Fatalf("%d cut states, %d events needed the history", cuts, needs)
+	if cuts < 100 || needs == 0 || !failed[FailRoll] || !failed[FailCommitment] {
+		t.Fatalf("%d cut states, %d events needed the history, failed reveals %v", cuts, needs, failed)
 	}
 }
 

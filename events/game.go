@@ -745,9 +745,6 @@ func (g *Game) reveal(b Reveal, seq uint64) error {
 	if g.End == nil {
 		return reject(CodeNotAllowedNow, "type", "reveal before the end")
 	}
-	if g.cut != nil {
-		return fmt.Errorf("reveal: the rolls' check: %w", ErrCut)
-	}
 	seed := b.Seed
 	g.Seed = &seed
 	g.Closed = true
@@ -761,8 +758,8 @@ func (g *Game) reveal(b Reveal, seq uint64) error {
 
 // Recheck recomputes a per-game scheme's commitment (tavlarena-v1) or
 // fingerprint (anchored-v1) from seed, then every logged roll, and returns
-// the first mismatch, or nil if all agree. Failure.Seq is left zero. g
-// must be a full state (not Cut's).
+// the first mismatch, or nil if all agree. Failure.Seq is left zero. g may
+// be a cut state (Cut), which keeps the dice of the rolls it leaves out.
 func (g *Game) Recheck(seed [32]byte) *Failure {
 	var roller dice.Roller
 	switch g.Scheme {
@@ -784,6 +781,13 @@ func (g *Game) Recheck(seed [32]byte) *Failure {
 		roller = dice.NewAnchored(seed, dice.AnchoredBinding(g.MatchID, g.GameNo, g.Tokens, a))
 	default:
 		return nil
+	}
+	if g.cut != nil {
+		for i, p := range g.cut.dice { // roll i (Cut)
+			if d, logged := roller.Roll(uint32(i)), unpackDice(p); d != logged {
+				return &Failure{Check: FailRoll, N: uint32(i), Logged: logged, Rolled: d}
+			}
+		}
 	}
 	for _, r := range g.Rolls {
 		if d := roller.Roll(r.N); d != r.Dice {

@@ -139,8 +139,8 @@ type Config struct {
 	// from Pebble when its game goes on). A state is kept cut to the last
 	// few events of its history (events.Game.Cut: about 2 KB for a
 	// game in play, whatever its length); an event whose checks need
-	// more (a reveal, a move of an older roll, a roll id that may repeat
-	// one) reads the full state back. Finished games are not kept. Zero
+	// more (a move of an older roll, a roll id that may repeat one) reads
+	// the full state back. Finished games are not kept. Zero
 	// means DefaultGameCacheBytes.
 	GameCacheBytes int64
 	// MaxGameBytes bounds one game's state (events.Game.Size): an event

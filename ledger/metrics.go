@@ -63,7 +63,7 @@ func newMetrics(reg prometheus.Registerer, beacons *drand.Cache) (*metrics, erro
 		openGames: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "zarlog_ledger_open_games", Help: "Open games (committed, not closed), by emitter."}, []string{"emitter"}),
 		openBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "zarlog_ledger_open_game_bytes", Help: "Bytes of the states of the open games, by emitter."}, []string{"emitter"}),
 		gameCache: prometheus.NewGauge(prometheus.GaugeOpts{Name: "zarlog_ledger_game_cache_bytes", Help: "Bytes of the game states the sequencer keeps decoded in memory."}),
-		gameLoads: prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_ledger_game_loads_total", Help: "Game states the sequencer read back from the store because they were not in its cache (--game-cache-bytes), or were held there cut to their last events and the event needed more of the history (a reveal, a move of an older roll, a roll id that may repeat one)."}),
+		gameLoads: prometheus.NewCounter(prometheus.CounterOpts{Name: "zarlog_ledger_game_loads_total", Help: "Game states the sequencer read back from the store because they were not in its cache (--game-cache-bytes), or were held there cut to their last events and the event needed more of the history (a move of an older roll, a roll id that may repeat one)."}),
 	}
 	for _, c := range events.Codes() {
 		m.rejected.WithLabelValues(string(c))
