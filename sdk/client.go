@@ -925,9 +925,9 @@ func (c *Client) sender() {
 // the Client is closed (it then returns false). The events published
 // meanwhile do not wake it as
 // long as the message has room for all of them; the sender takes them
-// after. (lingerer.nap ends the sleep where an event's arrival could end
-// the linger's wait, so the linger decides at the moments it would if the
-// sender looked at every event.)
+// after. (lingerer.nap ends the sleep before an event's arrival could end
+// the linger's wait; the sender decides again as it ends, by the same
+// rule.)
 func (c *Client) napOn(wake <-chan time.Time, items, size int) (open bool) {
 	n := &c.nap
 	n.wantBytes.Store(int64(c.cfg.MaxBatchBytes - size))
