@@ -108,6 +108,10 @@ type sequencer struct {
 	// each group's batch before it is committed. Both are for benchmarks.
 	loads   uint64
 	onBatch func(*pebble.Batch)
+	// onRelease, if not nil, sees each state release puts on the free
+	// list, once it is cleared (for tests: TestReleasedStatesUnread
+	// spoils them, so that a read of a released state shows).
+	onRelease func(*events.Game)
 }
 
 // A pendGame is a game changed by the group being prepared: its new state,
@@ -658,21 +662,24 @@ func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *
 		s.free = s.free[:n-1]
 		s.reused++
 	}
-	p, ok := s.pend[ev.Game]
-	if !ok && g != nil {
-		p.old, p.from = g, g.History()
-	}
-	if ok {
-		// g is p.g, the state an earlier event of this group made: ng
-		// replaces it, and nothing else refers to it (p.old, the state
-		// before the group, which the cache may hold, is another).
-		s.release(g)
-	}
-	p.g, p.size = ng, nsize
-	s.pend[ev.Game] = p
 	s.count(ng.Emitter, g, ng, size, nsize)
 	if f, ok := s.stats.observe(ev, g, ng); ok {
 		s.fin = append(s.fin, f)
+	}
+	p, pending := s.pend[ev.Game]
+	if !pending && g != nil {
+		p.old, p.from = g, g.History()
+	}
+	p.g, p.size = ng, nsize
+	s.pend[ev.Game] = p
+	if pending {
+		// g is the state an earlier event of this group made (p.g until
+		// now, or the full state next read back for this event): ng
+		// replaces it, and nothing else refers to it (p.old, the state
+		// before the group, which the cache may hold, is another).
+		// Released last: release clears it, and the next event may
+		// write into it, so nothing may read g after this.
+		s.release(g)
 	}
 }
 
@@ -687,6 +694,9 @@ func (s *sequencer) release(g *events.Game) {
 		return
 	}
 	*g = events.Game{}
+	if s.onRelease != nil {
+		s.onRelease(g)
+	}
 	s.free = append(s.free, g)
 }
 
