@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -13,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/zarlog/zarlog/events"
+	"github.com/zarlog/zarlog/events/dice"
 	"github.com/zarlog/zarlog/internal/testonly"
 	"github.com/zarlog/zarlog/rules"
 	"github.com/zarlog/zarlog/rules/movecheck"
@@ -253,5 +255,156 @@ func dumpStore(t testing.TB, l *Ledger) map[string][]byte {
 	for ok := it.First(); ok; ok = it.Next() {
 		out[string(it.Key())] = bytes.Clone(it.Value())
 	}
+	return out
+}
+
+// TestCutReadInFlight: an event that needs the full state of its game
+// (events.ErrCut) while the game's previous group is still in flight (not
+// committed: the committer is held) is decided on the state that group
+// left, with the history the cut state leaves out read back from the store.
+// The store lacks the in-flight group's event, but the cut state holds it:
+// the part a cut state leaves out is always committed (the sequencer.next
+// comment says why). A per-roll-v1 match whose cached states are all cut
+// has three rolls revealed, the first left out; its move is appended with
+// the committer held, and then, while that group waits, two roll-commits:
+// one that repeats the first roll's id (refused, duplicate-roll-id) and one
+// with an id whose key (idKey) is the first roll's, another id (accepted).
+// Both read the game back while the move's group is uncommitted. The
+// outcomes and the stores are those of a ledger that keeps full states.
+func TestCutReadInFlight(t *testing.T) {
+	newEnv := func() *testEnv {
+		e := newTestEnv(t)
+		e.cfg.Moves = movecheck.Checker{}
+		e.cfg.GameCacheBytes = 0
+		return e
+	}
+	cutEnv, wholeEnv := newEnv(), newEnv()
+	cut, whole := cutEnv.open(), wholeEnv.open()
+	cut.seq.games.cutAt = 0 // every cached state is cut; the sequencer waits for requests
+	whole.seq.games.cutAt = -1
+
+	c := testonly.Config{Scheme: events.PerRoll, Variant: rules.Backgammon, Label: "cut-in-flight", Emitter: emitterA, Start: testStart}
+	p, err := testonly.Play(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer := cutEnv.k.emitters[c.Emitter]
+	evs, err := testonly.Events(c, p.Bodies, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fourth roll-commit: three rolls are revealed before it, and a
+	// cut state keeps the last two (the first is left out). The event
+	// before it is the third roll's move.
+	var first dice.UUID
+	at, n := -1, 0
+	for i, ev := range evs {
+		if rc, ok := ev.Body.(events.RollCommit); ok {
+			if n == 0 {
+				first = rc.RollID
+			}
+			if n++; n == 4 {
+				at = i
+				break
+			}
+		}
+	}
+	if at < 0 || evs[at-1].Type != events.TypeMove {
+		t.Fatalf("the match has no fourth roll-commit after a move (%d roll-commits)", n)
+	}
+	leaves := make([][]byte, len(evs))
+	for i, ev := range evs {
+		if leaves[i], err = events.Format(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rollCommit := func(id dice.UUID) []byte {
+		b := evs[at].Body.(events.RollCommit)
+		b.RollID = id
+		ev, err := events.NewSigned(c.Header(uint64(at)), b, signer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaf, err := events.Format(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return leaf
+	}
+	collides := collidingRollID(first)
+	if collides == first {
+		t.Fatal("the colliding roll id is the id itself")
+	}
+	calls := [][]Input{
+		inputs(t, leaves[:at-1]...),
+		inputs(t, leaves[at-1]), // the move: its group stays in flight
+		inputs(t, rollCommit(first), rollCommit(collides)),
+	}
+
+	type batchSeen struct {
+		group, committed, loads uint64
+	}
+	seen := make(chan batchSeen, 8)
+	cut.seq.onBatch = func(*pebble.Batch) { // set before the first request, as cutAt
+		seen <- batchSeen{cut.seq.group, cut.committed.Load(), cut.seq.loads}
+	}
+	want := make([][]Outcome, len(calls))
+	for i, in := range calls {
+		want[i] = mustAppend(t, whole, in)
+	}
+	mustAppend(t, cut, calls[0])
+	<-seen
+	ctx := context.Background()
+	type result struct {
+		out []Outcome
+		err error
+	}
+	var results []chan result
+	var prepared []batchSeen
+	cut.commitMu.Lock() // holds the committer
+	for _, in := range calls[1:] {
+		r := make(chan result, 1)
+		go func() {
+			out, err := cut.Append(ctx, in)
+			r <- result{out, err}
+		}()
+		results = append(results, r)
+		prepared = append(prepared, <-seen) // the move's group, then the roll-commits'
+	}
+	cut.commitMu.Unlock()
+	for i, r := range results {
+		res := <-r
+		if res.err != nil {
+			t.Fatal(res.err)
+		}
+		for j, o := range res.out {
+			if w := outcomeText(want[i+1][j]); outcomeText(o) != w {
+				t.Fatalf("call %d, input %d: the full states' ledger: %s; the cut states' ledger: %s", i+1, j, w, outcomeText(o))
+			}
+		}
+	}
+	move, commits := prepared[0], prepared[1]
+	if commits.committed >= move.group || commits.loads-move.loads != 2 || whole.seq.loads != 0 {
+		t.Fatalf("the roll-commits' group was prepared with group %d committed (the move's is %d), reading %d states back (want 2; the full ledger read %d)",
+			commits.committed, move.group, commits.loads-move.loads, whole.seq.loads)
+	}
+	if o := want[2]; o[0].Result != Rejected || o[0].Reject.Code != events.CodeDuplicateRollID || o[1].Result != Appended {
+		t.Fatalf("the roll-commits: %s; %s", outcomeText(o[0]), outcomeText(o[1]))
+	}
+	mustSign(t, cut)
+	mustSign(t, whole)
+	diffDumps(t, dumpStore(t, whole), dumpStore(t, cut))
+}
+
+// collidingRollID returns a roll id other than id that a cut state keeps
+// under the same key (events' idKey: the first half times a constant, xor
+// the second half).
+func collidingRollID(id dice.UUID) dice.UUID {
+	const k = 0x9e3779b97f4a7c15
+	hi, lo := binary.BigEndian.Uint64(id[:8]), binary.BigEndian.Uint64(id[8:])
+	key := hi*k ^ lo
+	var out dice.UUID
+	binary.BigEndian.PutUint64(out[:8], hi+1)
+	binary.BigEndian.PutUint64(out[8:], key^(hi+1)*k)
 	return out
 }

@@ -559,7 +559,8 @@ func (s *sequencer) canonical(ev *events.Event, g *events.Game, hash *merkle.Has
 	if g == nil || g.Emitter != ev.Emitter || ev.Seq >= g.NextSeq() {
 		return dedupRecord{}, false, nil
 	}
-	// (A leaf that a cut state leaves out is committed: byGame.)
+	// (A leaf that a cut state leaves out is committed, next says why:
+	// byGame.)
 	if index, ok := g.Leaf(ev.Seq); ok && index >= s.fFirst && index-s.fFirst < uint64(len(s.fLeaves)) {
 		f := s.fLeaves[index-s.fFirst]
 		return dedupRecord{Index: index, LeafHash: f.hash}, f.canon, nil
@@ -590,8 +591,8 @@ func byGame(r pebble.Reader, emitter, id string, g *events.Game, seq uint64, has
 	}
 	index, ok := g.Leaf(seq)
 	if !ok {
-		// A cut state (the cache's) leaves the leaf out; it is committed,
-		// and the game's history in r has it.
+		// A cut state leaves the leaf out; it is committed (sequencer.next
+		// says why), and the game's history in r has it.
 		var err error
 		if index, ok, err = gameLeaf(r, emitter, g.ID, seq); err != nil || !ok {
 			if err == nil {
@@ -745,13 +746,32 @@ var errFault = errors.New("ledger fault")
 
 // next applies ev to g, the game's state (nil: no events), as
 // events.NextInto into dst does, and returns the state it applied it to and
-// the new one. If g is a cut state (the cache's, events.Game.Cut) whose
-// history does not hold what the event's checks need (events.ErrCut), it
-// reads the game's full state back from the store, which holds every part
-// a cut state leaves out (a state is cut when it is cached, and the cache
-// is read only once the game's last group is committed), and applies ev to
-// that. An error wrapping errFault is a failure of the ledger; any other
-// is NextInto's.
+// the new one. If g is a cut state (events.Game.Cut) whose history does not
+// hold what the event's checks need (events.ErrCut), it reads the game's
+// state back from the store and applies ev to g.Uncut of it.
+//
+// That read is sound even while groups that changed the game are in flight
+// (prepared, not committed), when the store's state lacks their events:
+// Uncut takes from the store only the part of the history g leaves out,
+// and that part is always committed. Only the cache cuts states
+// (gameCache.put), and game reads the cache only when neither pend nor
+// inflight holds the game, that is once the game's last prepared group is
+// committed (prune drops a game from inflight only then, and the committer
+// marks a group committed only once Pebble holds its batch). So a cut state
+// read from the cache leaves out committed history only, and the states
+// that this group and the ones in flight made from it (NextInto keeps its
+// cut part and never cuts more) leave out that same part and hold their
+// uncommitted events in their slices. The cut copy that put makes of a
+// group's new state may leave out that group's events before they are
+// committed, but it is not read until they are: inflight holds the group's
+// own state (put does not change it) meanwhile. Rebuild's replay caches
+// only states it read back or that flushRebuild has committed. Uncut
+// checks that the store's state and g agree where both hold history
+// (TestCutReadInFlight: events that read the state back while the group
+// before them waits on the committer).
+//
+// An error wrapping errFault is a failure of the ledger; any other is
+// NextInto's.
 func (s *sequencer) next(dst, g *events.Game, ev *events.Event, env events.Env) (*events.Game, *events.Game, error) {
 	ng, err := events.NextInto(dst, g, ev, env)
 	if err == nil || !errors.Is(err, events.ErrCut) {
