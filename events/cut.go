@@ -67,8 +67,13 @@ func unpackDice(b byte) dice.Dice { return dice.Dice{int(b >> 4), int(b & 15)} }
 
 // idKey is what a cut state keeps of a roll id it leaves out: 8 bytes
 // from all 16 (ids that share their first or last half, such as
-// counters or time-ordered UUIDs, still differ). Two ids with the same key
-// only cost a read of the full state (rollCommit).
+// counters or time-ordered UUIDs, still differ). It is a fixed function
+// that anyone can invert: a backend can choose a roll id whose key is one
+// of its match's left-out roll ids. That costs a read, never an outcome:
+// a key only says that a roll-commit's id may repeat a left-out one (equal
+// ids have equal keys, so a repeat is never missed), and rollCommit then
+// decides nothing on the cut state (ErrCut), so the full state decides
+// (docs/SECURITY.md §1; TestCutKeyCollision).
 func idKey(id dice.UUID) uint64 {
 	return binary.BigEndian.Uint64(id[:8])*0x9e3779b97f4a7c15 ^ binary.BigEndian.Uint64(id[8:])
 }

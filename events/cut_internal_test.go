@@ -2,6 +2,7 @@ package events
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"slices"
 	"testing"
@@ -171,4 +172,89 @@ func equalStates(a, b *Game) bool {
 	x, err := a.MarshalBinary()
 	y, err2 := b.MarshalBinary()
 	return err == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+// TestCutKeyCollision: a cut state keeps the roll ids it leaves out as
+// keys (idKey), a fixed function that anyone can invert, so a backend can
+// choose a roll id whose key is a left-out roll's. Such a roll-commit on the
+// cut state is neither accepted nor refused (ErrCut): on the full state
+// (Uncut) it is accepted, as the full state alone accepts it. The left-out
+// id itself is ErrCut too, and refused duplicate-roll-id on the full state;
+// the match's own next roll id is decided on the cut state as on the full.
+// A collision costs a read of the full state, never an outcome.
+func TestCutKeyCollision(t *testing.T) {
+	f := newFixture(t)
+	evs := perRollMatch(t, f)
+	var g *Game
+	at := -1
+	for i, ev := range evs {
+		if _, ok := ev.Body.(RollCommit); ok && g != nil && len(g.RollRecords) >= 3 {
+			at = i
+			break
+		}
+		var err error
+		if g, err = Apply(g, ev, f.env(ev, uint64(100+3*i))); err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+	}
+	if at < 0 {
+		t.Fatal("the match has no roll-commit after three revealed rolls")
+	}
+	c := g.Cut()
+	if c.base().Records == 0 {
+		t.Fatal("the cut state leaves out no roll record")
+	}
+	first := g.RollRecords[0].RollID
+	hi := binary.BigEndian.Uint64(first[:8])
+	var collides dice.UUID
+	binary.BigEndian.PutUint64(collides[:8], hi+1)
+	binary.BigEndian.PutUint64(collides[8:], idKey(first)^(hi+1)*0x9e3779b97f4a7c15)
+	if collides == first || idKey(collides) != idKey(first) {
+		t.Fatalf("%s is no collision of %s: keys %x, %x", collides, first, idKey(collides), idKey(first))
+	}
+	own := evs[at].Body.(RollCommit).RollID
+	for _, tc := range []struct {
+		name string
+		id   dice.UUID
+		cut  bool // the cut state needs the full one
+		code Code // the full state's refusal, if any
+	}{
+		{"left-out id", first, true, CodeDuplicateRollID},
+		{"colliding id", collides, true, ""},
+		{"own id", own, false, ""},
+	} {
+		v := *evs[at]
+		rc := v.Body.(RollCommit)
+		rc.RollID = tc.id
+		v.Body = rc
+		env := f.env(&v, uint64(100+3*at))
+		want, werr := Apply(g, &v, env)
+		var re *RejectError
+		if tc.code == "" && werr != nil || tc.code != "" && (!errors.As(werr, &re) || re.Code != tc.code) {
+			t.Fatalf("%s on the full state: %v, want %q", tc.name, werr, tc.code)
+		}
+		got, gerr := Apply(c, &v, env)
+		if errors.Is(gerr, ErrCut) != tc.cut {
+			t.Fatalf("%s on the cut state: %v", tc.name, gerr)
+		}
+		if tc.cut {
+			u, err := c.Uncut(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, gerr = Apply(u, &v, env)
+		}
+		if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+			t.Fatalf("%s: %v, the full state: %v", tc.name, gerr, werr)
+		}
+		if werr == nil {
+			if tc.cut {
+				if !equalStates(want, got) {
+					t.Fatalf("%s: another state than the full state's", tc.name)
+				}
+			} else {
+				same(t, want, got)
+			}
+		}
+	}
 }
