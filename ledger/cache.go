@@ -75,21 +75,44 @@ func (c *gameCache) get(game string) (*events.Game, int, bool) {
 // cut copy of it if its history holds more than cutAbove leaves (g itself
 // does not change: the sequencer may still use it), then drops states until
 // the cache is within its bound (possibly g itself, if its emitter holds
-// the most).
+// the most). A game already cached keeps its entry, which takes the new
+// state and moves to the front of its emitter's list: at a human pace
+// every event replaces a cached state, without a new entry and list element.
 func (c *gameCache) put(game string, g *events.Game, size int) {
-	c.remove(game)
 	if c.cutAt >= 0 && g.Held().Leaves > c.cutAt {
 		g = g.Cut()
+	}
+	mem := g.MemSize() + g.DecodedSize()
+	if e, ok := c.items[game]; ok {
+		ce := e.Value.(*cacheEntry)
+		if ce.emitter == g.Emitter { // always: a game's emitter is its commit's
+			ec := c.by[ce.emitter]
+			old := ce.cost()
+			ce.g, ce.size, ce.mem = g, size, mem
+			d := ce.cost() - old
+			ec.bytes += d
+			c.bytes += d
+			ec.order.MoveToFront(e)
+			c.evict()
+			return
+		}
+		c.remove(game)
 	}
 	ec := c.by[g.Emitter]
 	if ec == nil {
 		ec = &emitterCache{order: list.New()}
 		c.by[g.Emitter] = ec
 	}
-	ce := &cacheEntry{game: game, emitter: g.Emitter, g: g, size: size, mem: g.MemSize() + g.DecodedSize()}
+	ce := &cacheEntry{game: game, emitter: g.Emitter, g: g, size: size, mem: mem}
 	c.items[game] = ec.order.PushFront(ce)
 	ec.bytes += ce.cost()
 	c.bytes += ce.cost()
+	c.evict()
+}
+
+// evict drops the least recently used states of the emitter that holds the
+// most bytes until the cache is within its bound.
+func (c *gameCache) evict() {
 	for c.bytes > c.max {
 		var big *emitterCache
 		for _, ec := range c.by {

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/zarlog/zarlog/events"
@@ -114,4 +115,25 @@ func partsOf(g *events.Game) map[string]int {
 
 func capOf(g *events.Game) int {
 	return 8*cap(g.Leaves) + 40*cap(g.Rolls) + 152*cap(g.RollRecords) + 32*cap(g.Moves)
+}
+
+// BenchmarkGameCachePut: put of a game the cache holds already, as each
+// event at a human pace does (50,000 games in play, five emitters, states
+// short enough not to be cut: the entry's cost, not Cut's).
+func BenchmarkGameCachePut(b *testing.B) {
+	const games = 50_000
+	c := newGameCache(1 << 30)
+	ids := make([]string, games)
+	states := make([]*events.Game, games)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("game-%06d", i)
+		states[i] = &events.Game{ID: ids[i], Emitter: fmt.Sprintf("emitter-%d", i%5), Leaves: make([]uint64, 6)}
+		c.put(ids[i], states[i], states[i].Size())
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		j := (i * 7919) % games
+		c.put(ids[j], states[j], 600)
+	}
 }

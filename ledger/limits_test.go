@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -227,5 +229,131 @@ func TestGameCacheShares(t *testing.T) {
 	c.put("huge", g, n)
 	if _, _, ok := c.get("huge"); ok || c.bytes > c.max {
 		t.Errorf("a state larger than the cache: kept %v, cache %d bytes", ok, c.bytes)
+	}
+}
+
+// TestGameCachePutAgain: put of a game already cached replaces its state
+// in place; the cache holds, in each emitter's order and within its bound,
+// what a naive model of its rule holds (a put or get makes a game its
+// emitter's most recent; past the bound the least recent state of the
+// emitter holding the most bytes goes), over random puts of new and cached
+// games whose states grow and shrink, and gets.
+func TestGameCachePutAgain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 4))
+	c := newGameCache(60_000)
+	c.cutAt = -1
+	type entry struct {
+		game string
+		g    *events.Game
+		cost int64
+	}
+	model := map[string][]entry{} // by emitter, most recent first
+	find := func(game string) (string, int) {
+		for e, es := range model {
+			for i, x := range es {
+				if x.game == game {
+					return e, i
+				}
+			}
+		}
+		return "", -1
+	}
+	emitters := []string{"alice", "bob", "mallory"}
+	replaced, ties := 0, 0
+	for op := range 20_000 {
+		game := fmt.Sprintf("g%d", rng.IntN(60))
+		if rng.IntN(4) == 0 {
+			_, _, ok := c.get(game)
+			e, i := find(game)
+			if ok != (i >= 0) {
+				t.Fatalf("op %d: get %s: %v, the model holds it: %v", op, game, ok, i >= 0)
+			}
+			if ok {
+				x := model[e][i]
+				model[e] = append([]entry{x}, slices.Delete(model[e], i, i+1)...)
+			}
+			continue
+		}
+		emitter := emitters[len(game)%len(emitters)] // a game's emitter never changes
+		g := &events.Game{Emitter: emitter, Settings: make([]byte, rng.IntN(3000))}
+		if e, i := find(game); i >= 0 {
+			model[e] = slices.Delete(model[e], i, i+1)
+			replaced++
+		}
+		cost := int64(g.MemSize()+g.DecodedSize()) + cacheEntryOverhead + int64(len(game))
+		model[emitter] = append([]entry{{game, g, cost}}, model[emitter]...)
+		c.put(game, g, g.Size())
+		tie := false
+		for {
+			var total int64
+			big, bigBytes := "", int64(-1)
+			for e, es := range model {
+				var b int64
+				for _, x := range es {
+					b += x.cost
+				}
+				total += b
+				if b == bigBytes {
+					tie = true
+				}
+				if b > bigBytes {
+					big, bigBytes = e, b
+				}
+			}
+			if total <= c.max || tie {
+				break
+			}
+			model[big] = model[big][:len(model[big])-1]
+		}
+		if tie {
+			// Two emitters hold the most bytes: the cache may drop either's.
+			// Take its choice.
+			ties++
+			clear(model)
+			for e, ec := range c.by {
+				for el := ec.order.Front(); el != nil; el = el.Next() {
+					ce := el.Value.(*cacheEntry)
+					model[e] = append(model[e], entry{ce.game, ce.g, ce.cost()})
+				}
+			}
+		}
+		var total int64
+		for _, e := range emitters {
+			var got []string
+			var b int64
+			if ec := c.by[e]; ec != nil {
+				for el := ec.order.Front(); el != nil; el = el.Next() {
+					ce := el.Value.(*cacheEntry)
+					got = append(got, ce.game)
+					b += ce.cost()
+					if c.items[ce.game] != el {
+						t.Fatalf("op %d: %s's element is not the map's", op, ce.game)
+					}
+				}
+				if ec.bytes != b {
+					t.Fatalf("op %d: %s's bytes %d, its states cost %d", op, e, ec.bytes, b)
+				}
+			}
+			var want []string
+			for _, x := range model[e] {
+				want = append(want, x.game)
+				if g, _, _ := c.get(x.game); g != x.g {
+					t.Fatalf("op %d: %s holds another state", op, x.game)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("op %d: %s's states %v, the model's %v", op, e, got, want)
+			}
+			for i := len(want) - 1; i >= 0; i-- { // restore the order the gets changed
+				c.get(want[i])
+			}
+			total += b
+		}
+		if c.bytes != total || len(c.items) != len(model["alice"])+len(model["bob"])+len(model["mallory"]) {
+			t.Fatalf("op %d: %d bytes, %d states; their costs %d", op, c.bytes, len(c.items), total)
+		}
+	}
+	if replaced < 1000 || ties > 100 {
+		t.Fatalf("%d states replaced, %d ties", replaced, ties)
 	}
 }
