@@ -345,7 +345,7 @@ func (d *run) run(ctx context.Context) (Result, error) {
 	if d.replay {
 		d.printf("replay anchored-v1 games are anchored to drand quicknet round %d, published %s and recorded:\n"+
 			"       the demo works offline, where no live round can be fetched, so the ledger's and the bot's\n"+
-			"       clocks replay that moment: they start at %s, a minute before the round, and\n"+
+			"       clocks replay that moment: they start at %s, a minute before the round, once the log is up, and\n"+
 			"       go on at the real time once the anchored games are sealed and their players' tokens logged.\n"+
 			"       So those commits and tokens are dated 2023, and everything else when it happens.\n"+
 			"       Give --drand-relay URL for live rounds on the real clock.\n",
@@ -431,7 +431,13 @@ func (d *run) play(ctx context.Context, info serve.Info, signer note.Signer, vke
 	// reaches the recorded round; then the clock goes on at the real time.
 	sealed := map[int]*sdk.AnchoredGame{}
 	sealErr := map[int]error{}
-	if rc, ok := d.clock.(*replayClock); ok && d.replay {
+	rc, _ := d.clock.(*replayClock)
+	if rc != nil {
+		// Held while the demo set up: it runs from here, a minute before
+		// the round.
+		rc.Start()
+	}
+	if rc != nil && d.replay {
 		var nos []int
 		limit := d.cfg.ReplayAnchored
 		if limit <= 0 {

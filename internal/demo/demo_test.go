@@ -477,8 +477,11 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// TestReplayClock: the replay clock starts where it is told, runs at the
-// real rate, skips ahead when waited on, and never goes back.
+// TestReplayClock: the replay clock shows where it is told to start, held
+// there until Start (the demo's set-up took over a minute on a loaded
+// machine, and a clock that ran meanwhile passed the round before the
+// first seal), then runs at the real rate, skips ahead when waited on, and
+// never goes back.
 func TestReplayClock(t *testing.T) {
 	real := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	now := func() time.Time { return real }
@@ -487,9 +490,25 @@ func TestReplayClock(t *testing.T) {
 	if !c.Now().Equal(start) {
 		t.Fatalf("start %s, want %s", c.Now(), start)
 	}
+	real = real.Add(90 * time.Second)
+	if !c.Now().Equal(start) {
+		t.Errorf("held, 90 s later: %s, want %s", c.Now(), start)
+	}
+	c.Start()
 	real = real.Add(5 * time.Second)
 	if want := start.Add(5 * time.Second); !c.Now().Equal(want) {
-		t.Errorf("after 5 s: %s, want %s", c.Now(), want)
+		t.Errorf("5 s after Start: %s, want %s", c.Now(), want)
+	}
+	c.Start()
+	if want := start.Add(5 * time.Second); !c.Now().Equal(want) {
+		t.Errorf("Start of a running clock moved it: %s, want %s", c.Now(), want)
+	}
+	held := newReplayClock(now, start)
+	if err := held.WaitUntil(context.Background(), start.Add(time.Minute)); err != nil || !held.Now().Equal(start.Add(time.Minute)) {
+		t.Errorf("WaitUntil on a held clock: %s, %v", held.Now(), err)
+	}
+	if held.Resume(); !held.Now().Equal(real) {
+		t.Errorf("Resume of a held clock: %s, want the real time %s", held.Now(), real)
 	}
 	round := quicknet.RoundTime(RecordedRound)
 	if err := c.WaitUntil(context.Background(), round); err != nil || !c.Now().Equal(round) {
