@@ -23,7 +23,7 @@ const cutAbove = 12
 // event read of its history, not the rest, which the store holds (the
 // sequencer reads the full state back when an event needs it: the
 // sequencer's next). Past its
-// bound it drops the least recently used state of the emitter that holds
+// bound it drops the least recently put state of the emitter that holds
 // the most bytes in it, so one emitter's many or large games push out its
 // own states first, never another's that holds less. It is used by the sequencer
 // goroutine only.
@@ -60,14 +60,16 @@ func newGameCache(max int64) *gameCache {
 }
 
 // get returns the cached state of game, which may be cut, and its full
-// state's size.
+// state's size. It leaves the order as it is: the states are in the order
+// of their last put (an event that changes its game puts the new state at
+// the front; a refused one leaves its game where it was), which spares
+// every event a move to the front on top of its put's.
 func (c *gameCache) get(game string) (*events.Game, int, bool) {
 	e, ok := c.items[game]
 	if !ok {
 		return nil, 0, false
 	}
 	ce := e.Value.(*cacheEntry)
-	c.by[ce.emitter].order.MoveToFront(e)
 	return ce.g, ce.size, true
 }
 
@@ -110,7 +112,7 @@ func (c *gameCache) put(game string, g *events.Game, size int) {
 	c.evict()
 }
 
-// evict drops the least recently used states of the emitter that holds the
+// evict drops the least recently put states of the emitter that holds the
 // most bytes until the cache is within its bound.
 func (c *gameCache) evict() {
 	for c.bytes > c.max {

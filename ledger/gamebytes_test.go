@@ -137,3 +137,37 @@ func BenchmarkGameCachePut(b *testing.B) {
 		c.put(ids[j], states[j], 600)
 	}
 }
+
+// BenchmarkGameCacheGetPut: what an event at a human pace asks of the
+// cache: get its game's state, then, once its group of 300 is prepared,
+// put the new one.
+func BenchmarkGameCacheGetPut(b *testing.B) {
+	const games = 50_000
+	c := newGameCache(1 << 30)
+	ids := make([]string, games)
+	states := make([]*events.Game, games)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("game-%06d", i)
+		states[i] = &events.Game{ID: ids[i], Emitter: fmt.Sprintf("emitter-%d", i%5), Leaves: make([]uint64, 6)}
+		c.put(ids[i], states[i], states[i].Size())
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	const group = 300
+	type got struct {
+		g    *events.Game
+		size int
+	}
+	gs := make([]got, group)
+	for i := 0; i < b.N; i += group {
+		n := min(group, b.N-i)
+		for k := range n {
+			j := ((i + k) * 7919) % games
+			gs[k].g, gs[k].size, _ = c.get(ids[j])
+		}
+		for k := range n {
+			j := ((i + k) * 7919) % games
+			c.put(ids[j], gs[k].g, gs[k].size)
+		}
+	}
+}
