@@ -212,6 +212,10 @@ type HumanMeasure struct {
 	// window.
 	EventsPerAppend  float64 `json:"eventsPerAppend"`
 	EventsPerMessage float64 `json:"eventsPerMessage"`
+	// NATSMessages is the NATS messages of the window an event, by kind
+	// (readNATSCounts): each connection's publishes and each of its
+	// subscriptions' deliveries.
+	NATSMessages map[string]float64 `json:"natsMessagesPerEvent,omitempty"`
 	// IdleGames is how many times a table had no event made for it when
 	// one was due (0: humanSetup makes every event that could be due).
 	IdleGames int `json:"idleGames"`
@@ -423,6 +427,10 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 		return HumanMeasure{}, err
 	}
 	count0, submits0 := sink.count.Load(), sink.submits.Load()
+	nats0, err := readNATSCounts(srv.NATS())
+	if err != nil {
+		return HumanMeasure{}, err
+	}
 	beacons0 := map[string]float64{}
 	if err := beaconChecks(reg, beacons0); err != nil {
 		return HumanMeasure{}, err
@@ -448,6 +456,11 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	cpu1, t1 := cpuTime(), time.Now()
 	count1, submits1 := sink.count.Load(), sink.submits.Load()
 	runtime.ReadMemStats(&mem1)
+	nats1, err := readNATSCounts(srv.NATS())
+	if err != nil {
+		prof.stop()
+		return HumanMeasure{}, err
+	}
 	prof.stop()
 	n := int(count1 - count0)
 	beacons1 := map[string]float64{}
@@ -504,6 +517,7 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 		BeaconCached:        int(beacons1["beacon-cached"] - beacons0["beacon-cached"]),
 		Duplicates:          int(beacons1["duplicates"] - beacons0["duplicates"]),
 		GameLoads:           int(beacons1["game-loads"] - beacons0["game-loads"]),
+		NATSMessages:        nats1.perEvent(nats0, n),
 		GameCacheBytes:      cmp.Or(cfg.GameCacheBytes, ledger.DefaultGameCacheBytes)}
 	if !wcfg.RealBeacons {
 		m.BeaconGamesPerRound = 0

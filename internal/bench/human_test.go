@@ -68,6 +68,19 @@ func TestHuman(t *testing.T) {
 	if runtime.GOOS == "linux" && (m.RSSBytes <= 0 || m.RSSPeakBytes < m.RSSBytes || m.RSSStartBytes <= 0 || m.RSSPeakBytes < m.RSSStartBytes) {
 		t.Errorf("RSS %d, peak %d, at the start %d", m.RSSBytes, m.RSSPeakBytes, m.RSSStartBytes)
 	}
+	// The NATS messages by kind: every message the stream took was
+	// published by an emitter, handed to the admission, acknowledged to
+	// it and delivered to the ingest, about once an event per
+	// EventsPerMessage (the window's edges cut a few).
+	perMessage := 1 / m.EventsPerMessage
+	for _, k := range []string{"pub:emitters", "sub:ingest:zarlog.events.*", "sub:ingest:admission-acks", "sub:emitters:_INBOX.x.x.*", "pub:ingest"} {
+		if got := m.NATSMessages[k]; got < 0.7*perMessage {
+			t.Errorf("%s: %.4f NATS messages an event, want about %.4f or more (all %v)", k, got, perMessage, m.NATSMessages)
+		}
+	}
+	if got := m.NATSMessages["sub:ingest:zarlog.events.*"]; got > 1.3*perMessage {
+		t.Errorf("the admission received %.4f messages an event, the stream %.4f", got, perMessage)
+	}
 	// Every event of the window is one of a game in play: at most one
 	// per game per MinGap.
 	if limit := float64(m.Games) * m.WindowS / 0.2; float64(m.Events) > limit {
