@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/zarlog/zarlog/ledger"
 	"github.com/zarlog/zarlog/merkle"
 	"github.com/zarlog/zarlog/wire"
 )
@@ -216,5 +217,26 @@ func TestReceiptsBatch(t *testing.T) {
 	}
 	if r, err := wire.ParseReceiptReply(m.Data); err != nil || r.Status != wire.StatusOK || len(r.Proof) == 0 {
 		t.Errorf("receipt request of version 3: %s, %v", m.Data, err)
+	}
+}
+
+// TestSessionKeep: a session keeps a batch's slices for the next one
+// cleared, so that no message or payload of a decided batch stays
+// reachable through them, and drops slices that grew past maxKept.
+func TestSessionKeep(t *testing.T) {
+	st := &sessionState{}
+	subs := []submission{{Input: ledger.Input{Emitter: "e", Data: []byte("payload")}, seq: 3}}
+	items := []item{{seq: 3, emitter: "e", n: 1}}
+	st.inputs = append(st.inputs, subs[0].Input)
+	st.keep(subs, items)
+	if len(st.subs) != 0 || len(st.items) != 0 || len(st.inputs) != 0 || cap(st.subs) == 0 || cap(st.items) == 0 {
+		t.Fatalf("kept %d/%d submissions, %d/%d items, %d inputs", len(st.subs), cap(st.subs), len(st.items), cap(st.items), len(st.inputs))
+	}
+	if s := st.subs[:1][0]; s.Data != nil || s.Emitter != "" || st.items[:1][0] != (item{}) || st.inputs[:1][0].Data != nil {
+		t.Fatal("a kept slice still refers to the batch's messages")
+	}
+	st.keep(make([]submission, 0, maxKept+1), items)
+	if st.subs != nil || st.items != nil || st.inputs != nil {
+		t.Fatal("kept slices past maxKept")
 	}
 }

@@ -729,9 +729,12 @@ type sessionState struct {
 	// next is the lowest stream sequence not yet decided: every message
 	// below it is durably decided by the sink (or gone from the stream).
 	next uint64
-	// subs is the number of submissions of the last batch: the next
-	// batch's slice starts at that capacity instead of growing to it.
-	subs int
+	// subs, items and inputs are the last batch's slices, cleared (no
+	// message or payload kept alive), for the next batch to fill instead
+	// of allocating its own (process, submit).
+	subs   []submission
+	items  []item
+	inputs []ledger.Input
 	// rewound is the stream's last sequence when it was last seen below
 	// the cursor (atEnds).
 	rewound uint64
@@ -756,8 +759,7 @@ type item struct {
 // acknowledged, and everything is delivered again in order).
 func (in *Ingester) process(ctx context.Context, st *sessionState, batch []jetstream.Msg) error {
 	next := st.next
-	subs := make([]submission, 0, st.subs)
-	items := make([]item, 0, len(batch))
+	subs, items := st.subs[:0], st.items[:0]
 	for _, m := range batch {
 		meta, err := m.Metadata()
 		if err != nil {
@@ -790,7 +792,7 @@ func (in *Ingester) process(ctx context.Context, st *sessionState, batch []jetst
 	var outs []ledger.Outcome
 	if len(subs) > 0 {
 		var err error
-		if outs, err = in.submit(ctx, subs, items); err != nil {
+		if outs, err = in.submit(ctx, st, subs, items); err != nil {
 			return err
 		}
 		if in.afterSubmit != nil {
@@ -817,12 +819,30 @@ func (in *Ingester) process(ctx context.Context, st *sessionState, batch []jetst
 			in.adm.release(it.emitter, it.size)
 		}
 	}
-	st.next, st.subs = next, len(subs)
+	st.next = next
 	// The outcomes first: a receipt request waiting for the cursor to
 	// move then finds its event's outcome without a lookup (receiptOf).
 	in.report(len(items), subs, outs)
 	in.setDecided(next)
+	st.keep(subs, items)
 	return nil
+}
+
+// maxKept bounds the submissions a session keeps for its next batch (a
+// batch of MaxBatch events holds that many; a larger one's are dropped).
+const maxKept = 1 << 14
+
+// keep clears the batch's slices and keeps them for the next one, unless
+// they grew past maxKept.
+func (st *sessionState) keep(subs []submission, items []item) {
+	if cap(subs) > maxKept || cap(items) > maxKept {
+		st.subs, st.items, st.inputs = nil, nil, nil
+		return
+	}
+	clear(subs)
+	clear(items)
+	clear(st.inputs)
+	st.subs, st.items, st.inputs = subs[:0], items[:0], st.inputs[:0]
 }
 
 // split appends the submissions of one message to subs. Their data is the
@@ -866,13 +886,14 @@ func (in *Ingester) split(subs *[]submission, subject string, h nats.Header, dat
 
 // submit calls the sink until it succeeds or ctx ends, keeping the
 // messages' acknowledgement deadlines alive meanwhile.
-func (in *Ingester) submit(ctx context.Context, subs []submission, items []item) ([]ledger.Outcome, error) {
+func (in *Ingester) submit(ctx context.Context, st *sessionState, subs []submission, items []item) ([]ledger.Outcome, error) {
 	stop := in.keepAlive(items)
 	defer stop()
-	inputs := make([]ledger.Input, len(subs))
+	inputs := st.inputs[:0]
 	for i := range subs {
-		inputs[i] = subs[i].Input
+		inputs = append(inputs, subs[i].Input)
 	}
+	st.inputs = inputs // the sink keeps no input past its call (Sink)
 	backoff := in.cfg.RetryMin
 	for attempt := 1; ; attempt++ {
 		if err := in.hold(); err != nil {

@@ -82,6 +82,9 @@ func refusal(o ledger.Outcome) (code, reason string) {
 //     rejected again (the rejected store may then hold it twice; the ingest
 //     announces it again), or judged anew.
 //   - The ingest never calls Append concurrently; Append must honour ctx.
+//     Append keeps no reference to the slice in once it returns: the
+//     ingest fills the same slice with its next batch (an input's Data is
+//     the message's own, which Append may keep: Owned).
 //     Large batches are the point: one fsync for the whole batch.
 type Sink interface {
 	Append(ctx context.Context, in []ledger.Input) ([]ledger.Outcome, error)
