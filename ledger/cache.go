@@ -40,6 +40,7 @@ type gameCache struct {
 
 type cacheEntry struct {
 	game, emitter string
+	ec            *emitterCache // its emitter's share, which lists it
 	g             *events.Game
 	size          int // the full state's Size (g may be cut: SizeAfter's)
 	mem           int // g.MemSize() + g.DecodedSize(): memory
@@ -88,7 +89,7 @@ func (c *gameCache) put(game string, g *events.Game, size int) {
 	if e, ok := c.items[game]; ok {
 		ce := e.Value.(*cacheEntry)
 		if ce.emitter == g.Emitter { // always: a game's emitter is its commit's
-			ec := c.by[ce.emitter]
+			ec := ce.ec
 			old := ce.cost()
 			ce.g, ce.size, ce.mem = g, size, mem
 			d := ce.cost() - old
@@ -105,7 +106,7 @@ func (c *gameCache) put(game string, g *events.Game, size int) {
 		ec = &emitterCache{order: list.New()}
 		c.by[g.Emitter] = ec
 	}
-	ce := &cacheEntry{game: game, emitter: g.Emitter, g: g, size: size, mem: mem}
+	ce := &cacheEntry{game: game, emitter: g.Emitter, ec: ec, g: g, size: size, mem: mem}
 	c.items[game] = ec.order.PushFront(ce)
 	ec.bytes += ce.cost()
 	c.bytes += ce.cost()
@@ -132,7 +133,7 @@ func (c *gameCache) remove(game string) {
 		return
 	}
 	ce := e.Value.(*cacheEntry)
-	ec := c.by[ce.emitter]
+	ec := ce.ec
 	ec.order.Remove(e)
 	ec.bytes -= ce.cost()
 	c.bytes -= ce.cost()
