@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/transparency-dev/merkle/rfc6962"
 )
 
 // TestInclusionMutations checks that CheckInclusion refuses each mutation of
@@ -339,5 +341,47 @@ func TestTlogProof(t *testing.T) {
 		if _, err := ParseTlogProof(b); !errors.Is(err, ErrMalformed) {
 			t.Errorf("%s: ParseTlogProof = %v, want ErrMalformed", name, err)
 		}
+	}
+}
+
+// TestProofHasher: the proofs' hasher hashes a node exactly as
+// rfc6962.DefaultHasher does, for 32-byte hashes and any others, and
+// CheckInclusion allocates about one hash a proof node (three before it).
+func TestProofHasher(t *testing.T) {
+	h := proofHasher{rfc6962.DefaultHasher}
+	for i, n := range [][2]int{{32, 32}, {32, 32}, {0, 0}, {31, 32}, {32, 33}, {64, 1}} {
+		l, r := make([]byte, n[0]), make([]byte, n[1])
+		for j := range l {
+			l[j] = byte(i*7 + j)
+		}
+		for j := range r {
+			r[j] = byte(i*13 + 3*j + 1)
+		}
+		if got, want := h.HashChildren(l, r), rfc6962.DefaultHasher.HashChildren(l, r); !bytes.Equal(got, want) {
+			t.Errorf("HashChildren of %d and %d bytes = %x, want %x", n[0], n[1], got, want)
+		}
+	}
+
+	// A tree of 100,000 leaves: a proof of 17 hashes.
+	const index, size = 31_337, uint64(100_000)
+	leaves := make([]Hash, size)
+	for i := range leaves {
+		leaves[i] = refLeafHash(refLeaf(uint64(i)))
+	}
+	rf := newRef(leaves)
+	root, p := rf.mth(0, size), rf.path(index, 0, size)
+	if len(p) != 17 {
+		t.Fatalf("a proof of %d hashes, want 17", len(p))
+	}
+	if err := CheckInclusion(leaves[index], index, size, p, root); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := CheckInclusion(leaves[index], index, size, p, root); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if max := float64(len(p) + 4); allocs > max {
+		t.Errorf("CheckInclusion with a proof of %d hashes: %.0f allocations, want at most %.0f", len(p), allocs, max)
 	}
 }
