@@ -166,8 +166,8 @@ func TestHeadsWorkload(t *testing.T) {
 
 // format6 makes the closed ledger's store one of format 6: each game's
 // head as format 6 kept it, no live parts (but the games split says are
-// split stay so, as a migration interrupted after them leaves them), and
-// the format record 6.
+// split stay so, as a migration interrupted after them leaves them), each
+// full entry bundle whole under 'e' (wholeBundles), and the format record 6.
 func format6(t *testing.T, e *testEnv, origin string, split func(string) bool) int {
 	t.Helper()
 	return format6As(t, e, origin, split, 6, false)
@@ -181,6 +181,7 @@ func format6As(t *testing.T, e *testEnv, origin string, split func(string) bool,
 	db := openRaw(t, e)
 	defer db.Close()
 	n := format6Heads(t, db, split)
+	wholeBundles(t, db)
 	b := db.NewBatch()
 	defer b.Close()
 	b.Set(keyFormat, append([]byte{f}, origin...), nil)
@@ -296,7 +297,7 @@ func TestUpgradeFormat6(t *testing.T) {
 				t.Errorf("the split of the heads logged from %d, resumed %v", from, resumed)
 			}
 			diffDumps(t, before, dumpProjections(t, l))
-			if f, err := get(l.db, keyFormat); err != nil || f[0] != storeFormat || storeFormat != 7 {
+			if f, err := get(l.db, keyFormat); err != nil || f[0] != storeFormat || storeFormat != 8 {
 				t.Fatalf("format record %x, %v", f, err)
 			}
 			if split, old := splitHeads(t, l.db); split < 20 || old != 0 {
@@ -320,9 +321,11 @@ func TestUpgradeFormat6(t *testing.T) {
 // synced). A crashed store that holds a split head says format 7, and
 // holds the marker of the split if it holds a head of format 6 too, so that an older version (which accepts the formats 1 to 6, and whose
 // loadGame fails on a split game) refuses it; one that holds none is the
-// format-6 store as it was. Every crashed store opens, finishes the
+// format-6 store as it was. Only a store with every head split and no
+// marker says 8 (Open's last step, which keeps full bundles as pieces
+// from then on). Every crashed store opens, finishes the
 // migration (saying it goes on with it, or that it begins it from format 6)
-// and holds the same projections, in format 7, without the marker. A store
+// and holds the same projections, in format 8, without the marker. A store
 // whose format record says 6 beside the marker is refused as corrupt.
 func TestUpgradeFormat6Crash(t *testing.T) {
 	e := newTestEnv(t)
@@ -347,7 +350,7 @@ func TestUpgradeFormat6Crash(t *testing.T) {
 	if len(crashed) < games/4 {
 		t.Fatalf("%d syncs while splitting %d heads", len(crashed), games)
 	}
-	partial, refused := 0, 0
+	partial, refused, done7, done8 := 0, 0, 0, 0
 	for i, fs := range crashed {
 		db, err := pebble.Open(e.cfg.Dir, &pebble.Options{FS: fs, Logger: quietLogger{}})
 		if err != nil {
@@ -367,6 +370,12 @@ func TestUpgradeFormat6Crash(t *testing.T) {
 		if split > 0 && old > 0 {
 			partial++
 		}
+		if old == 0 && !marker && f[0] == 7 {
+			done7++ // before the format record 8
+		}
+		if f[0] == 8 {
+			done8++
+		}
 		switch {
 		case split == 0:
 			if f[0] != 6 || marker {
@@ -374,7 +383,9 @@ func TestUpgradeFormat6Crash(t *testing.T) {
 			}
 		case f[0] >= 1 && f[0] <= 6:
 			t.Errorf("crash after sync %d: %d heads split, %d not, and the format record %d, which an older version accepts", i, split, old, f[0])
-		case f[0] != 7 || old > 0 && !marker:
+		case f[0] == 8 && (old > 0 || marker):
+			t.Errorf("crash after sync %d: %d heads split, %d not, the marker %v, and the format record 8, which says the split is done", i, split, old, marker)
+		case f[0] != 7 && f[0] != 8 || old > 0 && !marker:
 			t.Errorf("crash after sync %d: %d heads split, %d not, the format record %d, the marker %v", i, split, old, f[0], marker)
 		default:
 			refused++
@@ -394,13 +405,13 @@ func TestUpgradeFormat6Crash(t *testing.T) {
 		if split, old := splitHeads(t, l.db); split != games || old != 0 {
 			t.Errorf("crash after sync %d: %d heads split, %d of format 6", i, split, old)
 		}
-		if f, err := get(l.db, keyFormat); err != nil || f[0] != 7 {
+		if f, err := get(l.db, keyFormat); err != nil || f[0] != storeFormat {
 			t.Errorf("crash after sync %d: the format record %x after Open, %v", i, f, err)
 		}
 		l.Close()
 	}
-	if partial == 0 {
-		t.Fatal("no crash left a store with some heads split and some not")
+	if partial == 0 || done7 == 0 || done8 == 0 {
+		t.Fatalf("of the crashes, %d left a store with some heads split and some not, %d one split of format 7, %d one of format 8: want some of each", partial, done7, done8)
 	}
 	t.Logf("%d crashes, %d with some heads split and some not, %d an older version refuses", len(crashed), partial, refused)
 

@@ -18,15 +18,17 @@ import (
 // the same table with the reasons.
 //
 //	log (the source of truth; authenticated by the tree, except "a"):
-//	  'e' N:u64             entry bundle N, once full (tlog-tiles); a format-5 store's
-//	                        growing bundle, as it was when the store was upgraded
-//	  'p' N:u64 S:u8        entries S.. of the growing entry bundle N, as a bundle's bytes:
-//	                        the entries a group appended (bundle.go)
+//	  'e' N:u64             entry bundle N, once full, as formats 6 and 7 wrote it
+//	                        (tlog-tiles); a format-5 store's growing bundle, as it was
+//	                        when the store was upgraded. Format 8 writes none
+//	  'p' N:u64 S:u8        entries S.. of entry bundle N, as a bundle's bytes: the
+//	                        entries a group appended (bundle.go); the bundle is 'e' N,
+//	                        if any, then its pieces
 //	  't' L:u8 N:u64        hash tile L/N, the growing one (tlog-tiles)
 //	  'a' I:u64             append time of the group whose first leaf is I: i64 Unix ns
 //	  'm' "state"           merkle.State of the stored tree
 //	  'm' "checkpoint"      the last signed checkpoint note, as published
-//	  'm' "format"          the store format version (u8 7) and the origin
+//	  'm' "format"          the store format version (u8 8) and the origin
 //	projections (derived from the log; Rebuild recreates them byte for byte, but for
 //	where it cuts a game's history into chunks):
 //	  'd' E 0x00 id         dedup, by (emitter, event id): leaf index u64 ‖ leaf hash [32],
@@ -102,8 +104,14 @@ var (
 // once ('g') and the live part each event rewrites ('l'): Open rewrites a
 // format-6 store's heads (migrateHeads), under the format record 7 and the
 // marker keySplitHeads until the last is split, so that an older version
-// refuses the store from the first split head on.
-const storeFormat = 7
+// refuses the store from the first split head on. Format 8 keeps a full
+// entry bundle as the pieces its groups wrote, where formats 6 and 7 wrote
+// it again whole under 'e' and deleted them (bundle.go): Open marks a
+// format-7 store format 8 (after the split of a format-6 store's heads),
+// whose full bundles stay 'e' records, so that an older version refuses it:
+// format 7's readers would read it (they scan the pieces after a missing
+// 'e' record), but an older version opens only the layouts it wrote.
+const storeFormat = 8
 
 // An openCount is an emitter's open games: how many, and the bytes of their
 // states (events.Game.Size).

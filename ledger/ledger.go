@@ -482,6 +482,7 @@ func (l *Ledger) load(ctx context.Context) error {
 	migrate := false   // a format-3 store: its dedup index moves to per-emitter keys
 	countOpen := false // a format-4 store (or 3): its open games are counted
 	heads := false     // a format-6 store (or 3 to 5): its game heads are split
+	pieces := false    // a format-7 store (or 3 to 6): marked format 8, its full bundles kept
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
 		if _, err := get(db, keyState); !errors.Is(err, pebble.ErrNotFound) {
@@ -496,7 +497,7 @@ func (l *Ledger) load(ctx context.Context) error {
 		}
 	case err != nil:
 		return fmt.Errorf("ledger: reading the format record: %w", err)
-	case len(f) == 0 || f[0] != storeFormat && (f[0] < 1 || f[0] > 6):
+	case len(f) == 0 || f[0] != storeFormat && (f[0] < 1 || f[0] > 7):
 		return fmt.Errorf("ledger: %s has store format %x, want %d: %w", l.cfg.Dir, f[:min(len(f), 1)], storeFormat, ErrCorrupt)
 	case string(f[1:]) != l.origin:
 		return fmt.Errorf("ledger: %s holds the log %q, not %q", l.cfg.Dir, f[1:], l.origin)
@@ -504,18 +505,18 @@ func (l *Ledger) load(ctx context.Context) error {
 		// Format 3 kept the dedup index by event id alone: once the store
 		// is checked, migrateDedup moves it to (emitter, id) keys, and then
 		// its open games are counted as format 4's are.
-		migrate, countOpen, heads = true, true, true
+		migrate, countOpen, heads, pieces = true, true, true, true
 	case f[0] == 4:
 		// Format 4 did not count each emitter's open games:
 		// migrateOpenGames does, once the store is checked (and takes
 		// it to format 6).
-		countOpen, heads = true, true
+		countOpen, heads, pieces = true, true, true
 	case f[0] == 5:
 		// Format 5 rewrote the growing entry bundle whole: its 'e' record
 		// stays, and the entries after it go in pieces (bundle.go). Only the
 		// format record changes, so that an older version refuses the store.
 		l.log.Info("upgrading the store: the growing entry bundle is stored in pieces", "from", 5, "to", 6)
-		heads = true
+		heads, pieces = true, true
 		b := db.NewBatch()
 		b.Set(keyFormat, append([]byte{6}, l.origin...), nil)
 		err := l.commit(b, "upgrading the store format")
@@ -526,7 +527,12 @@ func (l *Ledger) load(ctx context.Context) error {
 	case f[0] == 6:
 		// Format 6 rewrote each game's whole head at each of its events:
 		// migrateHeads splits the heads, once the store is checked.
-		heads = true
+		heads, pieces = true, true
+	case f[0] == 7:
+		// Format 7 wrote a full entry bundle whole under 'e': its full
+		// bundles stay, and the format record changes below, once the
+		// store is checked.
+		pieces = true
 	case f[0] != storeFormat:
 		// Format 1 kept each game's state whole, format 2 a dedup record
 		// for every id. The log is the same, and the projections are
@@ -546,11 +552,12 @@ func (l *Ledger) load(ctx context.Context) error {
 	}
 	// A store of format 7 whose heads migrateHeads was splitting when it
 	// stopped: some games are split, some not yet. The format record said 7
-	// from its first batch on, so that an older version refuses the store.
+	// from its first batch on, so that an older version refuses the store;
+	// it says 8 only once the split is done.
 	resume := false
 	switch _, err := get(db, keySplitHeads); {
 	case err == nil:
-		if len(f) == 0 || f[0] != storeFormat {
+		if len(f) == 0 || f[0] != 7 {
 			return fmt.Errorf("ledger: %s has store format %x and the marker of a split of its game heads, which only format 7 sets: %w", l.cfg.Dir, f[:min(len(f), 1)], ErrCorrupt)
 		}
 		heads, resume = true, true
@@ -630,6 +637,20 @@ func (l *Ledger) load(ctx context.Context) error {
 		}
 		if _, err := l.migrateHeads(ctx, chunk); err != nil {
 			return fmt.Errorf("ledger: splitting the game heads: %w", err)
+		}
+	}
+	if pieces {
+		// Format 8 keeps a full entry bundle as its pieces (bundle.go);
+		// the full bundles of format 7 stay whole under 'e', where the
+		// readers look first. Only the format record changes, so that an
+		// older version refuses the store.
+		l.log.Info("upgrading the store: a full entry bundle is kept as its pieces", "from", 7, "to", storeFormat)
+		b := db.NewBatch()
+		b.Set(keyFormat, append([]byte{storeFormat}, l.origin...), nil)
+		err := l.commit(b, "upgrading the store format")
+		b.Close()
+		if err != nil {
+			return fmt.Errorf("ledger: %w", err)
 		}
 	}
 	l.seq = newSequencer(l, b, stats, rej, open)

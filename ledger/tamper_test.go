@@ -47,8 +47,8 @@ func TestTamperedStore(t *testing.T) {
 		{"missing tile", tile(0, 3), nil, CheckRoot, []string{"tile/0/003.p/232", "not found"}},
 		{"old full tile, root check", tile(0, 1), flip(7), CheckRoot, nil},
 		{"old full tile, tile check", tile(0, 1), flip(7), CheckTiles, []string{"tile/0/001 ", "hash 1 of tile/1/000.p/4"}},
-		{"old entry bundle, tile check", tile(-1, 1), flip(50), CheckTiles, nil},
-		{"old entry bundle, entry check", tile(-1, 1), flip(50), CheckEntries, []string{"entry 256 ", "tile/entries/001 entry 0"}},
+		{"old entry bundle, tile check", pieceKey(1, 0), flip(50), CheckTiles, nil},
+		{"old entry bundle, entry check", pieceKey(1, 0), flip(50), CheckEntries, []string{"entry 256 ", "tile/entries/001 entry 0"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
