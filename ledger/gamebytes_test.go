@@ -117,19 +117,26 @@ func capOf(g *events.Game) int {
 	return 8*cap(g.Leaves) + 40*cap(g.Rolls) + 152*cap(g.RollRecords) + 32*cap(g.Moves)
 }
 
-// BenchmarkGameCachePut: put of a game the cache holds already, as each
-// event at a human pace does (50,000 games in play, five emitters, states
-// short enough not to be cut: the entry's cost, not Cut's).
-func BenchmarkGameCachePut(b *testing.B) {
-	const games = 50_000
+// cacheOfGames returns a cache of n games in play, of five emitters, with
+// states short enough not to be cut, and the games' ids and states.
+func cacheOfGames(n int) (*gameCache, []string, []*events.Game) {
 	c := newGameCache(1 << 30)
-	ids := make([]string, games)
-	states := make([]*events.Game, games)
+	ids := make([]string, n)
+	states := make([]*events.Game, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("game-%06d", i)
 		states[i] = &events.Game{ID: ids[i], Emitter: fmt.Sprintf("emitter-%d", i%5), Leaves: make([]uint64, 6)}
 		c.put(ids[i], states[i], states[i].Size())
 	}
+	return c, ids, states
+}
+
+// BenchmarkGameCachePut: put of a game the cache holds already, as each
+// event at a human pace does (50,000 games in play, five emitters, states
+// short enough not to be cut: the entry's cost, not Cut's).
+func BenchmarkGameCachePut(b *testing.B) {
+	const games = 50_000
+	c, ids, states := cacheOfGames(games)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
@@ -143,14 +150,7 @@ func BenchmarkGameCachePut(b *testing.B) {
 // put the new one.
 func BenchmarkGameCacheGetPut(b *testing.B) {
 	const games = 50_000
-	c := newGameCache(1 << 30)
-	ids := make([]string, games)
-	states := make([]*events.Game, games)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("game-%06d", i)
-		states[i] = &events.Game{ID: ids[i], Emitter: fmt.Sprintf("emitter-%d", i%5), Leaves: make([]uint64, 6)}
-		c.put(ids[i], states[i], states[i].Size())
-	}
+	c, ids, _ := cacheOfGames(games)
 	b.ReportAllocs()
 	b.ResetTimer()
 	const group = 300

@@ -249,16 +249,11 @@ func BenchmarkCheckpoint(b *testing.B) {
 // BenchmarkCheckInclusion measures CheckInclusion of a proof of 17 hashes
 // (a tree of 100,000 leaves), what an SDK does for every receipt.
 func BenchmarkCheckInclusion(b *testing.B) {
-	const index, size = 31_337, uint64(100_000)
-	leaves := make([]Hash, size)
-	for i := range leaves {
-		leaves[i] = refLeafHash(refLeaf(uint64(i)))
-	}
-	rf := newRef(leaves)
-	root, p := rf.mth(0, size), rf.path(index, 0, size)
+	const index, size = proof17Index, proof17Size
+	leaf, p, root := proof17()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := CheckInclusion(leaves[index], index, size, p, root); err != nil {
+		if err := CheckInclusion(leaf, index, size, p, root); err != nil {
 			b.Fatal(err)
 		}
 	}

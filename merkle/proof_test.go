@@ -363,25 +363,35 @@ func TestProofHasher(t *testing.T) {
 	}
 
 	// A tree of 100,000 leaves: a proof of 17 hashes.
-	const index, size = 31_337, uint64(100_000)
-	leaves := make([]Hash, size)
-	for i := range leaves {
-		leaves[i] = refLeafHash(refLeaf(uint64(i)))
-	}
-	rf := newRef(leaves)
-	root, p := rf.mth(0, size), rf.path(index, 0, size)
+	const index, size = proof17Index, proof17Size
+	leaf, p, root := proof17()
 	if len(p) != 17 {
 		t.Fatalf("a proof of %d hashes, want 17", len(p))
 	}
-	if err := CheckInclusion(leaves[index], index, size, p, root); err != nil {
+	if err := CheckInclusion(leaf, index, size, p, root); err != nil {
 		t.Fatal(err)
 	}
 	allocs := testing.AllocsPerRun(100, func() {
-		if err := CheckInclusion(leaves[index], index, size, p, root); err != nil {
+		if err := CheckInclusion(leaf, index, size, p, root); err != nil {
 			t.Fatal(err)
 		}
 	})
 	if max := float64(len(p) + 4); allocs > max {
 		t.Errorf("CheckInclusion with a proof of %d hashes: %.0f allocations, want at most %.0f", len(p), allocs, max)
 	}
+}
+
+// A tree of proof17Size leaves, whose leaf proof17Index has an inclusion
+// proof of 17 hashes (TestProofHasher, BenchmarkCheckInclusion).
+const proof17Index, proof17Size = 31_337, uint64(100_000)
+
+// proof17 returns that leaf's hash, its inclusion proof and the tree's root,
+// computed by the reference implementation.
+func proof17() (leaf Hash, proof []Hash, root Hash) {
+	leaves := make([]Hash, proof17Size)
+	for i := range leaves {
+		leaves[i] = refLeafHash(refLeaf(uint64(i)))
+	}
+	rf := newRef(leaves)
+	return leaves[proof17Index], rf.path(proof17Index, 0, proof17Size), rf.mth(0, proof17Size)
 }
