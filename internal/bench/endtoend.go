@@ -150,7 +150,7 @@ func EndToEnd(ctx context.Context, cfg EndToEndConfig, w *Workload) (Result, err
 	}
 	// The stream exists before the first publish (the ingest would create
 	// it too, at the start of its session).
-	stream, err := ingest.EnsureStream(ctx, js, wire.Subjects{}, ingest.StreamConfig{})
+	stream, err := ingest.EnsureStream(ctx, js, wire.Subjects{}, ingest.StreamConfig{MaxBytes: srv.StreamBytes()})
 	if err != nil {
 		return Result{}, err
 	}

@@ -361,7 +361,7 @@ func Human(ctx context.Context, cfg HumanConfig) (HumanMeasure, error) {
 	if err != nil {
 		return HumanMeasure{}, err
 	}
-	stream, err := ingest.EnsureStream(ctx, js, wire.Subjects{}, ingest.StreamConfig{})
+	stream, err := ingest.EnsureStream(ctx, js, wire.Subjects{}, ingest.StreamConfig{MaxBytes: srv.StreamBytes()})
 	if err != nil {
 		return HumanMeasure{}, err
 	}

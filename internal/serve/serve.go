@@ -420,9 +420,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 	streamCfg := ingest.StreamConfig{Replicas: cfg.Replicas, MaxBytes: cfg.StreamMaxBytes, MaxMsgs: cfg.StreamMaxMsgs, MaxAge: cfg.StreamMaxAge}
 	if streamCfg.MaxBytes == 0 && srv != nil {
-		if limit := srv.StoreLimit(); limit > 0 {
-			streamCfg.MaxBytes = min(ingest.DefaultMaxBytes, limit/2)
-		}
+		streamCfg.MaxBytes = srv.StreamBytes()
 	}
 	// With the embedded server, an emitter that publishes on while refused
 	// is disconnected; with an external NATS deployment, through its

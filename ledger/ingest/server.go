@@ -349,6 +349,19 @@ func (s *Server) StoreLimit() int64 {
 	return 0
 }
 
+// StreamBytes returns the events stream's MaxBytes that fits this server's
+// store: half its store limit, at most DefaultMaxBytes (DefaultMaxBytes if
+// JetStream reports no limit). JetStream reserves a stream's MaxBytes when
+// the stream is created, and refuses a stream it cannot reserve
+// ("insufficient storage resources"), so DefaultMaxBytes alone does not fit
+// a disk with less than about 11 GB free.
+func (s *Server) StreamBytes() int64 {
+	if limit := s.StoreLimit(); limit > 0 {
+		return min(DefaultMaxBytes, limit/2)
+	}
+	return DefaultMaxBytes
+}
+
 // StreamHealth returns the embedded server's own verdict on the stream
 // (nats-server's healthz for it): nil, or why it cannot take messages, such
 // as a write error of its file store (a full disk). nats-server keeps such an

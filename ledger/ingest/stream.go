@@ -35,7 +35,8 @@ type StreamConfig struct {
 	// "new"): publishers get an error naming the limit (the SDK's
 	// ErrBacklog), so nothing already acknowledged is ever dropped.
 	// JetStream reserves MaxBytes of its store when the stream is created:
-	// `zarlog serve` sizes it from the embedded server's store limit.
+	// `zarlog serve` and `zarlog bench` size it from the embedded server's
+	// store limit (Server.StreamBytes).
 	MaxMsgs  int64
 	MaxBytes int64
 	// MaxAge, if positive, drops messages older than it, consumed or not:
