@@ -566,7 +566,8 @@ func TestReceiptProof(t *testing.T) {
 	ctx := testContext(t)
 	s := startServer(t, ServerConfig{})
 	sink := newFakeSink()
-	runIngest(t, newIngester(t, connect(t, s), Config{Sink: sink, Locator: sink, Checkpoints: sink}))
+	in := newIngester(t, connect(t, s), Config{Sink: sink, Locator: sink, Checkpoints: sink})
+	runIngest(t, in)
 	c := newClient(t, clientConn(t, s, "e1"), sdk.Config{Emitter: "e1"})
 	var evs []sdk.Event
 	for i := range 5 {
@@ -577,6 +578,14 @@ func TestReceiptProof(t *testing.T) {
 		}
 	}
 	sink.waitLen(t, ctx, 5)
+	// The cursor moves past a batch after the sink has it (its acks
+	// first): the pending replies below report it at 6.
+	for in.decided.Load() < 6 {
+		if ctx.Err() != nil {
+			t.Fatalf("the cursor is at %d, want 6: %v", in.decided.Load(), ctx.Err())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	sink.publishCheckpoint(5)
 
 	nc := clientConn(t, s, "e1")
