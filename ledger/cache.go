@@ -1,13 +1,13 @@
 package ledger
 
 import (
-	"container/list"
+	"hash/maphash"
 
 	"github.com/zarlog/zarlog/events"
 )
 
 // cacheEntryOverhead is what a cached state costs besides its own Size: the
-// map's and the list's entries and the key.
+// map's slot, the entry and the key.
 const cacheEntryOverhead = 160
 
 // cutAbove is how many leaves a cached state's history may hold before the
@@ -27,37 +27,138 @@ const cutAbove = 12
 // the most bytes in it, so one emitter's many or large games push out its
 // own states first, never another's that holds less. It is used by the sequencer
 // goroutine only.
+//
+// Its map is keyed by a seeded 64-bit hash of the game id (maphash), and
+// each entry holds its id, which get and put compare: a lookup reads the
+// map's slot and the entry, which the caller reads anyway, never a key
+// string elsewhere in memory (at a human pace, a cache miss of the
+// processor's for each event: docs/BENCHMARKS.md "the game cache keyed by
+// a hash"). The id is held in the entry itself when it is at most
+// shortID bytes (a UUID's 36), else as a string. Two ids of one hash are
+// never both cached: the later put drops the earlier's state, as the
+// bound would, and the sequencer reads it back from the store when its
+// game's next event comes (SECURITY.md §1: a collision costs a read of a
+// state, never an outcome; TestGameCacheCollision).
 type gameCache struct {
 	max   int64
 	bytes int64
-	items map[string]*list.Element // by game id; elements hold *cacheEntry
+	items map[uint64]*cacheEntry // by hash of the game id
 	by    map[string]*emitterCache
+	seed  maphash.Seed
 	// cutAt is the most leaves a state's history may hold in the cache
 	// before it is cut: cutAbove, or for tests, which compare the two,
 	// 0 (every state is cut) or -1 (none is).
 	cutAt int
+	// testHash, if not nil, replaces the seeded hash (tests make
+	// collisions with it).
+	testHash func(game string) uint64
 }
 
+// shortID is the longest game id a cache entry holds in itself.
+const shortID = 40
+
+// A cacheEntry is a cached state, an element of its emitter's list. Its
+// 120 bytes take the allocator's 128-byte class, whose objects begin on a
+// cache line: get's fields (the id, g and size) are on the first.
 type cacheEntry struct {
-	game, emitter string
-	ec            *emitterCache // its emitter's share, which lists it
-	g             *events.Game
-	size          int // the full state's Size (g may be cut: SizeAfter's)
-	mem           int // g.MemSize() + g.DecodedSize(): memory
+	n     uint8         // len(the game id) if it is at most shortID, else 0
+	short [shortID]byte // the game id, if n > 0
+	g     *events.Game
+	size  int // the full state's Size (g may be cut: SizeAfter's)
+
+	mem        int           // g.MemSize() + g.DecodedSize(): memory
+	key        uint64        // the map's key: the cache's hash of the game id
+	prev, next *cacheEntry   // in its emitter's list, most recent first
+	ec         *emitterCache // its emitter's share, which lists it
+	long       string        // the game id, if n == 0
 }
 
 func (e *cacheEntry) cost() int64 {
-	return int64(e.mem) + cacheEntryOverhead + int64(len(e.game))
+	return int64(e.mem) + cacheEntryOverhead + int64(e.idLen())
+}
+
+func (e *cacheEntry) idLen() int {
+	if e.n > 0 {
+		return int(e.n)
+	}
+	return len(e.long)
+}
+
+// game returns e's game id (a new string if it is short: for tests).
+func (e *cacheEntry) game() string {
+	if e.n > 0 {
+		return string(e.short[:e.n])
+	}
+	return e.long
+}
+
+// is reports whether e is game's entry, reading only e if game is short.
+func (e *cacheEntry) is(game string) bool {
+	if n := int(e.n); n > 0 {
+		return len(game) == n && string(e.short[:n]) == game
+	}
+	return e.long == game
 }
 
 // An emitterCache is one emitter's share: its states, most recent first.
 type emitterCache struct {
-	order *list.List
-	bytes int64
+	emitter     string
+	front, back *cacheEntry
+	n           int
+	bytes       int64
+}
+
+func (ec *emitterCache) pushFront(e *cacheEntry) {
+	e.prev, e.next = nil, ec.front
+	if ec.front != nil {
+		ec.front.prev = e
+	} else {
+		ec.back = e
+	}
+	ec.front = e
+	ec.n++
+}
+
+func (ec *emitterCache) unlink(e *cacheEntry) {
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		ec.front = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	} else {
+		ec.back = e.prev
+	}
+	e.prev, e.next = nil, nil
+	ec.n--
+}
+
+func (ec *emitterCache) moveToFront(e *cacheEntry) {
+	if ec.front == e {
+		return
+	}
+	ec.unlink(e)
+	ec.pushFront(e)
 }
 
 func newGameCache(max int64) *gameCache {
-	return &gameCache{max: max, items: map[string]*list.Element{}, by: map[string]*emitterCache{}, cutAt: cutAbove}
+	return &gameCache{max: max, items: map[uint64]*cacheEntry{}, by: map[string]*emitterCache{}, seed: maphash.MakeSeed(), cutAt: cutAbove}
+}
+
+func (c *gameCache) hash(game string) uint64 {
+	if c.testHash != nil {
+		return c.testHash(game)
+	}
+	return maphash.String(c.seed, game)
+}
+
+// entry returns game's entry, or nil.
+func (c *gameCache) entry(game string) *cacheEntry {
+	if e := c.items[c.hash(game)]; e != nil && e.is(game) {
+		return e
+	}
+	return nil
 }
 
 // get returns the cached state of game, which may be cut, and its full
@@ -66,12 +167,11 @@ func newGameCache(max int64) *gameCache {
 // the front; a refused one leaves its game where it was), which spares
 // every event a move to the front on top of its put's.
 func (c *gameCache) get(game string) (*events.Game, int, bool) {
-	e, ok := c.items[game]
-	if !ok {
+	e := c.entry(game)
+	if e == nil {
 		return nil, 0, false
 	}
-	ce := e.Value.(*cacheEntry)
-	return ce.g, ce.size, true
+	return e.g, e.size, true
 }
 
 // put keeps g, of the given size (the full state's), as game's state, or a
@@ -80,36 +180,44 @@ func (c *gameCache) get(game string) (*events.Game, int, bool) {
 // the cache is within its bound (possibly g itself, if its emitter holds
 // the most). A game already cached keeps its entry, which takes the new
 // state and moves to the front of its emitter's list: at a human pace
-// every event replaces a cached state, without a new entry and list element.
+// every event replaces a cached state, without a new entry. A state of
+// another game of the same hash is dropped.
 func (c *gameCache) put(game string, g *events.Game, size int) {
 	if c.cutAt >= 0 && g.Held().Leaves > c.cutAt {
 		g = g.Cut()
 	}
 	mem := g.MemSize() + g.DecodedSize()
-	if e, ok := c.items[game]; ok {
-		ce := e.Value.(*cacheEntry)
-		if ce.emitter == g.Emitter { // always: a game's emitter is its commit's
-			ec := ce.ec
-			old := ce.cost()
-			ce.g, ce.size, ce.mem = g, size, mem
-			d := ce.cost() - old
+	key := c.hash(game)
+	if e := c.items[key]; e != nil {
+		if e.is(game) && e.ec.emitter == g.Emitter { // the emitter: always, a game's is its commit's
+			ec := e.ec
+			old := e.cost()
+			e.g, e.size, e.mem = g, size, mem
+			d := e.cost() - old
 			ec.bytes += d
 			c.bytes += d
-			ec.order.MoveToFront(e)
+			ec.moveToFront(e)
 			c.evict()
 			return
 		}
-		c.remove(game)
+		c.drop(e)
 	}
 	ec := c.by[g.Emitter]
 	if ec == nil {
-		ec = &emitterCache{order: list.New()}
+		ec = &emitterCache{emitter: g.Emitter}
 		c.by[g.Emitter] = ec
 	}
-	ce := &cacheEntry{game: game, emitter: g.Emitter, ec: ec, g: g, size: size, mem: mem}
-	c.items[game] = ec.order.PushFront(ce)
-	ec.bytes += ce.cost()
-	c.bytes += ce.cost()
+	e := &cacheEntry{ec: ec, g: g, size: size, mem: mem, key: key}
+	if len(game) <= shortID {
+		e.n = uint8(len(game))
+		copy(e.short[:], game)
+	} else {
+		e.long = game
+	}
+	c.items[key] = e
+	ec.pushFront(e)
+	ec.bytes += e.cost()
+	c.bytes += e.cost()
 	c.evict()
 }
 
@@ -123,24 +231,26 @@ func (c *gameCache) evict() {
 				big = ec
 			}
 		}
-		c.remove(big.order.Back().Value.(*cacheEntry).game)
+		c.drop(big.back)
 	}
 }
 
+// remove drops game's state, if the cache holds it.
 func (c *gameCache) remove(game string) {
-	e, ok := c.items[game]
-	if !ok {
-		return
+	if e := c.entry(game); e != nil {
+		c.drop(e)
 	}
-	ce := e.Value.(*cacheEntry)
-	ec := ce.ec
-	ec.order.Remove(e)
-	ec.bytes -= ce.cost()
-	c.bytes -= ce.cost()
-	if ec.order.Len() == 0 {
-		delete(c.by, ce.emitter)
+}
+
+func (c *gameCache) drop(e *cacheEntry) {
+	ec := e.ec
+	ec.unlink(e)
+	ec.bytes -= e.cost()
+	c.bytes -= e.cost()
+	if ec.n == 0 {
+		delete(c.by, ec.emitter)
 	}
-	delete(c.items, game)
+	delete(c.items, e.key)
 }
 
 func (c *gameCache) clear() {

@@ -35,7 +35,10 @@ import (
 // cut ledger (whose replay reads cut states too). Game hands out the same
 // full states from the three all along. Without the variants, the
 // cut ledger reads no state back (a reveal rechecks the dice that a cut
-// state keeps of the rolls it leaves out).
+// state keeps of the rolls it leaves out). A fourth ledger, whose cache
+// hashes every game id to one key (gameCache.testHash: each put drops
+// the other game's state, and a get of it compares its id), gives the
+// same outcomes and store too, reading states back instead.
 func TestCutStates(t *testing.T) {
 	for _, variants := range []bool{true, false} {
 		t.Run(fmt.Sprintf("variants=%v", variants), func(t *testing.T) { testCutStates(t, variants) })
@@ -52,7 +55,7 @@ func testCutStates(t *testing.T, variants bool) {
 		e.clock.t = testonly.BeaconTime.Add(-30 * time.Second) // its commit and tokens are appended before the round exists
 		return e
 	}
-	whole, cut, evicting := newEnv(0), newEnv(0), newEnv(6000)
+	whole, cut, evicting, colliding := newEnv(0), newEnv(0), newEnv(6000), newEnv(0)
 	open := func(e *testEnv, cutAt int) *Ledger {
 		l := e.open()
 		l.seq.games.cutAt = cutAt // the sequencer is waiting for requests
@@ -159,14 +162,15 @@ func testCutStates(t *testing.T, variants bool) {
 		}
 	}
 
-	a, b, c := open(whole, -1), open(cut, 0), open(evicting, 0)
+	a, b, c, d := open(whole, -1), open(cut, 0), open(evicting, 0), open(colliding, 0)
+	d.seq.games.testHash = func(string) uint64 { return 7 } // the sequencer is waiting for requests
 	const restartEvery = 5
 	counts := map[Result]int{}
 	for i, call := 0, 0; i < len(order); call++ {
 		n := min(1+rng.IntN(8), len(order)-i)
 		in := inputs(t, order[i:i+n]...)
 		want := mustAppend(t, a, in)
-		for _, l := range []*Ledger{b, c} {
+		for _, l := range []*Ledger{b, c, d} {
 			for j, o := range mustAppend(t, l, in) {
 				if w := outcomeText(want[j]); outcomeText(o) != w {
 					t.Fatalf("input %d: the full states' ledger: %s; a cut states' ledger: %s", i+j, w, outcomeText(o))
@@ -190,7 +194,7 @@ func testCutStates(t *testing.T, variants bool) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, l := range []*Ledger{b, c} {
+				for _, l := range []*Ledger{b, c, d} {
 					g, err := l.Game(ctx, cfg.GameID())
 					if err != nil || g.IsCut() || !bytes.Equal(mustMarshalGame(t, g), mustMarshalGame(t, w)) {
 						t.Fatalf("%s: Game gives another state (%v)", cfg.Label, err)
@@ -210,20 +214,21 @@ func testCutStates(t *testing.T, variants bool) {
 	}
 	cutHeld := 0
 	for _, e := range b.seq.games.items {
-		if e.Value.(*cacheEntry).g.IsCut() {
+		if e.g.IsCut() {
 			cutHeld++
 		}
 	}
-	if variants && b.seq.loads == 0 || !variants && b.seq.loads != 0 || a.seq.loads != 0 {
-		t.Fatalf("the cut ledger read %d states back, the full one %d, for %d events appended", b.seq.loads, a.seq.loads, counts[Appended])
+	if variants && b.seq.loads == 0 || !variants && b.seq.loads != 0 || a.seq.loads != 0 || d.seq.loads <= b.seq.loads {
+		t.Fatalf("the cut ledger read %d states back, the full one %d, the colliding one %d, for %d events appended", b.seq.loads, a.seq.loads, d.seq.loads, counts[Appended])
 	}
-	t.Logf("%v; the cut ledger read %d states back, the evicting one %d (since its last restart); %d cut states cached", counts, b.seq.loads, c.seq.loads, cutHeld)
-	for _, l := range []*Ledger{a, b, c} {
+	t.Logf("%v; the cut ledger read %d states back, the evicting one %d (since its last restart), the colliding one %d; %d cut states cached", counts, b.seq.loads, c.seq.loads, d.seq.loads, cutHeld)
+	for _, l := range []*Ledger{a, b, c, d} {
 		mustSign(t, l)
 	}
 	da := dumpStore(t, a)
 	diffDumps(t, da, dumpStore(t, b))
 	diffDumps(t, da, dumpStore(t, c))
+	diffDumps(t, da, dumpStore(t, d))
 	if err := b.Rebuild(ctx); err != nil {
 		t.Fatal(err)
 	}

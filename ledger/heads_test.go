@@ -113,9 +113,9 @@ func TestHeadsWorkload(t *testing.T) {
 			// cut state's, or a full state's Size and its cut part's pointer).
 			var cached int64
 			decoded := 0
-			for id, e := range a.seq.games.items {
-				g := e.Value.(*cacheEntry).g
-				cached += int64(g.MemSize()+g.DecodedSize()) + cacheEntryOverhead + int64(len(id))
+			for _, e := range a.seq.games.items {
+				g := e.g
+				cached += int64(g.MemSize()+g.DecodedSize()) + cacheEntryOverhead + int64(len(g.ID))
 				if g.DecodedSize() > 0 {
 					decoded++
 				}

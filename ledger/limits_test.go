@@ -307,9 +307,8 @@ func TestGameCachePutAgain(t *testing.T) {
 			ties++
 			clear(model)
 			for e, ec := range c.by {
-				for el := ec.order.Front(); el != nil; el = el.Next() {
-					ce := el.Value.(*cacheEntry)
-					model[e] = append(model[e], entry{ce.game, ce.g, ce.cost()})
+				for ce := ec.front; ce != nil; ce = ce.next {
+					model[e] = append(model[e], entry{ce.game(), ce.g, ce.cost()})
 				}
 			}
 		}
@@ -318,13 +317,20 @@ func TestGameCachePutAgain(t *testing.T) {
 			var got []string
 			var b int64
 			if ec := c.by[e]; ec != nil {
-				for el := ec.order.Front(); el != nil; el = el.Next() {
-					ce := el.Value.(*cacheEntry)
-					got = append(got, ce.game)
+				var back []string // the list read from its back
+				for ce := ec.back; ce != nil; ce = ce.prev {
+					back = append(back, ce.game())
+				}
+				for ce := ec.front; ce != nil; ce = ce.next {
+					got = append(got, ce.game())
 					b += ce.cost()
-					if c.items[ce.game] != el {
-						t.Fatalf("op %d: %s's element is not the map's", op, ce.game)
+					if c.entry(ce.game()) != ce || ce.ec != ec {
+						t.Fatalf("op %d: %s's entry is not the map's, or not in its emitter's share", op, ce.game())
 					}
+				}
+				slices.Reverse(back)
+				if !slices.Equal(got, back) || ec.n != len(got) {
+					t.Fatalf("op %d: %s's list %v front to back, %v back to front, length %d", op, e, got, back, ec.n)
 				}
 				if ec.bytes != b {
 					t.Fatalf("op %d: %s's bytes %d, its states cost %d", op, e, ec.bytes, b)
@@ -348,5 +354,39 @@ func TestGameCachePutAgain(t *testing.T) {
 	}
 	if replaced < 1000 || ties > 100 {
 		t.Fatalf("%d states replaced, %d ties", replaced, ties)
+	}
+}
+
+// TestGameCacheCollision: two game ids of one hash are never both cached,
+// and neither is taken for the other: a get compares the id the entry
+// holds (held in the entry for a short id, as a string for a long one),
+// a put of one drops the other's state and its bytes.
+func TestGameCacheCollision(t *testing.T) {
+	long := strings.Repeat("x", shortID+1)
+	for _, ids := range [][2]string{{"game-a", "game-b"}, {"game-a", "game-a2"}, {long, long + "y"}, {"game-a", long}} {
+		c := newGameCache(1 << 20)
+		c.testHash = func(string) uint64 { return 42 }
+		a := &events.Game{ID: ids[0], Emitter: "alice"}
+		b := &events.Game{ID: ids[1], Emitter: "bob"}
+		c.put(ids[0], a, a.Size())
+		if g, _, ok := c.get(ids[1]); ok {
+			t.Fatalf("%q: get %q gives %q's state", ids, ids[1], g.ID)
+		}
+		c.put(ids[1], b, b.Size())
+		if g, _, ok := c.get(ids[0]); ok {
+			t.Fatalf("%q: get %q gives %q's state", ids, ids[0], g.ID)
+		}
+		if g, _, ok := c.get(ids[1]); !ok || g != b {
+			t.Fatalf("%q: get %q: %v", ids, ids[1], ok)
+		}
+		c.remove(ids[0]) // not cached: b stays
+		want := int64(b.MemSize()+b.DecodedSize()) + cacheEntryOverhead + int64(len(ids[1]))
+		if len(c.items) != 1 || c.bytes != want || c.emitterBytes("alice") != 0 || c.emitterBytes("bob") != want || len(c.by) != 1 {
+			t.Fatalf("%q: %d states, %d bytes (want %d), alice %d, bob %d", ids, len(c.items), c.bytes, want, c.emitterBytes("alice"), c.emitterBytes("bob"))
+		}
+		c.remove(ids[1])
+		if len(c.items) != 0 || c.bytes != 0 || len(c.by) != 0 {
+			t.Fatalf("%q: %d states, %d bytes left", ids, len(c.items), c.bytes)
+		}
 	}
 }

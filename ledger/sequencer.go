@@ -93,6 +93,15 @@ type sequencer struct {
 	// (for tests).
 	reused uint64
 
+	// names holds one string of each emitter name that began a game:
+	// the states the sequencer makes share it (intern), so that comparing
+	// a state's emitter with an event's, or with its cache share's, reads
+	// bytes that every event of the emitter touches, not the bytes of the
+	// game's commit, parsed seconds ago (a cache miss of the processor's
+	// at a human pace). As many as the emitters, whose keys are
+	// configured.
+	names map[string]string
+
 	keyBuf, valBuf []byte      // scratch for encoding batch records
 	pendSorted     []pendEntry // scratch: pend's games in key order
 	idBuf          []byte      // scratch for looking up a scopedID
@@ -663,6 +672,9 @@ func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *
 		s.free = s.free[:n-1]
 		s.reused++
 	}
+	if g == nil { // a commit: later states copy its emitter's string
+		ng.Emitter = s.intern(ng.Emitter)
+	}
 	s.count(ng.Emitter, g, ng, size, nsize)
 	if f, ok := s.stats.observe(ev, g, ng); ok {
 		s.fin = append(s.fin, f)
@@ -736,9 +748,23 @@ func (s *sequencer) game(id string) (*events.Game, int, error) {
 	}
 	s.loads++
 	s.l.met.gameLoads.Inc()
+	g.Emitter = s.intern(g.Emitter)
 	size := g.Size()
 	s.cache(id, g, size)
 	return g, size, nil
+}
+
+// intern returns the sequencer's string of emitter name e (names).
+func (s *sequencer) intern(e string) string {
+	if n, ok := s.names[e]; ok {
+		return n
+	}
+	if s.names == nil {
+		s.names = map[string]string{}
+	}
+	e = strings.Clone(e) // not the event's strings, which it would keep
+	s.names[e] = e
+	return e
 }
 
 // errFault marks next's errors that are the ledger's, not the event's.
