@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -273,26 +274,68 @@ type Ack struct {
 }
 
 // A Pending is the future result of PublishAsync.
+//
+// Its channel (Done) is made only when someone asks for it before the
+// result is known: a Pending whose result is known by then gives a channel
+// closed already, shared by all, so an event whose caller looks only after
+// its acknowledgement (a message's events are acknowledged together) costs
+// no channel (docs/BENCHMARKS.md, issue 31, tenth session).
 type Pending struct {
-	done chan struct{}
-	ack  Ack
-	err  error
+	mu    sync.Mutex
+	done  chan struct{} // made by Done before the result is known, closed when it is
+	known bool          // the result is set
+	ack   Ack
+	err   error
 }
 
+// closedDone is the channel Done returns once the result is known (it is
+// closed before anyone can receive from it, and never written).
+var closedDone = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
+
 // Done is closed when the result is known.
-func (p *Pending) Done() <-chan struct{} { return p.done }
+func (p *Pending) Done() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done == nil {
+		if p.known {
+			return closedDone
+		}
+		p.done = make(chan struct{})
+	}
+	return p.done
+}
 
 // Result returns the result; call it after Done is closed.
-func (p *Pending) Result() (Ack, error) { return p.ack, p.err }
+func (p *Pending) Result() (Ack, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ack, p.err
+}
 
 // Wait waits for the result or the end of ctx. Ending ctx does not stop the
 // publication (the ctx given to PublishAsync does).
 func (p *Pending) Wait(ctx context.Context) (Ack, error) {
 	select {
-	case <-p.done:
-		return p.ack, p.err
+	case <-p.Done():
+		return p.Result()
 	case <-ctx.Done():
 		return Ack{}, ctx.Err()
+	}
+}
+
+// settle sets the result and closes the channel if Done made one. It is
+// called once.
+func (p *Pending) settle(ack Ack, err error) {
+	p.mu.Lock()
+	p.ack, p.err, p.known = ack, err, true
+	ch := p.done
+	p.mu.Unlock()
+	if ch != nil {
+		close(ch)
 	}
 }
 
@@ -301,6 +344,9 @@ type Client struct {
 	cfg Config
 	nc  *nats.Conn
 	js  jetstream.JetStream
+	// subject is the emitter's events subject (wire.Subjects.Events),
+	// made once.
+	subject string
 
 	admit  chan struct{} // one token per accepted, unresolved event
 	queue  chan *entry   // ready to send; capacity MaxQueued, so sends never block
@@ -398,9 +444,11 @@ func (n *napper) maybeKick() {
 
 // An entry is one accepted event.
 type entry struct {
+	// p is the event's Pending, which PublishAsync returns: in the entry,
+	// one allocation for both.
+	p    Pending
 	ev   Event
 	ctx  context.Context
-	p    *Pending
 	next *entry // successor with the same order key, parked (guarded by Client.mu)
 	// run is the next member of the run e belongs to (release): events of
 	// one order key queued together, to go in one message in order. Set
@@ -414,6 +462,15 @@ type entry struct {
 	// tail is set while e is its order key's last unresolved event
 	// (Client.tails names it; guarded by Client.mu).
 	tail bool
+}
+
+// A heldEntry is a new event's entry and the held record the follower
+// keeps of it (Client.hold), made in one allocation: the record outlives
+// the entry (until the ledger reports the event logged), and the two are
+// made for every event published while following is on.
+type heldEntry struct {
+	entry
+	held held
 }
 
 // New returns a Client publishing on nc as cfg.Emitter. nc should reconnect
@@ -442,17 +499,18 @@ func New(nc *nats.Conn, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("sdk: %w", err)
 	}
 	c := &Client{
-		cfg:    cfg,
-		nc:     nc,
-		js:     js,
-		admit:  make(chan struct{}, cfg.MaxQueued),
-		queue:  make(chan *entry, cfg.MaxQueued),
-		window: make(chan struct{}, cfg.Window),
-		landed: make(chan struct{}, 1),
-		closed: make(chan struct{}),
-		tails:  map[string]*entry{},
-		linger: lingerer{bound: cfg.Linger},
-		nap:    napper{kick: make(chan struct{}, 1)},
+		cfg:     cfg,
+		nc:      nc,
+		js:      js,
+		subject: cfg.Subjects.Events(cfg.Emitter),
+		admit:   make(chan struct{}, cfg.MaxQueued),
+		queue:   make(chan *entry, cfg.MaxQueued),
+		window:  make(chan struct{}, cfg.Window),
+		landed:  make(chan struct{}, 1),
+		closed:  make(chan struct{}),
+		tails:   map[string]*entry{},
+		linger:  lingerer{bound: cfg.Linger},
+		nap:     napper{kick: make(chan struct{}, 1)},
 
 		reconnected: make(chan struct{}),
 		follow:      newFollower(cfg.FollowInterval < 0),
@@ -566,7 +624,15 @@ func (c *Client) publish(ctx context.Context, ev Event, h *held) (*Pending, erro
 	case <-c.closed:
 		return nil, ErrClosed
 	}
-	e := &entry{ev: ev, ctx: ctx, p: &Pending{done: make(chan struct{})}, h: h}
+	var e *entry
+	var spare *held // the record hold fills if it holds ev anew
+	if h == nil && c.cfg.FollowInterval > 0 {
+		he := &heldEntry{}
+		e, spare = &he.entry, &he.held
+	} else {
+		e = &entry{}
+	}
+	e.ev, e.ctx, e.h = ev, ctx, h
 	c.mu.Lock()
 	if c.isClosed {
 		c.mu.Unlock()
@@ -574,7 +640,7 @@ func (c *Client) publish(ctx context.Context, ev Event, h *held) (*Pending, erro
 		return nil, ErrClosed
 	}
 	if h == nil {
-		e.h = c.hold(ev)
+		e.h = c.hold(ev, spare)
 		if c.linger.bound > 0 {
 			c.linger.arrived(time.Now(), 1) // published now; a copy (h) is not
 		}
@@ -586,14 +652,14 @@ func (c *Client) publish(ctx context.Context, ev Event, h *held) (*Pending, erro
 			t.tail, e.tail = false, true
 			c.tails[k] = e
 			c.mu.Unlock()
-			return e.p, nil
+			return &e.p, nil
 		}
 		c.tails[k] = e
 		e.tail = true
 	}
 	c.enqueue(e) // never blocks (capacity MaxQueued); under mu so Close drains it
 	c.mu.Unlock()
-	return e.p, nil
+	return &e.p, nil
 }
 
 // resolve settles e and releases or fails its parked successor.
@@ -649,8 +715,7 @@ func (c *Client) settleLocked(e *entry, ack Ack, err error, m *sentMsg) (settled
 		return false, nil
 	}
 	e.settled = true
-	e.p.ack, e.p.err = ack, err
-	close(e.p.done)
+	e.p.settle(ack, err)
 	if e.h != nil {
 		if err == nil {
 			c.copyAcked(e.h, ack.Seq, m)
@@ -809,13 +874,17 @@ func (c *Client) sender() {
 			c.failRun(carry, ErrClosed)
 		}
 	}()
+	// packing is the array the message being packed grows in, kept from
+	// message to message: a message's items are copied out of it when it
+	// goes, one allocation a message rather than one at each doubling.
+	var packing []*entry
 	for {
 		select {
 		case c.window <- struct{}{}:
 		case <-c.closed:
 			return
 		}
-		var items []*entry
+		items := packing[:0]
 		if carry != nil {
 			items, carry = c.take(items, carry), nil
 		}
@@ -906,6 +975,9 @@ func (c *Client) sender() {
 		if linger != nil {
 			linger.Stop()
 		}
+		packing = items
+		items = slices.Clone(items)
+		clear(packing) // the entries are the flight's now
 		msg := c.message(items)
 		c.wg.Go(func() {
 			defer func() {
@@ -957,7 +1029,7 @@ func (c *Client) napOn(wake <-chan time.Time, items, size int) (open bool) {
 // emitter sends can match this emitter's messages; a resent message reaches
 // the ledger, which deduplicates by event id exactly (docs/SECURITY.md).
 func (c *Client) message(items []*entry) *nats.Msg {
-	m := nats.NewMsg(c.cfg.Subjects.Events(c.cfg.Emitter))
+	m := &nats.Msg{Subject: c.subject} // a lone event's message has no header
 	if len(items) == 1 {
 		m.Data = items[0].ev.Data
 		return m
@@ -973,7 +1045,7 @@ func (c *Client) message(items []*entry) *nats.Msg {
 		panic(fmt.Sprintf("sdk: packing %d checked events: %v", len(items), err)) // checked in PublishAsync
 	}
 	m.Data = payload
-	m.Header.Set(wire.HeaderEvents, strconv.Itoa(len(items)))
+	m.Header = nats.Header{wire.HeaderEvents: []string{strconv.Itoa(len(items))}}
 	return m
 }
 
@@ -982,15 +1054,15 @@ func (c *Client) message(items []*entry) *nats.Msg {
 func (c *Client) fly(msg *nats.Msg, items []*entry) {
 	backoff := c.cfg.RetryMin
 	for {
-		live := items[:0:0]
+		live := 0
 		for _, e := range items {
 			if err := e.ctx.Err(); err != nil {
 				c.resolve(e, Ack{}, err)
 			} else {
-				live = append(live, e)
+				live++
 			}
 		}
-		if len(live) == 0 {
+		if live == 0 {
 			return
 		}
 		fut, err := c.js.PublishMsgAsync(msg)

@@ -206,9 +206,9 @@ func (c *Client) reserve(ctx context.Context, size int) error {
 
 // hold returns the held record of ev, making one if the Client holds no
 // event with its id (or holds other bytes under it: the newer replaces
-// it), and counts one more copy on its way. It returns nil when following
-// is off.
-func (c *Client) hold(ev Event) *held {
+// it), in spare if it is not nil, and counts one more copy on its way. It
+// returns nil when following is off.
+func (c *Client) hold(ev Event, spare *held) *held {
 	f := c.follow
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -223,7 +223,11 @@ func (c *Client) hold(ev Event) *held {
 		c.dropLocked(h)
 	}
 	f.accepted++
-	h := &held{ev: ev, n: f.accepted, copies: 1}
+	h := spare
+	if h == nil {
+		h = new(held)
+	}
+	*h = held{ev: ev, n: f.accepted, copies: 1}
 	f.loose++
 	f.byID[ev.ID] = h
 	if k := ev.OrderKey; k != "" {
@@ -377,7 +381,7 @@ func (c *Client) newSentMsg(seq uint64, data []byte, n int) *sentMsg {
 	if skip || seq == 0 {
 		return nil
 	}
-	return &sentMsg{seq: seq, sum: sha256.Sum256(data), n: n, acked: time.Now()}
+	return &sentMsg{seq: seq, sum: sha256.Sum256(data), n: n, acked: time.Now(), hs: make([]*held, 0, n)}
 }
 
 // attachLocked makes the follower follow h, whose copy m carried and
@@ -428,7 +432,7 @@ func (c *Client) Follow(ev Event) error {
 	if err := wire.CheckBatchable(ev.Data); err != nil {
 		return fmt.Errorf("sdk: %w: event %s: %w", ErrInvalidEvent, ev.ID, err)
 	}
-	h := c.hold(ev)
+	h := c.hold(ev, nil)
 	if h == nil {
 		return nil
 	}

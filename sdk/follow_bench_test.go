@@ -21,12 +21,12 @@ func BenchmarkHoldDrop(b *testing.B) {
 	}
 	hs := make([]*held, n)
 	for i := range window {
-		hs[i] = c.hold(evs[i])
+		hs[i] = c.hold(evs[i], nil)
 	}
 	f := c.follow
 	b.ResetTimer()
 	for i := range b.N {
-		hs[window+i] = c.hold(evs[window+i])
+		hs[window+i] = c.hold(evs[window+i], nil)
 		f.mu.Lock()
 		c.dropLocked(hs[i])
 		f.mu.Unlock()
