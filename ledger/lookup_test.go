@@ -77,7 +77,8 @@ func lookupLedger(t testing.TB, n, batch int) (*Ledger, []Input) {
 // TestLookupAgrees: lookup (and LocateEach, in one batch), which reads a game's head, the leaves of its
 // history chunks and one leaf's id, answers as the decode of the game's
 // state does, for every logged event, for its id asked by another emitter,
-// and for the next seqs of its game (not logged).
+// and for the next seqs of its game (not logged). The recent index has
+// every event.
 func TestLookupAgrees(t *testing.T) {
 	l, in := lookupLedger(t, 3000, 37)
 	v, err := l.acquire()
@@ -111,6 +112,11 @@ func TestLookupAgrees(t *testing.T) {
 			t.Fatal(err)
 		}
 		check(x.Emitter, ev.ID, uint64(i), true)
+		// The recent index holds every event (fewer than RecentLookups),
+		// as the sequencer gave it (recentEntry).
+		if index, ok := l.recent.get(x.Emitter, ev.ID); !ok || index != uint64(i) {
+			t.Fatalf("the recent index has %s's %q at %d, %v; want %d", x.Emitter, ev.ID, index, ok, i)
+		}
 		for e := range emitters {
 			if e != x.Emitter {
 				check(e, ev.ID, 0, false)

@@ -75,8 +75,14 @@ type sequencer struct {
 	counts groupCounts
 
 	// appended are the group's appended events, for the ledger's
-	// recentIndex once the group is committed.
+	// recentIndex once the group is committed. The keys of those with
+	// their canonical ids are written in keys as they come (keyEnds says
+	// where), and made one string for the group (appendedKeys): one
+	// allocation a group instead of one an event (the others' keys are
+	// strings of their own, which recent keeps too).
 	appended []recentEntry
+	keys     []byte
+	keyEnds  []appendedKey
 
 	// free are game states that nothing refers to any more, for the next
 	// events' states (events.NextInto) instead of new ones: an
@@ -134,6 +140,9 @@ type pendGame struct {
 	old  *events.Game
 	from events.History
 }
+
+// An appendedKey says where in keys the key of appended[i] is.
+type appendedKey struct{ i, start, end int }
 
 // A pendEntry is a game of pend and its id (writeProjections).
 type pendEntry struct {
@@ -366,6 +375,7 @@ func (s *sequencer) reset() {
 	s.leaves, s.hashes = s.leaves[:0], s.hashes[:0]
 	s.ids = nil
 	s.appended = nil
+	s.keys, s.keyEnds = s.keys[:0], s.keyEnds[:0]
 	s.fin = s.fin[:0]
 	clear(s.openDirty)
 	s.counts = groupCounts{}
@@ -427,6 +437,7 @@ func (s *sequencer) prepareGroup(group []*request) {
 		fail(l.Err())
 		return
 	}
+	s.appendedKeys()
 	s.group++
 	p := &prepared{group: s.group, reqs: group, n: n, counts: s.counts, start: start, appended: s.appended,
 		what: fmt.Sprintf("committing a group of %d inputs (leaves %d to %d)", n, first, s.b.Size())}
@@ -656,24 +667,32 @@ func readLeaf(r pebble.Reader, index uint64) (leaf []byte, ok bool, err error) {
 // watchers' projection (follow/games.go says why the replays
 // themselves stay apart).
 func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *events.Game, index uint64, size, nsize int) {
+	if g == nil { // a commit: later states copy its emitter's string
+		ng.Emitter = s.intern(ng.Emitter)
+	}
 	s.leaves = append(s.leaves, data)
 	s.hashes = append(s.hashes, hash)
-	key := scopedID(ev.Emitter, ev.ID)
-	s.appended = append(s.appended, recentEntry{key, index})
 	if canon := ev.HasCanonicalID(); !canon || s.l.legacyIDs.Load() {
 		// A canonical id is found through its game (canonical), unless
 		// legacy ids send it through recent too.
+		key := scopedID(ev.Emitter, ev.ID)
+		s.appended = append(s.appended, recentEntry{key, index})
 		s.recent[key] = taggedID{dedupRecord{Index: index, LeafHash: hash}, s.group + 1, canon}
 		s.ids = append(s.ids, key)
 		s.nRecent++
+	} else {
+		// Its key for the recent index is written in the group's keys
+		// (appendedKeys), and made a string with the others' once the
+		// group is prepared.
+		start := len(s.keys)
+		s.keys = appendScopedID(s.keys, ev.Emitter, ev.ID)
+		s.appended = append(s.appended, recentEntry{index: index})
+		s.keyEnds = append(s.keyEnds, appendedKey{len(s.appended) - 1, start, len(s.keys)})
 	}
 	if n := len(s.free); n > 0 && ng == s.free[n-1] {
 		s.free[n-1] = nil
 		s.free = s.free[:n-1]
 		s.reused++
-	}
-	if g == nil { // a commit: later states copy its emitter's string
-		ng.Emitter = s.intern(ng.Emitter)
 	}
 	s.count(ng.Emitter, g, ng, size, nsize)
 	if f, ok := s.stats.observe(ev, g, ng); ok {
@@ -693,6 +712,19 @@ func (s *sequencer) add(ev *events.Event, data []byte, hash merkle.Hash, g, ng *
 		// Released last: release clears it, and the next event may
 		// write into it, so nothing may read g after this.
 		s.release(g)
+	}
+}
+
+// appendedKeys gives the group's appended events with their canonical ids
+// their keys: one string of the group's keys, which each slices. The
+// recent index keeps it until it forgets the last of them.
+func (s *sequencer) appendedKeys() {
+	if len(s.keyEnds) == 0 {
+		return
+	}
+	all := string(s.keys)
+	for _, k := range s.keyEnds {
+		s.appended[k.i].key = all[k.start:k.end]
 	}
 }
 
