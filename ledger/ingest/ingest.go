@@ -287,6 +287,22 @@ const (
 	DefaultPrefetchBytes = 32 << 20
 )
 
+// pullHeartbeat is the idle heartbeat the ingest's pull requests ask the
+// server for: a session that receives neither a message nor a heartbeat
+// for twice this long while it waits for one ends (nats.go's
+// ErrNoHeartbeat) and starts again, pulling anew. That is how a pull
+// request that never reached the server, or that nats.go never sent, is
+// asked again. nats.go's Messages iterator (v1.55 and v1.56) skips a
+// refill while the goroutine that sends its pull requests has not yet
+// cleared its "pull in progress" flag; if the messages of that pull are
+// all taken by then, no later message comes to check again, and the
+// iterator waits for messages nobody asked for. With Prefetch 1 every
+// message is such a case: on a loaded machine the ingest then stood still
+// until nats.go's default heartbeat, 15 s, had been missed twice, and
+// TestGoneBelowFirst timed out after 20 s in CI. 2 s bounds that at 4 s,
+// for one small message every 2 s while the ingest waits (TestLostPull).
+const pullHeartbeat = 2 * time.Second
+
 // An Ingester consumes the events stream into a Sink. Create it with New and
 // run it with Run.
 type Ingester struct {
@@ -483,7 +499,8 @@ func (in *Ingester) session(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessagesWithBytesLimit(in.cfg.Prefetch, in.cfg.PrefetchBytes))
+	it, err := cons.Messages(jetstream.PullMaxMessagesWithBytesLimit(in.cfg.Prefetch, in.cfg.PrefetchBytes),
+		jetstream.PullHeartbeat(pullHeartbeat))
 	if err != nil {
 		return fmt.Errorf("starting to pull from consumer %s: %w", in.cfg.Consumer.Name, err)
 	}
