@@ -191,7 +191,7 @@ func benchEndToEnd(b *testing.B, emitters, pack, window, rate int) {
 	}
 	defer f.Close()
 	sink := &benchSink{f: f, done: make(chan struct{})}
-	in, err := New(connect(b, s), Config{Sink: sink, InfoInterval: -1})
+	in, err := New(connect(b, s), Config{Sink: sink, InfoInterval: -1, Stream: testStream(StreamConfig{})})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func TestCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(inc.Close)
-	stream := StreamConfig{Replicas: 3}
+	stream := testStream(StreamConfig{Replicas: 3})
 	// The stream can be created once the cluster has a meta leader.
 	js, err := jetstream.New(inc)
 	if err != nil {

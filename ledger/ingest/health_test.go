@@ -27,7 +27,7 @@ func TestBacklogReady(t *testing.T) {
 	ctx := testContext(t)
 	s := startServer(t, ServerConfig{})
 	const bound = 20
-	stream := StreamConfig{MaxMsgs: bound}
+	stream := testStream(StreamConfig{MaxMsgs: bound})
 	js, err := jetstream.New(connect(t, s))
 	if err != nil {
 		t.Fatal(err)

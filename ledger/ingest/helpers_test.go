@@ -333,6 +333,12 @@ func startServer(t testing.TB, cfg ServerConfig) *Server {
 	if cfg.Port == 0 {
 		cfg.Port = -1
 	}
+	if cfg.MaxStore == 0 {
+		// Whatever the disk's free space: a test stream of DefaultMaxBytes
+		// fails on every machine, not only on a nearly full disk
+		// (testStreamBytes).
+		cfg.MaxStore = 1 << 30
+	}
 	if len(cfg.Emitters) == 0 {
 		// The tests of the ingest's mechanics connect as anyone; the
 		// tests of authentication (auth_test.go) list their emitters.
@@ -391,6 +397,7 @@ func newIngester(t testing.TB, nc *nats.Conn, cfg Config) *Ingester {
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger(t)
 	}
+	cfg.Stream = testStream(cfg.Stream)
 	in, err := New(nc, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -398,9 +405,30 @@ func newIngester(t testing.TB, nc *nats.Conn, cfg Config) *Ingester {
 	return in
 }
 
-// ensureStream creates the events stream, as a running ingest would.
+// testStreamBytes is the MaxBytes of the tests' events streams that do not
+// set one (testStream), in place of DefaultMaxBytes: JetStream reserves a
+// stream's MaxBytes of its store when it creates the stream, and refuses
+// one it cannot reserve ("insufficient storage resources"), so the tests'
+// 8 GiB streams failed on a disk with less than about 11 GB free (4d8ad5e
+// sized the bench's by Server.StreamBytes). 256 MiB holds what any test
+// publishes many times over, and a quarter of it is still
+// DefaultBacklogBytesPerEmitter, so the admission's default budget is the
+// one the tests always had.
+const testStreamBytes = 256 << 20
+
+// testStream returns cfg with MaxBytes testStreamBytes if it sets none.
+func testStream(cfg StreamConfig) StreamConfig {
+	if cfg.MaxBytes == 0 {
+		cfg.MaxBytes = testStreamBytes
+	}
+	return cfg
+}
+
+// ensureStream creates the events stream, as a running ingest would (of
+// testStreamBytes unless cfg sets MaxBytes, as newIngester's).
 func ensureStream(t testing.TB, nc *nats.Conn, cfg StreamConfig) {
 	t.Helper()
+	cfg = testStream(cfg)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
