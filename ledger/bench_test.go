@@ -651,7 +651,9 @@ func BenchmarkMigrateDedup(b *testing.B) {
 // compactions have caught up before the measured groups (Human's window);
 // settle=0 measures them at once. Each b.Loop iteration is one group.
 // ZARLOG_HUMAN_GAMES sets the games in play (default 20,000; Human runs
-// 50,000). Metrics per event: the process's CPU (µs, Pebble's background
+// 50,000). How far each game is preloaded is drawn from a source seeded
+// with ZARLOG_BENCH_PRELOAD_SEED (default 1), so runs preload the same
+// events and compare. Metrics per event: the process's CPU (µs, Pebble's background
 // work included), the batch bytes per key prefix (keys and values), the
 // write-ahead log, flushed and compacted bytes, and the game states read
 // back from Pebble (loads).
@@ -785,7 +787,16 @@ func benchHumanWrites(b *testing.B, games, group int, settle bool) {
 			b.Fatal(err)
 		}
 	}
-	// The games in play, their first events preloaded.
+	// The games in play, their first events preloaded: how many, from a
+	// seeded source (ZARLOG_BENCH_PRELOAD_SEED), so that every run (and
+	// both binaries of a pair) preloads the same events.
+	var preloadSeed uint64 = 1
+	if s := os.Getenv("ZARLOG_BENCH_PRELOAD_SEED"); s != "" {
+		if _, err := fmt.Sscan(s, &preloadSeed); err != nil {
+			b.Fatalf("ZARLOG_BENCH_PRELOAD_SEED %q: %v", s, err)
+		}
+	}
+	pick := rand.New(rand.NewPCG(preloadSeed, 0))
 	type slot struct{ evs []workload.Event }
 	slots := make([]*slot, games)
 	var pre []Input
@@ -795,7 +806,7 @@ func benchHumanWrites(b *testing.B, games, group int, settle bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		k := rand.IntN(len(evs))
+		k := pick.IntN(len(evs))
 		for _, e := range evs[:k] {
 			pre = append(pre, input(e))
 		}
