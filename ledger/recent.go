@@ -13,7 +13,10 @@ import (
 // one of the latest and is found without reading Pebble. About 8.5 MiB at
 // the SDK's ids (136 bytes an entry: its emitter and id, its index, and the
 // map's and ring's slots; BenchmarkRecentIndexMemory), at most 16 MiB with
-// the longest ids (docs/OPERATIONS.md §9 "Memory").
+// the longest ids (docs/OPERATIONS.md §9 "Memory"). The keys of a group's
+// events with canonical ids are slices of one string (the sequencer's
+// appendedKeys), kept until the index forgets the last of them: less
+// than a key each, and at most one group's keys (MaxBatchEvents) more.
 const RecentLookups = 1 << 16
 
 // A recentIndex maps the (emitter, id) of the latest appended events, once
