@@ -132,6 +132,11 @@ type Config struct {
 	// PublishAsync waits when either is reached (one event is always
 	// held), so a ledger that stops answering stops its publishers here,
 	// not in their memory. Zero means 1,048,576 events and 256 MiB.
+	// MaxHeldBytes counts the events' bytes; each held event also costs
+	// 448 B of the Client's own records (its entry and held record, made
+	// as one object: heldEntry) and keeps the context it was published
+	// with until it is logged, so at the default MaxHeld a ledger that
+	// stops answering holds up to ~450 MiB besides MaxHeldBytes.
 	MaxHeld      int
 	MaxHeldBytes int
 	// OrderSettle is how long an out-of-order or unknown-game refusal
