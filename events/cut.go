@@ -41,9 +41,10 @@ const (
 // A cutPart is what a cut state keeps of the history it leaves out. It is
 // shared by the states made from one cut state and never changes.
 type cutPart struct {
-	n   History       // how many leaves, rolls, moves and records the slices leave out at their front
-	seq dice.Sequence // per-game schemes: dice.Resume of the rolls left out
-	ids []uint64      // per-roll-v1: idKey of each record left out
+	n     History       // how many leaves, rolls, moves and records the slices leave out at their front
+	first uint64        // the log index of the game's first leaf, if n.Leaves > 0 (FirstLeaf)
+	seq   dice.Sequence // per-game schemes: dice.Resume of the rolls left out
+	ids   []uint64      // per-roll-v1: idKey of each record left out
 	// dice: per-game schemes, the dice of each roll left out (roll i is
 	// the game's roll i: Cut leaves out only rolls numbered so), a byte
 	// each (packDice), for the reveal's check of every roll (Recheck).
@@ -52,7 +53,7 @@ type cutPart struct {
 
 // sizeCutPart is a cutPart's memory besides its ids and dice
 // (TestSizeConstants).
-const sizeCutPart = 128
+const sizeCutPart = 136
 
 // packDice packs dice of faces 0 to 15 into a byte; ok is false for
 // others (never a checked roll's).
@@ -99,6 +100,20 @@ func (g *Game) Leaf(seq uint64) (uint64, bool) {
 		return 0, false
 	}
 	return g.Leaves[seq-base], true
+}
+
+// FirstLeaf returns the log index of g's first event (its commit), cut
+// state or not, and false if g has no event. A store can key a game's
+// records by it: it is unique, it grows with the log, and a replay of the
+// log gives the same.
+func (g *Game) FirstLeaf() (uint64, bool) {
+	if g.cut != nil && g.cut.n.Leaves > 0 {
+		return g.cut.first, true
+	}
+	if len(g.Leaves) == 0 {
+		return 0, false
+	}
+	return g.Leaves[0], true
 }
 
 // base returns how many of each part g's slices leave out (zero if g is
@@ -152,6 +167,9 @@ func (g *Game) Cut() *Game {
 		Moves:   b.Moves + len(g.Moves) - km,
 		Records: b.Records + len(g.RollRecords) - kc,
 	}}
+	if c.n.Leaves > 0 {
+		c.first, _ = g.FirstLeaf()
+	}
 	if g.Scheme.PerGame() {
 		c.seq = g.sequenceOf(g.Rolls[:len(g.Rolls)-kr])
 	}
@@ -197,6 +215,9 @@ func (g *Game) Uncut(full *Game) (*Game, error) {
 	if !overlaps(full.Leaves, b.Leaves, g.Leaves) || !overlaps(full.Rolls, b.Rolls, g.Rolls) ||
 		!overlaps(full.Moves, b.Moves, g.Moves) || !overlaps(full.RollRecords, b.Records, g.RollRecords) {
 		return nil, fmt.Errorf("%w: game %q's cut state and its full state hold different histories", ErrBadState, g.ID)
+	}
+	if b.Leaves > 0 && full.Leaves[0] != g.cut.first {
+		return nil, fmt.Errorf("%w: game %q's cut state kept another first leaf than its full state's", ErrBadState, g.ID)
 	}
 	if g.Scheme.PerGame() && full.sequenceOf(full.Rolls[:b.Rolls]) != g.cut.seq {
 		return nil, fmt.Errorf("%w: game %q's cut state kept another roll sequence than its rolls give", ErrBadState, g.ID)

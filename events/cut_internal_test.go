@@ -141,6 +141,9 @@ func same(t *testing.T, g, c *Game) {
 			t.Fatal("Leaf found a leaf a cut state leaves out")
 		}
 	}
+	if f, ok := c.FirstLeaf(); !ok || f != g.Leaves[0] {
+		t.Fatalf("the cut state's first leaf is %d (%v), the full state's %d", f, ok, g.Leaves[0])
+	}
 	for s := range g.NextSeq() {
 		l, ok := c.Leaf(s)
 		if ok && l != g.Leaves[s] {
@@ -163,6 +166,14 @@ func same(t *testing.T, g, c *Game) {
 		bad.Leaves[b.Leaves]++
 		if _, err := c.Uncut(&bad); !errors.Is(err, ErrBadState) {
 			t.Fatalf("Uncut of another history: %v", err)
+		}
+	}
+	if b.Leaves > 0 {
+		bad := *g
+		bad.Leaves = slices.Clone(g.Leaves)
+		bad.Leaves[0] ^= 1 << 40
+		if _, err := c.Uncut(&bad); !errors.Is(err, ErrBadState) {
+			t.Fatalf("Uncut of a history with another first leaf: %v", err)
 		}
 	}
 }

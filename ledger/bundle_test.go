@@ -273,8 +273,8 @@ func TestBundleFormat5(t *testing.T) {
 	if from, resumed := headsLog(t, h); from != 5 || resumed {
 		t.Errorf("the split of the heads logged from %d, resumed %v, want from 5", from, resumed)
 	}
-	if f, err := get(l.db, keyFormat); err != nil || f[0] != storeFormat || storeFormat != 8 {
-		t.Fatalf("format record %x (%v), want 8", f[:1], err)
+	if f, err := get(l.db, keyFormat); err != nil || f[0] != storeFormat || storeFormat != 9 {
+		t.Fatalf("format record %x (%v), want 9", f[:1], err)
 	}
 	if split, old := splitHeads(t, l.db); split == 0 || old != 0 {
 		t.Fatalf("%d heads split, %d of format 6", split, old)
@@ -300,8 +300,8 @@ func TestBundleFormat5(t *testing.T) {
 // TestBundleFormat7 builds one log twice, with groups of varied sizes, and
 // makes the second store what format 7 wrote (each full entry bundle whole
 // under 'e', wholeBundles): the format-7 store opens, logs its upgrade
-// from 7, says format 8 and serves every entry bundle, at every width,
-// byte for byte as the store written in format 8 does; both take the same
+// from 7, says the current format and serves every entry bundle, at every
+// width, byte for byte as the store written in the current format does; both take the same
 // groups after that, each filled bundle staying as its pieces, and still
 // serve the same bytes, also after a reopen that checks every entry and
 // a Rebuild.
@@ -331,6 +331,7 @@ func TestBundleFormat7(t *testing.T) {
 	if n := wholeBundles(t, db); n != 2 {
 		t.Fatalf("%d full bundles", n)
 	}
+	format8Games(t, db, nil) // format 7's layout of the games
 	if err := db.Set(keyFormat, append([]byte{7}, l.origin...), pebble.Sync); err != nil {
 		t.Fatal(err)
 	}
@@ -343,8 +344,8 @@ func TestBundleFormat7(t *testing.T) {
 	if from := upgradeFrom(t, h, "upgrading the store: a full entry bundle is kept as its pieces"); from != 7 {
 		t.Errorf("the upgrade logged from %d, want 7", from)
 	}
-	if f, err := get(l7.db, keyFormat); err != nil || f[0] != storeFormat || storeFormat != 8 {
-		t.Fatalf("format record %x (%v), want 8", f[:1], err)
+	if f, err := get(l7.db, keyFormat); err != nil || f[0] != storeFormat || storeFormat != 9 {
+		t.Fatalf("format record %x (%v), want 9", f[:1], err)
 	}
 	same := func(what string) {
 		t.Helper()

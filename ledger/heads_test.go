@@ -297,7 +297,7 @@ func TestUpgradeFormat6(t *testing.T) {
 				t.Errorf("the split of the heads logged from %d, resumed %v", from, resumed)
 			}
 			diffDumps(t, before, dumpProjections(t, l))
-			if f, err := get(l.db, keyFormat); err != nil || f[0] != storeFormat || storeFormat != 8 {
+			if f, err := get(l.db, keyFormat); err != nil || f[0] != storeFormat || storeFormat != 9 {
 				t.Fatalf("format record %x, %v", f, err)
 			}
 			if split, old := splitHeads(t, l.db); split < 20 || old != 0 {
@@ -322,10 +322,11 @@ func TestUpgradeFormat6(t *testing.T) {
 // holds the marker of the split if it holds a head of format 6 too, so that an older version (which accepts the formats 1 to 6, and whose
 // loadGame fails on a split game) refuses it; one that holds none is the
 // format-6 store as it was. Only a store with every head split and no
-// marker says 8 (Open's last step, which keeps full bundles as pieces
-// from then on). Every crashed store opens, finishes the
+// marker says 8 (Open's next step, which keeps full bundles as pieces
+// from then on) or 9 (the step after, which moves the games to their
+// numbers: TestUpgradeFormat8Crash). Every crashed store opens, finishes the
 // migration (saying it goes on with it, or that it begins it from format 6)
-// and holds the same projections, in format 8, without the marker. A store
+// and holds the same projections, in format 9, without the markers. A store
 // whose format record says 6 beside the marker is refused as corrupt.
 func TestUpgradeFormat6Crash(t *testing.T) {
 	e := newTestEnv(t)
@@ -383,9 +384,9 @@ func TestUpgradeFormat6Crash(t *testing.T) {
 			}
 		case f[0] >= 1 && f[0] <= 6:
 			t.Errorf("crash after sync %d: %d heads split, %d not, and the format record %d, which an older version accepts", i, split, old, f[0])
-		case f[0] == 8 && (old > 0 || marker):
-			t.Errorf("crash after sync %d: %d heads split, %d not, the marker %v, and the format record 8, which says the split is done", i, split, old, marker)
-		case f[0] != 7 && f[0] != 8 || old > 0 && !marker:
+		case (f[0] == 8 || f[0] == 9) && (old > 0 || marker):
+			t.Errorf("crash after sync %d: %d heads split, %d not, the marker %v, and the format record %d, which says the split is done", i, split, old, marker, f[0])
+		case f[0] < 7 || f[0] > 9 || old > 0 && !marker:
 			t.Errorf("crash after sync %d: %d heads split, %d not, the format record %d, the marker %v", i, split, old, f[0], marker)
 		default:
 			refused++

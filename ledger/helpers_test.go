@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"encoding/binary"
 	"context"
 	"errors"
 	"fmt"
@@ -134,22 +135,32 @@ func dumpProjections(t testing.TB, l *Ledger) map[string][]byte {
 	}
 	// A game's state is its head, its live part and its history chunks,
 	// which a rebuild may cut in other places: the dump holds the whole
-	// state and the head's bytes, and every live part and chunk must
-	// belong to a game.
+	// state and the head record's bytes, and every live part and chunk
+	// must belong to a game, by its number (store format 9).
 	heads := map[string][]byte{}
-	for k, head := range out {
-		switch k[0] {
-		case prefixGame:
-			g, err := loadGame(v.snap, k[1:])
-			if err != nil || g == nil {
-				t.Fatalf("game %q: %v", k[1:], err)
-			}
-			out[k] = mustMarshalGame(t, g)
-			heads["head "+k[1:]] = head
-		case prefixLive:
-			if _, ok := out[string(prefixGame)+k[1:]]; !ok {
-				t.Errorf("live part %q of no game", k)
-			}
+	numbers := map[uint64]bool{}
+	for k, rec := range out {
+		if k[0] != prefixGame {
+			continue
+		}
+		at, _, err := parseHeadRecord(k[1:], rec)
+		if err != nil || !at.numbered {
+			t.Fatalf("game %q: head record %x: %v", k[1:], rec, err)
+		}
+		if numbers[at.n] {
+			t.Fatalf("game %q: number %d is another game's too", k[1:], at.n)
+		}
+		numbers[at.n] = true
+		g, err := loadGame(v.snap, k[1:])
+		if err != nil || g == nil {
+			t.Fatalf("game %q: %v", k[1:], err)
+		}
+		out[k] = mustMarshalGame(t, g)
+		heads["head "+k[1:]] = rec
+	}
+	for k := range out {
+		if k[0] == prefixLive && (len(k) != 9 || !numbers[binary.BigEndian.Uint64([]byte(k[1:]))]) {
+			t.Errorf("live part %q of no game", k)
 		}
 	}
 	maps.Copy(out, heads)
@@ -159,11 +170,11 @@ func dumpProjections(t testing.TB, l *Ledger) map[string][]byte {
 	}
 	for ok := it.First(); ok; ok = it.Next() {
 		k := it.Key()
-		if len(k) < 11 || k[len(k)-9] != 0 {
+		if len(k) != 17 {
 			t.Errorf("history chunk key %q", k)
 			continue
 		}
-		if _, ok := out[string(prefixGame)+string(k[1:len(k)-9])]; !ok {
+		if !numbers[binary.BigEndian.Uint64(k[1:])] {
 			t.Errorf("history chunk %q of no game", k)
 		}
 	}
@@ -179,6 +190,9 @@ func dumpProjections(t testing.TB, l *Ledger) map[string][]byte {
 	}
 	if _, err := get(v.snap, keySplitHeads); !errors.Is(err, pebble.ErrNotFound) {
 		t.Fatalf("the marker of the split of the game heads: %v", err)
+	}
+	if _, err := get(v.snap, keyGameNums); !errors.Is(err, pebble.ErrNotFound) {
+		t.Fatalf("the marker of the move of the games to their numbers: %v", err)
 	}
 	return out
 }
@@ -233,14 +247,70 @@ func (quietLogger) Infof(string, ...any)         {}
 func (quietLogger) Errorf(string, ...any)        {}
 func (quietLogger) Fatalf(f string, args ...any) { panic(fmt.Sprintf(f, args...)) }
 
-// format6Heads rewrites every game's head in db as store format 6 kept it
-// (its state without its history, events.Game.MarshalBinary's version 2,
-// rewritten at each event) and deletes its live part, leaving the format
-// record to the caller; but the games split says are split stay as they
-// are, as a migration interrupted after them leaves them (split nil: none).
-// It returns how many heads it rewrote.
+// format8Games rewrites every game of db as store format 8 kept it: its
+// head record without its number, its live part and history chunks under
+// its id's keys ('l' game, 'h' game 0x00 I), the values as they are, and
+// leaves the format record to the caller; but the games numbered says are
+// numbered stay as they are, as a migration interrupted after them leaves
+// them (numbered nil: none). It returns how many games it rewrote.
+func format8Games(t testing.TB, db *pebble.DB, numbered func(game string) bool) int {
+	t.Helper()
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixGame}, UpperBound: prefixEnd(prefixGame)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	b := db.NewBatch()
+	defer b.Close()
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		id := string(it.Key()[1:])
+		at, head, err := parseHeadRecord(id, it.Value())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !at.numbered || numbered != nil && numbered(id) {
+			continue
+		}
+		old := gamePlace{id: id}
+		live, err := get(db, at.liveKey())
+		if err != nil {
+			t.Fatalf("the live part of game %q: %v", id, err)
+		}
+		b.Delete(at.liveKey(), nil)
+		b.Set(old.liveKey(), live, nil)
+		lo, hi := at.historyBounds()
+		olo, _ := old.historyBounds()
+		hs, err := db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ok := hs.First(); ok; ok = hs.Next() {
+			b.Delete(hs.Key(), nil)
+			b.Set(append(slices.Clone(olo), hs.Key()[len(lo):]...), hs.Value(), nil)
+		}
+		if err := hs.Close(); err != nil {
+			t.Fatal(err)
+		}
+		b.Set(it.Key(), head, nil)
+		n++
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// format6Heads rewrites every game of db as store format 6 kept it: its
+// head as its state without its history (events.Game.MarshalBinary's
+// version 2, rewritten at each event), no live part, its history chunks
+// under its id's keys (format8Games), and leaves the format record to the
+// caller; but the heads of the games split says are split stay as format
+// 8 wrote them, as a migration interrupted after them leaves them (split
+// nil: none). It returns how many heads it rewrote.
 func format6Heads(t testing.TB, db *pebble.DB, split func(game string) bool) int {
 	t.Helper()
+	format8Games(t, db, nil)
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixGame}, UpperBound: prefixEnd(prefixGame)})
 	if err != nil {
 		t.Fatal(err)
@@ -275,18 +345,24 @@ func format6Heads(t testing.TB, db *pebble.DB, split func(game string) bool) int
 	return n
 }
 
-// splitHeads reports how many games of r have a head of format 7 and a live
-// part, and how many a head of format 6 and none; any other game fails t.
+// splitHeads reports how many games of r have a head of format 7 on and a
+// live part (where the head record says: by number or by id), and how many
+// a head of format 6 and none; any other game fails t.
 func splitHeads(t testing.TB, r pebble.Reader) (split, old int) {
 	t.Helper()
 	lives := indexedKeys(t, r, prefixLive)
 	for id := range indexedKeys(t, r, prefixGame) {
-		head, err := get(r, strKey(prefixGame, id))
+		rec, err := get(r, strKey(prefixGame, id))
 		if err != nil {
 			t.Fatal(err)
 		}
-		hasLive := lives[id]
-		delete(lives, id)
+		at, head, err := parseHeadRecord(id, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lk := string(at.liveKey()[1:])
+		hasLive := lives[lk]
+		delete(lives, lk)
 		switch {
 		case oldHead(head) && !hasLive:
 			old++

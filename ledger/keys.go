@@ -28,7 +28,7 @@ import (
 //	  'a' I:u64             append time of the group whose first leaf is I: i64 Unix ns
 //	  'm' "state"           merkle.State of the stored tree
 //	  'm' "checkpoint"      the last signed checkpoint note, as published
-//	  'm' "format"          the store format version (u8 8) and the origin
+//	  'm' "format"          the store format version (u8 9) and the origin
 //	projections (derived from the log; Rebuild recreates them byte for byte, but for
 //	where it cuts a game's history into chunks):
 //	  'd' E 0x00 id         dedup, by (emitter, event id): leaf index u64 ‖ leaf hash [32],
@@ -36,19 +36,31 @@ import (
 //	                        (events.CanonicalID): those are found through their game's
 //	                        leaves, and a game is its committing emitter's
 //	  ('i' id               the dedup index of format 3, by id alone; Open moves it to 'd')
-//	  'g' game              the game's head: what its commit and set-up events set
-//	                        (events.Game.AppendHead), written when the game begins and
-//	                        when one of them changes it (events.SameHead); format 6 and
-//	                        before: the game's state without its history, version 2
-//	  'l' game              the game's live part: status, position, pending roll, end...
-//	                        (events.Game.AppendLive), rewritten at each of its events
-//	  'h' game 0x00 I:u64   a chunk of the game's history, from its leaf I on (AppendHistory)
+//	  'g' game              0xff ‖ N:u64 ‖ the game's head: N is the game's number, the
+//	                        leaf index of its first event (its commit), and the head what
+//	                        its commit and set-up events set (events.Game.AppendHead),
+//	                        written when the game begins and when one of them changes it
+//	                        (events.SameHead); formats 7 and 8: the head alone; format 6
+//	                        and before: the game's state without its history, version 2
+//	  'l' N:u64             the live part of game number N: status, position, pending
+//	                        roll, end... (events.Game.AppendLive), rewritten at each of
+//	                        its events; formats 7 and 8: 'l' game
+//	  'h' N:u64 I:u64       a chunk of game number N's history, from its leaf I on
+//	                        (AppendHistory); formats 3 to 8: 'h' game 0x00 I:u64
+//	                        A game's number grows with the log, so the games in play
+//	                        have their live parts and new chunks in a narrow, recent
+//	                        range of keys, apart from the finished games' (compactions
+//	                        do not rewrite those), and each key is 9 or 17 bytes where
+//	                        a game id is up to 128 (36 in the benchmark)
 //	  'f' I:u64             game finished by leaf I: status u8 ‖ game id
 //	  'o' E                 emitter E's open games: uvarint count ‖ uvarint bytes (events.Game.Size)
 //	  'm' "stats"           Stats, MarshalBinary
 //	  'm' "rebuild"         present while a Rebuild is unfinished
 //	  'm' "split-heads"     present while Open splits a format-6 store's game heads
 //	                        (migrateHeads): the format record says 7 from its first batch
+//	  'm' "game-numbers"    present while Open moves a format-8 store's live parts and
+//	                        history chunks to their game's number (migrateGameNumbers):
+//	                        the format record says 9 from its first batch
 //	  'm' "legacy-ids"      present if an event took another's canonical id (before format 3)
 //	operator data (not derived from the log):
 //	  'r' S:u64             rejected input S (Rejection, MarshalBinary)
@@ -84,6 +96,7 @@ var (
 	keyStats      = []byte("mstats")
 	keyRebuild    = []byte("mrebuild")
 	keySplitHeads = []byte("msplit-heads")
+	keyGameNums   = []byte("mgame-numbers")
 	keyLegacyIDs  = []byte("mlegacy-ids")
 	keyRejMeta    = []byte("mrejected")
 )
@@ -111,7 +124,13 @@ var (
 // whose full bundles stay 'e' records, so that an older version refuses it:
 // format 7's readers would read it (they scan the pieces after a missing
 // 'e' record), but an older version opens only the layouts it wrote.
-const storeFormat = 8
+// Format 9 keys each game's live part and history chunks by the game's
+// number (the leaf index of its first event) instead of its id, and its
+// head record says the number: Open rewrites a format-8 store's games
+// (migrateGameNumbers), under the format record 9 and the marker
+// keyGameNums until the last is moved, so that an older version refuses
+// the store from the first moved game on.
+const storeFormat = 9
 
 // An openCount is an emitter's open games: how many, and the bytes of their
 // states (events.Game.Size).
@@ -152,16 +171,81 @@ func appendScopedID(b []byte, emitter, id string) []byte {
 	return append(append(append(b, emitter...), 0), id...)
 }
 
-// appendHistoryKey appends the key of the chunk of game's history that
-// starts at leaf first to b. The game ids cannot hold 0x00
-// (events.ValidGameID), so the chunks of one game are the keys that start
-// with historyPrefix(game), in the order they were written.
-func appendHistoryKey(b []byte, game string, first uint64) []byte {
-	return binary.BigEndian.AppendUint64(append(append(append(b, prefixHistory), game...), 0), first)
+// numberedHead is the first byte of a game's head record ('g' game) in
+// store format 9: the game's number and its head follow. A head of formats
+// 3 to 8 begins with its version, 2 or 3 (events.Game.AppendHead), so the
+// head record says in which layout a game's records are: a format-8 store
+// has both while Open moves its games (migrateGameNumbers).
+const numberedHead = 0xff
+
+// maxGameNumber bounds a game's number (its first leaf's index): the first
+// byte of a number's key is 0x00, which no game id holds
+// (events.ValidGameID), so the keys of both layouts never meet while Open
+// moves a format-8 store's games. A log holds far fewer leaves.
+const maxGameNumber = 1 << 56
+
+// appendHeadRecord appends to b the start of a game's head record in
+// store format 9, numberedHead ‖ n: its head follows
+// (events.Game.AppendHead).
+func appendHeadRecord(b []byte, n uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(b, numberedHead), n)
 }
 
-func historyPrefix(game string) []byte {
-	return append(append([]byte{prefixHistory}, game...), 0)
+// A gamePlace is where a game's live part and history chunks are, as its
+// head record ('g' game) says: by its number in store format 9, by its id
+// in formats 3 to 8.
+type gamePlace struct {
+	id       string
+	n        uint64 // the game's number, if numbered
+	numbered bool
+}
+
+// parseHeadRecord splits the head record of game id (a 'g' value) into
+// where the game's other records are and its head. A format-9 record
+// must hold a number below maxGameNumber and a head of format 7 on (not a
+// format-6 state: oldHead); the head itself is not checked here.
+func parseHeadRecord(id string, v []byte) (gamePlace, []byte, error) {
+	if len(v) == 0 || v[0] != numberedHead {
+		return gamePlace{id: id}, v, nil
+	}
+	if len(v) < 10 {
+		return gamePlace{}, nil, fmt.Errorf("head record of game %q is %d bytes: %w", id, len(v), ErrCorrupt)
+	}
+	n := binary.BigEndian.Uint64(v[1:9])
+	if n >= maxGameNumber || oldHead(v[9:]) || v[9] == numberedHead {
+		return gamePlace{}, nil, fmt.Errorf("head record of game %q: number %d, head version %d: %w", id, n, v[9], ErrCorrupt)
+	}
+	return gamePlace{id: id, n: n, numbered: true}, v[9:], nil
+}
+
+// liveKey returns the key of the game's live part.
+func (p gamePlace) liveKey() []byte {
+	if p.numbered {
+		return u64Key(prefixLive, p.n)
+	}
+	return strKey(prefixLive, p.id)
+}
+
+// historyBounds returns the bounds of the keys of the game's history
+// chunks: lo is their common prefix, and every chunk key is lo ‖ I:u64.
+func (p gamePlace) historyBounds() (lo, hi []byte) {
+	if p.numbered {
+		return u64Key(prefixHistory, p.n), u64Key(prefixHistory, p.n+1) // n+1 <= maxGameNumber
+	}
+	lo = append(append([]byte{prefixHistory}, p.id...), 0)
+	return lo, append(lo[:len(lo)-1:len(lo)-1], 1)
+}
+
+// appendLiveKey appends the key of game number n's live part to b.
+func appendLiveKey(b []byte, n uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(b, prefixLive), n)
+}
+
+// appendHistoryKey appends the key of the chunk of game number n's history
+// that starts at leaf first to b. The chunks of one game are the keys that
+// start with 'h' n, in the order they were written.
+func appendHistoryKey(b []byte, n, first uint64) []byte {
+	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(append(b, prefixHistory), n), first)
 }
 
 // tileKey returns the key of a tile or entry bundle, independent of its
@@ -239,22 +323,25 @@ func parseFinished(key, val []byte) (events.FinishedGame, error) {
 }
 
 // loadGame reads a game's state from r (the database or a snapshot): its
-// head, its live part and its history chunks. A head of format 6 and before
-// (version 2, during an upgrade) has no live part. It returns nil, nil for
-// a game with no events.
+// head record, its live part and its history chunks, where the head record
+// says they are (parseHeadRecord). A head of format 6 and before (version
+// 2, during an upgrade) has no live part. A numbered game's first leaf must
+// be its number. It returns nil, nil for a game with no events.
 func loadGame(r pebble.Reader, id string) (*events.Game, error) {
-	key := strKey(prefixGame, id)
-	head, err := get(r, key)
+	rec, err := get(r, strKey(prefixGame, id))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the state of game %q: %w", id, err)
 	}
+	at, head, err := parseHeadRecord(id, rec)
+	if err != nil {
+		return nil, err
+	}
 	var live []byte
 	if !oldHead(head) {
-		key[0] = prefixLive
-		live, err = get(r, key)
+		live, err = get(r, at.liveKey())
 		if errors.Is(err, pebble.ErrNotFound) {
 			return nil, fmt.Errorf("game %q has a head but no live part: %w", id, ErrCorrupt)
 		}
@@ -262,8 +349,7 @@ func loadGame(r pebble.Reader, id string) (*events.Game, error) {
 			return nil, fmt.Errorf("reading the live part of game %q: %w", id, err)
 		}
 	}
-	lo := historyPrefix(id)
-	hi := append(lo[:len(lo)-1:len(lo)-1], 1)
+	lo, hi := at.historyBounds()
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return nil, fmt.Errorf("reading the history of game %q: %w", id, err)
@@ -278,6 +364,9 @@ func loadGame(r pebble.Reader, id string) (*events.Game, error) {
 	g := new(events.Game)
 	if err := g.UnmarshalSplit(head, live, chunks); err != nil {
 		return nil, fmt.Errorf("state of game %q: %w: %w", id, ErrCorrupt, err)
+	}
+	if f, ok := g.FirstLeaf(); at.numbered && (!ok || f != at.n) {
+		return nil, fmt.Errorf("game %q is number %d, but its first leaf is %d (%v): %w", id, at.n, f, ok, ErrCorrupt)
 	}
 	return g, nil
 }

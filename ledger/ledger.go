@@ -201,9 +201,11 @@ type Config struct {
 	Publish func(ctx context.Context, c Commit) error
 
 	// migrateChunk is how many dedup records Open moves per batch when it
-	// upgrades a format-3 store (migrateDedup), and how many game heads it
-	// splits per batch when it upgrades a format-6 store (migrateHeads).
-	// Zero means migrateChunk; tests lower it.
+	// upgrades a format-3 store (migrateDedup), how many game heads it
+	// splits per batch when it upgrades a format-6 store (migrateHeads),
+	// and how many games it moves per batch at most when it upgrades a
+	// format-8 store (migrateGameNumbers). Zero means migrateChunk; tests
+	// lower it.
 	migrateChunk int
 }
 
@@ -483,21 +485,18 @@ func (l *Ledger) load(ctx context.Context) error {
 	countOpen := false // a format-4 store (or 3): its open games are counted
 	heads := false     // a format-6 store (or 3 to 5): its game heads are split
 	pieces := false    // a format-7 store (or 3 to 6): marked format 8, its full bundles kept
+	numbers := false   // a format-8 store (or 3 to 7): its games' records move to their numbers
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
 		if _, err := get(db, keyState); !errors.Is(err, pebble.ErrNotFound) {
 			return fmt.Errorf("ledger: %s has a tree state but no format record: %w", l.cfg.Dir, ErrCorrupt)
 		}
-		b := db.NewBatch()
-		b.Set(keyFormat, append([]byte{storeFormat}, l.origin...), nil)
-		err := l.commit(b, "creating the store")
-		b.Close()
-		if err != nil {
+		if err := l.setFormat(storeFormat, "creating the store"); err != nil {
 			return fmt.Errorf("ledger: %w", err)
 		}
 	case err != nil:
 		return fmt.Errorf("ledger: reading the format record: %w", err)
-	case len(f) == 0 || f[0] != storeFormat && (f[0] < 1 || f[0] > 7):
+	case len(f) == 0 || f[0] != storeFormat && (f[0] < 1 || f[0] > 8):
 		return fmt.Errorf("ledger: %s has store format %x, want %d: %w", l.cfg.Dir, f[:min(len(f), 1)], storeFormat, ErrCorrupt)
 	case string(f[1:]) != l.origin:
 		return fmt.Errorf("ledger: %s holds the log %q, not %q", l.cfg.Dir, f[1:], l.origin)
@@ -505,34 +504,35 @@ func (l *Ledger) load(ctx context.Context) error {
 		// Format 3 kept the dedup index by event id alone: once the store
 		// is checked, migrateDedup moves it to (emitter, id) keys, and then
 		// its open games are counted as format 4's are.
-		migrate, countOpen, heads, pieces = true, true, true, true
+		migrate, countOpen, heads, pieces, numbers = true, true, true, true, true
 	case f[0] == 4:
 		// Format 4 did not count each emitter's open games:
 		// migrateOpenGames does, once the store is checked (and takes
 		// it to format 6).
-		countOpen, heads, pieces = true, true, true
+		countOpen, heads, pieces, numbers = true, true, true, true
 	case f[0] == 5:
 		// Format 5 rewrote the growing entry bundle whole: its 'e' record
 		// stays, and the entries after it go in pieces (bundle.go). Only the
 		// format record changes, so that an older version refuses the store.
 		l.log.Info("upgrading the store: the growing entry bundle is stored in pieces", "from", 5, "to", 6)
-		heads, pieces = true, true
-		b := db.NewBatch()
-		b.Set(keyFormat, append([]byte{6}, l.origin...), nil)
-		err := l.commit(b, "upgrading the store format")
-		b.Close()
-		if err != nil {
+		heads, pieces, numbers = true, true, true
+		if err := l.setFormat(6, "upgrading the store format"); err != nil {
 			return fmt.Errorf("ledger: %w", err)
 		}
 	case f[0] == 6:
 		// Format 6 rewrote each game's whole head at each of its events:
 		// migrateHeads splits the heads, once the store is checked.
-		heads, pieces = true, true
+		heads, pieces, numbers = true, true, true
 	case f[0] == 7:
 		// Format 7 wrote a full entry bundle whole under 'e': its full
 		// bundles stay, and the format record changes below, once the
 		// store is checked.
-		pieces = true
+		pieces, numbers = true, true
+	case f[0] == 8:
+		// Format 8 kept each game's live part and history chunks by the
+		// game's id: migrateGameNumbers moves them to its number, once
+		// the store is checked.
+		numbers = true
 	case f[0] != storeFormat:
 		// Format 1 kept each game's state whole, format 2 a dedup record
 		// for every id. The log is the same, and the projections are
@@ -563,6 +563,19 @@ func (l *Ledger) load(ctx context.Context) error {
 		heads, resume = true, true
 	case !errors.Is(err, pebble.ErrNotFound):
 		return fmt.Errorf("ledger: reading the marker of the split of the game heads: %w", err)
+	}
+	// A store of format 9 whose games migrateGameNumbers was moving when
+	// it stopped: some games are numbered, some not yet. The format record
+	// says 9 from its first batch on, so that an older version refuses it.
+	resumeNumbers := false
+	switch _, err := get(db, keyGameNums); {
+	case err == nil:
+		if len(f) == 0 || f[0] != 9 {
+			return fmt.Errorf("ledger: %s has store format %x and the marker of a move of its games to their numbers, which only format 9 sets: %w", l.cfg.Dir, f[:min(len(f), 1)], ErrCorrupt)
+		}
+		numbers, resumeNumbers = true, true
+	case !errors.Is(err, pebble.ErrNotFound):
+		return fmt.Errorf("ledger: reading the marker of the move of the games to their numbers: %w", err)
 	}
 	switch _, err := get(db, keyLegacyIDs); {
 	case err == nil:
@@ -645,12 +658,22 @@ func (l *Ledger) load(ctx context.Context) error {
 		// readers look first. Only the format record changes, so that an
 		// older version refuses the store.
 		l.log.Info("upgrading the store: a full entry bundle is kept as its pieces", "from", 7, "to", storeFormat)
-		b := db.NewBatch()
-		b.Set(keyFormat, append([]byte{storeFormat}, l.origin...), nil)
-		err := l.commit(b, "upgrading the store format")
-		b.Close()
-		if err != nil {
+		if err := l.setFormat(8, "upgrading the store format"); err != nil {
 			return fmt.Errorf("ledger: %w", err)
+		}
+	}
+	if numbers {
+		if resumeNumbers {
+			l.log.Info("upgrading the store: going on with the interrupted move of each game's records to its number's keys", "to", storeFormat)
+		} else {
+			l.log.Info("upgrading the store: each game's live part and history are keyed by its number", "from", 8, "to", storeFormat)
+		}
+		chunk := l.cfg.migrateChunk
+		if chunk <= 0 {
+			chunk = migrateChunk
+		}
+		if _, err := l.migrateGameNumbers(ctx, chunk); err != nil {
+			return fmt.Errorf("ledger: moving the games to their numbers' keys: %w", err)
 		}
 	}
 	l.seq = newSequencer(l, b, stats, rej, open)
@@ -673,6 +696,15 @@ func (l *Ledger) load(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// setFormat durably writes the format record: format f, then the origin.
+// what names the step in the error.
+func (l *Ledger) setFormat(f byte, what string) error {
+	b := l.db.NewBatch()
+	defer b.Close()
+	b.Set(keyFormat, append([]byte{f}, l.origin...), nil)
+	return l.commit(b, what)
 }
 
 func readState(r pebble.Reader) (merkle.State, error) {

@@ -3,6 +3,7 @@ package ledger
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -201,4 +202,142 @@ func (l *Ledger) migrateHeads(ctx context.Context, chunk int) (int, error) {
 		}
 		l.log.Info("splitting the game heads", "games", split)
 	}
+}
+
+// migrateBatchBytes bounds the batches of migrateGameNumbers, whose games
+// carry their history: a batch ends after the game that takes it past.
+const migrateBatchBytes = 16 << 20
+
+// migrateGameNumbers moves the live parts and history chunks of a format-8
+// store's games from their game id's keys ('l' game, 'h' game 0x00 I) to
+// their game number's ('l' N, 'h' N I), with the same values, and writes
+// each head record again as numberedHead ‖ N ‖ head. A game's number is its
+// first leaf: its first chunk's key says it, and the chunk's first leaf
+// must be it. It works in batches of at most chunk games (and about
+// migrateBatchBytes), each written durably with every record of each of
+// its games, in key order. The first batch also sets the format record to
+// 9 and the marker keyGameNums, so that from the first moved game on an
+// older version refuses the store (its loadGame would find no live part),
+// and Open knows that a store of format 9 with the marker is still being
+// moved; the batch that finds no unnumbered game left deletes the marker
+// (and sets the format record to 9, if it is also the first). So a crash
+// leaves either a store of format 8 as it was, or one of format 9 and the
+// marker whose games are each whole in one layout or the other (loadGame
+// reads both, by the head record: parseHeadRecord), and the next Open goes
+// on where it stopped. It returns how many games it moved.
+func (l *Ledger) migrateGameNumbers(ctx context.Context, chunk int) (int, error) {
+	db := l.db
+	moved := 0
+	start := time.Now()
+	lo := []byte{prefixGame}
+	var key, val, last []byte
+	first := true
+	for {
+		if err := ctx.Err(); err != nil {
+			return moved, err
+		}
+		it, err := db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(prefixGame)})
+		if err != nil {
+			return moved, err
+		}
+		b := db.NewBatch()
+		n := 0
+		ok := it.First()
+		for ; ok && n < chunk && b.Len() < migrateBatchBytes; ok = it.Next() {
+			last = append(last[:0], it.Key()...)
+			id := string(it.Key()[1:])
+			at, head, err := parseHeadRecord(id, it.Value())
+			if err == nil && oldHead(head) {
+				err = fmt.Errorf("the head of game %q is of format 6: %w", id, ErrCorrupt)
+			}
+			if err == nil && !at.numbered {
+				key, val, err = moveGame(db, b, id, head, key, val)
+				n++
+			}
+			if err != nil {
+				it.Close()
+				b.Close()
+				return moved, err
+			}
+		}
+		if err := errors.Join(it.Error(), it.Close()); err != nil {
+			b.Close()
+			return moved, err
+		}
+		lo = append(slices.Clone(last), 0) // the next batch starts after the last game of this one
+		if first || !ok {
+			b.Set(keyFormat, append([]byte{9}, l.origin...), nil)
+		}
+		if !ok {
+			b.Delete(keyGameNums, nil)
+		} else if first {
+			b.Set(keyGameNums, nil, nil)
+		}
+		first = false
+		err = l.commit(b, fmt.Sprintf("moving %d games to their numbers' keys", n))
+		b.Close()
+		if err != nil {
+			return moved, err
+		}
+		moved += n
+		if !ok {
+			l.log.Info("moved each game's records to its number's keys", "games", moved, "took", time.Since(start))
+			return moved, nil
+		}
+		l.log.Info("moving each game's records to its number's keys", "games", moved)
+	}
+}
+
+// moveGame adds to b the records of game id, whose format-8 head is head,
+// under its number's keys (migrateGameNumbers), and the deletions of its
+// format-8 keys. key and val are scratch buffers, returned for reuse.
+func moveGame(db *pebble.DB, b *pebble.Batch, id string, head, key, val []byte) ([]byte, []byte, error) {
+	old := gamePlace{id: id}
+	lo, hi := old.historyBounds()
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return key, val, err
+	}
+	defer it.Close()
+	var num uint64
+	chunks := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		if len(k) != len(lo)+8 {
+			return key, val, fmt.Errorf("history chunk key %q of game %q: %w", k, id, ErrCorrupt)
+		}
+		from := binary.BigEndian.Uint64(k[len(lo):])
+		if chunks == 0 {
+			_, leaf, err := events.HistoryLeaf(it.Value(), 0)
+			if err != nil || leaf != from || from >= maxGameNumber {
+				return key, val, fmt.Errorf("the first history chunk of game %q, at leaf %d, begins at leaf %d: %w", id, from, leaf, errors.Join(ErrCorrupt, err))
+			}
+			num = from
+		}
+		key = appendHistoryKey(key[:0], num, from)
+		b.Set(key, it.Value(), nil)
+		b.Delete(k, nil)
+		chunks++
+	}
+	if err := it.Error(); err != nil {
+		return key, val, fmt.Errorf("reading the history of game %q: %w", id, err)
+	}
+	if chunks == 0 {
+		return key, val, fmt.Errorf("game %q has a head but no history: %w", id, ErrCorrupt)
+	}
+	liveKey := old.liveKey()
+	live, err := get(db, liveKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return key, val, fmt.Errorf("game %q has a head but no live part: %w", id, ErrCorrupt)
+	}
+	if err != nil {
+		return key, val, fmt.Errorf("reading the live part of game %q: %w", id, err)
+	}
+	key = appendLiveKey(key[:0], num)
+	b.Set(key, live, nil)
+	b.Delete(liveKey, nil)
+	val = append(appendHeadRecord(val[:0], num), head...)
+	key = append(append(key[:0], prefixGame), id...)
+	b.Set(key, val, nil)
+	return key, val, nil
 }

@@ -309,8 +309,18 @@ func gameLeaf(r pebble.Reader, emitter, game string, seq uint64) (uint64, bool, 
 	if err != nil {
 		return 0, false, fmt.Errorf("reading the state of game %q: %w", game, err)
 	}
-	id, owner, leaves, err := events.PeekHead(head)
+	place, head, err := parseHeadRecord(game, head)
+	var (
+		id, owner string
+		leaves    []uint64
+	)
+	if err == nil {
+		id, owner, leaves, err = events.PeekHead(head)
+	}
 	c.Close()
+	if errors.Is(err, ErrCorrupt) {
+		return 0, false, err
+	}
 	if err != nil {
 		return 0, false, fmt.Errorf("state of game %q: %w: %w", game, ErrCorrupt, err)
 	}
@@ -324,8 +334,7 @@ func gameLeaf(r pebble.Reader, emitter, game string, seq uint64) (uint64, bool, 
 		return leaves[seq], true, nil
 	}
 	at := seq - uint64(len(leaves)) // the leaf's place past the chunks read
-	lo := historyPrefix(game)
-	hi := append(lo[:len(lo)-1:len(lo)-1], 1)
+	lo, hi := place.historyBounds()
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return 0, false, fmt.Errorf("reading the history of game %q: %w", game, err)

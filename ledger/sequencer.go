@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -144,10 +145,12 @@ type pendGame struct {
 // An appendedKey says where in keys the key of appended[i] is.
 type appendedKey struct{ i, start, end int }
 
-// A pendEntry is a game of pend and its id (writeProjections).
+// A pendEntry is a game of pend, its id and its number (its first leaf:
+// writeProjections).
 type pendEntry struct {
 	id string
 	p  pendGame
+	n  uint64
 }
 
 type taggedGame struct {
@@ -971,17 +974,21 @@ func (s *sequencer) writeProjections(batch *pebble.Batch) error {
 		batch.Set(key, val, nil)
 	}
 	// The games' records go into the batch in key order: the heads ('g'),
-	// then the history chunks ('h'), then the live parts ('l'), each by
-	// game id. Pebble inserts a batch's keys into the memtable's skiplist
-	// in the batch's order, starting each search from where the last
-	// insert left off when the next key lies just after it: in key order
-	// a group's hundreds of games, spread over the whole key space at a
-	// human pace, cost a short search each instead of one from the top
+	// by game id, then the history chunks ('h'), then the live parts
+	// ('l'), each by game number (its first leaf). Pebble inserts a
+	// batch's keys into the memtable's skiplist in the batch's order,
+	// starting each search from where the last insert left off when the
+	// next key lies just after it: in key order a group's hundreds of
+	// games cost a short search each instead of one from the top
 	// (BenchmarkHumanWrites; docs/BENCHMARKS.md "Issue 31, the store's
 	// writes in key order").
 	games := s.pendSorted[:0]
 	for id, p := range s.pend {
-		games = append(games, pendEntry{id, p})
+		n, ok := p.g.FirstLeaf()
+		if !ok || n >= maxGameNumber { // unreachable: a change is an event, and a log holds fewer leaves
+			return fmt.Errorf("game %q changed, and its first leaf is %d (%v)", id, n, ok)
+		}
+		games = append(games, pendEntry{id, p, n})
 	}
 	slices.SortFunc(games, func(a, b pendEntry) int { return strings.Compare(a.id, b.id) })
 	s.pendSorted = games
@@ -991,12 +998,13 @@ func (s *sequencer) writeProjections(batch *pebble.Batch) error {
 			continue
 		}
 		var err error
-		if val, err = e.p.g.AppendHead(val[:0]); err != nil {
+		if val, err = e.p.g.AppendHead(appendHeadRecord(val[:0], e.n)); err != nil {
 			return fmt.Errorf("encoding the head of game %q: %w", e.id, err)
 		}
 		key = append(append(key[:0], prefixGame), e.id...)
 		batch.Set(key, val, nil)
 	}
+	slices.SortFunc(games, func(a, b pendEntry) int { return cmp.Compare(a.n, b.n) })
 	for _, e := range games {
 		// The history since the last group that changed the game,
 		// written once.
@@ -1009,7 +1017,7 @@ func (s *sequencer) writeProjections(batch *pebble.Batch) error {
 		if val, err = g.AppendHistory(val[:0], from); err != nil {
 			return fmt.Errorf("encoding the history of game %q: %w", e.id, err)
 		}
-		key = appendHistoryKey(key[:0], e.id, first)
+		key = appendHistoryKey(key[:0], e.n, first)
 		batch.Set(key, val, nil)
 	}
 	for _, e := range games {
@@ -1018,7 +1026,7 @@ func (s *sequencer) writeProjections(batch *pebble.Batch) error {
 		if val, err = e.p.g.AppendLive(val[:0]); err != nil {
 			return fmt.Errorf("encoding the state of game %q: %w", e.id, err)
 		}
-		key = append(append(key[:0], prefixLive), e.id...)
+		key = appendLiveKey(key[:0], e.n)
 		batch.Set(key, val, nil)
 	}
 	clear(games) // no state kept alive past its group

@@ -135,16 +135,25 @@ func readGameLeaves(r pebble.Reader, game string) (*gameLeaves, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the state of game %q: %w", game, err)
 	}
-	id, owner, leaves, err := events.PeekHead(head)
+	place, head, err := parseHeadRecord(game, head)
+	var (
+		id, owner string
+		leaves    []uint64
+	)
+	if err == nil {
+		id, owner, leaves, err = events.PeekHead(head)
+	}
 	closer.Close()
+	if errors.Is(err, ErrCorrupt) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("state of game %q: %w: %w", game, ErrCorrupt, err)
 	}
 	if id != game {
 		return nil, fmt.Errorf("the state of game %q is game %q's: %w", game, id, ErrCorrupt)
 	}
-	lo := historyPrefix(game)
-	hi := append(lo[:len(lo)-1:len(lo)-1], 1)
+	lo, hi := place.historyBounds()
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return nil, fmt.Errorf("reading the history of game %q: %w", game, err)
