@@ -7,12 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/merkle"
@@ -104,13 +107,20 @@ func numberedGames(t testing.TB, r pebble.Reader) (numbered, byID int) {
 			t.Fatalf("game %q (numbered %v): no live part", id, at.numbered)
 		}
 		delete(lives, lk)
-		lo, _ := at.historyBounds()
+		lo, hi := at.historyBounds()
+		it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+		if err != nil {
+			t.Fatal(err)
+		}
 		n := 0
-		for k := range chunks {
-			if strings.HasPrefix(k, string(lo[1:])) && len(k) == len(lo)-1+8 {
-				delete(chunks, k)
+		for ok := it.First(); ok; ok = it.Next() {
+			if len(it.Key()) == len(lo)+8 {
+				delete(chunks, string(it.Key()[1:]))
 				n++
 			}
+		}
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
 		}
 		if n == 0 {
 			t.Fatalf("game %q (numbered %v): no history", id, at.numbered)
@@ -478,4 +488,67 @@ func FuzzParseHeadRecord(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkMigrateGameNumbers times Open of a store of format 8 holding the
+// benchmark's games (300,000 events by default, ZARLOG_MIGRATE_EVENTS), its
+// games moved to their numbers by migrateGameNumbers: per game, and beside
+// a Rebuild of the same log.
+func BenchmarkMigrateGameNumbers(b *testing.B) {
+	events := 300_000
+	if s := os.Getenv("ZARLOG_MIGRATE_EVENTS"); s != "" {
+		if _, err := fmt.Sscan(s, &events); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dir := b.TempDir()
+	l := benchLedger(b, dir)
+	cfg := l.cfg
+	ctx := context.Background()
+	in := newBenchPool(b, "numbers").take(b, events)
+	for i := 0; i < events; i += 1000 {
+		if _, err := l.Append(ctx, in[i:min(i+1000, events)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	start := time.Now()
+	if err := l.Rebuild(ctx); err != nil {
+		b.Fatal(err)
+	}
+	rebuild := time.Since(start)
+	l.Close()
+	var took time.Duration
+	games := 0
+	for b.Loop() {
+		b.StopTimer()
+		db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		games = format8Games(b, db, nil)
+		if err := db.Set(keyFormat, append([]byte{8}, cfg.Signer.Name()...), pebble.Sync); err != nil {
+			b.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		t := time.Now()
+		cfg.Metrics = prometheus.NewRegistry()
+		l, err := Open(ctx, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		took += time.Since(t)
+		b.StopTimer()
+		if numbered, byID := numberedGames(b, l.db); numbered != games || byID != 0 {
+			b.Fatalf("%d games numbered of %d, %d keyed by id left", numbered, games, byID)
+		}
+		l.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(took.Nanoseconds())/float64(b.N*games), "ns/game")
+	b.ReportMetric(float64(rebuild.Nanoseconds())/float64(events), "rebuild-ns/event")
+	b.ReportMetric(float64(games), "games")
+	b.ReportMetric(float64(events), "events")
 }
