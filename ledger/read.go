@@ -297,35 +297,43 @@ func lookup(r pebble.Reader, emitter, eventID string, indexed bool, hash *merkle
 	return index, nil
 }
 
+// peekGameHead reads game's head record: where its other records are
+// (parseHeadRecord), its owner and the leaves its head holds
+// (events.PeekHead). found is false if r holds no state of game.
+func peekGameHead(r pebble.Reader, game string) (place gamePlace, owner string, leaves []uint64, found bool, err error) {
+	v, c, err := r.Get(strKey(prefixGame, game))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return gamePlace{}, "", nil, false, nil
+	}
+	if err != nil {
+		return gamePlace{}, "", nil, false, fmt.Errorf("reading the state of game %q: %w", game, err)
+	}
+	defer c.Close()
+	place, head, err := parseHeadRecord(game, v)
+	var id string
+	if err == nil {
+		id, owner, leaves, err = events.PeekHead(head)
+	}
+	if errors.Is(err, ErrCorrupt) {
+		return gamePlace{}, "", nil, false, err
+	}
+	if err != nil {
+		return gamePlace{}, "", nil, false, fmt.Errorf("state of game %q: %w: %w", game, ErrCorrupt, err)
+	}
+	if id != game {
+		return gamePlace{}, "", nil, false, fmt.Errorf("the state of game %q is game %q's: %w", game, id, ErrCorrupt)
+	}
+	return place, owner, leaves, true, nil
+}
+
 // gameLeaf returns the log index of event seq of game, if r holds the
 // game's state, the game is emitter's and it has that many events. It reads
 // the game's head and the leaves of its history chunks, never its state
 // (loadGame).
 func gameLeaf(r pebble.Reader, emitter, game string, seq uint64) (uint64, bool, error) {
-	head, c, err := r.Get(strKey(prefixGame, game))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, fmt.Errorf("reading the state of game %q: %w", game, err)
-	}
-	place, head, err := parseHeadRecord(game, head)
-	var (
-		id, owner string
-		leaves    []uint64
-	)
-	if err == nil {
-		id, owner, leaves, err = events.PeekHead(head)
-	}
-	c.Close()
-	if errors.Is(err, ErrCorrupt) {
+	place, owner, leaves, found, err := peekGameHead(r, game)
+	if err != nil || !found {
 		return 0, false, err
-	}
-	if err != nil {
-		return 0, false, fmt.Errorf("state of game %q: %w: %w", game, ErrCorrupt, err)
-	}
-	if id != game {
-		return 0, false, fmt.Errorf("the state of game %q is game %q's: %w", game, id, ErrCorrupt)
 	}
 	if owner != emitter {
 		return 0, false, nil

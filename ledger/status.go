@@ -128,30 +128,12 @@ func (c *lookupCache) game(game string) (*gameLeaves, error) {
 // (events.PeekHead) and its history chunks' leaves (events.HistoryLeaves).
 // A game without a state has no leaves.
 func readGameLeaves(r pebble.Reader, game string) (*gameLeaves, error) {
-	head, closer, err := r.Get(strKey(prefixGame, game))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return &gameLeaves{}, nil
-	}
+	place, owner, leaves, found, err := peekGameHead(r, game)
 	if err != nil {
-		return nil, fmt.Errorf("reading the state of game %q: %w", game, err)
-	}
-	place, head, err := parseHeadRecord(game, head)
-	var (
-		id, owner string
-		leaves    []uint64
-	)
-	if err == nil {
-		id, owner, leaves, err = events.PeekHead(head)
-	}
-	closer.Close()
-	if errors.Is(err, ErrCorrupt) {
 		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("state of game %q: %w: %w", game, ErrCorrupt, err)
-	}
-	if id != game {
-		return nil, fmt.Errorf("the state of game %q is game %q's: %w", game, id, ErrCorrupt)
+	if !found {
+		return &gameLeaves{}, nil
 	}
 	lo, hi := place.historyBounds()
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
