@@ -7,15 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/zarlog/zarlog/events"
 	"github.com/zarlog/zarlog/merkle"
@@ -495,60 +492,9 @@ func FuzzParseHeadRecord(f *testing.F) {
 // games moved to their numbers by migrateGameNumbers: per game, and beside
 // a Rebuild of the same log.
 func BenchmarkMigrateGameNumbers(b *testing.B) {
-	events := 300_000
-	if s := os.Getenv("ZARLOG_MIGRATE_EVENTS"); s != "" {
-		if _, err := fmt.Sscan(s, &events); err != nil {
-			b.Fatal(err)
-		}
-	}
-	dir := b.TempDir()
-	l := benchLedger(b, dir)
-	cfg := l.cfg
-	ctx := context.Background()
-	in := newBenchPool(b, "numbers").take(b, events)
-	for i := 0; i < events; i += 1000 {
-		if _, err := l.Append(ctx, in[i:min(i+1000, events)]); err != nil {
-			b.Fatal(err)
-		}
-	}
-	start := time.Now()
-	if err := l.Rebuild(ctx); err != nil {
-		b.Fatal(err)
-	}
-	rebuild := time.Since(start)
-	l.Close()
-	var took time.Duration
-	games := 0
-	for b.Loop() {
-		b.StopTimer()
-		db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		games = format8Games(b, db, nil)
-		if err := db.Set(keyFormat, append([]byte{8}, cfg.Signer.Name()...), pebble.Sync); err != nil {
-			b.Fatal(err)
-		}
-		if err := db.Close(); err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-		t := time.Now()
-		cfg.Metrics = prometheus.NewRegistry()
-		l, err := Open(ctx, cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		took += time.Since(t)
-		b.StopTimer()
-		if numbered, byID := numberedGames(b, l.db); numbered != games || byID != 0 {
+	benchMigrate(b, "numbers", 8, format8Games, func(b *testing.B, db *pebble.DB, games int) {
+		if numbered, byID := numberedGames(b, db); numbered != games || byID != 0 {
 			b.Fatalf("%d games numbered of %d, %d keyed by id left", numbered, games, byID)
 		}
-		l.Close()
-		b.StartTimer()
-	}
-	b.ReportMetric(float64(took.Nanoseconds())/float64(b.N*games), "ns/game")
-	b.ReportMetric(float64(rebuild.Nanoseconds())/float64(events), "rebuild-ns/event")
-	b.ReportMetric(float64(games), "games")
-	b.ReportMetric(float64(events), "events")
+	})
 }

@@ -441,6 +441,18 @@ func TestUpgradeFormat6Crash(t *testing.T) {
 // heads split by migrateHeads: per game, and beside a Rebuild of the same
 // log.
 func BenchmarkMigrateHeads(b *testing.B) {
+	benchMigrate(b, "heads", 6, format6Heads, func(b *testing.B, db *pebble.DB, games int) {
+		if split, old := splitHeads(b, db); split != games || old != 0 {
+			b.Fatalf("%d heads split of %d, %d of format 6 left", split, games, old)
+		}
+	})
+}
+
+// benchMigrate times Open of a store that downgrade has put back in format
+// from (returning its games), per game, and checks its games with done
+// after each Open; beside a Rebuild of the same log (the benchmark's games,
+// 300,000 events by default, ZARLOG_MIGRATE_EVENTS).
+func benchMigrate(b *testing.B, pool string, from byte, downgrade func(testing.TB, *pebble.DB, func(game string) bool) int, done func(*testing.B, *pebble.DB, int)) {
 	events := 300_000
 	if s := os.Getenv("ZARLOG_MIGRATE_EVENTS"); s != "" {
 		if _, err := fmt.Sscan(s, &events); err != nil {
@@ -451,7 +463,7 @@ func BenchmarkMigrateHeads(b *testing.B) {
 	l := benchLedger(b, dir)
 	cfg := l.cfg
 	ctx := context.Background()
-	in := newBenchPool(b, "heads").take(b, events)
+	in := newBenchPool(b, pool).take(b, events)
 	for i := 0; i < events; i += 1000 {
 		if _, err := l.Append(ctx, in[i:min(i+1000, events)]); err != nil {
 			b.Fatal(err)
@@ -471,8 +483,8 @@ func BenchmarkMigrateHeads(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		games = format6Heads(b, db, nil)
-		if err := db.Set(keyFormat, append([]byte{6}, cfg.Signer.Name()...), pebble.Sync); err != nil {
+		games = downgrade(b, db, nil)
+		if err := db.Set(keyFormat, append([]byte{from}, cfg.Signer.Name()...), pebble.Sync); err != nil {
 			b.Fatal(err)
 		}
 		if err := db.Close(); err != nil {
@@ -487,9 +499,7 @@ func BenchmarkMigrateHeads(b *testing.B) {
 		}
 		took += time.Since(t)
 		b.StopTimer()
-		if split, old := splitHeads(b, l.db); split != games || old != 0 {
-			b.Fatalf("%d heads split of %d, %d of format 6 left", split, games, old)
-		}
+		done(b, l.db, games)
 		l.Close()
 		b.StartTimer()
 	}
