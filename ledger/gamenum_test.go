@@ -158,29 +158,9 @@ func format8As(t *testing.T, e *testEnv, origin string, numbered func(string) bo
 // or more than one.
 func numbersLog(t *testing.T, h *recordingHandler) (from int64, resumed bool) {
 	t.Helper()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	n := 0
-	for _, r := range h.records {
-		switch {
-		case strings.HasPrefix(r.Message, "upgrading the store: each game's live part and history are keyed by its number"):
-			r.Attrs(func(a slog.Attr) bool {
-				if a.Key == "from" {
-					from = a.Value.Int64()
-				}
-				return true
-			})
-		case strings.HasPrefix(r.Message, "upgrading the store: going on with the interrupted move of each game's records"):
-			resumed = true
-		default:
-			continue
-		}
-		n++
-	}
-	if n != 1 || !resumed && from == 0 {
-		t.Fatalf("%d log records of the move of the games (from %d, resumed %v)", n, from, resumed)
-	}
-	return from, resumed
+	return migrationLog(t, h, "the move of the games",
+		"upgrading the store: each game's live part and history are keyed by its number",
+		"upgrading the store: going on with the interrupted move of each game's records")
 }
 
 // TestUpgradeFormat8 opens a store of format 8, whose games' live parts and

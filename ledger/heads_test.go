@@ -200,19 +200,30 @@ func format6As(t *testing.T, e *testEnv, origin string, split func(string) bool,
 // none, or more than one.
 func headsLog(t *testing.T, h *recordingHandler) (from int64, resumed bool) {
 	t.Helper()
+	return migrationLog(t, h, "the split of the heads",
+		"upgrading the store: each game's head is split",
+		"upgrading the store: going on with the interrupted split of each game's head")
+}
+
+// migrationLog returns the log record of an upgrade step that Open may
+// begin (a record starting with began, its "from" attribute the format) or
+// go on with (resumed), what the step is. It fails t if there is none, or
+// more than one.
+func migrationLog(t *testing.T, h *recordingHandler, what, began, goneOn string) (from int64, resumed bool) {
+	t.Helper()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	n := 0
 	for _, r := range h.records {
 		switch {
-		case strings.HasPrefix(r.Message, "upgrading the store: each game's head is split"):
+		case strings.HasPrefix(r.Message, began):
 			r.Attrs(func(a slog.Attr) bool {
 				if a.Key == "from" {
 					from = a.Value.Int64()
 				}
 				return true
 			})
-		case strings.HasPrefix(r.Message, "upgrading the store: going on with the interrupted split of each game's head"):
+		case strings.HasPrefix(r.Message, goneOn):
 			resumed = true
 		default:
 			continue
@@ -220,7 +231,7 @@ func headsLog(t *testing.T, h *recordingHandler) (from int64, resumed bool) {
 		n++
 	}
 	if n != 1 || !resumed && from == 0 {
-		t.Fatalf("%d log records of the split of the heads (from %d, resumed %v)", n, from, resumed)
+		t.Fatalf("%d log records of %s (from %d, resumed %v)", n, what, from, resumed)
 	}
 	return from, resumed
 }
