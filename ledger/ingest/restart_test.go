@@ -6,9 +6,11 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -66,7 +68,19 @@ func TestIngestRestart(t *testing.T) {
 
 			more, last := publishGames(t, ctx, c, "e1", "h", 10, 10) // arrive after the crash
 			ids = append(ids, more...)
-			b := newIngester(t, connect(t, s), cfg)
+			// nats.go drops a message that finds its subscription's
+			// channel full (a slow consumer: the pull iterator's buffer
+			// holds Prefetch messages, and the server's status messages
+			// share it); the ingest then reads it from the stream as a
+			// gap. Count the drops on the new ingest's connection.
+			bc := connect(t, s)
+			var dropped atomic.Int64
+			bc.SetErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+				if errors.Is(err, nats.ErrSlowConsumer) {
+					dropped.Add(1)
+				}
+			})
+			b := newIngester(t, bc, cfg)
 			b.noReset = tc.noReset
 			acks := watchAcks(b)
 			runIngest(t, b)
@@ -87,8 +101,11 @@ func TestIngestRestart(t *testing.T) {
 			if tc.noReset && gaps == 0 {
 				t.Errorf("no message was read from the stream to fill a gap")
 			}
-			if !tc.noReset && gaps != 0 {
+			switch {
+			case !tc.noReset && gaps != 0 && dropped.Load() == 0:
 				t.Errorf("%v messages read to fill gaps after a reset", gaps)
+			case !tc.noReset && gaps != 0:
+				t.Logf("%v messages read to fill gaps after nats.go dropped messages (slow consumer, %d times): how the ingest recovers them", gaps, dropped.Load())
 			}
 		})
 	}
