@@ -44,6 +44,9 @@ func (n *Node) Publish(ctx context.Context, c ledger.Commit) error {
 	if size > n.size || n.etag == "" {
 		if err := n.putTiles(ctx, c, n.size, size); err != nil {
 			n.m.errors.WithLabelValues("commit").Inc()
+			if errors.Is(err, ledger.ErrFenced) {
+				return n.lose(err)
+			}
 			return err
 		}
 	}
@@ -143,10 +146,41 @@ func (n *Node) putImmutable(ctx context.Context, key string, data []byte) error 
 	if bytes.Equal(old, data) {
 		return nil
 	}
+	// Only the lock's holder may replace it. A node that lost the lock
+	// without knowing yet (cut off or paused past its lease, then back)
+	// would otherwise replace what the new holder wrote and its
+	// checkpoints cover: its If-Match names the ETag it just read, which
+	// is the new holder's. The lock is read after the object, and a new
+	// holder writes the lock before any object, so an object it wrote is
+	// seen here with its lock (TestZombieReplacesNothing; the Jepsen test
+	// found a standby that could no longer restore the bucket's log).
+	if err := n.stillHolds(ctx, key); err != nil {
+		return err
+	}
 	n.log.Warn("storage: replacing an object an earlier sequencer wrote beyond its last checkpoint", "key", key)
 	n.m.replaced.Inc()
 	_, err = n.cfg.Bucket.Put(ctx, key, data, bucket.PutOptions{IfMatch: etag, ContentType: "application/octet-stream", CacheControl: immutable})
 	return err
+}
+
+// stillHolds reads the lock and returns an error wrapping ledger.ErrFenced
+// unless this node still holds it, in the term it last wrote. key names
+// the object it was about to replace. n.mu is held (by the caller of
+// putTiles, whose jobs call it).
+func (n *Node) stillHolds(ctx context.Context, key string) error {
+	cur, _, err := n.cfg.Bucket.Get(ctx, LockKey, "")
+	if err != nil {
+		return fmt.Errorf("storage: reading the lock before replacing %s: %w", key, err)
+	}
+	k, err := ParseLock(cur)
+	if err != nil {
+		return fmt.Errorf("storage: %s%s: %w", n.URL(), LockKey, err)
+	}
+	if k.Holder != n.cfg.NodeID || k.Term != n.lock.Term {
+		return fmt.Errorf("storage: lost the lease: %s differs from this node's, and the lock %s%s is held by %s (term %d), not this node %s (term %d): %w",
+			key, n.URL(), LockKey, k.Holder, k.Term, n.cfg.NodeID, n.lock.Term, ledger.ErrFenced)
+	}
+	return nil
 }
 
 // writeLock writes k as the new lock, If-Match the lock this node last

@@ -17,7 +17,10 @@
 //  1. the tiles, entry bundles and times the checkpoint adds are written,
 //     in parallel, each create-only (If-None-Match: *); an object that an
 //     earlier sequencer wrote beyond its last checkpoint, and that differs,
-//     is replaced with If-Match on its ETag;
+//     is replaced with If-Match on its ETag, once the lock, read after the
+//     object, shows this node still holds it: a node that lost the lock
+//     without knowing yet stops there, fenced, and never replaces what the
+//     new holder wrote;
 //  2. the lock is written with the new checkpoint, If-Match the ETag of
 //     the lock as this node last wrote it: the commit point. A failed
 //     compare means another node has taken the log: ledger.ErrFenced, and

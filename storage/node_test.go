@@ -295,6 +295,47 @@ func TestCrashBetweenTilesAndLock(t *testing.T) {
 	}
 }
 
+// TestZombieReplacesNothing: a primary cut off from the lock past its
+// lease (its lock writes fail, its other writes go through) is taken over;
+// the new primary publishes; the old one, not knowing yet, publishes other
+// leaves at the same tree sizes. It must not replace the new primary's
+// tiles and bundles, which a checkpoint of the lock covers: it stops,
+// fenced, and a node restored from the bucket has the new primary's log.
+func TestZombieReplacesNothing(t *testing.T) {
+	mem := bucket.NewMem()
+	e := newEnv(t, mem)
+	a := e.node("node-a", false, nil)
+	wait(t, a.n.Leading(), "the primary to lead")
+	e.appendEvents(a.l, 300)
+	cp0 := mustSign(t, a.l)
+	b := e.node("node-b", true, nil)
+	waitSize(t, b.l, cp0.Size)
+
+	// a's writes of the lock fail from now on: it cannot renew it.
+	mem.SetHooks(bucket.MemHooks{BeforePut: func(key string, data []byte) error {
+		if k, err := storage.ParseLock(data); key == storage.LockKey && err == nil && k.Holder == "node-a" {
+			return errors.New("cut off")
+		}
+		return nil
+	}})
+	wait(t, b.n.Leading(), "the standby to take over")
+	e.appendFrom(e.otherEvents(), b.l, 100)
+	bcp := mustSign(t, b.l)
+
+	e.appendEvents(a.l, 100)
+	if _, err := a.l.Sign(context.Background()); err == nil {
+		t.Fatal("the old primary published a checkpoint after the takeover")
+	}
+	if err := a.n.LostErr(); !errors.Is(err, ledger.ErrFenced) {
+		t.Errorf("the old primary's node: %v, want it fenced", err)
+	}
+	mem.SetHooks(bucket.MemHooks{})
+	got := bucketLog(t, e)
+	if got.Size != bcp.Size || got.Hash != bcp.Hash {
+		t.Fatalf("the bucket has %d leaves, the new primary signed %d", got.Size, bcp.Size)
+	}
+}
+
 // mustNote returns the checkpoint note in the lock.
 func mustNote(t *testing.T, mem *bucket.Mem) []byte {
 	t.Helper()
